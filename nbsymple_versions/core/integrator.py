@@ -1,0 +1,22 @@
+"""The one stepping loop: drifts and kicks of a coefficient table over a force pipeline.
+
+Time advancing always happens on the host in float64 (the paper's "time advancing on the
+CPU in DP"); only the forces depend on the version and precision.
+"""
+
+
+def advance(state, forces, scheme, dt, steps, acc, on_step=None):
+    """Advance `state` in place by `steps` steps of size `dt` with `scheme`:
+    for each l, x += C[l] v dt, then (if D[l] != 0) a = F(x) and v += D[l] a dt.
+    `acc` (3, N) float64 is scratch for the accelerations; `on_step(k)` is called after step k."""
+    x, v = state.x, state.v
+    t0 = state.t
+    for k in range(1, steps + 1):
+        for c, d in zip(scheme.drift, scheme.kick):
+            forces.drift(x, v, c * dt)
+            if d != 0.0:
+                forces.accelerations(x, acc)
+                forces.kick(v, acc, d * dt)
+        state.t = t0 + k * dt
+        if on_step is not None:
+            on_step(k)

@@ -1,0 +1,1 @@
+"""Compute kernels, one module per device kind: `cpu` (numba), `cuda` (numba-cuda)."""

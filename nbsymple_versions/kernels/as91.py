@@ -1,0 +1,33 @@
+"""Allen & Santillan (1991) acceleration at one point, in plain `math`.
+
+This is kernel source, not a kernel: `kernels/cpu.py` compiles it with numba for the CPU
+and `kernels/cuda.py` compiles it as a CUDA device function, so the galactic force is
+written once for every device. Input and output are in cluster units; `length_scale`
+(cluster radii -> kpc) and `accel_scale` ((10 km/s)^2/kpc -> cluster units) come from
+`Units`. Double precision throughout: the field is smooth and O(N) work.
+The NumPy reference it is validated against is `nbsymple_versions/core/galaxy.py`.
+"""
+import math
+
+from ..core.galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, M1, M2, M3
+
+
+def as91_acceleration(x, y, z, length_scale, accel_scale):
+    """Acceleration (ax, ay, az) in cluster units at (x, y, z) in cluster units."""
+    x = x * length_scale
+    y = y * length_scale
+    z = z * length_scale
+    r2 = x * x + y * y + z * z
+    bulge = -M1 / (math.sqrt(r2 + B1 * B1) * (r2 + B1 * B1))
+    zb = math.sqrt(z * z + B2 * B2)
+    s = A2 + zb
+    d2 = x * x + y * y + s * s
+    disk = -M2 / (math.sqrt(d2) * d2)
+    r = math.sqrt(r2)
+    halo = 0.0
+    if r > 0.0:
+        u = min(r, HALO_CUTOFF) / A3
+        halo = -M3 * u ** (1.0 + HALO_GAMMA) / (1.0 + u ** HALO_GAMMA) / (r2 * r)
+    fxy = (bulge + disk + halo) * accel_scale
+    fz = (bulge + disk * s / zb + halo) * accel_scale
+    return fxy * x, fxy * y, fz * z
