@@ -37,7 +37,7 @@ def potential_as91(x, y, z):
     # inside 100 kpc: (M3 / 1.02 a3) [ln(1 + u^1.02) - C]; outside: -M(100)/r (the last term)
     with np.errstate(divide="ignore", invalid="ignore"):
         outside = np.where(r > rc, halo_mass(r) * (1.0 / rc - 1.0 / r), 0.0)
-    halo = M3 / (HALO_GAMMA * A3) * (np.log1p(u ** HALO_GAMMA) - HALO_PHI_CONST) - outside
+    halo = M3 / (HALO_GAMMA * A3) * (np.log1p(u ** HALO_GAMMA) - HALO_PHI_CONST) + outside
     return bulge + disk + halo
 
 

@@ -1,0 +1,109 @@
+"""The `nbsymple` command: JSON output, snapshots, and one clear sentence for every user mistake."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import make_cluster
+from nbsymple_versions.snapshots import list_snapshots, read_snapshot, write_snapshot
+
+RUN_FIELDS = {"energy_error", "angular_momentum_error", "seconds_per_step", "task_seconds", "version", "n",
+              "scheme", "precision", "threads", "device"}
+
+
+def nbsymple(*args, env=None):
+    environment = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", *args], capture_output=True,
+                          text=True, env=environment, timeout=600)
+
+
+@pytest.mark.parametrize("version, precision", [("A", "dp"), ("B", "dsp")])
+def test_run_json(version, precision):
+    p = nbsymple("run", "--version", version, "--n", "64", "--steps", "5", "--scheme", "si6a",
+                 "--precision", precision, "--seed", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert RUN_FIELDS <= set(out)
+    assert set(out["task_seconds"]) == {"pairwise", "galactic", "integrate", "transfer"}
+    assert out["version"] == version and out["n"] == 64 and out["precision"] == precision
+    assert 0 <= out["energy_error"] < 1e-6 and out["seconds_per_step"] > 0
+    assert out["task_seconds"]["transfer"] == 0.0
+
+
+def test_run_text_and_snapshots(tmp_path):
+    folder = tmp_path / "snaps"
+    p = nbsymple("run", "--n", "32", "--steps", "7", "--every", "3", "--snapshots", str(folder), "--seed", "2")
+    assert p.returncode == 0, p.stderr
+    assert "energy error" in p.stdout and "seconds per step" in p.stdout
+    files = list_snapshots(folder)
+    assert [f.name for f in files] == [f"snap_{k:08d}.npz" for k in (0, 3, 6, 7)]
+    first, step0 = read_snapshot(files[0])
+    assert step0 == 0 and first.n == 32
+    np.testing.assert_array_equal(first.x, make_cluster(32, seed=2).x)
+    last, step = read_snapshot(files[-1])
+    assert step == 7 and last.t == pytest.approx(7 * 5e-4)
+    assert not list(folder.glob(".snap_*"))               # no temporary left behind
+
+
+def test_snapshot_write_is_atomic(tmp_path, monkeypatch):
+    """A write that dies half-way leaves neither a truncated snapshot nor a temporary file."""
+    s = make_cluster(10, seed=1)
+    write_snapshot(tmp_path, s, 0)
+
+    def die(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(np, "savez", die)
+    with pytest.raises(KeyboardInterrupt):
+        write_snapshot(tmp_path, s, 1)
+    assert [f.name for f in tmp_path.iterdir()] == ["snap_00000000.npz"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--n", "1"], "at least 2"),
+    (["run", "--dt", "0"], "positive"),
+    (["run", "--dt", "-0.001"], "positive"),
+    (["run", "--dt=-1e-3"], "positive"),
+    (["run", "--dt", "nan"], "positive"),
+    (["run", "--version", "Z"], "invalid choice"),
+    (["run", "--scheme", "rk4"], "invalid choice"),
+    (["run", "--precision", "qp"], "invalid choice"),
+    (["run", "--version", "C", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
+    (["run", "--version", "E", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
+    (["run", "--every", "3", "--steps", "1"], "--snapshots"),
+    (["bogus"], "invalid choice"),
+])
+def test_user_mistakes_get_one_sentence(args, words):
+    p = nbsymple(*args)
+    assert p.returncode == 2
+    assert words in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stdout == ""
+
+
+def test_unwritable_snapshot_folder(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    p = nbsymple("run", "--n", "8", "--steps", "1", "--snapshots", str(blocker / "snaps"))
+    assert p.returncode == 2 and "cannot write snapshots" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_check_json_and_table():
+    p = nbsymple("check", "--n", "64", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert {(r["version"], r["precision"]) for r in rows} >= {(v, q) for v in "AB" for q in ("sp", "dp", "dsp")}
+    for r in rows:
+        assert set(r) >= {"version", "precision", "max_relative_error", "tolerance", "pass"}
+        assert r["pass"] and r["max_relative_error"] <= r["tolerance"]
+    p = nbsymple("check", "--n", "64")
+    assert p.returncode == 0 and "max rel. error" in p.stdout
+
+
+def test_info():
+    p = nbsymple("info")
+    assert p.returncode == 0, p.stderr
+    assert "threading layer" in p.stdout and "A  pairwise: 1 CPU core" in p.stdout

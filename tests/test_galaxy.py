@@ -1,0 +1,63 @@
+"""Allen & Santillan (1991): check values of PAPER.md, force = -grad(potential), kernel source."""
+import numba
+import numpy as np
+import pytest
+
+from nbsymple_versions.core import galaxy
+from nbsymple_versions.core.units import Units
+from nbsymple_versions.kernels.as91 import as91_acceleration
+
+
+@pytest.mark.parametrize("R, vc", [(8.5, 220.0), (1, 232.4), (2, 202.8), (4, 206.7), (10, 219.3),
+                                   (20, 208.9), (50, 199.1)])
+def test_circular_velocity(R, vc):
+    assert abs(float(galaxy.circular_velocity_kms(R)) - vc) < 0.5
+
+
+def test_potential_check_value():
+    assert float(galaxy.potential_as91(8.5, 0.0, 0.0)) == pytest.approx(-1434.91, abs=0.01)
+
+
+def _points(rng):
+    pts = rng.uniform(-30, 30, size=(40, 3))                     # z != 0 almost surely
+    near = rng.normal(scale=0.05, size=(10, 3))                  # r near 0
+    far = np.array([[150.0, 20.0, -10.0], [99.9, 0.1, 0.2]])     # beyond and at the halo cut-off
+    return np.vstack([pts, near, far])
+
+
+def test_acceleration_is_minus_gradient(rng):
+    pts = _points(rng)
+    acc = np.stack(galaxy.acceleration_as91(*pts.T), axis=1)
+    h = 1e-5 * np.maximum(1.0, np.linalg.norm(pts, axis=1))[:, None]
+    grad = np.empty_like(pts)
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = 1.0
+        plus = galaxy.potential_as91(*(pts + h * e).T)
+        minus = galaxy.potential_as91(*(pts - h * e).T)
+        grad[:, k] = (plus - minus) / (2 * h[:, 0])
+    err = np.linalg.norm(acc + grad, axis=1) / np.linalg.norm(acc, axis=1)
+    assert err.max() < 1e-6
+
+
+def test_halo_potential_continuous_at_cutoff():
+    inside, outside = galaxy.potential_as91(np.array([100.0 - 1e-9, 100.0 + 1e-9]), 0.0, 0.0)
+    assert inside == pytest.approx(outside, rel=1e-9)
+
+
+def test_kernel_source_matches_reference(rng):
+    units = Units()
+    pos = _points(rng) * units.kpc
+    kernel = numba.njit(as91_acceleration)
+    got = np.array([kernel(*p, units.galaxy_length_scale, units.galaxy_acceleration_scale) for p in pos])
+    np.testing.assert_allclose(got, galaxy.acceleration(pos, units), rtol=1e-13, atol=0)
+
+
+def test_units():
+    u = Units()
+    assert u.velocity_kms == pytest.approx(2.570, abs=1e-3)
+    assert u.time_myr == pytest.approx(3.80, abs=0.01)
+    # mass unit of AS91: (10 km/s)^2 kpc / G
+    assert 100.0 * 1000.0 / 4.300917e-3 == pytest.approx(2.3251e7, rel=1e-4)
+    with pytest.raises(ValueError, match="positive"):
+        Units(r_cl_pc=-1)

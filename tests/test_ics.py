@@ -1,0 +1,48 @@
+"""Initial conditions: virial ratio, centre of mass on the orbit, reproducibility, black hole."""
+import numpy as np
+import pytest
+
+from nbsymple_versions import add_black_hole, make_cluster, uniform_sphere
+from nbsymple_versions.core.diagnostics import kinetic_energy
+from nbsymple_versions.core.ics import default_softening
+from nbsymple_versions.core.reference import pairwise_potential_energy
+
+
+def test_virial_ratio_and_centre_of_mass():
+    s = uniform_sphere(500, seed=4)
+    q = kinetic_energy(s) / abs(pairwise_potential_energy(s.positions, s.m, s.eps))
+    assert q == pytest.approx(0.3, abs=1e-12)
+    x, v = s.center_of_mass()
+    assert np.abs(x).max() < 1e-15 and np.abs(v).max() < 1e-15
+    assert s.m.sum() == pytest.approx(1.0, rel=1e-14)
+    assert 0.9 < np.linalg.norm(s.positions, axis=1).max() < 1.1   # unit sphere, recentred
+
+
+def test_placed_on_orbit():
+    s = make_cluster(300, seed=5)
+    x, v = s.center_of_mass()
+    np.testing.assert_allclose(x, [8.5 * s.units.kpc, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(v, [0, s.units.from_kms(220.0), 0], atol=1e-12)
+
+
+def test_reproducible_from_seed():
+    a, b, c = make_cluster(100, seed=9), make_cluster(100, seed=9), make_cluster(100, seed=10)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.v, b.v)
+    assert not np.array_equal(a.x, c.x)
+
+
+def test_softening_default():
+    assert default_softening(15360) == pytest.approx(6.5e-4, rel=0.01)
+
+
+def test_black_hole_appended():
+    s = add_black_hole(make_cluster(10, seed=1), 0.5, position=(1, 2, 3), velocity=(0, 0, 1))
+    assert s.n == 11 and s.m[-1] == 0.5
+    np.testing.assert_array_equal(s.positions[-1], [1, 2, 3])
+    with pytest.raises(ValueError, match="positive"):
+        add_black_hole(s, 0.0)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="at least 2"):
+        uniform_sphere(1)
