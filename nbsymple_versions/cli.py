@@ -1,4 +1,4 @@
-"""The `nbsymple` command: run, check, info, paper.
+"""The `nbsymple` command: run, check, profile, info, paper.
 
 Mistakes in the input (a bad N or dt, an unknown name, a GPU version without a GPU, a
 snapshot folder that cannot be written) end with one sentence on stderr and exit status 2,
@@ -75,6 +75,14 @@ def _parser():
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     c.add_argument("--gpu-report", action="store_true",
                    help="GPU self-check: validate C, D, E, then time them at N = 2^14, 2^16, 2^17")
+
+    f = sub.add_parser("profile", help="per-task time of a few warm steps for each version and N (paper Tables 4-6)")
+    f.add_argument("--versions", default="ABCDE", type=str.upper, help="letters to profile (default: all available)")
+    f.add_argument("--n", type=_positive_int(2), nargs="+", default=[1024, 4096], help="numbers of bodies")
+    f.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
+    f.add_argument("--precision", default="dp", type=str.lower, choices=PRECISIONS)
+    f.add_argument("--steps", type=_positive_int(1), default=5, help="warm steps timed per row (default 5)")
+    f.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
 
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")
     sub.add_parser("paper", help="regenerate the paper's tables and figures (see `nbsymple paper --help`)",
@@ -194,6 +202,38 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_profile(args) -> int:
+    from .core.clock import TASKS
+    from .core.ics import make_cluster
+    from .simulation import Simulation
+    from .versions import get_version
+
+    unknown = sorted(set(args.versions) - set(LETTERS))
+    if unknown:
+        raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
+    if not args.json:
+        print(f"{args.scheme}, {args.precision}; % of the step per task")
+        print(f"{'version':8}{'N':>8}{'s per step':>16}" + "".join(f"{t:>11}" for t in TASKS) + "   device")
+    rows = []
+    for letter in dict.fromkeys(args.versions):
+        ok, reason = get_version(letter).available()
+        if not ok:
+            print(f"{letter}: not available: {reason}", file=sys.stderr)
+            continue
+        for n in args.n:
+            sim = Simulation(make_cluster(n, seed=0), letter, args.scheme, args.precision, diagnostics=False)
+            sim.step(args.steps)
+            rows.append({"version": letter, "n": n, "scheme": args.scheme, "precision": args.precision,
+                         "seconds_per_step": sim.seconds_per_step, "task_shares": sim.clock.shares(),
+                         "threads": sim.threads, "device": sim.device})
+            if not args.json:
+                shares = "".join(f"{rows[-1]['task_shares'][t]:11.2f}" for t in TASKS)
+                print(f"{letter:8}{n:>8}{sim.seconds_per_step:16.4e}{shares}   {sim.device}", flush=True)
+    if args.json:
+        print(json.dumps(rows))
+    return 0
+
+
 def cmd_info(args) -> int:
     import numba
     import numpy as np
@@ -236,7 +276,8 @@ def main(argv=None) -> int:
         return paper_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "check": cmd_check, "info": cmd_info}[args.command](args)
+        commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info}
+        return commands[args.command](args)
     except (UsageError, ValueError, VersionUnavailable) as e:
         print(f"nbsymple {args.command}: {e}", file=sys.stderr)
         return 2

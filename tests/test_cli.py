@@ -107,3 +107,14 @@ def test_info():
     p = nbsymple("info")
     assert p.returncode == 0, p.stderr
     assert "threading layer" in p.stdout and "A  pairwise: 1 CPU core" in p.stdout
+
+
+def test_profile_json():
+    p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert [(r["version"], r["n"]) for r in rows] == [("A", 64), ("B", 64)]
+    for r in rows:
+        assert sum(r["task_shares"].values()) == pytest.approx(100.0) and r["seconds_per_step"] > 0
+    p = nbsymple("profile", "--versions", "AQ")
+    assert p.returncode == 2 and "unknown version" in p.stderr
