@@ -70,7 +70,7 @@ def _parser():
     r.add_argument("--json", action="store_true", help="print one JSON object and nothing else on stdout")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
-    c.add_argument("--n", type=_positive_int(1), default=1000, help="number of bodies (default 1000)")
+    c.add_argument("--n", type=_positive_int(2), default=1000, help="number of bodies (default 1000)")
     c.add_argument("--seed", type=int, default=None)
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     c.add_argument("--gpu-report", action="store_true",
