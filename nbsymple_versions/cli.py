@@ -65,6 +65,7 @@ def _parser():
     r.add_argument("--steps", type=_positive_int(0), default=1000, help="number of steps (default 1000)")
     r.add_argument("--seed", type=int, default=None, help="random seed of the initial conditions")
     r.add_argument("--devices", type=_positive_int(1), default=None, help="GPU slices for version E")
+    r.add_argument("--tile", type=_positive_int(1), default=None, help="GPU threads per block (default 256)")
     r.add_argument("--snapshots", type=Path, default=None, metavar="DIR", help="write .npz snapshots into DIR")
     r.add_argument("--every", type=_positive_int(1), default=None, metavar="K", help="snapshot every K steps")
     r.add_argument("--json", action="store_true", help="print one JSON object and nothing else on stdout")
@@ -128,9 +129,7 @@ def cmd_run(args) -> int:
         raise UsageError("--every needs --snapshots DIR")
     folder = _writable_folder(args.snapshots) if args.snapshots is not None else None
     every = args.every or args.steps or 1
-    options = {"devices": args.devices} if args.devices is not None else {}
-    if options and args.version != "E":
-        raise UsageError(f"--devices applies to version E only, not {args.version}")
+    options = {k: getattr(args, k) for k in ("devices", "tile") if getattr(args, k) is not None}
 
     state = make_cluster(args.n, seed=args.seed)
     sim = Simulation(state, args.version, args.scheme, args.precision, args.dt, **options)

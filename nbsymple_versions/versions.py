@@ -25,6 +25,7 @@ class Version:
     integrate: str       # where the O(N) time integration runs
     build: Callable      # (state, precision, **options) -> (backend, host kernels)
     availability: Callable = lambda: (True, "")   # () -> (available, reason if not)
+    options: tuple = ()  # names of the keyword options `build` takes (e.g. "tile", "devices")
 
     @property
     def description(self) -> str:
@@ -36,6 +37,10 @@ class Version:
     def pipeline(self, state, precision: str = "dp", clock: TaskClock | None = None, **options) -> ForcePipeline:
         """A ready force pipeline for `state` (masses, softening, units) in `precision`."""
         check_precision(precision)
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            takes = ", ".join(self.options) if self.options else "none"
+            raise ValueError(f"version {self.letter} takes no option {', '.join(unknown)} (its options: {takes})")
         ok, reason = self.available()
         if not ok:
             raise VersionUnavailable(f"version {self.letter} is not available: {reason}")

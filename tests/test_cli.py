@@ -118,3 +118,8 @@ def test_profile_json():
         assert sum(r["task_shares"].values()) == pytest.approx(100.0) and r["seconds_per_step"] > 0
     p = nbsymple("profile", "--versions", "AQ")
     assert p.returncode == 2 and "unknown version" in p.stderr
+
+
+def test_options_a_version_does_not_take():
+    p = nbsymple("run", "--version", "A", "--tile", "64", "--n", "8", "--steps", "1")
+    assert p.returncode == 2 and "takes no option tile" in p.stderr and "Traceback" not in p.stderr

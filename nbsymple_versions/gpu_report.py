@@ -1,0 +1,131 @@
+"""GPU self-check (`nbsymple check --gpu-report`): validate C, D, E, then time them.
+
+On a real GPU it takes well under 3 minutes: C, D and E in sp, dp and dsp against the float64
+reference, then for N = 2^14, 2^16, 2^17 and each precision the pairwise rate of the GPU kernel
+(interactions per second, GFLOP/s at 20 flops per interaction), the transfer time per force
+evaluation (positions up, accelerations down) and the time per leapfrog step of C, D and E.
+Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`); the
+simulator's numbers mean nothing.
+"""
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from .core.ics import State, default_softening
+from .core.units import Units
+from .versions import get_version
+
+LETTERS = ("C", "D", "E")
+PRECISIONS = ("sp", "dp", "dsp")
+DEFAULT_SIZES = (2**14, 2**16, 2**17)
+FLOPS = 20   # per pairwise interaction, the usual count (GPU Gems 3, ch. 31 and the paper)
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="nbsymple check --gpu-report", description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", "--n", type=int, nargs="+", default=list(DEFAULT_SIZES), metavar="N",
+                   help="body counts to time (default 16384 65536 131072)")
+    p.add_argument("--validate-n", type=int, default=None,
+                   help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
+    p.add_argument("--steps", type=int, default=3, help="leapfrog steps timed per version (default 3)")
+    p.add_argument("--tile", type=int, default=256, help="threads per block (default 256)")
+    p.add_argument("--devices", type=int, default=1, help="slices of targets for version E (default 1)")
+    p.add_argument("--min-seconds", type=float, default=0.2,
+                   help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
+    return p
+
+
+def _random_state(n, rng, radius_kpc=8.5):
+    """A uniform ball of n equal masses at (radius_kpc, 0, 0): right shape and scale for timing,
+    built in O(N) (the paper's virialised set-up needs an O(N^2) potential energy)."""
+    units = Units()
+    d = rng.normal(size=(3, n))
+    x = d / np.linalg.norm(d, axis=0) * rng.random(n) ** (1.0 / 3.0)
+    x[0] += radius_kpc * units.kpc
+    v = 0.3 * rng.normal(size=(3, n))
+    v[1] += units.from_kms(220.0)
+    return State(x, v, np.full(n, 1.0 / n), default_softening(max(n, 2)), 0.0, units)
+
+
+def _repeat(fn, min_seconds, least=2):
+    """Seconds per call of fn, averaged over at least `least` calls and `min_seconds`."""
+    calls, start = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if calls >= least and elapsed >= min_seconds:
+            return elapsed / calls
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from .simulation import Simulation
+    from .validation import validate
+
+    version = get_version("C")
+    ok, reason = version.available()
+    if not ok:
+        print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
+        return 1
+    from .kernels import cuda as kc
+
+    options = dict(tile=args.tile)
+    try:
+        kc.check_tile(args.tile)
+        kc.check_devices(args.devices)
+        if min(args.sizes) < 1 or args.steps < 1:
+            raise ValueError("sizes and steps must be >= 1")
+    except ValueError as e:
+        print(f"nbsymple check --gpu-report: {e}", file=sys.stderr)
+        return 2
+    sim = kc.simulator()
+    validate_n = args.validate_n or (96 if sim else 2048)
+    names = kc.device_names(range(kc.physical_devices()))
+    print(f"GPU report: {', '.join(names)}" + (" (simulator: numbers below are meaningless)" if sim else ""))
+    print(f"tile {args.tile}; version E on {args.devices} slice(s); {FLOPS} flops per interaction")
+
+    print(f"\nvalidation against the float64 reference, n = {validate_n} (fresh random cluster)")
+    failed = 0
+    for letter in LETTERS:
+        for precision in PRECISIONS:
+            extra = dict(devices=args.devices) if letter == "E" else {}
+            c = validate(letter, precision, n=validate_n, **options, **extra)
+            failed += not c.passed
+            print(f"  {letter} {precision:3s}  max relative error {c.max_relative_error:.2e}"
+                  f"  tolerance {c.tolerance:.0e}  {'ok' if c.passed else 'FAILED'}")
+
+    print("\nperformance (warm, synchronised; rate and transfer of the C/D kernel; step = leapfrog, all tasks)")
+    header = (f"{'N':>7} {'prec':4} {'interactions/s':>14} {'GFLOP/s':>9} {'transfer ms':>11}"
+              + "".join(f" {'step ' + L + ' ms':>10}" for L in LETTERS))
+    print(header)
+    rng = np.random.default_rng(2011)
+    for n in args.sizes:
+        state = _random_state(n, rng)
+        for precision in PRECISIONS:
+            forces = version.pipeline(state, precision, **options)
+            forces.warm_up(state.x)
+            backend, out = forces.backend, np.empty_like(state.x)
+            backend.upload(state.x)
+            kernel_s = _repeat(backend.compute, args.min_seconds)
+            transfer_s = _repeat(lambda: (backend.upload(state.x), backend.download(out)), args.min_seconds)
+            rate = float(n) * n / kernel_s
+            steps = []
+            for letter in LETTERS:
+                extra = dict(devices=args.devices) if letter == "E" else {}
+                s = Simulation(state.copy(), letter, "leapfrog", precision, dt=5e-4, diagnostics=False,
+                               **options, **extra)
+                s.step(args.steps)
+                steps.append(s.seconds_per_step)
+            print(f"{n:>7} {precision:4} {rate:>14.3e} {rate * FLOPS / 1e9:>9.1f} {transfer_s * 1e3:>11.3f}"
+                  + "".join(f" {t * 1e3:>10.3f}" for t in steps), flush=True)
+    if failed:
+        print(f"\nnbsymple check --gpu-report: {failed} validation(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""GPU versions C, D, E without a GPU.
+
+- The kernels' behaviour: `tests/gpu_sim_checks.py` under NUMBA_ENABLE_CUDASIM=1, run here in a
+  child process (the simulator is chosen when numba.cuda is imported, so this process stays
+  free of it and compiles the real kernels).
+- The real kernels compile to PTX for sm_90 (H200), and the float32 kernels carry no float64
+  instruction: a check shown to catch a silently promoted kernel.
+- Without a GPU and without the simulator, C, D, E are unavailable with one clear sentence.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "CUDA_VISIBLE_DEVICES")}
+    env.update(extra)
+    return env
+
+
+def test_simulator_checks():
+    """Every kernel x precision vs the float64 reference at N = 1 .. 600, padding, dsp vs sp far
+    out, E's slices, steps vs version A, validate at n = 300, the GPU report's smoke run."""
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
+                        str(TESTS / "gpu_sim_checks.py")],
+                       cwd=REPO, env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True,
+                       timeout=900)
+    print(p.stdout[-3000:], p.stderr[-2000:])
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
+    assert " passed" in p.stdout and "skipped" not in p.stdout
+
+
+# ------------------------------------------------------------------ PTX for the H200
+
+@pytest.fixture
+def kc(monkeypatch):
+    """kernels.cuda, with compile_ptx able to compile kernels that call device functions."""
+    from numba.cuda.core import config
+    if config.ENABLE_CUDASIM:
+        pytest.skip("NUMBA_ENABLE_CUDASIM is set in this process: no real compiler")
+    import numba.cuda.dispatcher
+
+    from nbsymple_versions.kernels import cuda as kc
+
+    # Without a GPU, compiling a kernel that calls a cuda.jit(device=True) function fails: the
+    # device dispatcher asks get_current_device().compute_capability, which needs a driver.
+    # compile_ptx is told cc=(9, 0) anyway, so answer the same for the duration of the test.
+    class H200:
+        compute_capability = (9, 0)
+
+    monkeypatch.setattr(numba.cuda.dispatcher, "get_current_device", lambda: H200())
+    return kc
+
+
+def ptx_of(kc, precision, galactic=False, tile=256):
+    from numba import cuda
+    fn, fastmath = kc.python_kernel(precision, tile, galactic)
+    ptx, _ = cuda.compile_ptx(fn, kc.signature(precision, galactic), cc=(9, 0), fastmath=fastmath)
+    return ptx
+
+
+_INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)\s", re.M)
+
+
+def float64_instructions(ptx: str) -> list[str]:
+    """Opcodes of the PTX instructions that touch float64: `.f64` in the opcode (add, mul, fma,
+    sqrt, rcp, rsqrt, ld/st, cvt to or from f64, ...) or a float64 register (%fd) as operand."""
+    found = []
+    for line in ptx.splitlines():
+        m = _INSTRUCTION.match(line)
+        if m and (".f64" in m.group(1) or "%fd" in line):
+            found.append(m.group(1))
+    return found
+
+
+@pytest.mark.parametrize("galactic", [False, True], ids=["pairwise", "fused"])
+@pytest.mark.parametrize("precision", ["sp", "dp", "dsp"])
+def test_kernels_compile_for_sm90(kc, precision, galactic):
+    ptx = ptx_of(kc, precision, galactic)
+    assert ".target sm_90" in ptx
+    assert ptx.count("bar.sync") >= 2         # two barriers per tile
+    assert "rsqrt.approx" in ptx              # the fast 1/sqrt (libdevice), not sqrt + div
+    if precision == "sp":
+        assert ".ftz.f32" in ptx              # sp alone is fastmath
+    else:
+        assert ".ftz.f32" not in ptx          # (float64 division seeds with rcp.approx.ftz.f64)
+
+
+@pytest.mark.parametrize("tile", [32, 1024])
+def test_other_tiles_compile(kc, tile):
+    ptx = ptx_of(kc, "dsp", tile=tile)
+    assert re.search(rf"\.shared \.align 4 \.b8 \w+\[{7 * 4 * tile}\]", ptx)   # a 7 x TILE float32 tile
+
+
+def test_float32_kernels_have_no_float64(kc):
+    counts = {p: len(float64_instructions(ptx_of(kc, p))) for p in ("sp", "dsp", "dp")}
+    print("float64 instructions in the pairwise kernels' PTX:", counts)
+    assert counts["sp"] == 0 and counts["dsp"] == 0
+    assert counts["dp"] > 20                  # the check does see float64 code
+
+
+def test_float64_check_catches_promotion(kc):
+    """The same sp kernel with one bare Python literal (1.0 / sqrt) is promoted to float64."""
+    import math
+
+    from numba import cuda
+
+    def promoted_rsqrt(r2):
+        return 1.0 / math.sqrt(r2)
+
+    tiles = cuda.jit(device=True, fastmath=True)(kc._tiles_source(np.float32, 256, cuda.jit(device=True)(promoted_rsqrt)))
+    pairwise, _ = kc._kernel_sources("sp", tiles)
+    ptx, _ = cuda.compile_ptx(pairwise, kc.signature("sp"), cc=(9, 0), fastmath=True)
+    found = float64_instructions(ptx)
+    print(len(found), sorted(set(found)))
+    assert len(found) > 5 and any(op.startswith("cvt") for op in found)
+
+
+def test_dsp_keeps_its_order(kc):
+    """dsp is compiled without fastmath (no reassociation): per pair, six float32 subtractions
+    (hi and lo differences), never folded away."""
+    ptx = ptx_of(kc, "dsp")
+    pairs = len(re.findall(r"^\s*rsqrt\.approx\.f32", ptx, re.M))    # one per pair (the loop is unrolled)
+    subs = len(re.findall(r"^\s*sub\.f32", ptx, re.M))
+    assert pairs >= 1 and subs == 6 * pairs   # reassociated, (hi_j + lo_j) - (hi_i + lo_i) has 3
+
+
+# ------------------------------------------------------------------ no GPU, no simulator
+
+_NO_GPU_SCRIPT = r"""
+import json, sys
+from nbsymple_versions.versions import VersionUnavailable, all_versions, get_version
+from nbsymple_versions.core.ics import make_cluster
+versions = all_versions()
+result = {"numba_cuda_imported": "numba.cuda" in sys.modules, "errors": {}, "available": {}}
+for letter in "CDE":
+    result["available"][letter] = get_version(letter).available()
+    try:
+        get_version(letter).pipeline(make_cluster(16, seed=1), "dp")
+        result["errors"][letter] = None
+    except VersionUnavailable as e:
+        result["errors"][letter] = str(e)
+print(json.dumps(result))
+"""
+
+
+def test_unavailable_without_gpu():
+    p = subprocess.run([sys.executable, "-c", _NO_GPU_SCRIPT], cwd=REPO, env=_env(CUDA_VISIBLE_DEVICES=""),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["numba_cuda_imported"] is False          # importing the versions never loads numba-cuda
+    for letter in "CDE":
+        assert out["available"][letter] == [False, UNAVAILABLE]
+        assert out["errors"][letter] == f"version {letter} is not available: {UNAVAILABLE}"
+
+
+def test_cli_says_one_line_without_gpu():
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "C", "--n", "64",
+                        "--steps", "1"], cwd=REPO, env=_env(CUDA_VISIBLE_DEVICES=""), capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode != 0
+    assert p.stderr.strip().splitlines() == [f"nbsymple run: version C is not available: {UNAVAILABLE}"]
+
+
+def test_gpu_report_without_gpu():
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.gpu_report", "--sizes", "64"], cwd=REPO,
+                       env=_env(CUDA_VISIBLE_DEVICES=""), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and UNAVAILABLE in p.stderr and "Traceback" not in p.stderr
