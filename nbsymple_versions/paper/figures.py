@@ -1,0 +1,217 @@
+"""Benchmark figures from asv results: time per step (paper Fig. 2), speed-up over A,
+dp vs dsp (Fig. 5) and the stacked task shares (Tables 4-6)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.ticker
+import numpy as np
+
+from .results import Results
+from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_STYLES, TASK_COLORS, TASK_LABELS, TASKS, VERSION_COLORS,
+                    VERSION_LABELS, VERSION_MARKERS, plt, save, style)
+
+STEP = {"leapfrog": "steps.Step.time_step_leapfrog", "si6a": "steps.Step.time_step_si6a"}
+SCHEME_LABELS = {"leapfrog": "leapfrog (2nd order, 1 force/step)", "si6a": "SI6A (6th order, 7 forces/step)"}
+SHARE = "steps.TaskShares.track_share"
+TASK_TIMES = {t: f"tasks.Tasks.time_{t}" for t in TASKS}
+
+
+class MissingData(LookupError):
+    """The results lack what a figure or table needs (one sentence says what)."""
+
+
+def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{version: (N array, value array)} of a (version, n, precision) benchmark, sorted by N."""
+    if name not in res:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no benchmark {name}")
+    by_version: dict[str, list] = {}
+    for (version, n, prec), value in res.get(name).items():
+        if prec == precision and value > 0:
+            by_version.setdefault(str(version), []).append((int(n), value))
+    out = {}
+    for v in sorted(by_version):
+        pts = sorted(by_version[v])
+        out[v] = (np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts]))
+    return out
+
+
+def source_line(res: Results) -> str:
+    from .report import describe_machine
+    m = describe_machine(res)
+    return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
+            f"commit {res.commit[:8]}; run {res.date_text}")
+
+
+def _log_axes(ax, xlabel="number of bodies N", ylabel=None, ns=None):
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    if ns is not None and len(ns):
+        ns = sorted({int(n) for n in ns})
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+
+
+def _n2_guide(ax, data):
+    """A dashed N^2 line through the largest-N point of version A (else the first version)."""
+    ref = "A" if "A" in data else sorted(data)[0]
+    n, t = data[ref]
+    if len(n) == 0:
+        return
+    grid = np.geomspace(min(d[0].min() for d in data.values()), max(d[0].max() for d in data.values()), 50)
+    ax.plot(grid, t[-1] * (grid / n[-1]) ** 2, color="0.55", ls=(0, (4, 3)), lw=1.0, label=r"$\propto N^2$",
+            zorder=0)
+
+
+def time_per_step(res: Results, path: Path) -> Path:
+    """Paper Fig. 2: wall time per step vs N, one line per version, leapfrog and SI6A (dp)."""
+    panels = [(s, series(res, STEP[s])) for s in ("leapfrog", "si6a") if STEP[s] in res]
+    panels = [(s, d) for s, d in panels if d]
+    if not panels:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no step timings in dp "
+                          f"({STEP['leapfrog']}, {STEP['si6a']})")
+    with style():
+        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 0.4, 3.4), sharey=True,
+                                 layout="constrained", squeeze=False)
+        for ax, (scheme, data) in zip(axes[0], panels):
+            for v, (n, t) in data.items():
+                ax.plot(n, t, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
+                        label=VERSION_LABELS.get(v, v))
+            _n2_guide(ax, data)
+            _log_axes(ax, ylabel="wall time per step [s]" if ax is axes[0][0] else None,
+                      ns=[x for n, _ in data.values() for x in n])
+            ax.set_title(f"{SCHEME_LABELS[scheme]}, dp")
+        axes[0][0].legend(loc="lower right")
+        fig.suptitle("Time per integration step vs N (cf. paper Fig. 2)", fontsize=10)
+        return save(fig, path, source_line(res))
+
+
+def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[str, tuple]:
+    """{version: (N, t_A / t_version)} at the N where both were measured."""
+    data = series(res, STEP[scheme], precision)
+    if "A" not in data:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no version A step timings "
+                          f"({STEP[scheme]}, {precision}) to compute speed-ups from")
+    na, ta = data["A"]
+    ref = dict(zip(na, ta))
+    out = {}
+    for v, (n, t) in data.items():
+        if v == "A":
+            continue
+        keep = [i for i, x in enumerate(n) if x in ref]
+        if keep:
+            out[v] = (n[keep], np.array([ref[n[i]] / t[i] for i in keep]))
+    return out
+
+
+def speedup(res: Results, path: Path) -> Path:
+    """Speed-up of each version over A (1 CPU core) vs N, leapfrog (solid) and SI6A (dashed), dp."""
+    curves = {s: speedups(res, s) for s in ("leapfrog", "si6a") if STEP[s] in res}
+    curves = {s: c for s, c in curves.items() if c}
+    if not curves:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no version besides A to compare with A")
+    with style():
+        fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
+        for scheme, data in curves.items():
+            for v, (n, s) in data.items():
+                ax.plot(n, s, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
+                        ls="-" if scheme == "leapfrog" else "--", mfc="none" if scheme == "si6a" else None,
+                        label=f"{VERSION_LABELS.get(v, v)}" if scheme == "leapfrog" or "leapfrog" not in curves
+                        else None)
+        ax.axhline(1.0, color="0.5", lw=0.8)
+        _log_axes(ax, ylabel=r"speed-up over A  ($t_A / t_X$)",
+                  ns=[x for c in curves.values() for n, _ in c.values() for x in n])
+        ax.set_ylim(bottom=min(0.5, ax.get_ylim()[0]))
+        handles, labels = ax.get_legend_handles_labels()
+        from matplotlib.lines import Line2D
+        for scheme in curves:
+            handles.append(Line2D([], [], color="0.3", ls="-" if scheme == "leapfrog" else "--"))
+            labels.append(scheme if scheme == "leapfrog" else "SI6A")
+        ax.legend(handles, labels, loc="best")
+        ax.set_title("Speed-up over version A (dp; cf. paper Fig. 2)")
+        return save(fig, path, source_line(res))
+
+
+def dp_vs_dsp(res: Results, path: Path) -> Path:
+    """Paper Fig. 5: leapfrog time per step vs N in dp, dsp and sp, one panel per version."""
+    by_prec = {p: series(res, STEP["leapfrog"], p) for p in ("dp", "dsp", "sp")}
+    versions = sorted({v for d in by_prec.values() for v in d})
+    if not versions:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no leapfrog step timings")
+    with style():
+        cols = min(len(versions), 3)
+        rows = (len(versions) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 0.3, 2.8 * rows + 0.3), sharex=True,
+                                 sharey=True, layout="constrained", squeeze=False)
+        for ax in axes.flat[len(versions):]:
+            ax.set_visible(False)
+        for ax, v in zip(axes.flat, versions):
+            for p, data in by_prec.items():
+                if v in data:
+                    n, t = data[v]
+                    ax.plot(n, t, ls=PRECISION_STYLES[p], marker=PRECISION_MARKERS[p],
+                            color=VERSION_COLORS.get(v), mfc="none" if p != "dp" else None,
+                            label=PRECISION_LABELS[p])
+            note = _ratio_note(by_prec, v)
+            if note:
+                ax.text(0.03, 0.97, note, transform=ax.transAxes, ha="left", va="top", fontsize=7)
+            _log_axes(ax, ylabel="wall time per step [s]" if ax in axes[:, 0] else None,
+                      ns=[x for d in by_prec.values() if v in d for x in d[v][0]])
+            if list(axes.flat).index(ax) + cols < len(versions):   # another panel below it
+                ax.set_xlabel("")
+            else:
+                ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_title(VERSION_LABELS.get(v, v))
+            ax.legend(loc="lower right")
+        fig.suptitle("Leapfrog time per step by force precision (cf. paper Fig. 5)", fontsize=10)
+        return save(fig, path, source_line(res))
+
+
+def _ratio_note(by_prec, v):
+    """'dsp/dp = 0.52 at N = 4096' at the largest N both precisions share."""
+    if v not in by_prec["dp"] or v not in by_prec["dsp"]:
+        return ""
+    dp = dict(zip(*by_prec["dp"][v]))
+    dsp = dict(zip(*by_prec["dsp"][v]))
+    common = sorted(set(dp) & set(dsp))
+    if not common:
+        return ""
+    n = common[-1]
+    return f"dsp/dp = {dsp[n] / dp[n]:.2f} at N = {int(n)}"
+
+
+def task_shares(table: list[dict], path: Path, source: str) -> Path:
+    """Stacked bars of the four tasks' % of a dp leapfrog step, per version and N (Tables 4-6)."""
+    versions = sorted({r["version"] for r in table})
+    if not versions:
+        raise MissingData("no task shares to plot")
+    with style():
+        fig, axes = plt.subplots(1, len(versions), figsize=(1.9 * len(versions) + 1.6, 3.3), sharey=True,
+                                 layout="constrained", squeeze=False)
+        for ax, v in zip(axes[0], versions):
+            rows = sorted((r for r in table if r["version"] == v), key=lambda r: r["n"])
+            x = np.arange(len(rows))
+            bottom = np.zeros(len(rows))
+            for task in TASKS:
+                h = np.array([r[task] if np.isfinite(r[task]) else 0.0 for r in rows])
+                ax.bar(x, h, bottom=bottom, color=TASK_COLORS[task], width=0.75, label=TASK_LABELS[task],
+                       edgecolor="white", linewidth=0.4)
+                bottom += h
+            for xi, r in zip(x, rows):
+                if np.isfinite(r["pairwise"]) and r["pairwise"] > 12:
+                    ax.text(xi, r["pairwise"] / 2, f"{r['pairwise']:.1f}", rotation=90, ha="center", va="center",
+                            color="white", fontsize=6.5)
+            ax.set_xticks(x, [str(r["n"]) for r in rows], rotation=45 if len(rows) > 4 else 0)
+            ax.set_xlabel("N")
+            ax.set_title(VERSION_LABELS.get(v, v), fontsize=8)
+            ax.set_ylim(0, 100)
+            ax.set_xlim(-0.6, max(len(rows), 2) - 0.4)
+            ax.grid(axis="x", visible=False)
+        axes[0][0].set_ylabel("share of a dp leapfrog step [%]")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right center", title="task")
+        fig.suptitle("Where a step's time goes (cf. paper Tables 4-6)", fontsize=10)
+        return save(fig, path, source)

@@ -1,0 +1,320 @@
+"""The one reader of asv results (asv 0.6, results api_version 2) used by `nbsymple paper`
+and by the tests of the committed results.
+
+Layout read: `<results>/<machine>/machine.json` (cpu, num_cpu, ram, os, ...) and
+`<results>/<machine>/<commit8>-<env>.json`, whose `results` maps a benchmark name to one row
+per `result_columns` (`result`: values flat over the product of `params`, each parameter
+value a repr string such as "'A'" or "256"; skipped combinations are null or NaN).
+
+    res = load_results("results")            # the only (or most recent) machine, latest commit
+    res.get("steps.Step.time_step_leapfrog")  # {('A', 256, 'dp'): 0.0012, ...}
+
+Every problem with a file raises `ResultsError` whose message is one sentence naming it.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RESULTS_API_VERSION = 2   # asv 0.6 results files
+MACHINE_API_VERSION = 1   # asv 0.6 machine.json
+_NOT_RESULTS = {"machine.json", "benchmarks.json"}
+
+
+class ResultsError(Exception):
+    """A results folder or file cannot be used; the message is one sentence naming the file."""
+
+
+def _name(path: Path, root: Path | None = None) -> str:
+    """The file's name relative to the results folder's parent (never an absolute machine path)."""
+    path = Path(path)
+    if root is not None:
+        try:
+            return str(Path(root.name) / path.relative_to(root))
+        except ValueError:
+            pass
+    return str(Path(path.parent.name) / path.name) if path.parent.name else path.name
+
+
+def read_json(path: Path, what: str, root: Path | None = None) -> dict:
+    """Parse a JSON object from `path` or raise ResultsError with one sentence naming it."""
+    name = _name(path, root)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{what} {name} is missing.") from None
+    except OSError as exc:
+        raise ResultsError(f"{what} {name} cannot be read ({exc.strerror or exc}).") from None
+    if not text.strip():
+        raise ResultsError(f"{what} {name} is empty.")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ResultsError(f"{what} {name} is not valid JSON (truncated or corrupt: {exc}).") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{what} {name} is not an asv file (its JSON is not an object).")
+    return data
+
+
+def _literal(text):
+    """A parameter value from its repr string ("'A'" -> 'A', "256" -> 256)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _number(value) -> float:
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+@dataclass
+class ResultFile:
+    """One parsed asv results file (one commit, one environment)."""
+
+    path: Path
+    commit: str
+    date: int                       # ms since the epoch, as asv stores it
+    python: str
+    env_name: str
+    env_params: dict
+    env_vars: dict
+    rows: dict                      # name -> {column: value}
+
+    @property
+    def run_date(self) -> int:
+        """When the benchmarks ran: the latest `started_at` (ms since the epoch), else the date."""
+        started = [r.get("started_at") for r in self.rows.values()]
+        started = [int(x) for x in started if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        return max(started, default=self.date)
+
+    @classmethod
+    def read(cls, path: Path, root: Path | None = None) -> "ResultFile":
+        d = read_json(path, "asv results file", root)
+        name = _name(path, root)
+        missing = [k for k in ("commit_hash", "date", "result_columns", "results") if k not in d]
+        if missing:
+            raise ResultsError(f"asv results file {name} is not an asv results file "
+                               f"(no {', '.join(missing)}).")
+        if d.get("version", RESULTS_API_VERSION) != RESULTS_API_VERSION:
+            raise ResultsError(f"asv results file {name} has results format version {d.get('version')}, "
+                               f"but this reader understands version {RESULTS_API_VERSION} (asv 0.6).")
+        cols = d["result_columns"]
+        if not isinstance(cols, list) or "result" not in cols or "params" not in cols \
+                or not isinstance(d["results"], dict):
+            raise ResultsError(f"asv results file {name} is not an asv results file "
+                               f"(its result_columns or results are malformed).")
+        rows = {}
+        for bench, row in d["results"].items():
+            if not isinstance(row, list):
+                raise ResultsError(f"asv results file {name} is malformed (the row of {bench} is not a list).")
+            rows[bench] = dict(zip(cols, row))
+        return cls(Path(path), str(d["commit_hash"]), int(d["date"] or 0), str(d.get("python", "")),
+                   str(d.get("env_name", "")), dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows)
+
+
+@dataclass
+class Results:
+    """Results of one machine and one commit (several environment files are merged)."""
+
+    machine: str
+    commit: str
+    date: int                                   # the commit's date, ms since the epoch (asv's `date`)
+    python: str
+    machine_info: dict
+    files: list = field(default_factory=list)   # repo-relative names of the files read
+    env_vars: dict = field(default_factory=dict)
+    env_params: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)  # one sentence per file that was skipped
+    _rows: dict = field(default_factory=dict, repr=False)
+    run_date: int = 0                           # when the benchmarks ran (latest started_at), ms
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._rows)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._rows
+
+    def param_names(self, name: str) -> list[str]:
+        """Parameter names of a benchmark, from benchmarks.json (or the contract's if absent)."""
+        names = self._param_names.get(name)
+        if names:
+            return list(names)
+        return list(CONTRACT_PARAM_NAMES.get(name, ()))
+
+    def param_values(self, name: str) -> list[list]:
+        """The benchmark's parameter value lists (Python values)."""
+        if name not in self._rows:
+            raise KeyError(f"no results for benchmark {name!r} (commit {self.commit[:8]}, machine {self.machine})")
+        params = self._rows[name].get("params") or []
+        return [[_literal(v) for v in p] for p in params]
+
+    def get(self, name: str, keep_missing: bool = False) -> dict[tuple, float]:
+        """{(param values...): value} for a benchmark; skipped (null/NaN) combinations are left out
+        unless `keep_missing`. A benchmark without parameters gives {(): value}."""
+        if name not in self._rows:
+            raise KeyError(f"no results for benchmark {name!r} (commit {self.commit[:8]}, machine {self.machine})")
+        row = self._rows[name]
+        values = row.get("result")
+        params = self.param_values(name)
+        if values is None:
+            return {}
+        if not isinstance(values, list):
+            values = [values]
+        out = {}
+        for key, value in zip(itertools.product(*params), values):
+            v = _number(value)
+            if keep_missing or math.isfinite(v):
+                out[tuple(key)] = v
+        return out
+
+    @staticmethod
+    def _text(ms: int) -> str:
+        from datetime import datetime, timezone
+        if not ms:
+            return "unknown date"
+        return datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    @property
+    def date_text(self) -> str:
+        """When the benchmarks ran, as 'YYYY-MM-DD HH:MM UTC'."""
+        return self._text(self.run_date or self.date)
+
+    @property
+    def commit_date_text(self) -> str:
+        return self._text(self.date)
+
+    _param_names: dict = field(default_factory=dict, repr=False)
+
+
+# Parameter names of the suite's contract (used when benchmarks.json is absent or unreadable).
+_VNP = ("version", "n", "precision")
+CONTRACT_PARAM_NAMES = {
+    "tasks.Tasks.time_pairwise": _VNP, "tasks.Tasks.time_galactic": _VNP,
+    "tasks.Tasks.time_integrate": _VNP, "tasks.Tasks.time_transfer": _VNP,
+    "steps.Step.time_step_leapfrog": _VNP, "steps.Step.time_step_si6a": _VNP,
+    "steps.TaskShares.track_share": ("version", "n", "task"),
+    "throughput.Throughput.track_interactions_per_second": _VNP,
+    "throughput.Throughput.track_gflops": _VNP,
+    "accuracy.Conservation.track_energy_error": ("scheme", "precision"),
+    "accuracy.Conservation.track_energy_error_per_step": ("scheme", "precision"),
+    "accuracy.Conservation.track_angular_momentum_error": ("scheme", "precision"),
+    "compile.Compile.track_compile_seconds": ("version", "precision"),
+}
+
+
+def machines(results_dir="results") -> list[str]:
+    """Machine folders (those holding a machine.json or results files), sorted by name."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and (any(_result_paths(p)) or (p / "machine.json").exists()))
+
+
+def _result_paths(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.json") if p.name not in _NOT_RESULTS)
+
+
+def _read_all(folder: Path, root: Path, warnings: list) -> list[ResultFile]:
+    files = []
+    for path in _result_paths(folder):
+        try:
+            files.append(ResultFile.read(path, root))
+        except ResultsError as exc:
+            warnings.append(str(exc))
+    return files
+
+
+def load_results(results_dir="results", machine: str | None = None, commit: str | None = None) -> Results:
+    """Read the asv results of one machine and one commit.
+
+    machine: a folder name under `results_dir`; default the only one, or the one with the most
+    recent results. commit: a full hash or prefix; default the latest by date. Files that cannot
+    be read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable
+    remains, ResultsError says why (naming the file)."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "
+                           f"(or `asv run`) first.")
+    warnings: list[str] = []
+    if machine is None:
+        names = machines(root)
+        if not names:
+            raise ResultsError(f"results folder {root.name} holds no machine folder with asv results.")
+        if len(names) == 1:
+            machine = names[0]
+        else:
+            latest = {}
+            for m in names:
+                files = _read_all(root / m, root, [])
+                latest[m] = max((f.run_date for f in files), default=-1)
+            machine = max(names, key=lambda m: latest[m])
+    folder = root / machine
+    if not folder.is_dir():
+        raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
+                           f"(it has: {', '.join(machines(root)) or 'none'}).")
+    paths = _result_paths(folder)
+    if not paths:
+        raise ResultsError(f"machine folder {_name(folder, root)} holds no asv results file.")
+    files = _read_all(folder, root, warnings)
+    if not files:
+        raise ResultsError(warnings[0] if len(warnings) == 1 else
+                           f"no asv results file in {_name(folder, root)} could be read "
+                           f"({'; '.join(w.rstrip('.') for w in warnings)}).")
+    if commit is None:
+        chosen = max(files, key=lambda f: (f.date, f.run_date)).commit
+    else:
+        matches = sorted({f.commit for f in files if f.commit.startswith(commit)})
+        if not matches:
+            raise ResultsError(f"machine folder {_name(folder, root)} has no results for commit {commit} "
+                               f"(it has: {', '.join(sorted({f.commit[:8] for f in files}))}).")
+        if len(matches) > 1:
+            raise ResultsError(f"commit prefix {commit} is ambiguous in {_name(folder, root)}.")
+        chosen = matches[0]
+    selected = sorted((f for f in files if f.commit == chosen), key=lambda f: f.run_date)
+
+    info = {}
+    try:
+        info = read_json(folder / "machine.json", "asv machine file", root)
+        if "machine" not in info:
+            raise ResultsError(f"asv machine file {_name(folder / 'machine.json', root)} is not an asv "
+                               f"machine file (no 'machine' key).")
+    except ResultsError as exc:
+        warnings.append(str(exc))
+        info = {}
+    info.pop("version", None)
+
+    param_names = {}
+    try:
+        bench = read_json(root / "benchmarks.json", "asv benchmarks file", root)
+        for name, spec in bench.items():
+            if isinstance(spec, dict) and isinstance(spec.get("param_names"), list):
+                param_names[name] = spec["param_names"]
+    except ResultsError as exc:
+        if (root / "benchmarks.json").exists():
+            warnings.append(str(exc))
+
+    rows = {}
+    for f in selected:          # later files win
+        rows.update(f.rows)
+    last = selected[-1]
+    env_vars = {}
+    for f in selected:
+        env_vars.update(f.env_vars)
+    return Results(machine=machine, commit=chosen, date=last.date, python=last.python, machine_info=info,
+                   files=[_name(f.path, root) for f in selected], env_vars=env_vars,
+                   env_params=dict(last.env_params), warnings=warnings, _rows=rows, _param_names=param_names,
+                   run_date=max(f.run_date for f in selected))

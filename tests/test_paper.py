@@ -1,0 +1,251 @@
+"""`nbsymple paper`: the asv results reader, the tables and figures from a committed fixture of
+real asv results (tests/data/asv_fixture/, produced by `asv run --quick` with the smoke grid),
+broken results files, and the science runs at tiny N. No timing assertions."""
+import csv
+import itertools
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbsymple_versions import paper
+from nbsymple_versions.paper import science
+from nbsymple_versions.paper.results import ResultsError, load_results
+from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+
+FIXTURE = Path(__file__).parent / "data" / "asv_fixture"
+BENCH_OUTPUTS = ["time_per_step.png", "speedup.png", "dp_vs_dsp.png", "task_shares.md", "task_shares.csv",
+                 "task_shares.png", "conservation.md"]
+SCIENCE_OUTPUTS = ["tidal_tails.png", "black_hole_passage.png"]
+TINY_SCIENCE = ["--tidal-n", "48", "--tidal-dt", "0.125", "--tidal-orbits", "0.5",
+                "--bh-n", "32", "--bh-dt", "0.0078125", "--bh-t-end", "2.0", "--bh-ratios", "1", "10",
+                "--science-version", "A"]   # serial: no thread contention at tiny N
+
+
+def _results_file() -> Path:
+    files = [p for p in FIXTURE.glob("*/*.json") if p.name != "machine.json"]
+    assert len(files) == 1, files
+    return files[0]
+
+
+def _raw(name):
+    """(params, results) of a benchmark straight from the fixture's JSON."""
+    d = json.loads(_results_file().read_text())
+    row = dict(zip(d["result_columns"], d["results"][name]))
+    return row["params"], row["result"]
+
+
+def _first_finite(name):
+    params, values = _raw(name)
+    for key, value in zip(itertools.product(*params), values):
+        if value is not None and math.isfinite(value):
+            return tuple(eval(k) for k in key), value  # repr strings from asv
+    raise AssertionError(f"no finite value for {name} in the fixture")
+
+
+@pytest.fixture(scope="module")
+def science_runs(tmp_path_factory):
+    """Finished tiny science runs (seconds), to copy into output folders and re-plot."""
+    out = tmp_path_factory.mktemp("science")
+    science.run_tidal_tails(out / "runs" / "tidal_tails", n=48, dt=0.125, orbits=0.5, version="A",
+                            progress=False)
+    science.run_black_hole(out / "runs" / "black_hole", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0),
+                           version="A", progress=False)
+    return out / "runs"
+
+
+def _results_copy(tmp_path) -> Path:
+    dst = tmp_path / "results"
+    shutil.copytree(FIXTURE, dst)
+    return dst
+
+
+# ----------------------------------------------------------------------------- reader
+
+def test_reader_reads_the_fixture():
+    res = load_results(FIXTURE)
+    assert res.machine == "fixture-2core-nogpu"
+    assert len(res.commit) == 40 and res.date > 0 and res.python
+    assert res.machine_info["cpu"] and int(res.machine_info["num_cpu"]) >= 1
+    assert res.param_names("steps.Step.time_step_leapfrog") == ["version", "n", "precision"]
+    key, value = _first_finite("steps.Step.time_step_leapfrog")
+    got = res.get("steps.Step.time_step_leapfrog")
+    assert got[key] == value
+    assert isinstance(key[0], str) and isinstance(key[1], int)
+    assert all(math.isfinite(v) for v in got.values())
+    assert load_results(FIXTURE, commit=res.commit[:8]).commit == res.commit
+
+
+def test_reader_errors_name_the_file(tmp_path):
+    results = _results_copy(tmp_path)
+    bad = results / _results_file().parent.name / _results_file().name
+    bad.write_text(bad.read_text()[:500])
+    with pytest.raises(ResultsError, match=bad.name):
+        load_results(results)
+    with pytest.raises(ResultsError, match="no machine"):
+        load_results(results, machine="nonesuch")
+    with pytest.raises(ResultsError, match="does not exist"):
+        load_results(tmp_path / "nowhere")
+
+
+# ----------------------------------------------------------------------------- main
+
+def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
+    out = tmp_path / "plots"
+    shutil.copytree(science_runs, out / "runs")
+    rc = paper.main(["--results", str(FIXTURE), "--out", str(out), "--no-science", "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    for name in BENCH_OUTPUTS + SCIENCE_OUTPUTS + ["REPORT.md"]:
+        assert (out / name).stat().st_size > 0, name
+    for png in out.glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # task shares: the fixture's number is in the CSV, in its row
+    (version, n, task), share = _first_finite("steps.TaskShares.track_share")
+    rows = list(csv.DictReader((out / "task_shares.csv").open()))
+    row = next(r for r in rows if r["version"] == version and int(r["n"]) == n)
+    assert row[f"{task}_percent"] == f"{share:.6g}"
+    assert f"{share:.2f}" in (out / "task_shares.md").read_text()
+
+    # conservation: SI6A dp per-step energy error, formatted as in the table
+    params, values = _raw("accuracy.Conservation.track_energy_error_per_step")
+    keys = [tuple(eval(k) for k in key) for key in itertools.product(*params)]
+    value = values[keys.index(("si6a", "dp"))]
+    conservation = (out / "conservation.md").read_text()
+    assert (f"{value:.2e}" if value else "0 (exact to rounding)") in conservation
+    assert "1.4e-14 to 8.8e-14" in conservation
+
+    report = (out / "REPORT.md").read_text()
+    res = load_results(FIXTURE)
+    assert res.commit in report and res.machine in report and "AMD EPYC" in report
+    for name in ("time_per_step.png", "task_shares.png", "tidal_tails.png", "black_hole_passage.png"):
+        assert f"]({name})" in report
+
+
+def test_main_runs_tiny_science(tmp_path, capsys):
+    out = tmp_path / "plots"
+    rc = paper.main(["--results", str(FIXTURE), "--out", str(out)] + TINY_SCIENCE)
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "tidal tails N=48: step" in err           # progress lines on stderr
+    for name in SCIENCE_OUTPUTS:
+        assert (out / name).stat().st_size > 0
+    # a second call reuses the finished runs (no new snapshots) and re-plots
+    before = {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + TINY_SCIENCE) == 0
+    assert before == {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "empty"])
+def test_broken_results_file_one_sentence_and_the_rest_is_written(tmp_path, science_runs, capsys, damage):
+    results = _results_copy(tmp_path)
+    bad = results / _results_file().parent.name / _results_file().name
+    if damage == "truncated":
+        bad.write_text(bad.read_text()[: len(bad.read_text()) // 2])
+    elif damage == "foreign":
+        bad.write_text(json.dumps({"name": "not an asv file", "values": [1, 2, 3]}))
+    else:
+        bad.write_text("")
+    out = tmp_path / "plots"
+    shutil.copytree(science_runs, out / "runs")
+    rc = paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    lines = [ln for ln in err.splitlines() if bad.name in ln]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and lines[0].rstrip().endswith(".")
+    assert lines[0].count(". ") == 0                  # one sentence
+    for name in SCIENCE_OUTPUTS + ["REPORT.md"]:
+        assert (out / name).exists(), name
+    for name in BENCH_OUTPUTS:
+        assert not (out / name).exists(), name
+    assert bad.name in (out / "REPORT.md").read_text()
+
+
+@pytest.mark.parametrize("which", ["machine.json", "benchmarks.json"])
+def test_missing_or_truncated_side_file_still_writes_the_figures(tmp_path, capsys, which):
+    results = _results_copy(tmp_path)
+    path = results / which if which == "benchmarks.json" else next(results.glob(f"*/{which}"))
+    if which == "machine.json":
+        path.unlink()
+    else:
+        path.write_text(path.read_text()[:100])
+    out = tmp_path / "plots"
+    rc = paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert len([ln for ln in err.splitlines() if which in ln]) == 1, err
+    for name in BENCH_OUTPUTS:
+        assert (out / name).exists(), name
+
+
+# ----------------------------------------------------------------------------- science
+
+def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
+    tidal = science_runs / "tidal_tails"
+    snaps = list_snapshots(tidal)
+    run = json.loads((tidal / "run.json").read_text())
+    assert [p.name for p in snaps] == run["snapshots"] and len(snaps) == 3
+    times = []
+    for p in snaps:
+        state, step = read_snapshot(p)
+        assert state.n == 48 and state.positions.shape == (48, 3)
+        times.append(state.t)
+    assert times == sorted(times) and times[-1] == pytest.approx(0.5 * run["orbital_period"], rel=0.05)
+    # the cluster stays on its orbit at 8.5 kpc (in cluster radii: 850)
+    state, _ = read_snapshot(snaps[-1])
+    centre = science.density_centre(state.positions)
+    assert math.hypot(centre[0], centre[1]) == pytest.approx(8.5 * state.units.kpc, rel=0.1)
+
+    for ratio in ("1", "10"):
+        folder = science_runs / "black_hole" / f"ratio_{ratio}"
+        snaps = list_snapshots(folder)
+        assert len(snaps) > 10
+        state, _ = read_snapshot(snaps[0])
+        assert state.n == 33 and state.m[-1] == pytest.approx(float(ratio))   # the black hole is body N
+    path, summary = science.plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
+    assert path.exists() and "closest approach" in summary
+    path, summary = science.plot_tidal_tails(tidal, tmp_path / "tt.png")
+    assert path.exists() and "tidal radius" in summary
+
+
+def test_module_entry_point_help():
+    out = subprocess.run([sys.executable, "-m", "nbsymple_versions.paper", "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and "--no-science" in out.stdout and "--results" in out.stdout
+
+
+def test_gpu_versions_are_drawn_and_compared_with_b(tmp_path, capsys):
+    """Versions C-E (absent from the CPU fixture) derived in a tmp copy: B's numbers scaled by
+    0.1, appended to every (version, ...) benchmark; the figures take five versions and the
+    report says where they overtake B."""
+    results = _results_copy(tmp_path)
+    path = results / _results_file().parent.name / _results_file().name
+    d = json.loads(path.read_text())
+    for name, row in d["results"].items():
+        cols = dict(zip(d["result_columns"], row))
+        params = cols["params"]
+        if params and params[0] == ["'A'", "'B'"] and isinstance(cols["result"], list):
+            block = len(cols["result"]) // 2
+            b = cols["result"][block:]
+            scale = 0.1 if name.split(".")[-1].startswith("time_") else 1.0
+            extra = [None if v is None else v * scale for v in b]
+            row[0] = cols["result"] + extra * 3
+            row[1] = [params[0] + ["'C'", "'D'", "'E'"]] + params[1:]
+            for k in range(2, len(row)):     # per-combination columns no longer line up: drop them
+                if isinstance(row[k], list) and k != d["result_columns"].index("version"):
+                    row[k] = None
+    path.write_text(json.dumps(d))
+    res = load_results(results)
+    assert {k[0] for k in res.get("steps.Step.time_step_leapfrog")} == set("ABCDE")
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    for name in BENCH_OUTPUTS:
+        assert (out / name).exists(), name
+    report = (out / "REPORT.md").read_text()
+    assert "Version C overtakes B from N = 256 on." in report
+    assert "| E | 256 |" in (out / "task_shares.md").read_text()
