@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .core.clock import TaskClock
-from .core.diagnostics import angular_momentum, energy, relative_error
+from .core.diagnostics import angular_momentum, angular_momentum_error, energy, relative_error
 from .core.integrator import advance
 from .core.schemes import get_scheme
 from .versions import get_version
@@ -77,10 +77,8 @@ class Simulation:
         return relative_error(self.energy(), self.energy0)
 
     def angular_momentum_error(self) -> float:
-        """|L_z - L_z0| / |L0| since the simulation was created. The axisymmetric Galaxy
-        conserves L_z exactly; its torque changes L_x and L_y physically, so they are no error."""
-        return relative_error(self.angular_momentum()[2], self.angular_momentum0[2]) * \
-            abs(self.angular_momentum0[2]) / float(np.linalg.norm(self.angular_momentum0))
+        """|L_z - L_z0| / |L0| since the simulation was created (see `diagnostics`)."""
+        return angular_momentum_error(self.angular_momentum(), self.angular_momentum0)
 
     @property
     def seconds_per_step(self) -> float:

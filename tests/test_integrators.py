@@ -104,3 +104,12 @@ def test_clock_records_tasks_and_threads():
     assert sum(sim.clock.shares().values()) == pytest.approx(100.0)
     import numba
     assert sim.threads == numba.get_num_threads()
+
+
+def test_angular_momentum_error_is_that_of_lz():
+    """The Galaxy's torque changes L_x, L_y for real; L_z is conserved and is the error measured."""
+    sim = Simulation(make_cluster(128, seed=4), "B", "si6a", "dp", 5e-4)
+    sim.step(50)
+    from nbsymple_versions.core.diagnostics import relative_error
+    assert relative_error(sim.angular_momentum(), sim.angular_momentum0) > 1e-10     # physical torque
+    assert sim.angular_momentum_error() < 1e-14

@@ -27,3 +27,10 @@ def relative_error(value, initial) -> float:
     """|value - initial| / |initial| (Euclidean norms for vectors)."""
     value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
     return float(np.linalg.norm(value - initial) / np.linalg.norm(initial))
+
+
+def angular_momentum_error(value, initial) -> float:
+    """|L_z - L_z0| / |L0|: the axisymmetric Galaxy conserves L_z exactly, while its torque
+    changes L_x and L_y for real (so they are no error)."""
+    value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
+    return float(abs(value[2] - initial[2]) / np.linalg.norm(initial))
