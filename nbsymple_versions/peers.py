@@ -1,0 +1,406 @@
+"""Side-by-side pairwise-force throughput: this suite's versions A and B against peer codes.
+
+    python -m nbsymple_versions.peers              # N = 4096 and 16384, one Markdown table
+    python -m nbsymple_versions.peers --n 1024 --repeats 3
+
+Every candidate computes the softened mutual accelerations of the same bodies (same N,
+masses, softening, G = 1): a_i = sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2).
+
+- `A`, `B` (sp, dp, dsp): this suite's force pipelines, as the integrator calls them
+  (including the float32 / double-single conversion of positions).
+- `NumPy` (dp): the chunked, vectorised float64 reference (`core/reference.py`); the
+  table's ratios are relative to it.
+- `REBOUND` (dp): `gravity="basic"`, Plummer `softening`, one `leapfrog` step per gravity
+  evaluation (so its time includes REBOUND's O(N) drift and kick). REBOUND uses Newton's
+  third law and evaluates each pair once, so it gets two rows: its wall-time rate in N^2
+  interactions per second (comparable with every other row) and its rate in pairs actually
+  evaluated, N (N - 1) / 2 per second.
+- `Warp` (sp, dp): NVIDIA Warp on the CPU, a plain `wp.kernel` over `wp.vec3` / `wp.vec3d`,
+  one thread per target. Its kernel cache goes to a temporary folder, never into the repo.
+
+Peers are optional: a missing one gives a row "skipped: <reason>". Every candidate's first
+(warm-up) result is compared with the float64 reference on the very input it is then timed
+on, with the suite's tolerance for its precision (`validation.TOLERANCE`); one that
+disagrees gives a row "disagrees: ..." and is not timed. Timing is round-robin over the
+candidates (one call each per round) so that a noisy machine slows them alike; a rate is
+interactions per call over the median call time.
+"""
+import argparse
+import importlib.util
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from .core import reference
+from .core.ics import make_cluster
+from .validation import TOLERANCE, max_relative_error
+from .versions import VersionUnavailable, get_version
+
+DEFAULT_NS = (4096, 16384)
+DEFAULT_REPEATS = 5
+STATUS_OK = "ok"
+
+
+def full_count(n: int) -> float:
+    """Interactions per evaluation counted as every ordered pair (the suite's convention)."""
+    return float(n) * float(n)
+
+
+def pair_count(n: int) -> float:
+    """Pairs a third-law code evaluates: N (N - 1) / 2."""
+    return float(n) * float(n - 1) / 2.0
+
+
+@dataclass
+class Candidate:
+    """One implementation in one precision.
+
+    `build(state)` prepares it for `state` (compiles, allocates) and returns `run()`, which
+    evaluates the accelerations once and returns them as an (N, 3) float64 array.
+    `availability()` returns (available, reason if not). `counts` lists the rows the
+    candidate gives: (label suffix, interactions per evaluation as a function of N)."""
+
+    name: str
+    precision: str
+    build: Callable
+    availability: Callable = lambda: (True, "")
+    counts: tuple = (("", full_count),)
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-{self.precision}"
+
+
+@dataclass
+class Row:
+    candidate: str
+    precision: str
+    n: int
+    interactions_per_second: float
+    ratio_to_numpy: float
+    status: str
+    max_relative_error: float
+    tolerance: float
+    repeats: int
+    seconds_per_call: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+ROW_FIELDS = tuple(Row.__dataclass_fields__)
+
+
+# --- availability ------------------------------------------------------------------------
+
+def module_availability(module: str, pip_name: str | None = None) -> tuple[bool, str]:
+    """(True, "") when `module` imports, else (False, one sentence saying why)."""
+    pip_name = pip_name or module
+    if importlib.util.find_spec(module) is None:
+        return False, f"{module} is not installed (pip install {pip_name}, or the 'peers' extra)"
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # a broken install is a reason, not a crash
+        return False, f"{module} failed to import: {type(exc).__name__}: {exc}"
+    return True, ""
+
+
+# --- this suite ----------------------------------------------------------------------------
+
+def _suite_builder(letter: str, precision: str):
+    def build(state):
+        forces = get_version(letter).pipeline(state, precision)
+        x = state.x
+        out = np.zeros_like(x)
+
+        def run():
+            forces.pairwise(x, out)
+            return out.T
+        return run
+    return build
+
+
+def _suite_availability(letter: str):
+    def availability():
+        return get_version(letter).available()
+    return availability
+
+
+# --- NumPy -----------------------------------------------------------------------------------
+
+def _numpy_build(state):
+    pos, m, eps = state.positions, state.m, state.eps
+    return lambda: reference.pairwise_acceleration(pos, m, eps)
+
+
+# --- REBOUND ---------------------------------------------------------------------------------
+
+def _rebound_build(state):
+    import rebound
+
+    sim = rebound.Simulation()
+    sim.G = 1.0
+    sim.integrator = "leapfrog"
+    sim.gravity = "basic"
+    sim.softening = float(state.eps)
+    sim.dt = 1e-12
+    # At rest: leapfrog (drift-kick-drift) then evaluates gravity at exactly these positions
+    # in its first step, which is what the check compares; later steps barely move them.
+    for (x, y, z), m in zip(state.positions.tolist(), state.m.tolist()):
+        sim.add(m=m, x=x, y=y, z=z)
+    particles = sim.particles
+    n = state.n
+
+    def run():
+        sim.steps(1)
+        acc = np.empty((n, 3))
+        for i in range(n):
+            p = particles[i]
+            acc[i] = p.ax, p.ay, p.az
+        return acc
+
+    first = [True]
+
+    def timed():
+        if first[0]:                 # the checked call reads the accelerations back
+            first[0] = False
+            return run()
+        sim.steps(1)                 # timed calls: one leapfrog step, one gravity evaluation
+        return None
+    return timed
+
+
+# --- NVIDIA Warp on the CPU -----------------------------------------------------------------
+
+WARP_CACHE_ENV = "NBSYMPLE_WARP_CACHE"
+_WARP = {}
+
+
+def warp_cache_dir() -> str:
+    """Where Warp's kernel cache goes: $NBSYMPLE_WARP_CACHE, else a folder in the temp dir."""
+    return os.environ.get(WARP_CACHE_ENV) or os.path.join(tempfile.gettempdir(), "nbsymple-warp-cache")
+
+
+def _warp_kernels():
+    """Import and initialise Warp (once) and define the two kernels."""
+    if _WARP:
+        return _WARP["wp"], _WARP["kernels"]
+    import warp as wp
+
+    wp.config.kernel_cache_dir = warp_cache_dir()
+    wp.config.log_level = wp.LOG_WARNING
+    wp.init()
+
+    @wp.kernel
+    def acceleration_f32(pos: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.float32),
+                         eps2: wp.float32, out: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        xi = pos[i]
+        a = wp.vec3(0.0, 0.0, 0.0)
+        for j in range(pos.shape[0]):
+            d = pos[j] - xi
+            rinv = 1.0 / wp.sqrt(wp.dot(d, d) + eps2)
+            a = a + (m[j] * rinv * rinv * rinv) * d
+        out[i] = a
+
+    @wp.kernel
+    def acceleration_f64(pos: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.float64),
+                         eps2: wp.float64, out: wp.array(dtype=wp.vec3d)):
+        i = wp.tid()
+        xi = pos[i]
+        a = wp.vec3d(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0))
+        for j in range(pos.shape[0]):
+            d = pos[j] - xi
+            rinv = wp.float64(1.0) / wp.sqrt(wp.dot(d, d) + eps2)
+            a = a + (m[j] * rinv * rinv * rinv) * d
+        out[i] = a
+
+    kernels = {"sp": (acceleration_f32, np.float32, wp.float32, wp.vec3),
+               "dp": (acceleration_f64, np.float64, wp.float64, wp.vec3d)}
+    _WARP.update(wp=wp, kernels=kernels)
+    return wp, kernels
+
+
+def _warp_builder(precision: str):
+    def build(state):
+        wp, kernels = _warp_kernels()
+        kernel, dtype, scalar, vec = kernels[precision]
+        n = state.n
+        pos = wp.array(state.positions.astype(dtype), dtype=vec, device="cpu")
+        m = wp.array(state.m.astype(dtype), dtype=scalar, device="cpu")
+        out = wp.zeros(n, dtype=vec, device="cpu")
+        eps2 = scalar(state.eps * state.eps)
+
+        def run():
+            wp.launch(kernel, dim=n, inputs=[pos, m, eps2, out], device="cpu")
+            wp.synchronize_device("cpu")
+            return out.numpy()
+        return run
+    return build
+
+
+# --- the field ---------------------------------------------------------------------------------
+
+def candidates() -> list[Candidate]:
+    """Every candidate, this suite's first, then the peers."""
+    out = []
+    for letter in ("A", "B"):
+        for precision in ("sp", "dp", "dsp"):
+            out.append(Candidate(letter, precision, _suite_builder(letter, precision),
+                                 _suite_availability(letter)))
+    out.append(Candidate("NumPy", "dp", _numpy_build, note="float64, chunked"))
+    out.append(Candidate("REBOUND", "dp", _rebound_build, lambda: module_availability("rebound"),
+                         counts=(("", full_count), (" per pair", pair_count)),
+                         note='gravity="basic", one leapfrog step per evaluation'))
+    for precision in ("sp", "dp"):
+        out.append(Candidate("Warp", precision, _warp_builder(precision),
+                             lambda: module_availability("warp", "warp-lang"), note="CPU"))
+    return out
+
+
+def availability() -> dict:
+    """{candidate key: (available, reason)}: which peers this machine can run, and why not."""
+    return {c.key: _safe_availability(c) for c in candidates()}
+
+
+def _safe_availability(c: Candidate) -> tuple[bool, str]:
+    try:
+        return c.availability()
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+def prepare(candidate: Candidate, state, ref=None):
+    """Build `candidate` for `state`, run it once and check it against the float64 reference.
+
+    Returns (run, status, max relative error): `run` is None unless the status is "ok"."""
+    ok, reason = _safe_availability(candidate)
+    if not ok:
+        return None, f"skipped: {reason}", math.nan
+    try:
+        run = candidate.build(state)
+        acc = run()
+    except VersionUnavailable as exc:
+        return None, f"skipped: {exc}", math.nan
+    except Exception as exc:
+        return None, f"skipped: {candidate.name} failed: {type(exc).__name__}: {exc}", math.nan
+    if ref is None:
+        ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+    err = max_relative_error(np.asarray(acc, dtype=np.float64), ref)
+    tol = TOLERANCE[candidate.precision]
+    if not (np.isfinite(err) and err <= tol):
+        return None, f"disagrees: max relative error {err:.2e} > {tol:.0e}", err
+    return run, STATUS_OK, err
+
+
+def table(ns=DEFAULT_NS, repeats: int = DEFAULT_REPEATS, seed=1, which=None,
+          progress=None) -> list[Row]:
+    """Measure every candidate (or those whose key or name is in `which`) at each N.
+
+    The bodies are a uniform-sphere cluster at the origin (where float32 is fair). Each
+    candidate is checked, then timed in `repeats` round-robin rounds; rates use the median."""
+    cands = [c for c in candidates() if which is None or c.key in which or c.name in which]
+    rows = []
+    for n in ns:
+        state = make_cluster(int(n), seed=seed, radius_kpc=None)
+        ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+        runs, results = {}, {}
+        for c in cands:
+            run, status, err = prepare(c, state, ref)
+            results[c.key] = (status, err)
+            if run is not None:
+                runs[c.key] = run
+            if progress:
+                progress(f"N={n} {c.key}: {status}" + ("" if math.isnan(err) else f" (error {err:.1e})"))
+        times = {k: [] for k in runs}
+        for _ in range(max(1, repeats)):
+            for k, run in runs.items():
+                t = time.perf_counter()
+                run()
+                times[k].append(time.perf_counter() - t)
+        numpy_rate = math.nan
+        if "NumPy-dp" in times:
+            numpy_rate = full_count(n) / float(np.median(times["NumPy-dp"]))
+        for c in cands:
+            status, err = results[c.key]
+            ts = times.get(c.key, [])
+            sec = float(np.median(ts)) if ts else math.nan
+            for suffix, count in c.counts:
+                rate = count(n) / sec if ts else math.nan
+                rows.append(Row(c.name + suffix, c.precision, int(n), rate, rate / numpy_rate,
+                                status, err, TOLERANCE[c.precision], len(ts), sec))
+    return rows
+
+
+def format_table(rows: list[Row]) -> str:
+    """A Markdown table: candidate, precision, N, interactions/s, ratio to NumPy (and status)."""
+    lines = ["| candidate | precision | N | interactions/s | ratio to NumPy | max rel. error | status |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        rate = "—" if math.isnan(r.interactions_per_second) else f"{r.interactions_per_second:.3g}"
+        ratio = "—" if math.isnan(r.ratio_to_numpy) else f"{r.ratio_to_numpy:.3g}"
+        err = "—" if math.isnan(r.max_relative_error) else f"{r.max_relative_error:.1e}"
+        lines.append(f"| {r.candidate} | {r.precision} | {r.n} | {rate} | {ratio} | {err} | {r.status} |")
+    return "\n".join(lines)
+
+
+def machine_line() -> str:
+    """CPU, cores, numba version, threading layer and threads (after a parallel kernel ran)."""
+    import numba
+
+    from .kernels.cpu import THREADED
+    a = np.zeros(2)
+    THREADED.axpy(a, a, 0.0)      # make numba pick its threading layer
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        layer = "unknown"
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} logical CPUs; Python {platform.python_version()}, "
+            f"numpy {np.__version__}, numba {numba.__version__} (threading layer {layer}, "
+            f"{numba.get_num_threads()} threads)")
+
+
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "n/a"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.peers", description=__doc__.split("\n")[0])
+    p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
+    p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    args = p.parse_args(argv)
+    progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    load_before = _load()
+    rows = table(args.n, args.repeats, args.seed, args.only, progress=progress)
+    print(machine_line())
+    print(f"load average (1 min) before / after: {load_before} / {_load()}")
+    print()
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

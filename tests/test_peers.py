@@ -1,0 +1,115 @@
+"""Peers (`nbsymple_versions.peers`): every available peer agrees with the float64 reference,
+a missing one is reported as skipped with a reason, and the table has every field.
+No timing assertions: speed belongs in the benchmarks."""
+import math
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import make_cluster, peers
+from nbsymple_versions.core import reference
+from nbsymple_versions.validation import TOLERANCE
+
+ALL = {c.key: c for c in peers.candidates()}
+
+
+def test_candidates_cover_the_suite_and_the_peers():
+    keys = set(ALL)
+    for letter in "AB":
+        for precision in ("sp", "dp", "dsp"):
+            assert f"{letter}-{precision}" in keys
+    assert {"NumPy-dp", "REBOUND-dp", "Warp-sp", "Warp-dp"} <= keys
+    for key, (ok, reason) in peers.availability().items():
+        assert isinstance(ok, bool)
+        assert ok or reason, f"{key} is unavailable without a reason"
+
+
+@pytest.mark.parametrize("key", sorted(ALL))
+@pytest.mark.parametrize("n", [64, 200])
+def test_available_candidate_agrees_with_reference(key, n):
+    c = ALL[key]
+    ok, reason = c.availability()
+    if not ok:
+        # the reporting path (tested below) covers unavailable peers; nothing to compare here
+        pytest.skip(f"{key}: {reason}")
+    state = make_cluster(n, seed=n, radius_kpc=None)
+    run, status, err = peers.prepare(c, state)
+    assert status == peers.STATUS_OK, status
+    assert run is not None and err <= TOLERANCE[c.precision]
+    ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+    if key == "REBOUND-dp":
+        return                       # later calls step REBOUND only; the checked call was the first
+    acc = np.asarray(run(), dtype=np.float64)
+    assert acc.shape == (n, 3)
+    scale = np.linalg.norm(ref, axis=1).max()
+    assert np.linalg.norm(acc - ref, axis=1).max() / scale <= TOLERANCE[c.precision]
+
+
+def test_missing_peer_is_reported_as_skipped_with_reason():
+    ok, reason = peers.module_availability("no_such_peer_module_xyz", "no-such-peer")
+    assert not ok and "not installed" in reason and "no-such-peer" in reason
+    missing = peers.Candidate("Ghost", "dp", build=lambda state: pytest.fail("built a missing peer"),
+                              availability=lambda: (False, "ghost is not installed"))
+    state = make_cluster(16, seed=1, radius_kpc=None)
+    run, status, err = peers.prepare(missing, state)
+    assert run is None and status == "skipped: ghost is not installed" and math.isnan(err)
+
+
+def test_broken_or_wrong_peer_is_reported_not_timed():
+    state = make_cluster(32, seed=2, radius_kpc=None)
+
+    def broken(state):
+        raise RuntimeError("no compiler")
+    run, status, _ = peers.prepare(peers.Candidate("Broken", "dp", broken), state)
+    assert run is None and status.startswith("skipped:") and "no compiler" in status
+
+    def wrong(state):
+        ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+        return lambda: 1.01 * ref
+    run, status, err = peers.prepare(peers.Candidate("Wrong", "dp", wrong), state)
+    assert run is None and status.startswith("disagrees:") and err > TOLERANCE["dp"]
+
+
+def test_table_at_tiny_n_has_every_field(monkeypatch):
+    real = peers.candidates()
+    ghost = peers.Candidate("Ghost", "sp", build=lambda state: None,
+                            availability=lambda: (False, "ghost is not installed"))
+    monkeypatch.setattr(peers, "candidates", lambda: real + [ghost])
+    rows = peers.table(ns=(32,), repeats=1)
+    names = {r.candidate for r in rows}
+    assert {"A", "B", "NumPy", "REBOUND", "REBOUND per pair", "Warp", "Ghost"} <= names
+    for r in rows:
+        d = r.as_dict()
+        assert set(d) == set(peers.ROW_FIELDS)
+        assert r.n == 32 and r.precision in TOLERANCE
+        if r.status == peers.STATUS_OK:
+            assert r.interactions_per_second > 0 and math.isfinite(r.ratio_to_numpy)
+            assert r.repeats == 1 and r.max_relative_error <= r.tolerance
+        else:
+            assert r.status.startswith(("skipped:", "disagrees:"))
+            assert math.isnan(r.interactions_per_second)
+    ghost_row = next(r for r in rows if r.candidate == "Ghost")
+    assert ghost_row.status == "skipped: ghost is not installed"
+    numpy_row = next(r for r in rows if r.candidate == "NumPy")
+    assert numpy_row.ratio_to_numpy == pytest.approx(1.0)
+    text = peers.format_table(rows)
+    assert text.count("\n") == len(rows) + 1 and "ghost is not installed" in text
+
+
+def test_rebound_rows_count_pairs_once():
+    c = ALL["REBOUND-dp"]
+    labels = [label for label, _ in c.counts]
+    assert labels == ["", " per pair"]
+    assert c.counts[1][1](100) == pytest.approx(100 * 99 / 2)
+
+
+def test_main_prints_one_table(capsys):
+    assert peers.main(["--n", "16", "--repeats", "1", "--only", "A", "NumPy", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "numba" in out and "| candidate | precision | N |" in out
+    assert out.count("| A |") == 3 and "| NumPy |" in out
+
+
+def test_unknown_candidate_filter_gives_empty_table():
+    assert peers.table(ns=(8,), repeats=1, which=["nobody"]) == []
+
