@@ -1,0 +1,1 @@
+"""The asv benchmark suite of nbsymple-versions (see docs/tracking_performance.md)."""

@@ -1,0 +1,92 @@
+"""Conservation of energy and angular momentum (paper Tables 2 and 7): version B, the paper's
+set-up (uniform sphere, Q = 0.3, on its orbit at 8.5 kpc) at a fixed small N and seed,
+1000 steps of dt = 5e-4, leapfrog and SI6A, in sp, dp and dsp."""
+import numba
+import numpy as np
+
+from nbsymple_versions import make_cluster
+from nbsymple_versions.core.diagnostics import (angular_momentum, angular_momentum_error, energy,
+                                                relative_error)
+from nbsymple_versions.core.integrator import advance
+from nbsymple_versions.core.schemes import get_scheme
+
+from .common import CONSERVATION_N, DT, PRECISIONS, Benchmark, ValidationError, configure_threads
+
+
+class Conservation(Benchmark):
+    """Relative errors |E - E0| / |E0| and |L_z - L_z0| / |L0| (L about the Galactic centre;
+    `diagnostics.angular_momentum_error`, as `Simulation.angular_momentum_error`).
+    The six runs happen once, in `setup_cache` (about 20 s at N = 1024 on one core)."""
+
+    params = [["leapfrog", "si6a"], list(PRECISIONS)]
+    param_names = ["scheme", "precision"]
+    letter = "B"
+    n = CONSERVATION_N
+    seed = 1
+    steps = 1000
+    run_threads = 1     # B's kernels on one thread: each target's sum is serial, so the errors
+    #                     are the same on any thread count, and the run does not stall on a busy
+    #                     shared machine (parallel regions wait for descheduled threads)
+
+    def setup_cache(self):
+        results = {}
+        for scheme in self.params[0]:
+            for precision in self.params[1]:
+                try:
+                    results[(scheme, precision)] = ("ok", self.integrate(scheme, precision))
+                except NotImplementedError as e:
+                    results[(scheme, precision)] = ("skip", str(e))
+                except Exception as e:      # reported per combination by `setup`
+                    results[(scheme, precision)] = ("error", f"{type(e).__name__}: {e}")
+        return results
+
+    setup_cache.timeout = 1200
+
+    def integrate(self, scheme, precision) -> dict:
+        configure_threads()
+        previous = numba.get_num_threads()
+        numba.set_num_threads(min(self.run_threads, previous))
+        try:
+            return self._integrate(scheme, precision)
+        finally:
+            numba.set_num_threads(previous)
+
+    def _integrate(self, scheme, precision) -> dict:
+        self.validate(self.letter, precision)
+        state = make_cluster(self.n, seed=self.seed)
+        forces = self.make_pipeline(self.letter, state, precision)
+        forces.warm_up(state.x)
+        e0, l0 = energy(state), angular_momentum(state)
+        acc, sch = np.zeros_like(state.x), get_scheme(scheme)
+        advance(state, forces, sch, DT, 1, acc)
+        first = relative_error(energy(state), e0)
+        advance(state, forces, sch, DT, self.steps - 1, acc)
+        return {"energy": relative_error(energy(state), e0), "energy_per_step": first,
+                "angular_momentum": angular_momentum_error(angular_momentum(state), l0)}
+
+    def setup(self, results, scheme, precision):
+        kind, value = results[(scheme, precision)]
+        if kind == "skip":
+            raise NotImplementedError(value)
+        if kind == "error":
+            raise (ValidationError if value.startswith("ValidationError") else RuntimeError)(value)
+        self.errors = value
+
+    def track_energy_error(self, results, scheme, precision):
+        """Relative energy error after 1000 steps."""
+        return self.errors["energy"]
+
+    track_energy_error.unit = "relative"
+
+    def track_energy_error_per_step(self, results, scheme, precision):
+        """Relative energy error after the first step."""
+        return self.errors["energy_per_step"]
+
+    track_energy_error_per_step.unit = "relative"
+
+    def track_angular_momentum_error(self, results, scheme, precision):
+        """|L_z - L_z0| / |L0| after 1000 steps (the axisymmetric Galaxy conserves L_z; its
+        torque changes L_x, L_y for real)."""
+        return self.errors["angular_momentum"]
+
+    track_angular_momentum_error.unit = "relative"

@@ -1,0 +1,79 @@
+"""Whole integration steps (paper Fig. 2, Fig. 5) and the per-task shares of a step
+(paper Tables 4-6), through the same stepping loop as `Simulation.step`."""
+from nbsymple_versions.core.integrator import advance
+from nbsymple_versions.core.schemes import get_scheme
+
+from .common import DT, NS, PRECISIONS, TASKS, VERSIONS, Benchmark, ValidationError, skip_list
+
+
+class Step(Benchmark):
+    """One step of dt = 5e-4 of the cluster on its orbit (drifts and kicks on the host in
+    float64, forces on the version's devices in the precision)."""
+
+    params = [list(VERSIONS), list(NS), list(PRECISIONS)]
+    param_names = ["version", "n", "precision"]
+
+    def setup(self, version, n, precision):
+        self.prepare(version, n, precision)
+        self.leapfrog = get_scheme("leapfrog")
+        self.si6a = get_scheme("si6a")
+
+    def time_step_leapfrog(self, version, n, precision):
+        """Leapfrog (drift-kick-drift): one force evaluation per step."""
+        advance(self.state, self.forces, self.leapfrog, DT, 1, self.acc)
+
+    def time_step_si6a(self, version, n, precision):
+        """SI6A (6th order): seven force evaluations per step."""
+        advance(self.state, self.forces, self.si6a, DT, 1, self.acc)
+
+    time_step_si6a.skip_params = skip_list(evaluations=7)
+
+
+class TaskShares(Benchmark):
+    """Share of each task in a dp leapfrog step, from the TaskClock over warm steps (at least
+    `min_steps`, and until the clock holds `min_seconds`). All four shares of a (version, N)
+    come from one measurement (in `setup_cache`, one process for the grid), so they sum to 100."""
+
+    params = [list(VERSIONS), list(NS), list(TASKS)]
+    param_names = ["version", "n", "task"]
+    min_steps = 3
+    min_seconds = 0.5
+    max_steps = 2000
+
+    def setup_cache(self):
+        shares = {}
+        for version in self.params[0]:
+            for n in self.params[1]:
+                try:
+                    shares[(version, n)] = ("ok", self.measure(version, n))
+                except NotImplementedError as e:
+                    shares[(version, n)] = ("skip", str(e))
+                except Exception as e:      # reported per combination by `setup`
+                    shares[(version, n)] = ("error", f"{type(e).__name__}: {e}")
+        return shares
+
+    setup_cache.timeout = 1800
+
+    def measure(self, version, n) -> dict:
+        forces = self.prepare(version, n, "dp")
+        scheme = get_scheme("leapfrog")
+        steps = 0
+        while steps < self.max_steps and (steps < self.min_steps or self.clock.total < self.min_seconds):
+            advance(self.state, forces, scheme, DT, 1, self.acc)
+            steps += 1
+        return self.clock.shares()
+
+    def setup(self, shares, version, n, task):
+        kind, value = shares[(version, n)]
+        if kind == "skip":
+            raise NotImplementedError(value)
+        if kind == "error":
+            raise (ValidationError if value.startswith("ValidationError") else RuntimeError)(value)
+        self.shares = value
+
+    def track_share(self, shares, version, n, task):
+        """Percentage of a dp leapfrog step spent in `task` (0 where the version has no such
+        task: transfer on the CPU versions, galactic on E)."""
+        return self.shares[task]
+
+    track_share.unit = "%"
