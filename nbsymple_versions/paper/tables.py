@@ -123,8 +123,9 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     porder = {"sp": 0, "dp": 1, "dsp": 2}
     lines = ["# Energy and angular-momentum conservation (cf. paper Tables 2 and 7)", "",
              "Relative errors |X - X0| / |X0| of the total energy (cluster + Galaxy) after the first step and "
-             "after 1000 steps of dt = 5e-4 T, and of the angular momentum L about the Galactic centre "
-             "(vector norm) after 1000 steps; from `accuracy.Conservation`.", f"Results: {source}.", "",
+             "after 1000 steps of dt = 5e-4 T, and the angular-momentum error |L_z - L_z0| / |L0| about the "
+             "Galactic centre after 1000 steps (the axisymmetric Galaxy conserves L_z; its torque changes "
+             "L_x and L_y for real); from `accuracy.Conservation`.", f"Results: {source}.", "",
              "| scheme | precision | energy, per step | energy, after 1000 steps | angular momentum |",
              "|---|---|---:|---:|---:|"]
     for (scheme, prec), row in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 9), porder.get(kv[0][1], 9))):
@@ -139,7 +140,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
         lines.append(f"Here SI6A dp has an energy error per step of {_sci(si.get('per_step', math.nan))} "
                      f"({_within(si.get('per_step', math.nan), PAPER_SI6A_DP_ENERGY_PER_STEP)}) and an "
                      f"angular-momentum error of {_sci(si.get('angular', math.nan))} (the paper quotes L_x and "
-                     f"L_y separately; ours is the relative change of the whole vector).")
+                     f"L_y; ours is that of L_z, the component the Galaxy conserves).")
         sp = table.get(("si6a", "sp"), {}).get("after_1000", math.nan)
         dp = si.get("after_1000", math.nan)
         if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
