@@ -37,8 +37,7 @@ import numba
 import numpy as np
 
 from nbsymple_versions import TaskClock, VersionUnavailable, get_version, make_cluster
-from nbsymple_versions.core.ics import State, default_softening, place_on_orbit
-from nbsymple_versions.core.units import Units
+from nbsymple_versions.core.ics import State
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline
 
 LETTERS = ("A", "B", "C", "D", "E")
@@ -137,28 +136,11 @@ def configure_threads() -> int:
 
 
 def timing_state(n: int, seed: int = BENCH_SEED) -> State:
-    """The paper's set-up (uniform sphere, Q = 0.3, on its orbit at 8.5 kpc) for timing.
-
-    Up to EXACT_IC_MAX_N bodies this is `make_cluster`. Above, `make_cluster`'s O(N^2) NumPy
-    potential energy would dominate the set-up (2 s at N = 16384, ~9 min at 2^18), so velocities
-    are scaled with the uniform sphere's analytic W = -3/5 (G = M = r_cl = 1) instead (same
-    positions, masses and softening; timings do not depend on the velocity scale)."""
-    n = int(n)
-    if n <= EXACT_IC_MAX_N:
-        return make_cluster(n, seed=seed)
-    rng = np.random.default_rng(seed)
-
-    def ball():
-        d = rng.normal(size=(3, n))
-        d /= np.linalg.norm(d, axis=0)
-        return d * rng.random(n) ** (1.0 / 3.0)
-
-    m = np.full(n, 1.0 / n)
-    x, v = ball(), ball()
-    x -= (x @ m)[:, None]
-    v -= (v @ m)[:, None]
-    v *= math.sqrt(0.3 * 0.6 / (0.5 * float(m @ (v * v).sum(axis=0))))
-    return place_on_orbit(State(x, v, m, default_softening(n), 0.0, Units()))
+    """The paper's set-up (uniform sphere, Q = 0.3, on its orbit at 8.5 kpc) for timing. Above
+    EXACT_IC_MAX_N bodies the O(N^2) NumPy potential energy would dominate the set-up (2 s at
+    N = 16384, ~9 min at 2^18), so velocities are scaled with the continuous sphere's W instead
+    (same positions, masses and softening; timings do not depend on the velocity scale)."""
+    return make_cluster(int(n), seed=seed, exact_potential=int(n) <= EXACT_IC_MAX_N)
 
 
 def build_pipeline(letter: str, state: State, precision: str, clock=None):

@@ -46,3 +46,12 @@ def test_black_hole_appended():
 def test_bad_input():
     with pytest.raises(ValueError, match="at least 2"):
         uniform_sphere(1)
+
+
+def test_analytic_virial_scaling_for_large_timing_states():
+    """exact_potential=False scales with the continuous sphere's W = -3/5: same positions, and
+    a virial ratio close to the exact one (softening and discreteness change W by a few %)."""
+    exact, fast = uniform_sphere(2000, seed=3), uniform_sphere(2000, seed=3, exact_potential=False)
+    assert np.array_equal(exact.x, fast.x)
+    q = kinetic_energy(fast) / abs(pairwise_potential_energy(fast.positions, fast.m, fast.eps))
+    assert 0.27 < q < 0.33
