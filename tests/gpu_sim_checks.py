@@ -24,7 +24,8 @@ from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_erro
 from nbsymple_versions.versions import get_version
 
 if not config.ENABLE_CUDASIM:
-    pytest.skip("run with NUMBA_ENABLE_CUDASIM=1 (tests/test_gpu.py does)", allow_module_level=True)
+    pytest.skip("GPU simulator checks: run with NUMBA_ENABLE_CUDASIM=1 (tests/test_gpu.py does)",
+                allow_module_level=True)
 
 # The simulator's block manager polls its threads while holding the GIL; with Python's default
 # 5 ms switch interval every barrier costs milliseconds. 0.5 ms makes these checks ~2x faster.
