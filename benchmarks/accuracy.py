@@ -1,6 +1,8 @@
 """Conservation of energy and angular momentum (paper Tables 2 and 7): version B, the paper's
 set-up (uniform sphere, Q = 0.3, on its orbit at 8.5 kpc) at a fixed small N and seed,
 1000 steps of dt = 5e-4, leapfrog and SI6A, in sp, dp and dsp."""
+import itertools
+
 import numba
 import numpy as np
 
@@ -10,7 +12,7 @@ from nbsymple_versions.core.diagnostics import (angular_momentum, angular_moment
 from nbsymple_versions.core.integrator import advance
 from nbsymple_versions.core.schemes import get_scheme
 
-from .common import CONSERVATION_N, DT, PRECISIONS, Benchmark, ValidationError, configure_threads
+from .common import CONSERVATION_N, DT, PRECISIONS, Benchmark, cached_result, configure_threads, measure_each
 
 
 class Conservation(Benchmark):
@@ -29,16 +31,7 @@ class Conservation(Benchmark):
     #                     shared machine (parallel regions wait for descheduled threads)
 
     def setup_cache(self):
-        results = {}
-        for scheme in self.params[0]:
-            for precision in self.params[1]:
-                try:
-                    results[(scheme, precision)] = ("ok", self.integrate(scheme, precision))
-                except NotImplementedError as e:
-                    results[(scheme, precision)] = ("skip", str(e))
-                except Exception as e:      # reported per combination by `setup`
-                    results[(scheme, precision)] = ("error", f"{type(e).__name__}: {e}")
-        return results
+        return measure_each(itertools.product(self.params[0], self.params[1]), self.integrate)
 
     setup_cache.timeout = 1200
 
@@ -65,12 +58,7 @@ class Conservation(Benchmark):
                 "angular_momentum": angular_momentum_error(angular_momentum(state), l0)}
 
     def setup(self, results, scheme, precision):
-        kind, value = results[(scheme, precision)]
-        if kind == "skip":
-            raise NotImplementedError(value)
-        if kind == "error":
-            raise (ValidationError if value.startswith("ValidationError") else RuntimeError)(value)
-        self.errors = value
+        self.errors = cached_result(results, (scheme, precision))
 
     def track_energy_error(self, results, scheme, precision):
         """Relative energy error after 1000 steps."""

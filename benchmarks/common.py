@@ -27,7 +27,6 @@ compiled kernels it then times) before anything is timed; a wrong kernel raises
 `NotImplementedError`, which asv records as skipped.
 """
 import itertools
-import math
 import os
 import shutil
 import statistics
@@ -164,6 +163,30 @@ def median_call_seconds(fn, min_seconds: float = 0.3, min_calls: int = 3, max_ca
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def measure_each(keys, measure) -> dict:
+    """For asv's `setup_cache`: {key: ("ok", measure(*key)) | ("skip", why) | ("error", what)}
+    over every key, so one unrunnable combination does not lose the others."""
+    results = {}
+    for key in keys:
+        try:
+            results[key] = ("ok", measure(*key))
+        except NotImplementedError as e:
+            results[key] = ("skip", str(e))
+        except Exception as e:      # reported per combination by `cached_result`
+            results[key] = ("error", f"{type(e).__name__}: {e}")
+    return results
+
+
+def cached_result(results: dict, key):
+    """The value `measure_each` stored for `key`; a skip or an error is raised again (in `setup`)."""
+    kind, value = results[key]
+    if kind == "skip":
+        raise NotImplementedError(value)
+    if kind == "error":
+        raise (ValidationError if value.startswith("ValidationError") else RuntimeError)(value)
+    return value
 
 
 class Benchmark:

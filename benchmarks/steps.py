@@ -1,9 +1,11 @@
 """Whole integration steps (paper Fig. 2, Fig. 5) and the per-task shares of a step
 (paper Tables 4-6), through the same stepping loop as `Simulation.step`."""
+import itertools
+
 from nbsymple_versions.core.integrator import advance
 from nbsymple_versions.core.schemes import get_scheme
 
-from .common import DT, NS, PRECISIONS, TASKS, VERSIONS, Benchmark, ValidationError, skip_list
+from .common import DT, NS, PRECISIONS, TASKS, VERSIONS, Benchmark, cached_result, measure_each, skip_list
 
 
 class Step(Benchmark):
@@ -41,16 +43,7 @@ class TaskShares(Benchmark):
     max_steps = 2000
 
     def setup_cache(self):
-        shares = {}
-        for version in self.params[0]:
-            for n in self.params[1]:
-                try:
-                    shares[(version, n)] = ("ok", self.measure(version, n))
-                except NotImplementedError as e:
-                    shares[(version, n)] = ("skip", str(e))
-                except Exception as e:      # reported per combination by `setup`
-                    shares[(version, n)] = ("error", f"{type(e).__name__}: {e}")
-        return shares
+        return measure_each(itertools.product(self.params[0], self.params[1]), self.measure)
 
     setup_cache.timeout = 1800
 
@@ -64,12 +57,7 @@ class TaskShares(Benchmark):
         return self.clock.shares()
 
     def setup(self, shares, version, n, task):
-        kind, value = shares[(version, n)]
-        if kind == "skip":
-            raise NotImplementedError(value)
-        if kind == "error":
-            raise (ValidationError if value.startswith("ValidationError") else RuntimeError)(value)
-        self.shares = value
+        self.shares = cached_result(shares, (version, n))
 
     def track_share(self, shares, version, n, task):
         """Percentage of a dp leapfrog step spent in `task` (0 where the version has no such

@@ -1,4 +1,4 @@
-"""Peers (`nbsymple_versions.peers`): every available peer agrees with the float64 reference,
+"""Peers (`nbsymple_versions.peers`): every peer (the test extra installs them all) agrees with the float64 reference,
 a missing one is reported as skipped with a reason, and the table has every field.
 No timing assertions: speed belongs in the benchmarks."""
 import math
@@ -29,9 +29,7 @@ def test_candidates_cover_the_suite_and_the_peers():
 def test_available_candidate_agrees_with_reference(key, n):
     c = ALL[key]
     ok, reason = c.availability()
-    if not ok:
-        # the reporting path (tested below) covers unavailable peers; nothing to compare here
-        pytest.skip(f"{key}: {reason}")
+    assert ok, f"{key}: {reason} (the test extra installs every peer)"
     state = make_cluster(n, seed=n, radius_kpc=None)
     run, status, err = peers.prepare(c, state)
     assert status == peers.STATUS_OK, status
