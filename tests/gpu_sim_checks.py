@@ -8,6 +8,7 @@ The simulator costs ~10 us per pair interaction (padded targets x padded sources
 and mostly TILE = 32 (where the point is padding); TILE = 256 runs at N = 257.
 """
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -85,6 +86,16 @@ def check_against_reference(state, precision, kind, **options):
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_kernel_matches_reference(rng, precision, kind, n):
     check_against_reference(random_state(rng, n, precision), precision, kind, tile=32)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_shared_tile_survives_thread_switches(rng, monkeypatch, precision):
+    """The simulator creates a block's shared array on first request; a thread switch in the
+    middle (forced here by a slow np.empty) must not give two threads two arrays. Unlocked,
+    this reads uninitialised memory and is off by many orders of magnitude."""
+    empty = np.empty
+    monkeypatch.setattr(np, "empty", lambda *args, **kwargs: (time.sleep(1e-3), empty(*args, **kwargs))[1])
+    check_against_reference(random_state(rng, 64, precision), precision, "pairwise", tile=32)
 
 
 @pytest.mark.parametrize("kind", KINDS)

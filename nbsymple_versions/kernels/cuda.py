@@ -31,6 +31,8 @@ function) at the target's position and writes float64 accelerations.
 
 Nothing here touches a GPU at import: kernels are built on first use, buffers by `CudaPairwise`.
 """
+import sys
+import threading
 import warnings
 
 import numpy as np
@@ -72,6 +74,36 @@ def check_devices(devices) -> int:
     if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or devices < 1:
         raise ValueError(f"devices must be a whole number >= 1 (slices of targets, one per device), got {devices!r}")
     return int(devices)
+
+
+def _lock_simulator_shared_arrays():
+    """Make the simulator's `cuda.shared.array` hand every thread of a block the same array.
+
+    numba-cuda's simulator runs each CUDA thread as a Python thread, and `FakeCUDAShared.array`
+    looks up its per-call-site array and creates it when missing without a lock; a thread switch
+    between the two lets two threads each create their own "shared" array, and the tile loop
+    then reads uninitialised memory (garbage forces, now and then a NaN). Serialising the lookup
+    fixes it. Simulator only; applied once.
+    """
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+    if getattr(FakeCUDAShared.array, "locked", False):
+        return
+    unlocked, lock = FakeCUDAShared.array, threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:     # dynamic shared memory has no lookup
+            return unlocked(self, shape, dtype, alignment)
+        caller = sys._getframe(1)                   # keyed by call site, as the simulator does
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        with lock:
+            if key not in self._allocations:
+                self._allocations[key] = np.empty(shape, numpy_support.as_dtype(dtype)
+                                                  if isinstance(dtype, types.Type) else dtype)
+            return self._allocations[key]
+    array.locked = True
+    FakeCUDAShared.array = array
 
 
 def _rsqrt(ftype):
@@ -214,6 +246,8 @@ def _as91_device():
 def python_kernel(precision, tile=DEFAULT_TILE, galactic=False):
     """The plain Python kernel function (for `cuda.compile_ptx` in tests) and its fastmath flag."""
     _as91_device()
+    if simulator():
+        _lock_simulator_shared_arrays()
     fastmath = precision == "sp"
     ftype = np.float64 if precision == "dp" else np.float32
     rsqrt = _rsqrt(ftype)
