@@ -37,13 +37,6 @@ KINDS = ("pairwise", "fused")      # C/D kernel, E kernel (pairwise + galactic)
 UNITS = Units()
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy % (2**32)
-    print(f"random seed {seed}")
-    return np.random.default_rng(seed)
-
-
 def random_state(rng, n, precision):
     """n bodies with random masses uniform in the unit ball, at the precision's frame
     (850 cluster radii out for dp and dsp, the origin for sp; as in validation.py)."""
