@@ -4,6 +4,12 @@ import numpy as np
 import pytest
 
 
+def pytest_configure(config):
+    seed = os.environ.get("NBSYMPLE_TEST_SEED", "")
+    if seed and not (seed.isdigit() and int(seed) < 2**32):
+        raise pytest.UsageError(f"NBSYMPLE_TEST_SEED must be a whole number below 2**32 (a printed seed), got {seed!r}")
+
+
 @pytest.fixture
 def rng():
     """A fresh random generator per test, its seed printed (shown when the test fails);
