@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test paper bench bench-smoke clean
+.PHONY: venv test paper bench bench-smoke benchmarks-json gate find dashboard clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,42 +17,56 @@ venv: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# bench, bench-smoke: the asv suite (see README, "Tracking performance")
+# bench, bench-smoke, gate, dashboard: the asv suite (docs/tracking_performance.md)
 bench: $(STAMP)
-	@machine=$$($(BIN)/python -m benchmarks.common machine) || exit 1; \
-	echo "asv: machine $$machine, grid $${NBSYMPLE_BENCH_GRID:-default}, commit $$(git rev-parse --short HEAD)"; \
-	start=$$(date +%s); \
-	$(BIN)/asv run --python=same --set-commit-hash "$$(git rev-parse HEAD)" --machine "$$machine" --durations 10 $(ASV_ARGS); rc=$$?; \
-	$(BIN)/python -m benchmarks.common portable-results "results/$$machine" || rc=1; \
-	echo "asv: wall time $$(( $$(date +%s) - start )) s, exit status $$rc (results in results/$$machine/)"; \
-	exit $$rc
+	$(BIN)/python -m benchmarks.tracking run $(ASV_ARGS)
 
-# asv check and the smoke run rewrite results/benchmarks.json for the smoke grid: keep the committed one
+# CI: asv check, then the smoke grid once (--quick), with scratch results: results/ stays as it is
 bench-smoke: $(STAMP)
-	@machine=$$($(BIN)/python -m benchmarks.common machine) || exit 1; \
-	log=$$(mktemp); start=$$(date +%s); \
-	if [ -f results/benchmarks.json ]; then cp results/benchmarks.json "$$log.json"; fi; \
-	$(BIN)/asv check --python=same >"$$log" 2>&1; rc=$$?; cat "$$log"; \
-	if [ $$rc -eq 0 ]; then \
-	{ NBSYMPLE_BENCH_GRID=smoke $(BIN)/asv run --python=same --quick --dry-run --machine "$$machine" $(ASV_ARGS) 2>&1; echo $$? >"$$log.rc"; } | tee "$$log"; \
-	rc=$$(cat "$$log.rc"); \
-	if grep -Eq 'failed|timed out' "$$log"; then rc=1; fi; \
-	fi; \
-	if [ -f "$$log.json" ]; then mv "$$log.json" results/benchmarks.json; fi; \
-	rm -f "$$log" "$$log.rc"; \
-	echo "bench-smoke: $$(( $$(date +%s) - start )) s, exit status $$rc"; \
-	exit $$rc
+	$(BIN)/python -m benchmarks.tracking smoke
 
-# paper: bounded asv sweep on this machine, then `nbsymple paper` (see README)
-# The sweep is `make bench` restricted to the benchmarks the paper uses (no peers), on the grid
-# NBSYMPLE_BENCH_GRID (default: default); a failed benchmark does not stop the plots (asv keeps the
-# rest). PAPER_ARGS go to `nbsymple paper` (e.g. --full on a GPU machine). From the committed results
-# alone, with no new run: `.venv/bin/python -m nbsymple_versions.paper --no-science`.
+# after a change to benchmarks/: the committed benchmarks.json must match asv's discovery
+benchmarks-json: $(STAMP)
+	$(BIN)/python -m benchmarks.tracking benchmarks-json
+
+# gate: exit 0 no regression, 1 regression, 2 a usage or set-up problem (its sentence says which).
+# make gives any failing recipe status 2, so the gate runs while this file is read, and a
+# regression turns on question mode (-q), whose status 1 means "not up to date".
+BASE ?= main
+ifneq ($(filter gate,$(MAKECMDGOALS)),)
+GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
+GATE_OUT := $(shell $(BIN)/python -m benchmarks.gate --base '$(BASE)' $(GATE_ARGS) >&2)
+GATE_STATUS := $(.SHELLSTATUS)
+ifeq ($(GATE_STATUS),1)
+MAKEFLAGS += -q
+else ifneq ($(GATE_STATUS),0)
+$(error gate: not run to the end (status $(GATE_STATUS)); the line above says why)
+endif
+endif
+gate:
+	@:
+
+# find: bisect GOOD..BAD for the commit that slowed BENCH, a regex naming one benchmark and its
+# parameters (asv builds an environment per commit; results/ stays as it is)
+find: $(STAMP)
+	$(BIN)/python -m benchmarks.tracking find "$(GOOD)..$(BAD)" "$(BENCH)"
+
+# dashboard: asv publish into html/, then local copies of the scripts and styles it loads
+dashboard: $(STAMP)
+	$(BIN)/asv publish
+	$(BIN)/python tools/dashboard/offline.py html
+
+# paper: bounded asv sweep on this machine into scratch results (.asv/paper/results: results/ and
+# its benchmarks.json stay as committed), then `nbsymple paper` from them (see docs/paper.md). The
+# sweep is `make bench` restricted to the benchmarks the paper uses, on the grid NBSYMPLE_BENCH_GRID
+# (default: default); a failed benchmark does not stop the plots (asv keeps the rest). PAPER_ARGS go
+# to `nbsymple paper` (e.g. --full on a GPU machine). From the committed results alone, with no new
+# run: `.venv/bin/python -m nbsymple_versions.paper --no-science`.
 paper: $(STAMP)
-	@date +%s > $(VENV)/.paper-start; echo "paper: 1/2 asv sweep (make bench, paper benchmarks only)"
-	-@$(MAKE) --no-print-directory bench ASV_ARGS="--bench '^(tasks|steps|throughput|accuracy|compile)\.'"
+	@date +%s > $(VENV)/.paper-start; echo "paper: 1/2 asv sweep (the paper's benchmarks, into .asv/paper/results)"
+	-@$(BIN)/python -m benchmarks.tracking run --results paper --bench '^(tasks|steps|throughput|accuracy|compile)\.'
 	@echo "paper: 2/2 figures, tables and science runs into plots/"; \
-	$(BIN)/python -m nbsymple_versions.paper $(PAPER_ARGS); rc=$$?; \
+	$(BIN)/python -m nbsymple_versions.paper --results .asv/paper/results $(PAPER_ARGS); rc=$$?; \
 	echo "paper: total wall time $$(( $$(date +%s) - $$(cat $(VENV)/.paper-start) )) s; open plots/REPORT.md"; \
 	exit $$rc
 

@@ -1,32 +1,49 @@
-"""Shared base of the asv suite: the parameter grid, building and validating a version's
-force pipeline, and skipping what this machine cannot run.
+"""Shared base of the asv suite: the fixed parameters, the grids, building and validating a
+version's force pipeline, and skipping (with a reason) what this machine or grid does not run.
 
-Nothing here is a benchmark (no `time_` / `track_` names), so asv discovers nothing in this
-module; the benchmark modules import `Benchmark` and the grid from it.
+Nothing here is a benchmark (no `time_` / `track_` names); the benchmark modules import
+`Benchmark`, `axes` and the helpers from it.
 
-Environment variables (read once, at import; asv passes the environment on to the
-benchmark processes it spawns):
+Fixed parameters
+----------------
+Every benchmark takes its `params` from AXES, so they are the same on every machine and grid:
+all versions of `versions.TABLE`, every N of the largest grid, every precision. asv keys a
+result by its parameter values, so a smoke run or a CPU-only machine never hides the rows of
+another run. What should not run here is skipped, with one sentence saying why, by
+`Benchmark.skip_reason` (raised in `setup` as NotImplementedError) or, for a skip that only one
+method of a class has, by `method_skips` (raised inside that method as SkipNotImplemented).
+`tracking.selection()` turns the same reasons into asv's `-b` patterns, so that `make bench`
+does not spawn a process per skipped combination.
+
+Extending
+---------
+- A new value on an axis (version F in `versions.TABLE`, a larger N) keeps every committed
+  result (asv matches rows by value): say in `skip_reason` when it cannot run, then
+  `make benchmarks-json`.
+- A new axis (GPU backend numba|cupy, kernel tiled|plain) changes every parameter tuple of a
+  class that takes it: add it to AXES and give it to new GPU-only classes over GPU_LETTERS (as
+  `tasks.Transfer`), so the history of Tasks and Step stays; a value a machine lacks (no CuPy)
+  is a skip reason. To add it to an existing class instead, rewrite the committed rows with
+  `benchmarks.migrate.reshape` (old rows take the axis' default value) and keep `version`.
+- Bump a benchmark's `version` only when what it measures changes.
+
+Environment variables (read once, at import; asv passes them on to the processes it spawns):
 
     NBSYMPLE_BENCH_GRID      smoke | default | large   (default: default)
-        smoke:   N = 256 only (CI: `make bench-smoke`)
-        default: N = 256, 1024, 4096, 16384; a timed call of A or B is limited to 16384^2
-                 interactions (so SI6A steps, 7 force evaluations, stop at N = 4096 for A, B)
-        large:   N = 1024 ... 2^18 (GPU machines); A up to 16384^2 interactions per timed
-                 call, B up to 65536^2, C, D, E up to 7 * 2^36 (an SI6A step at N = 2^18)
-    NBSYMPLE_BENCH_VERSIONS  letters to put in the grid, e.g. "AB" (default: A and B, plus C, D,
-                             E where an NVIDIA driver is visible or NUMBA_ENABLE_CUDASIM=1;
-                             no GPU is touched at import)
+        smoke:   N = 256 (CI: `make bench-smoke`)
+        default: N = 256, 1024, 4096, 16384; a timed call of A or B at most 16384^2 interactions
+        large:   N = 1024 ... 2^18 (GPU machines); A up to 16384^2 interactions per timed call,
+                 B up to 65536^2, C, D, E up to 7 * 2^36 (an SI6A step at N = 2^18)
+    NBSYMPLE_BENCH_VERSIONS  letters to run, e.g. "AB" (default: A-E; GPU versions skip without
+                             a GPU, which is looked for without touching a driver; F, across MPI
+                             ranks, is one rank under asv and runs only when named)
     NBSYMPLE_BENCH_THREADS   numba threads for the threaded host kernels of B, D and E (default:
-                             numba's default, all cores). Recorded per run by
-                             `throughput.Threads.track_threads`.
+                             all cores); recorded by `throughput.Threads.track_threads`
 
-Every benchmark's `setup` validates the version x precision against the float64 reference
-(at N = 256, on fresh random inputs, with the same pipeline factory and hence the same
-compiled kernels it then times) before anything is timed; a wrong kernel raises
-`ValidationError`, which asv reports as a failure. Combinations the machine cannot run raise
-`NotImplementedError`, which asv records as skipped.
+Every `setup` validates the version x precision against the float64 reference (N = 256, fresh
+random inputs, the same pipeline factory and hence the same compiled kernels it then times)
+before anything is timed; a wrong kernel raises `ValidationError`, a failure in asv's report.
 """
-import itertools
 import os
 import shutil
 import statistics
@@ -37,41 +54,56 @@ import numpy as np
 
 from nbsymple_versions import TaskClock, VersionUnavailable, get_version, make_cluster
 from nbsymple_versions.core.ics import State
+from nbsymple_versions.core.vocabulary import PRECISIONS, TASKS
+from nbsymple_versions.provenance import cuda_simulator
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline
+from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE
 
-LETTERS = ("A", "B", "C", "D", "E")
-CPU_PAIRWISE = ("A", "B")            # versions whose O(N^2) task runs on the CPU
-PRECISIONS = ("sp", "dp", "dsp")
-TASKS = ("pairwise", "galactic", "integrate", "transfer")
-FLOPS_PER_INTERACTION = 20           # the usual convention of GPU N-body papers
+try:                                    # asv_runner (with asv) skips a combination on this
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+except ImportError:                     # pragma: no cover - asv not installed
+    class SkipNotImplemented(NotImplementedError):
+        pass
+
 DT = 5e-4                            # the paper's time step, in cluster time units
 BENCH_SEED = 2011                    # timed states are reproducible; validation inputs are fresh
 VALIDATION_N = 256
 EXACT_IC_MAX_N = 4096                # above this, timed states use the analytic virial scaling
+CONSERVATION_N = 1024                # the conservation runs' N, on every grid
 
 GRIDS = {
-    "smoke": {"ns": (256,), "budget": {"cpu": 7 * 256**2, "gpu": 7 * 256**2},
-              "conservation_n": 256},
-    "default": {"ns": (256, 1024, 4096, 16384), "budget": {"cpu": 16384**2, "gpu": 7 * 16384**2},
-                "conservation_n": 1024},
+    "smoke": {"ns": (256,), "budget": {"cpu": 7 * 256**2, "gpu": 7 * 256**2}},
+    "default": {"ns": (256, 1024, 4096, 16384), "budget": {"cpu": 16384**2, "gpu": 7 * 16384**2}},
     "large": {"ns": (1024, 4096, 16384, 65536, 131072, 262144),
-              "budget": {"A": 16384**2, "B": 65536**2, "gpu": 7 * 262144**2},
-              "conservation_n": 1024},
+              "budget": {"A": 16384**2, "B": 65536**2, "gpu": 7 * 262144**2}},
 }
 SIMULATOR_BUDGET = 256**2            # the CUDA simulator costs ~10 us per pair interaction
+
+# The parameter axes: each benchmark's params are a choice of these, on every machine and grid.
+AXES = {
+    "version": LETTERS,
+    "gpu_version": GPU_LETTERS,          # for what only a GPU version has (host-device transfer)
+    "n": tuple(sorted({n for g in GRIDS.values() for n in g["ns"]})),
+    "precision": PRECISIONS,
+    "task": TASKS,
+    "scheme": ("leapfrog", "si6a"),
+}
+# asv param_names (what results and the paper read) of the axes whose name differs
+_PARAM_NAME = {"gpu_version": "version"}
+
+
+def axes(*names) -> tuple[list, list]:
+    """(params, param_names) for a class over the named AXES."""
+    return [list(AXES[a]) for a in names], [_PARAM_NAME.get(a, a) for a in names]
 
 
 class ValidationError(RuntimeError):
     """The pipeline about to be timed does not reproduce the float64 reference forces."""
 
 
-def _simulator() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
-def _gpu_visible() -> bool:
+def gpu_visible() -> bool:
     """A cheap look for a GPU that touches no driver: simulator on, or an NVIDIA driver present."""
-    return _simulator() or os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None
+    return cuda_simulator() or os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None
 
 
 def _grid_name() -> str:
@@ -81,48 +113,66 @@ def _grid_name() -> str:
     return name
 
 
+# versions that run by default: all but those across MPI ranks (F is one rank under asv,
+# i.e. its node engine again; NBSYMPLE_BENCH_VERSIONS=...F times it)
+DEFAULT_VERSIONS = tuple(v.letter for v in TABLE if not getattr(v, "distributed", False))
+
+
 def _versions() -> tuple:
     chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip().upper()
-    if chosen:
-        bad = sorted(set(chosen) - set(LETTERS) - set(", "))
-        if bad:
-            raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use A-E")
-        return tuple(v for v in LETTERS if v in chosen)
-    return LETTERS if _gpu_visible() else CPU_PAIRWISE
+    if not chosen:
+        return DEFAULT_VERSIONS
+    bad = sorted(set(chosen) - set(LETTERS) - set(", "))
+    if bad:
+        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use letters of {''.join(LETTERS)}")
+    return tuple(v for v in LETTERS if v in chosen)
 
 
 GRID = _grid_name()
-VERSIONS = _versions()
-NS = GRIDS[GRID]["ns"]
-CONSERVATION_N = GRIDS[GRID]["conservation_n"]
+VERSIONS = _versions()               # the versions that run (the params always hold all)
+NS = GRIDS[GRID]["ns"]               # the N that run on this grid
 
 
 def budget(letter: str) -> float:
     """Most pair interactions one timed call (or the set-up's warm call) may do in this grid."""
     b = GRIDS[GRID]["budget"]
-    if letter in CPU_PAIRWISE:
-        return b.get(letter, b.get("cpu"))
-    return min(b["gpu"], SIMULATOR_BUDGET) if _simulator() else b["gpu"]
+    if letter not in GPU_LETTERS:       # the host's CPU (F: one rank of its node engine)
+        return b.get(letter) or b.get("cpu") or b["B"]
+    return min(b["gpu"], SIMULATOR_BUDGET) if cuda_simulator() else b["gpu"]
 
 
 def over_budget(letter: str, n: int, evaluations: int = 1) -> bool:
     return evaluations * float(n) ** 2 > budget(letter)
 
 
-def check_budget(letter: str, n: int, evaluations: int = 1):
+def budget_reason(letter: str, n: int, evaluations: int = 1):
+    """Why (letter, n) is over this grid's budget, or None."""
     if over_budget(letter, n, evaluations):
-        raise NotImplementedError(
-            f"version {letter} at N = {n}: {evaluations} x N^2 pair interactions exceed the "
-            f"'{GRID}' grid's budget of {budget(letter):.3g} per timed call "
-            "(NBSYMPLE_BENCH_GRID=large raises it on GPU machines)")
+        return (f"version {letter} at N = {n}: {evaluations} x N^2 pair interactions exceed the "
+                f"'{GRID}' grid's budget of {budget(letter):.3g} per timed call")
+    return None
 
 
-def skip_list(*, evaluations: int = 1, when=None, params=None) -> list:
-    """Parameter tuples (version, n, x) to skip without running setup at all (asv's
-    `skip_params`): those over the grid's budget, and those for which `when(*p)` is true."""
-    params = params or (VERSIONS, NS, PRECISIONS)
-    return [p for p in itertools.product(*params)
-            if over_budget(p[0], p[1], evaluations) or (when is not None and when(*p))]
+def version_reason(letter: str):
+    """Why `letter` does not run here (left out, or a GPU version without a visible GPU), or None.
+    Cheap: no driver is touched (`build_pipeline` asks the real availability later)."""
+    if letter not in VERSIONS:
+        chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
+        return (f"version {letter} is left out by NBSYMPLE_BENCH_VERSIONS={chosen}" if chosen else
+                f"version {letter} runs only when NBSYMPLE_BENCH_VERSIONS names it (under asv it is one MPI rank)")
+    if letter in GPU_LETTERS and not gpu_visible():
+        return f"version {letter} needs a GPU and none is visible (NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
+    return None
+
+
+def grid_reason(letter: str, n: int | None = None, evaluations: int = 1):
+    """Why (letter, n) does not run on this machine and grid, or None (it runs)."""
+    reason = version_reason(letter)
+    if reason or n is None:
+        return reason
+    if n not in NS:
+        return f"N = {n} is not in the '{GRID}' grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
+    return budget_reason(letter, n, evaluations)
 
 
 def configure_threads() -> int:
@@ -190,8 +240,8 @@ def cached_result(results: dict, key):
 
 
 class Benchmark:
-    """Base of the suite's classes (like numpy's and scipy's `Benchmark`): asv settings, the
-    injectable pipeline factory, validation, and `prepare` for (version, N, precision)."""
+    """Base of the suite's classes (like numpy's and scipy's `Benchmark`): asv settings, the skip
+    reasons, the injectable pipeline factory, validation, and `prepare` for (version, N, precision)."""
 
     # asv settings for time_ benchmarks: 3 to 10 samples within ~2 s after a 0.1 s warm-up,
     # `number` chosen by asv so that a sample lasts >= 10 ms; one round (one process per
@@ -204,6 +254,22 @@ class Benchmark:
     warmup_time = 0.1
 
     validation_n = VALIDATION_N
+    # {method name: reason(*params) or None}: skips that only one method of the class has
+    method_skips = {}
+
+    def skip_reason(self, *params):
+        """Why these params do not run on this machine and grid (None: they run). Cheap: it
+        builds nothing, so `tracking.selection()` can ask it for every combination."""
+        p = dict(zip(self.param_names, params))
+        return grid_reason(p["version"], p.get("n")) if "version" in p else None
+
+    def check_params(self, *params):
+        """In `setup`: raise NotImplementedError if the class skips `params`, and keep each
+        method's own reason in `self.method_skip` (the method raises SkipNotImplemented)."""
+        reason = self.skip_reason(*params)
+        if reason:
+            raise NotImplementedError(reason)
+        self.method_skip = {m: f(self, *params) for m, f in self.method_skips.items()}
 
     # ---- the hook tests override to inject a wrong kernel
     def make_pipeline(self, letter, state, precision, clock=None):
@@ -227,7 +293,9 @@ class Benchmark:
     def prepare(self, letter: str, n: int, precision: str, evaluations: int = 1):
         """Skip if over budget or unavailable, validate, build the timed state and pipeline,
         and make one warm call (compiles everything). Sets state, clock, forces, acc, threads."""
-        check_budget(letter, n, evaluations)
+        reason = budget_reason(letter, n, evaluations)
+        if reason:
+            raise NotImplementedError(reason)
         self.threads = configure_threads()
         self.validate(letter, precision)
         self.state = timing_state(n)
@@ -241,91 +309,3 @@ class Benchmark:
     def on_device(self) -> bool:
         """True for GPU backends (upload / compute / download)."""
         return hasattr(self.forces.backend, "upload")
-
-
-# ---------------------------------------------------------------- used by `make bench`
-
-def detect_machine() -> tuple[str, str]:
-    """(asv machine name, GPU description): `<arch>-<cores>cores-<gpu>` such as
-    `x86_64-2cores-nogpu` or `x86_64-16cores-nvidia-h200` (`2x-...` for two GPUs); the
-    environment variable BENCH_MACHINE overrides the name. Asks nvidia-smi, never the driver."""
-    import platform
-    import re
-    import subprocess
-    gpus = []
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30).stdout
-            gpus = [line.strip() for line in out.splitlines() if line.strip()]
-        except (OSError, subprocess.SubprocessError):
-            gpus = []
-    if gpus:
-        slug = re.sub(r"[^a-z0-9]+", "-", gpus[0].lower()).strip("-")
-        gpu_slug = slug if len(gpus) == 1 else f"{len(gpus)}x-{slug}"
-        gpu = gpus[0] if len(gpus) == 1 else f"{len(gpus)} x {gpus[0]}"
-    else:
-        gpu_slug, gpu = "nogpu", ""
-    name = os.environ.get("BENCH_MACHINE", "").strip() or \
-        f"{platform.machine()}-{os.cpu_count()}cores-{gpu_slug}"
-    return name, gpu
-
-
-def register_machine(name: str, gpu: str = ""):
-    """Write asv's machine entry (~/.asv-machine.json) for `name` with the full description
-    (OS, architecture, CPU model, cores, RAM, GPU): `asv machine --yes --machine NAME` alone
-    stores only the name."""
-    from asv.machine import Machine, MachineCollection
-    info = Machine.get_defaults()
-    info.update(machine=name, gpu=gpu or "none")
-    MachineCollection.save(name, info)
-
-
-def portable_results(directory: str, root: str = "."):
-    """asv names a `--python=same` environment after the interpreter's absolute path; make the
-    results in `directory` independent of where the checkout lives: the path becomes relative
-    to the repository `root` (or the interpreter's file name if outside it), in the file name,
-    `env_name` and `python`. Results already there for the same commit are merged (new wins)."""
-    import glob
-    import json
-    root = os.path.abspath(root)
-    for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
-        if os.path.basename(path) == "machine.json":
-            continue
-        with open(path) as f:
-            data = json.load(f)
-        python = data.get("python", "")
-        if not os.path.isabs(python):
-            continue
-        rel = os.path.relpath(python, root)
-        new_python = os.path.basename(python) if rel.startswith("..") else rel
-        old_env = data["env_name"]
-        new_env = old_env.replace(python.replace(os.sep, "_"), new_python.replace(os.sep, "_"))
-        data["python"] = new_python
-        data.setdefault("params", {})["python"] = new_python
-        data["env_name"] = new_env
-        target = os.path.join(directory, f"{data['commit_hash'][:8]}-{new_env}.json")
-        if os.path.exists(target) and os.path.abspath(target) != os.path.abspath(path):
-            with open(target) as f:
-                old = json.load(f)
-            for key in ("results", "durations"):
-                merged = dict(old.get(key, {}))
-                merged.update(data.get(key, {}))
-                data[key] = merged
-        with open(target, "w") as f:
-            json.dump(data, f)
-        if os.path.abspath(target) != os.path.abspath(path):
-            os.remove(path)
-
-
-if __name__ == "__main__":
-    import sys
-    usage = "python -m benchmarks.common machine | portable-results DIR"
-    if sys.argv[1:] == ["machine"]:            # register this machine with asv, print its name
-        machine, gpu_name = detect_machine()
-        register_machine(machine, gpu_name)
-        print(machine)
-    elif len(sys.argv) == 3 and sys.argv[1] == "portable-results":
-        portable_results(sys.argv[2])
-    else:
-        sys.exit(usage)

@@ -1,7 +1,7 @@
 """Cold compile time: JIT compilation and first call of a version's pipeline."""
 from nbsymple_versions import TaskClock
 
-from .common import PRECISIONS, VERSIONS, Benchmark, configure_threads, timing_state
+from .common import Benchmark, axes, configure_threads, timing_state
 
 
 class Compile(Benchmark):
@@ -10,11 +10,12 @@ class Compile(Benchmark):
     measures the compile time. The pipeline is validated afterwards (validating first would
     compile the kernels before the measurement)."""
 
-    params = [list(VERSIONS), list(PRECISIONS)]
-    param_names = ["version", "precision"]
+    version = "1"
+    params, param_names = axes("version", "precision")
     n = 1024
 
     def setup(self, version, precision):
+        self.check_params(version, precision)
         configure_threads()
         state = timing_state(self.n)
         forces = self.make_pipeline(version, state, precision, TaskClock())

@@ -5,17 +5,19 @@ import itertools
 from nbsymple_versions.core.integrator import advance
 from nbsymple_versions.core.schemes import get_scheme
 
-from .common import DT, NS, PRECISIONS, TASKS, VERSIONS, Benchmark, cached_result, measure_each, skip_list
+from .common import DT, Benchmark, SkipNotImplemented, axes, budget_reason, cached_result, measure_each
 
 
 class Step(Benchmark):
     """One step of dt = 5e-4 of the cluster on its orbit (drifts and kicks on the host in
     float64, forces on the version's devices in the precision)."""
 
-    params = [list(VERSIONS), list(NS), list(PRECISIONS)]
-    param_names = ["version", "n", "precision"]
+    version = "1"
+    params, param_names = axes("version", "n", "precision")
+    method_skips = {"time_step_si6a": lambda self, version, n, precision: budget_reason(version, n, 7)}
 
     def setup(self, version, n, precision):
+        self.check_params(version, n, precision)
         self.prepare(version, n, precision)
         self.leapfrog = get_scheme("leapfrog")
         self.si6a = get_scheme("si6a")
@@ -26,9 +28,9 @@ class Step(Benchmark):
 
     def time_step_si6a(self, version, n, precision):
         """SI6A (6th order): seven force evaluations per step."""
+        if self.method_skip["time_step_si6a"]:
+            raise SkipNotImplemented(self.method_skip["time_step_si6a"])
         advance(self.state, self.forces, self.si6a, DT, 1, self.acc)
-
-    time_step_si6a.skip_params = skip_list(evaluations=7)
 
 
 class TaskShares(Benchmark):
@@ -36,8 +38,8 @@ class TaskShares(Benchmark):
     `min_steps`, and until the clock holds `min_seconds`). All four shares of a (version, N)
     come from one measurement (in `setup_cache`, one process for the grid), so they sum to 100."""
 
-    params = [list(VERSIONS), list(NS), list(TASKS)]
-    param_names = ["version", "n", "task"]
+    version = "1"
+    params, param_names = axes("version", "n", "task")
     min_steps = 3
     min_seconds = 0.5
     max_steps = 2000
@@ -48,6 +50,9 @@ class TaskShares(Benchmark):
     setup_cache.timeout = 1800
 
     def measure(self, version, n) -> dict:
+        reason = self.skip_reason(version, n)
+        if reason:
+            raise NotImplementedError(reason)
         forces = self.prepare(version, n, "dp")
         scheme = get_scheme("leapfrog")
         steps = 0

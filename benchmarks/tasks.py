@@ -1,23 +1,25 @@
 """The paper's four tasks (Fig. 1, Tables 4-6), each timed warm and synchronised.
 
-time_pairwise (task 1, O(N^2)), time_galactic (task 2), time_integrate (task 3: one drift and
-one kick, the O(N) work of a leapfrog step), time_transfer (task 4, GPU versions only).
+Tasks.time_pairwise (task 1, O(N^2); N^2 / this time is the interactions-per-second rate),
+HostTasks.time_galactic (task 2) and .time_integrate (task 3: one drift and one kick), which
+are float64 on the host whatever the precision and so take no precision parameter, and
+Transfer.time_transfer (task 4), which only the GPU versions have.
 """
 import numpy as np
 
-from .common import CPU_PAIRWISE, NS, PRECISIONS, VERSIONS, Benchmark, skip_list
+from .common import Benchmark, SkipNotImplemented, axes
 
 
 class Tasks(Benchmark):
-    """One task of one version at N bodies in one precision."""
+    """The O(N^2) task of one version at N bodies in one precision."""
 
-    params = [list(VERSIONS), list(NS), list(PRECISIONS)]
-    param_names = ["version", "n", "precision"]
+    version = "1"
+    params, param_names = axes("version", "n", "precision")
 
     def setup(self, version, n, precision):
+        self.check_params(version, n, precision)
         forces = self.prepare(version, n, precision)
         self.x = self.state.x.copy()
-        self.v = self.state.v.copy()
         self.out = np.zeros_like(self.x)
         if self.on_device:
             forces.backend.upload(self.x)      # time_pairwise then times the kernel alone
@@ -25,34 +27,59 @@ class Tasks(Benchmark):
     def time_pairwise(self, version, n, precision):
         """Task 1: all N^2 pair accelerations. CPU versions: the kernel plus the conversion of
         positions to the precision's arrays; GPU versions: the kernel alone, positions already
-        on the device, ending with a device synchronise (E's kernel includes the Galaxy)."""
+        on the device, ending with a device synchronise (E's kernel includes the Galaxy).
+        Rate: N^2 / this time interactions per second (x 20 flops: GFLOP/s)."""
         if self.on_device:
             self.forces.backend.compute()
         else:
             self.forces.pairwise(self.x, self.out)
 
-    def time_galactic(self, version, n, precision):
-        """Task 2: the Allen & Santillan (1991) acceleration on the host, float64 whatever the
-        precision (so timed at dp only); E has no separate galactic task (inside task 1)."""
+
+class HostTasks(Benchmark):
+    """The O(N) host tasks of one version at N bodies, float64 (the dp pipeline's host kernels)."""
+
+    version = "1"
+    params, param_names = axes("version", "n")
+    method_skips = {"time_galactic": lambda self, version, n: (
+        f"version {version} has no separate galactic task (its GPU kernel adds the Galaxy)"
+        if version == "E" else None)}
+
+    def setup(self, version, n):
+        self.check_params(version, n)
+        self.prepare(version, n, "dp")
+        self.x = self.state.x.copy()
+        self.v = self.state.v.copy()
+        self.out = np.zeros_like(self.x)
+
+    def time_galactic(self, version, n):
+        """Task 2: the Allen & Santillan (1991) acceleration on the host."""
+        if self.method_skip["time_galactic"]:
+            raise SkipNotImplemented(self.method_skip["time_galactic"])
         self.forces.galactic(self.x, self.out)
 
-    time_galactic.skip_params = skip_list(when=lambda v, n, p: p != "dp" or v == "E")
-
-    def time_integrate(self, version, n, precision):
-        """Task 3: one drift and one kick on the host in float64 (h = 0, so repeated calls keep
-        the state); precision-independent, so timed at dp only."""
+    def time_integrate(self, version, n):
+        """Task 3: one drift and one kick on the host (h = 0, so repeated calls keep the state)."""
         self.forces.drift(self.x, self.v, 0.0)
         self.forces.kick(self.v, self.out, 0.0)
 
-    time_integrate.skip_params = skip_list(when=lambda v, n, p: p != "dp")
 
-    def time_transfer(self, version, n, precision):
-        """Task 4: positions host -> device (in the precision's format) and accelerations
-        device -> host, each ending synchronised. GPU versions only."""
+class Transfer(Benchmark):
+    """Task 4 of the GPU versions: host <-> device copies at N bodies in one precision."""
+
+    version = "1"
+    params, param_names = axes("gpu_version", "n", "precision")
+
+    def setup(self, version, n, precision):
+        self.check_params(version, n, precision)
+        forces = self.prepare(version, n, precision)
         if not self.on_device:
             raise NotImplementedError(f"version {version} has no host-device transfer")
-        backend = self.forces.backend
-        backend.upload(self.x)
-        backend.download(self.out)
+        self.backend = forces.backend
+        self.x = self.state.x.copy()
+        self.out = np.zeros_like(self.x)
 
-    time_transfer.skip_params = skip_list(when=lambda v, n, p: v in CPU_PAIRWISE)
+    def time_transfer(self, version, n, precision):
+        """Positions host -> device (in the precision's format) and accelerations device -> host,
+        each ending synchronised."""
+        self.backend.upload(self.x)
+        self.backend.download(self.out)

@@ -1,29 +1,41 @@
-"""The `nbsymple` command: run, check, profile, info, paper.
+"""The `nbsymple` command: run, check, profile, info, paper, gpu-asm.
 
 Mistakes in the input (a bad N or dt, an unknown name, a GPU version without a GPU, a
 snapshot folder that cannot be written) end with one sentence on stderr and exit status 2,
 never a traceback.
 """
 import argparse
+from contextlib import contextmanager
 import json
 import math
-import os
-import platform
+import re
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from .core.pipeline import PRECISIONS
+from . import provenance
 from .core.schemes import SCHEMES
-from .versions import LETTERS, VersionUnavailable
+from .core.vocabulary import PRECISIONS, TASKS
+from .kernels.gpu_layout import BACKENDS, KERNEL_KINDS
+from .versions import GPU_LETTERS, LETTERS, VersionUnavailable
 
 
 class UsageError(Exception):
     """A user mistake: reported as one sentence, exit status 2."""
 
 
-def _positive_int(minimum):
+@contextmanager
+def _user_values():
+    """Set-up from the user's values (N, seed, options): a ValueError here is their mistake and
+    becomes a UsageError; a ValueError anywhere else is a bug and keeps its traceback."""
+    try:
+        yield
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _whole_number(minimum: int):
+    """argparse type: a whole number >= minimum."""
     def parse(text):
         try:
             value = int(text)
@@ -52,38 +64,80 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _gpu_arguments(p):
+    p.add_argument("--gpu-backend", default=None, type=str.lower, choices=BACKENDS,
+                   help="GPU versions C, D, E: numba (numba-cuda, default) or cupy (CuPy + CUDA C)")
+    p.add_argument("--gpu-kernel", default=None, type=str.lower, choices=KERNEL_KINDS,
+                   help="GPU versions C, D, E: tiled (shared memory, default) or plain (global memory)")
+
+
+def gpu_options(args, letter: str) -> dict:
+    """The `backend` and `kernel` options given on the command line, for version `letter` if it
+    is a GPU version ({} for the others, and when none was given)."""
+    if letter.upper() not in GPU_LETTERS:
+        return {}
+    given = {"backend": getattr(args, "gpu_backend", None), "kernel": getattr(args, "gpu_kernel", None)}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _parser():
     p = _Parser(prog="nbsymple", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
-    r.add_argument("--version", default="A", type=str.upper, choices=LETTERS, help="paper version A-E (default A)")
-    r.add_argument("--n", type=_positive_int(2), default=1024, help="number of bodies (default 1024)")
+    r.add_argument("--version", default="A", type=str.upper, choices=LETTERS,
+                   help="paper version A-E, or F across MPI ranks (default A)")
+    r.add_argument("--n", type=_whole_number(2), default=1024, help="number of bodies (default 1024)")
     r.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
     r.add_argument("--precision", default="dp", type=str.lower, choices=PRECISIONS)
     r.add_argument("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
-    r.add_argument("--steps", type=_positive_int(0), default=1000, help="number of steps (default 1000)")
+    r.add_argument("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
     r.add_argument("--seed", type=int, default=None, help="random seed of the initial conditions")
-    r.add_argument("--devices", type=_positive_int(1), default=None, help="GPU slices for version E")
-    r.add_argument("--tile", type=_positive_int(1), default=None, help="GPU threads per block (default 256)")
-    r.add_argument("--snapshots", type=Path, default=None, metavar="DIR", help="write .npz snapshots into DIR")
-    r.add_argument("--every", type=_positive_int(1), default=None, metavar="K", help="snapshot every K steps")
+    r.add_argument("--devices", type=_whole_number(1), default=None, help="GPU slices for version E")
+    r.add_argument("--tile", type=_whole_number(1), default=None, help="GPU threads per block (default 256)")
+    r.add_argument("--node-version", type=str.upper, choices=("B", "D", "E"), default=None,
+                   help="version F: the engine each MPI rank runs (default E with a GPU, else B)")
+    _gpu_arguments(r)
+    r.add_argument("--snapshots", type=Path, default=None, metavar="DIR", help="write snapshots into DIR")
+    r.add_argument("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
+                   help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
+    r.add_argument("--ics", type=Path, default=None, metavar="FILE",
+                   help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
+                        "Galactic frame) instead of a generated cluster")
+    r.add_argument("--mass-classes", type=_whole_number(1), default=None, metavar="K",
+                   help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
+    r.add_argument("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
     r.add_argument("--json", action="store_true", help="print one JSON object and nothing else on stdout")
+    r.add_argument("--checkpoint", default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
+    r.add_argument("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
+                   help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
+    r.add_argument("--resume", default=None, metavar="FILE",
+                   help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
-    c.add_argument("--n", type=_positive_int(2), default=1000, help="number of bodies (default 1000)")
+    c.add_argument("--n", type=_whole_number(2), default=1000, help="number of bodies (default 1000)")
     c.add_argument("--seed", type=int, default=None)
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
+    _gpu_arguments(c)
     c.add_argument("--gpu-report", action="store_true",
                    help="GPU self-check: validate C, D, E, then time them at N = 2^14, 2^16, 2^17")
 
     f = sub.add_parser("profile", help="per-task time of a few warm steps for each version and N (paper Tables 4-6)")
-    f.add_argument("--versions", default="ABCDE", type=str.upper, help="letters to profile (default: all available)")
-    f.add_argument("--n", type=_positive_int(2), nargs="+", default=[1024, 4096], help="numbers of bodies")
+    f.add_argument("--versions", default="".join(LETTERS), type=str.upper, help="letters to profile (default: all available)")
+    f.add_argument("--n", type=_whole_number(2), nargs="+", default=[1024, 4096], help="numbers of bodies")
     f.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
     f.add_argument("--precision", default="dp", type=str.lower, choices=PRECISIONS)
-    f.add_argument("--steps", type=_positive_int(1), default=5, help="warm steps timed per row (default 5)")
+    f.add_argument("--steps", type=_whole_number(1), default=5, help="warm steps timed per row (default 5)")
     f.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
+    _gpu_arguments(f)
+
+    a = sub.add_parser("gpu-asm", help="count the GPU kernels' machine instructions per interaction (no GPU needed)")
+    a.add_argument("--arch", default="sm_90", type=str.lower,
+                   help="target: sm_90 (H200, default), sm_80 (A100), sm_100 (B200) or another sm_XY (counted only)")
+    a.add_argument("--tile", type=_whole_number(1), default=256, help="threads per block (default 256)")
+    a.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
+    a.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                   help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")
     sub.add_parser("paper", help="regenerate the paper's tables and figures (see `nbsymple paper --help`)",
@@ -91,99 +145,54 @@ def _parser():
     return p
 
 
-def _writable_folder(folder: Path) -> Path:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise UsageError(f"cannot write snapshots into {folder}: {e.strerror or e}") from None
-    return folder
-
-
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total):
-        self.total, self.start = total, time.perf_counter()
-        self.active = sys.stderr.isatty() and total > 0
-        self.every = max(1, total // 200)
-
-    def __call__(self, k):
-        if self.active and (k % self.every == 0 or k == self.total):
-            frac = k / self.total
-            bar = "#" * int(30 * frac)
-            eta = (time.perf_counter() - self.start) * (1 / frac - 1)
-            sys.stderr.write(f"\r  [{bar:<30}] {k}/{self.total} steps, {eta:5.0f} s left ")
-            if k == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def cmd_run(args) -> int:
-    from .core.ics import make_cluster
-    from .simulation import Simulation
-    from .snapshots import write_snapshot
-
-    if args.every is not None and args.snapshots is None:
-        raise UsageError("--every needs --snapshots DIR")
-    folder = _writable_folder(args.snapshots) if args.snapshots is not None else None
-    every = args.every or args.steps or 1
-    options = {k: getattr(args, k) for k in ("devices", "tile") if getattr(args, k) is not None}
-
-    state = make_cluster(args.n, seed=args.seed)
-    sim = Simulation(state, args.version, args.scheme, args.precision, args.dt, **options)
-    progress = _Progress(args.steps)
-
-    def on_step(k):
-        if folder is not None and (k % every == 0 or k == args.steps):
-            write_snapshot(folder, sim.state, k)
-        progress(k)
-
-    if folder is not None:
-        write_snapshot(folder, sim.state, 0)
-    sim.step(args.steps, on_step)
-
-    result = {
-        "version": sim.version.letter, "n": args.n, "scheme": args.scheme, "precision": args.precision,
-        "dt": args.dt, "steps": args.steps, "seed": args.seed,
-        "energy_error": sim.energy_error(), "angular_momentum_error": sim.angular_momentum_error(),
-        "seconds_per_step": sim.seconds_per_step, "task_seconds": dict(sim.clock.seconds),
-        "task_shares": sim.clock.shares(), "threads": sim.threads, "device": sim.device,
-        "compile_seconds": sim.compile_seconds,
-    }
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    print(f"version {result['version']} ({sim.version.description})")
-    print(f"N = {args.n}, {args.scheme}, {args.precision}, dt = {args.dt:g}, {args.steps} steps, "
-          f"t = {sim.state.t:g} T = {sim.state.units.to_myr(sim.state.t):.3g} Myr")
-    print(f"device: {sim.device}; threads: {sim.threads}")
-    print(f"energy error            {result['energy_error']:.3e}")
-    print(f"angular momentum error  {result['angular_momentum_error']:.3e}")
-    print(f"seconds per step        {result['seconds_per_step']:.4g}")
-    shares = result["task_shares"]
-    print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in shares.items()))
-    if folder is not None:
-        print(f"snapshots in {folder}")
-    return 0
+    from .runner import RunStop, run       # checkpoints, resume, signals, seeds, memory
+    if args.version == "F":
+        from .mpi.run import run           # noqa: F811  (across MPI ranks: rank 0 writes and prints)
+        for name in ("ics", "mass_classes", "snapshot_format"):
+            if getattr(args, name) is not None:
+                raise UsageError(f"--{name.replace('_', '-')} is not available for version F yet")
+    elif args.node_version is not None:
+        raise UsageError("--node-version is for version F (the engine each MPI rank runs)")
+    if args.gpu_backend or args.gpu_kernel:
+        from .versions import get_version
+        if args.version not in GPU_LETTERS:
+            raise UsageError(f"--gpu-backend and --gpu-kernel are for the GPU versions {', '.join(GPU_LETTERS)}")
+        ok, reason = get_version(args.version).available(args.gpu_backend or "numba")
+        if not ok:
+            raise VersionUnavailable(f"version {args.version} is not available: {reason}")
+    try:                                   # runner.py passes devices, tile, backend and kernel on
+        return run(args, _parser())
+    except RunStop as e:
+        print(f"nbsymple run: {e}", file=sys.stderr)
+        return e.status
 
 
 def cmd_check(args) -> int:
+    from .runner import memory_problem
+    from .versions import all_versions, get_version
     if args.gpu_report:
         from .gpu_report import main as gpu_report
-        return gpu_report([])
+        options = gpu_options(args, "C")
+        with _user_values():
+            ok, reason = get_version("C").available(options.get("backend", "numba"))
+        if not ok:
+            raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
+        return gpu_report([f"--{k}={v}" for k, v in options.items()])
     from .validation import validate
-    from .versions import all_versions
+    if problem := memory_problem(args.n):
+        raise UsageError(problem)
 
     checks, unavailable = [], []
     for version in all_versions():
-        ok, reason = version.available()
+        options = gpu_options(args, version.letter)
+        ok, reason = version.available(options.get("backend", "numba"))
         if not ok:
             unavailable.append(f"{version.letter}: not available: {reason}")
             continue
         for precision in PRECISIONS:
-            checks.append(validate(version.letter, precision, n=args.n, seed=args.seed))
+            with _user_values():
+                checks.append(validate(version.letter, precision, n=args.n, seed=args.seed, **options))
     failed = [c for c in checks if not c.passed]
     if args.json:
         print(json.dumps([c.as_dict() for c in checks]))
@@ -202,70 +211,82 @@ def cmd_check(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from .core.clock import TASKS
     from .core.ics import make_cluster
     from .simulation import Simulation
     from .versions import get_version
 
+    from .runner import memory_problem
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
         raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
+    if problem := next(filter(None, map(memory_problem, args.n)), None):
+        raise UsageError(problem)
     if not args.json:
         print(f"{args.scheme}, {args.precision}; % of the step per task")
-        print(f"{'version':8}{'N':>8}{'s per step':>16}" + "".join(f"{t:>11}" for t in TASKS) + "   device")
+        print(f"{'version':8}{'N':>8}{'s per step':>16}" + "".join(f"{t:>12}" for t in TASKS) + "   device")
     rows = []
     for letter in dict.fromkeys(args.versions):
-        ok, reason = get_version(letter).available()
+        options = gpu_options(args, letter)
+        ok, reason = get_version(letter).available(options.get("backend", "numba"))
         if not ok:
             print(f"{letter}: not available: {reason}", file=sys.stderr)
             continue
         for n in args.n:
-            sim = Simulation(make_cluster(n, seed=0), letter, args.scheme, args.precision, diagnostics=False)
+            with _user_values():
+                sim = Simulation(make_cluster(n, seed=0), letter, args.scheme, args.precision, diagnostics=False,
+                                 **options)
             sim.step(args.steps)
             rows.append({"version": letter, "n": n, "scheme": args.scheme, "precision": args.precision,
                          "seconds_per_step": sim.seconds_per_step, "task_shares": sim.clock.shares(),
                          "threads": sim.threads, "device": sim.device})
             if not args.json:
-                shares = "".join(f"{rows[-1]['task_shares'][t]:11.2f}" for t in TASKS)
+                shares = "".join(f"{rows[-1]['task_shares'][t]:12.2f}" for t in TASKS)
                 print(f"{letter:8}{n:>8}{sim.seconds_per_step:16.4e}{shares}   {sim.device}", flush=True)
     if args.json:
         print(json.dumps(rows))
     return 0
 
 
-def cmd_info(args) -> int:
-    import numba
-    import numpy as np
+def cmd_gpu_asm(args) -> int:
+    from . import gpu_asm
+    if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
+        raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
+    with _user_values():
+        from .kernels.gpu_layout import check_tile
+        check_tile(args.tile)
+    if args.keep is not None:
+        try:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=args.keep):
+                pass
+        except OSError as e:
+            raise UsageError(f"cannot write SASS into {args.keep}: {e.strerror or e}") from None
+    try:
+        return gpu_asm.main(args.arch, args.tile, args.json, args.keep)
+    except gpu_asm.ToolMissing as e:
+        raise UsageError(str(e)) from None
+    except gpu_asm.CompileFailed as e:     # e.g. an architecture this toolchain does not know
+        raise UsageError(str(e)) from None
 
-    from .kernels.cpu import THREADED
+
+def cmd_info(args) -> int:
     from .versions import all_versions
 
-    THREADED.axpy(np.zeros(4), np.zeros(4), 0.0)   # start the threading layer so it can be named
-    print(f"python          {platform.python_version()} ({platform.machine()})")
-    print(f"numpy           {np.__version__}")
-    print(f"numba           {numba.__version__}, threading layer {numba.threading_layer()}")
-    print(f"CPU cores       {os.cpu_count()}; numba threads {numba.get_num_threads()} "
-          f"(NUMBA_NUM_THREADS = {numba.config.NUMBA_NUM_THREADS})")
-    print(f"GPUs            {_gpus()}")
+    d = provenance.describe()
+    lib = d["libraries"]
+    print(f"python          {lib['python']} ({d['arch']})")
+    print(f"CPU             {d['cpu']}, {d['cores']} logical CPUs, vector ISA {d['isa']}")
+    print(f"numpy           {lib['numpy']}")
+    print(f"numba           {lib['numba']} (llvmlite {lib['llvmlite']}), threading layer {d['threading_layer']}, "
+          f"{d['threads']} threads")
+    print(f"numba-cuda      {lib['numba-cuda'] or 'not installed'}")
+    print(f"GPUs            {d['gpu_description']}" + (f"; CUDA driver {d['cuda_driver']}" if d["cuda_driver"] else ""))
+    print(f"commit          {d['commit']}")
     print("versions:")
     for v in all_versions():
         ok, reason = v.available()
         print(f"  {v.letter}  {v.description}" + ("" if ok else f"  [not available: {reason}]"))
     return 0
-
-
-def _gpus() -> str:
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
-    try:
-        from numba import cuda
-        if not cuda.is_available():
-            return "none seen by numba-cuda"
-        return ", ".join(f"{g.id}: {g.name.decode() if isinstance(g.name, bytes) else g.name}" for g in cuda.gpus)
-    except ImportError:
-        return "numba-cuda not installed (pip install 'nbsymple-versions[gpu]')"
-    except Exception as e:  # a broken driver is information here, not a crash
-        return f"none usable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
 
 
 def main(argv=None) -> int:
@@ -274,10 +295,12 @@ def main(argv=None) -> int:
         from .paper import main as paper_main
         return paper_main(argv[1:])
     args = _parser().parse_args(argv)
+    args.argv = argv
     try:
-        commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info}
+        commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
+                    "gpu-asm": cmd_gpu_asm}
         return commands[args.command](args)
-    except (UsageError, ValueError, VersionUnavailable) as e:
+    except (UsageError, VersionUnavailable) as e:
         print(f"nbsymple {args.command}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

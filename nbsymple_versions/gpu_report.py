@@ -2,8 +2,11 @@
 
 On a real GPU it takes well under 3 minutes: C, D and E in sp, dp and dsp against the float64
 reference, then for N = 2^14, 2^16, 2^17 and each precision the pairwise rate of the GPU kernel
-(interactions per second, GFLOP/s at 20 flops per interaction), the transfer time per force
-evaluation (positions up, accelerations down) and the time per leapfrog step of C, D and E.
+(interactions per second, GFLOP/s at 20 flops per interaction: core/vocabulary.py), the transfer time per force
+evaluation (positions up, accelerations down) and the time per leapfrog step of C, D and E;
+last, the rates of the tiled and the plain kernel side by side, with the largest difference
+between their accelerations (the net effect of tiling, cross-checked). `--backend cupy` runs all
+of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`).
 Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`); the
 simulator's numbers mean nothing.
 """
@@ -14,12 +17,10 @@ import time
 import numpy as np
 
 from .core.ics import make_cluster
-from .versions import get_version
+from .core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
+from .versions import GPU_LETTERS as LETTERS, get_version
 
-LETTERS = ("C", "D", "E")
-PRECISIONS = ("sp", "dp", "dsp")
 DEFAULT_SIZES = (2**14, 2**16, 2**17)
-FLOPS = 20   # per pairwise interaction, the usual count (GPU Gems 3, ch. 31 and the paper)
 
 
 def _parser():
@@ -33,6 +34,10 @@ def _parser():
     p.add_argument("--devices", type=int, default=1, help="slices of targets for version E (default 1)")
     p.add_argument("--min-seconds", type=float, default=0.2,
                    help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
+    p.add_argument("--backend", default="numba", choices=("numba", "cupy"),
+                   help="GPU backend: numba (numba-cuda, default) or cupy (CuPy + CUDA C)")
+    p.add_argument("--kernel", default="tiled", choices=("tiled", "plain"),
+                   help="kernel of the validation and step rows: tiled (default) or plain; both are timed")
     return p
 
 
@@ -47,19 +52,24 @@ def _repeat(fn, min_seconds, least=2):
             return elapsed / calls
 
 
+def _devices(letter: str, devices: int) -> dict:
+    """The `devices` option for the versions that take it (E), none for the others."""
+    return dict(devices=devices) if "devices" in get_version(letter).options else {}
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     from .simulation import Simulation
     from .validation import validate
 
     version = get_version("C")
-    ok, reason = version.available()
+    ok, reason = version.available(args.backend)
     if not ok:
         print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
         return 1
     from .kernels import cuda as kc
 
-    options = dict(tile=args.tile)
+    options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     try:
         kc.check_tile(args.tile)
         kc.check_devices(args.devices)
@@ -72,13 +82,14 @@ def main(argv=None) -> int:
     validate_n = args.validate_n or (96 if sim else 2048)
     names = kc.device_names(range(kc.physical_devices()))
     print(f"GPU report: {', '.join(names)}" + (" (simulator: numbers below are meaningless)" if sim else ""))
-    print(f"tile {args.tile}; version E on {args.devices} slice(s); {FLOPS} flops per interaction")
+    print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s); "
+          f"{FLOPS} flops per interaction")
 
     print(f"\nvalidation against the float64 reference, n = {validate_n} (fresh random cluster)")
     failed = 0
     for letter in LETTERS:
         for precision in PRECISIONS:
-            extra = dict(devices=args.devices) if letter == "E" else {}
+            extra = _devices(letter, args.devices)
             c = validate(letter, precision, n=validate_n, **options, **extra)
             failed += not c.passed
             print(f"  {letter} {precision:3s}  max relative error {c.max_relative_error:.2e}"
@@ -101,17 +112,49 @@ def main(argv=None) -> int:
             rate = float(n) * n / kernel_s
             steps = []
             for letter in LETTERS:
-                extra = dict(devices=args.devices) if letter == "E" else {}
+                extra = _devices(letter, args.devices)
                 s = Simulation(state.copy(), letter, "leapfrog", precision, dt=5e-4, diagnostics=False,
                                **options, **extra)
                 s.step(args.steps)
                 steps.append(s.seconds_per_step)
             print(f"{n:>7} {precision:4} {rate:>14.3e} {rate * FLOPS / 1e9:>9.1f} {transfer_s * 1e3:>11.3f}"
                   + "".join(f" {t * 1e3:>10.3f}" for t in steps), flush=True)
+    failed += _tiling(version, args)
     if failed:
         print(f"\nnbsymple check --gpu-report: {failed} validation(s) failed", file=sys.stderr)
         return 1
     return 0
+
+
+def _tiling(version, args) -> int:
+    """The net effect of tiling (GPU Gems 3 warns: shared memory "adds barriers and uses
+    resources. Measure the net effect"): the C/D kernel's rate, tiled and plain, and the largest
+    difference between their accelerations (same sources, same order: they should agree within
+    the precision's tolerance). Returns the number of disagreements."""
+    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+
+    print("\ntiled vs plain kernel (warm, synchronised; difference = max relative, plain against tiled)")
+    print(f"{'':7}{'N':>7} {'prec':4} {'tiled int/s':>12} {'plain int/s':>12} {'tiled/plain':>11} {'difference':>11}")
+    disagree = 0
+    for n in args.sizes:
+        for precision in PRECISIONS:
+            state = make_cluster(n, seed=2011, exact_potential=False, radius_kpc=FRAME_KPC[precision])
+            rates, acc = {}, {}
+            for kernel in ("tiled", "plain"):
+                forces = version.pipeline(state, precision, tile=args.tile, backend=args.backend, kernel=kernel)
+                forces.warm_up(state.x)
+                backend, out = forces.backend, np.empty_like(state.x)
+                backend.upload(state.x)
+                rates[kernel] = float(n) * n / _repeat(backend.compute, args.min_seconds)
+                backend.download(out)
+                acc[kernel] = out.T.copy()
+            diff = max_relative_error(acc["plain"], acc["tiled"])
+            agree = diff <= TOLERANCE[precision]
+            disagree += not agree
+            print(f"{'tiling':7}{n:>7} {precision:4} {rates['tiled']:>12.3e} {rates['plain']:>12.3e} "
+                  f"{rates['tiled'] / rates['plain']:>11.2f} {diff:>11.1e}  {'agree' if agree else 'DIFFER'}",
+                  flush=True)
+    return disagree
 
 
 if __name__ == "__main__":

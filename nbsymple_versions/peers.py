@@ -29,7 +29,6 @@ import argparse
 import importlib.util
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -40,8 +39,10 @@ import numpy as np
 
 from .core import reference
 from .core.ics import make_cluster
+from .core.vocabulary import PRECISIONS
+from .provenance import machine_line
 from .validation import TOLERANCE, max_relative_error
-from .versions import VersionUnavailable, get_version
+from .versions import CPU_LETTERS, VersionUnavailable, get_version
 
 DEFAULT_NS = (4096, 16384)
 DEFAULT_REPEATS = 5
@@ -252,8 +253,8 @@ def _warp_builder(precision: str):
 def candidates() -> list[Candidate]:
     """Every candidate, this suite's first, then the peers."""
     out = []
-    for letter in ("A", "B"):
-        for precision in ("sp", "dp", "dsp"):
+    for letter in CPU_LETTERS:
+        for precision in PRECISIONS:
             out.append(Candidate(letter, precision, _suite_builder(letter, precision),
                                  _suite_availability(letter)))
     out.append(Candidate("NumPy", "dp", _numpy_build, note="float64, chunked"))
@@ -352,31 +353,6 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def machine_line() -> str:
-    """CPU, cores, numba version, threading layer and threads (after a parallel kernel ran)."""
-    import numba
-
-    from .kernels.cpu import THREADED
-    a = np.zeros(2)
-    THREADED.axpy(a, a, 0.0)      # make numba pick its threading layer
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = "unknown"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} logical CPUs; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, numba {numba.__version__} (threading layer {layer}, "
-            f"{numba.get_num_threads()} threads)")
-
-
 def _load() -> str:
     try:
         return f"{os.getloadavg()[0]:.2f}"
@@ -395,7 +371,7 @@ def main(argv=None) -> int:
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     load_before = _load()
     rows = table(args.n, args.repeats, args.seed, args.only, progress=progress)
-    print(machine_line())
+    print(machine_line())     # provenance: CPU model and ISA, cores, libraries, threading
     print(f"load average (1 min) before / after: {load_before} / {_load()}")
     print()
     print(format_table(rows))

@@ -2,19 +2,36 @@
 
     sim = Simulation(make_cluster(1024, seed=1), version="B", scheme="si6a", precision="dp", dt=5e-4)
     sim.step(100)
-    sim.energy_error(), sim.angular_momentum_error(), sim.clock.shares()
+    sim.energy_error(), sim.internal_energy_error(), sim.angular_momentum_error(), sim.clock.shares()
+
+A step that leaves a non-finite position, velocity or acceleration raises `NonFiniteState`
+at once (an O(N) check on the host arrays). `record()` and `Simulation.restore` carry
+everything but the arrays through a checkpoint, so a restored run continues bit for bit.
 """
 import math
 
 import numpy as np
 
 from .core.clock import TaskClock
-from .core.diagnostics import angular_momentum, angular_momentum_error, energy, relative_error
+from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy, energy_parts,
+                               internal_energy_error, relative_error)
 from .core.integrator import advance
 from .core.schemes import get_scheme
 from .versions import get_version
 
-ACCELERATION_KINDS = ("total", "pairwise", "galactic")
+ACCELERATION_KINDS = ("total", "pairwise", "galactic")   # what `Simulation.accelerations` returns
+
+
+class NonFiniteState(RuntimeError):
+    """A step produced a non-finite position, velocity or acceleration; `step` and `bodies`
+    (0-based indices) say where."""
+
+    def __init__(self, step: int, bodies, kinds):
+        self.step, self.bodies = step, [int(b) for b in bodies]
+        shown = ", ".join(map(str, self.bodies[:8])) + (f" and {len(self.bodies) - 8} more" if len(self.bodies) > 8 else "")
+        noun = "body" if len(self.bodies) == 1 else "bodies"
+        what = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
+        super().__init__(f"step {step} left a non-finite {what} in {noun} {shown}")
 
 
 class Simulation:
@@ -22,10 +39,11 @@ class Simulation:
 
     `options` go to the version (e.g. `tile`, `devices` for GPU versions). The pipeline is
     compiled and warmed before the first step; `clock` then holds warm per-task times.
-    With `diagnostics=False` the O(N^2) initial energy is not computed (for timing runs)."""
+    With `diagnostics=False` the O(N^2) initial energy is not computed (for timing runs);
+    `progress(done, total)` reports on that O(N^2) sum otherwise."""
 
     def __init__(self, state, version="A", scheme="leapfrog", precision="dp", dt=5e-4,
-                 diagnostics=True, **options):
+                 diagnostics=True, progress=None, **options):
         dt = float(dt)
         if not (dt > 0 and math.isfinite(dt)):
             raise ValueError(f"time step must be positive and finite, got dt = {dt}")
@@ -34,51 +52,109 @@ class Simulation:
         self.scheme = get_scheme(scheme)
         self.precision = precision
         self.dt = dt
+        self.options = dict(options)
         self.clock = TaskClock()
         self.forces = self.version.pipeline(state, precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done = 0
-        self._acc = np.empty_like(state.x)
-        self.energy0 = energy(state) if diagnostics else None
+        self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
+        self._acc = np.zeros_like(state.x)
+        self.energy_parts0 = energy_parts(state, progress) if diagnostics else None
+        self.energy0 = self.energy_parts0.total if diagnostics else None
         self.angular_momentum0 = angular_momentum(state) if diagnostics else None
 
     def step(self, steps: int = 1, on_step=None):
-        """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1)."""
+        """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
+        call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
+        step that leaves a non-finite value, before `on_step` sees it."""
         steps = int(steps)
         if steps < 0:
             raise ValueError(f"number of steps must be >= 0, got {steps}")
-        advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, on_step)
-        self.steps_done += steps
+        base = self.steps_done
+
+        def after(k):
+            self.steps_done = base + k
+            self._check_finite()
+            if on_step is not None:
+                on_step(k)
+        advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
+
+    def _check_finite(self):
+        """O(N): one sum per array; only a non-finite sum looks for the bodies."""
+        x, v, a = self.state.x, self.state.v, self._acc
+        if math.isfinite(float(x.sum()) + float(v.sum()) + float(a.sum())):
+            return
+        bad = {kind: ~np.isfinite(arr).all(axis=0) for kind, arr in
+               (("position", x), ("velocity", v), ("acceleration", a))}
+        bodies = np.flatnonzero(bad["position"] | bad["velocity"] | bad["acceleration"])
+        if len(bodies):                  # else: finite values whose sum overflowed
+            raise NonFiniteState(self.steps_done, bodies, [k for k, b in bad.items() if b.any()])
 
     def accelerations(self, kind: str = "total") -> np.ndarray:
         """Accelerations (N, 3) float64 of the current state, in the simulation's precision,
         on the version's devices: 'total', 'pairwise' or 'galactic' (E's fused kernel makes its
         'pairwise' include the Galaxy)."""
-        out = np.zeros_like(self.state.x)
-        x = self.state.x
-        if kind == "total":
-            self.forces.accelerations(x, out)
-        elif kind == "pairwise":
-            self.forces.pairwise(x, out)
-        elif kind == "galactic":
-            self.forces.galactic(x, out)
-        else:
+        compute = {"total": self.forces.accelerations, "pairwise": self.forces.pairwise,
+                   "galactic": self.forces.galactic}
+        if kind not in compute:
             raise ValueError(f"unknown acceleration kind {kind!r}; choose one of {', '.join(ACCELERATION_KINDS)}")
+        out = np.zeros_like(self.state.x)
+        with self.forces.off_the_clock():     # not a step: keep seconds_per_step honest
+            compute[kind](self.state.x, out)
         return out.T
 
     def energy(self) -> float:
+        """E = K + W + sum_i m_i Phi_gal(x_i), cluster + Galaxy (the paper's total)."""
         return energy(self.state)
 
     def angular_momentum(self) -> np.ndarray:
         return angular_momentum(self.state)
 
     def energy_error(self) -> float:
-        """|E - E0| / |E0| since the simulation was created."""
+        """|E - E0| / |E0| since the simulation was created: the paper's figure, dominated by
+        the orbital energy (see `core.diagnostics`)."""
         return relative_error(self.energy(), self.energy0)
+
+    def internal_energy_error(self) -> float:
+        """|E - E0| / |K_int0 + W0|: the change of the same total in units of the cluster's
+        internal energy, computed below float64 rounding of the orbital term."""
+        return internal_energy_error(energy_parts(self.state), self.energy_parts0, self.state.units)
+
+    def errors(self) -> dict:
+        """All three errors from one O(N^2) evaluation: energy_error, internal_energy_error,
+        angular_momentum_error."""
+        parts = energy_parts(self.state)
+        return {"energy_error": relative_error(parts.total, self.energy0),
+                "internal_energy_error": internal_energy_error(parts, self.energy_parts0, self.state.units),
+                "angular_momentum_error": self.angular_momentum_error()}
 
     def angular_momentum_error(self) -> float:
         """|L_z - L_z0| / |L0| since the simulation was created (see `diagnostics`)."""
         return angular_momentum_error(self.angular_momentum(), self.angular_momentum0)
+
+    def record(self) -> dict:
+        """What a checkpoint needs besides the state's arrays: plain JSON values."""
+        return {"version": self.version.letter, "scheme": self.scheme.name, "precision": self.precision,
+                "dt": self.dt, "options": self.options, "steps_done": self.steps_done, "t0": self.t0,
+                "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
+                "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None
+                else self.angular_momentum0.tolist(),
+                "energy_parts0": None if self.energy_parts0 is None else self.energy_parts0.as_dict()}
+
+    @classmethod
+    def restore(cls, state, record: dict) -> "Simulation":
+        """The simulation `record()` described, continuing from `state`: its step count, time
+        origin, accumulated clock and initial diagnostics come from the record, not recomputed."""
+        sim = cls(state, record["version"], record["scheme"], record["precision"], record["dt"],
+                  diagnostics=False, **record["options"])
+        sim.steps_done, sim.t0 = int(record["steps_done"]), float(record["t0"])
+        sim.clock.seconds.update(record["clock"]["seconds"])
+        sim.clock.calls.update(record["clock"]["calls"])
+        if record["energy0"] is not None:
+            sim.energy0 = float(record["energy0"])
+            sim.angular_momentum0 = np.array(record["angular_momentum0"], dtype=np.float64)
+            sim.energy_parts0 = EnergyParts.from_dict(record["energy_parts0"])
+        return sim
 
     @property
     def seconds_per_step(self) -> float:

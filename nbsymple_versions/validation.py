@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .core import reference
+from .core.galaxy import SUN_RADIUS_KPC
 from .core.ics import make_cluster
 from .versions import get_version
 
@@ -18,7 +19,7 @@ from .versions import get_version
 # the float32 error grows with N: measured max over seeds, N = 256 .. 16384, sp 4e-6 .. 2e-5,
 # dsp 5e-7 .. 3e-6 (and sp at 8.5 kpc: 7e-3). A wrong kernel is off by 1e-2 or more.
 TOLERANCE = {"dp": 1e-12, "dsp": 1e-5, "sp": 1e-4}
-FRAME_KPC = {"dp": 8.5, "dsp": 8.5, "sp": None}   # where each precision is checked
+FRAME_KPC = {"dp": SUN_RADIUS_KPC, "dsp": SUN_RADIUS_KPC, "sp": None}   # where each precision is checked
 
 
 @dataclass

@@ -1,10 +1,15 @@
 """GPU versions C, D, E under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1).
 
+The checks every version passes (agreement with the reference at an awkward N, a single
+body, dsp vs sp far out, steps vs version A, the clock, refused options) are the battery of
+`tests/test_versions.py`, which runs C, D, E in the simulator itself. Here: the kernels'
+internals (tile boundaries, padding, the default tile, E's slices, buffers, shared memory).
+
 Not collected by the normal test run (the name does not start with test_): `tests/test_gpu.py`
 runs it with pytest in a child process where the variable is set before numba.cuda is imported,
 and keeps its own process free of the simulator so that its PTX tests compile real kernels.
 Run it alone with `NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/gpu_sim_checks.py`.
-The simulator costs ~10 us per pair interaction (padded targets x padded sources), so N <= 600
+The simulator costs ~10 us per pair interaction (padded targets x padded sources), so N <= 257
 and mostly TILE = 32 (where the point is padding); TILE = 256 runs at N = 257.
 """
 import sys
@@ -17,12 +22,12 @@ from numba.cuda.core import config
 
 from nbsymple_versions.core import reference
 from nbsymple_versions.core.clock import TaskClock
-from nbsymple_versions.core.ics import State, default_softening, make_cluster
+from nbsymple_versions.core.ics import State, default_softening
 from nbsymple_versions.core.units import Units
-from nbsymple_versions.kernels import cuda as kc
-from nbsymple_versions.simulation import Simulation
-from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_error, validate
-from nbsymple_versions.versions import get_version
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.kernels import cuda as kc, gpu_layout as layout
+from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_error
+from nbsymple_versions.versions import GPU_LETTERS, get_version
 
 if not config.ENABLE_CUDASIM:    # not a test module of its own: tests/test_gpu.py runs it
     raise ImportError("tests/gpu_sim_checks.py runs under NUMBA_ENABLE_CUDASIM=1 only "
@@ -32,7 +37,6 @@ if not config.ENABLE_CUDASIM:    # not a test module of its own: tests/test_gpu.
 # 5 ms switch interval every barrier costs milliseconds. 0.5 ms makes these checks ~2x faster.
 sys.setswitchinterval(5e-4)
 
-PRECISIONS = ("sp", "dp", "dsp")
 KINDS = ("pairwise", "fused")      # C/D kernel, E kernel (pairwise + galactic)
 UNITS = Units()
 
@@ -64,20 +68,16 @@ def check_against_reference(state, precision, kind, **options):
     acc = gpu_forces(state, precision, kind, **options)
     ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
     assert np.isfinite(acc).all()
-    if state.n == 1:
-        # no other body: the self term adds exactly 0; E adds the Galaxy (float32 position in sp)
-        galaxy = np.linalg.norm(reference.galactic_acceleration(state.positions, state.units))
-        assert np.abs(acc).max() <= (0.0 if kind == "pairwise" else 1e-6 * galaxy)
-        return 0.0
     err = max_relative_error(acc, ref)
     assert err <= TOLERANCE[precision], f"{precision} {kind}: max relative error {err:.3e}"
     return err
 
 
-@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 600])
+@pytest.mark.parametrize("n", [7, 255, 256, 257])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_kernel_matches_reference(rng, precision, kind, n):
+    """Both kernels at tile 32 below one tile and around a tile boundary (8 tiles - 1, + 0, + 1)."""
     check_against_reference(random_state(rng, n, precision), precision, kind, tile=32)
 
 
@@ -106,23 +106,17 @@ def test_padding_contributes_nothing(rng, precision):
     results = [gpu_forces(state, precision, "pairwise", tile=t) for t in (32, 64, 128)]
     backend = kc.CudaPairwise(state.m, state.eps, precision, tile=32)
     assert backend.npad == 64 and all(s.out.shape == (3, s.stop - s.start) for s in backend.slices)
-    backend.host_pos[:, 40:] = backend.host_pos[:, :1]     # padding sits on body 0 (finite, r = 0)
+    records = backend.host_bodies
+    assert records.shape == (64, layout.WIDTH[precision]) and not records[40:].any()   # zero mass, origin
+    layout.pack(state.x, records, precision)
+    position = [0, 1, 2] + ([4, 5, 6] if precision == "dsp" else [])     # the mass is column 3
+    records[40:, position] = records[0, position]          # padding sits on body 0 (finite, r = 0)
+    assert records[40:, position].any() and not records[40:, 3].any()
     out = np.full_like(state.x, np.nan)
     backend.forces(state.x, out, TaskClock())
     for acc in results[1:] + [out.T]:
         np.testing.assert_array_equal(acc, results[0])
     check_against_reference(state, precision, "pairwise", tile=32)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_dsp_beats_sp_far_from_origin(rng, kind):
-    """At 850 cluster radii float32 positions lose the cluster, double-single keeps it."""
-    state = random_state(rng, 256, "dsp")
-    ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
-    err = {p: max_relative_error(gpu_forces(state, p, kind, tile=64), ref) for p in ("sp", "dsp")}
-    print(err)
-    assert err["dsp"] <= TOLERANCE["dsp"]
-    assert err["sp"] >= 100 * err["dsp"], err
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -152,69 +146,21 @@ def test_e_more_slices_than_bodies(rng):
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("letter", ["C", "D", "E"])
-def test_steps_agree_with_version_a(letter, precision):
-    """A few leapfrog steps of C, D, E follow A's within the precision's force tolerance."""
-    radius = FRAME_KPC[precision]
-    state = make_cluster(100, seed=7, radius_kpc=radius)
-    runs = {}
-    for v in ("A", letter):
-        sim = Simulation(state.copy(), v, "leapfrog", precision, dt=5e-4, diagnostics=False,
-                         **({} if v == "A" else {"tile": 32}))
-        sim.step(3)
-        runs[v] = sim
-    a, g = runs["A"].state, runs[letter].state
-    dv_ref = a.v - state.v                  # velocity change: the accelerations' integral
-    err_v = np.linalg.norm(g.v - a.v, axis=0).max() / np.linalg.norm(dv_ref, axis=0).max()
-    err_x = np.linalg.norm(g.x - a.x, axis=0).max() / np.linalg.norm(a.x - state.x, axis=0).max()
-    assert err_v <= TOLERANCE[precision] and err_x <= TOLERANCE[precision], (err_v, err_x)
-    clock = runs[letter].clock
-    assert clock.calls["transfer"] == 2 * 3 and clock.calls["pairwise"] == 3
-    assert clock.calls["galactic"] == (0 if letter == "E" else 3)
-    assert clock.device == "CUDA simulator"
-
-
-@pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("letter", ["C", "D", "E"])
-def test_validate_n300(letter, precision):
-    """What `nbsymple check --n 300` runs."""
-    check = validate(letter, precision, n=300)
-    print(check)
-    assert check.passed, check
-
-
 def test_upload_compute_download_reuse_buffers(rng):
     state = random_state(rng, 50, "dp")
     forces = get_version("D").pipeline(state, "dp", tile=32)
     backend = forces.backend
-    buffers = [id(backend.host_pos)] + [id(b) for s in backend.slices for b in (s.pos, s.m, s.out, s.host_out)]
+    def buffers():
+        return [id(backend.host_flat)] + [id(b) for s in backend.slices for b in (s.bodies, s.out, s.host_out)]
+    before = buffers()
     a, b = np.empty_like(state.x), np.empty_like(state.x)
     forces.pairwise(state.x, a)
     backend.upload(state.x)
     backend.compute()
     backend.download(b)
     np.testing.assert_array_equal(a, b)
-    assert buffers == [id(backend.host_pos)] + [id(b) for s in backend.slices for b in (s.pos, s.m, s.out, s.host_out)]
+    assert buffers() == before
     assert backend.includes_galactic is False and get_version("E").pipeline(state, "dp").backend.includes_galactic
-
-
-@pytest.mark.parametrize("options, words", [
-    (dict(tile=48), "power of two"), (dict(tile=16), "power of two"), (dict(tile=2048), "power of two"),
-    (dict(tile=256.0), "power of two"), (dict(devices=0), ">= 1"), (dict(devices=1.5), ">= 1"),
-])
-@pytest.mark.parametrize("letter", ["C", "E"])
-def test_bad_options(letter, options, words):
-    state = random_state(np.random.default_rng(1), 10, "dp")
-    with pytest.raises(ValueError, match=words):
-        get_version(letter).pipeline(state, "dp", **options)
-
-
-def test_devices_only_for_e():
-    state = random_state(np.random.default_rng(1), 10, "dp")
-    with pytest.raises(ValueError, match="only version E"):
-        get_version("C").pipeline(state, "dp", devices=2)
-    Simulation(state, "E", precision="dp", tile=32, devices=2, diagnostics=False)
 
 
 def test_gpu_report_smoke(capsys):
@@ -222,6 +168,6 @@ def test_gpu_report_smoke(capsys):
     assert main(["--sizes", "100", "--tile", "32", "--validate-n", "40", "--steps", "1",
                  "--min-seconds", "0"]) == 0
     out = capsys.readouterr().out
-    assert "CUDA simulator" in out and out.count(" ok") == 9
+    assert "CUDA simulator" in out and out.count(" ok") == len(GPU_LETTERS) * len(PRECISIONS)
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["100"]]
     assert [r[1] for r in rows] == list(PRECISIONS) and all(len(r) == 8 for r in rows)

@@ -1,9 +1,12 @@
-"""The asv suite (benchmarks/): asv's own discovery loads it, every class validates before it
-times (a wrong kernel makes `setup` raise), and every track_ gives a finite number of the
-right sign at a tiny configuration. No timing assertions."""
+"""The asv suite (benchmarks/): asv's own discovery loads it with the same parameters on every
+grid and machine, skips say why, every figure that can gate reads lower-is-better, machine
+names tell machines apart, every class validates before it times (a wrong kernel makes
+`setup` raise), and every track_ gives a finite number of the right sign at a tiny
+configuration. No timing assertions (the gate's self-test is tests/test_gate.py)."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,16 +19,23 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import common  # noqa: E402
+from benchmarks import common, tracking  # noqa: E402
 from benchmarks.accuracy import Conservation  # noqa: E402
-from benchmarks.common import TASKS, ValidationError, build_pipeline  # noqa: E402
+from benchmarks.common import ValidationError, build_pipeline  # noqa: E402
 from benchmarks.compile import Compile  # noqa: E402
 from benchmarks.steps import Step, TaskShares  # noqa: E402
-from benchmarks.tasks import Tasks  # noqa: E402
+from benchmarks.tasks import HostTasks, Tasks, Transfer  # noqa: E402
 from benchmarks.throughput import Threads, Throughput  # noqa: E402
 from nbsymple_versions.core.pipeline import ForcePipeline  # noqa: E402
+from nbsymple_versions.core.vocabulary import TASKS  # noqa: E402
+from nbsymple_versions.versions import CPU_LETTERS, GPU_LETTERS, LETTERS  # noqa: E402
 
-N = 64          # tiny N for every direct call
+N = 64          # tiny N for every direct call (put into the grid by the fixture below)
+
+
+@pytest.fixture(autouse=True)
+def tiny_n_in_the_grid(monkeypatch):
+    monkeypatch.setattr(common, "NS", (N, *common.NS))
 
 
 def _run(cmd, **kw):
@@ -46,9 +56,8 @@ def test_asv_check_loads_every_benchmark():
     assert "No problems found" in out, out
 
 
-def test_asv_discovery_finds_the_contract():
-    """asv_runner's discovery (what `asv run` uses) lists the names, parameters and units that
-    the paper scripts read from the results."""
+def _discover(**env):
+    """asv_runner's discovery (what `asv run` uses) in a fresh process with `env`."""
     code = textwrap.dedent("""
         import io, json, sys
         from asv_runner.discovery import list_benchmarks
@@ -56,15 +65,20 @@ def test_asv_discovery_finds_the_contract():
         list_benchmarks(sys.argv[1], buf)
         print("BENCHMARKS" + buf.getvalue())
     """)
-    r = _run([sys.executable, "-c", code, str(ROOT / "benchmarks")])
+    r = _run([sys.executable, "-c", code, str(ROOT / "benchmarks")], env=env)
     assert r.returncode == 0, r.stderr
-    found = {b["name"]: b for b in json.loads(r.stdout.split("BENCHMARKS", 1)[1])}
+    return {b["name"]: b for b in json.loads(r.stdout.split("BENCHMARKS", 1)[1])}
+
+
+def test_asv_discovery_finds_the_contract():
+    """The names, parameters and units that the paper scripts read from the results."""
+    found = _discover()
     vnp = ["version", "n", "precision"]
     expected = {
         "tasks.Tasks.time_pairwise": (vnp, "seconds"),
-        "tasks.Tasks.time_galactic": (vnp, "seconds"),
-        "tasks.Tasks.time_integrate": (vnp, "seconds"),
-        "tasks.Tasks.time_transfer": (vnp, "seconds"),
+        "tasks.HostTasks.time_galactic": (["version", "n"], "seconds"),
+        "tasks.HostTasks.time_integrate": (["version", "n"], "seconds"),
+        "tasks.Transfer.time_transfer": (vnp, "seconds"),
         "steps.Step.time_step_leapfrog": (vnp, "seconds"),
         "steps.Step.time_step_si6a": (vnp, "seconds"),
         "steps.TaskShares.track_share": (["version", "n", "task"], "%"),
@@ -80,10 +94,100 @@ def test_asv_discovery_finds_the_contract():
         assert name in found, f"{name} not discovered; found {sorted(found)}"
         assert found[name]["param_names"] == param_names, name
         assert found[name]["unit"] == unit, name
-    versions = found["tasks.Tasks.time_pairwise"]["params"][0]
-    assert "'A'" in versions and "'B'" in versions
+    assert found["tasks.Tasks.time_pairwise"]["params"][0] == [repr(v) for v in LETTERS]
+    assert found["tasks.Transfer.time_transfer"]["params"][0] == [repr(v) for v in GPU_LETTERS]
     assert found["steps.TaskShares.track_share"]["params"][2] == [repr(t) for t in TASKS]
     assert found["accuracy.Conservation.track_energy_error"]["params"][1] == ["'sp'", "'dp'", "'dsp'"]
+
+
+def test_parameters_are_the_same_on_every_grid_and_machine():
+    """A smoke run, a GPU machine (the simulator stands in), a restricted version set: the
+    same parameters and versions, so no run hides another's rows on the dashboard."""
+    def key(found):
+        return {k: (b["params"], b["version"]) for k, b in found.items()}
+    default = key(_discover())
+    for env in ({"NBSYMPLE_BENCH_GRID": "smoke"}, {"NBSYMPLE_BENCH_GRID": "large", "NBSYMPLE_BENCH_VERSIONS": "A"},
+                {"NUMBA_ENABLE_CUDASIM": "1"}):
+        assert key(_discover(**env)) == default, env
+
+
+NEUTRAL = ("steps.TaskShares.track_share", "throughput.Threads.track_threads")   # neither way is worse
+LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%")
+
+
+def test_every_figure_that_can_gate_is_lower_is_better():
+    """asv reads every figure as lower-is-better: rates (a unit per second) and neutral figures
+    are kept out of the dashboard's regression search (asv.conf.json), and the gate times only."""
+    from asv import util
+    conf = util.load_json(str(ROOT / "asv.conf.json"), js_comments=True)
+    excluded = [re.compile(r) for r, start in conf.get("regressions_first_commits", {}).items() if start is None]
+    for name, b in _discover().items():
+        if "/s" in b["unit"] or name in NEUTRAL:
+            assert any(r.match(name) for r in excluded), f"{name} ({b['unit']}) would read backwards as a regression"
+        else:
+            assert b["unit"] in LOWER_IS_BETTER_UNITS, f"{name}: is {b['unit']} lower-is-better?"
+            assert not any(r.match(name) for r in excluded), name
+    gate = tracking.selection(gate=True)
+    assert gate and all(p.startswith(("^tasks\\.Tasks\\.time_", "^tasks\\.HostTasks\\.time_")) for p in gate), gate
+
+
+def test_the_grid_is_a_selection_with_reasons():
+    """What does not run is a skip with a sentence; `selection` names exactly what runs."""
+    assert "not in the 'default' grid" in Tasks().skip_reason("A", 262144, "dp")
+    assert "budget" in Step().method_skips["time_step_si6a"](Step(), "A", 16384, "dp")
+    assert "no separate galactic task" in HostTasks().method_skips["time_galactic"](HostTasks(), "E", 256)
+    if not common.gpu_visible():
+        assert "needs a GPU" in Transfer().skip_reason("C", 256, "dp")
+    assert "NBSYMPLE_BENCH_VERSIONS" in Tasks().skip_reason("F", 256, "dp")
+    pattern = next(p for p in tracking.selection() if p.startswith("^tasks\\.Tasks\\.time_pairwise"))
+    ran = [f"tasks.Tasks.time_pairwise({v!r}, {n}, 'dp')" for v in LETTERS for n in common.AXES["n"]
+           if re.match(pattern, f"tasks.Tasks.time_pairwise({v!r}, {n}, 'dp')")]
+    grid_ns = common.GRIDS[common.GRID]["ns"]
+    want = len(grid_ns) * (len(CPU_LETTERS) + (len(GPU_LETTERS) if common.gpu_visible() else 0))
+    assert len(ran) == want, ran
+    gate = tracking.selection(gate=True)
+    pairwise = next(p for p in gate if "time_pairwise" in p)
+    assert "16384" in pairwise and "4096" not in pairwise, gate            # the largest N of the grid
+    host = [p for p in gate if "HostTasks" in p]
+    assert len(host) == 2 and all("'A'" in p and "'B'" not in p for p in host), gate   # serial host kernels
+
+
+def test_machine_names_tell_machines_apart(monkeypatch):
+    from nbsymple_versions import provenance
+    monkeypatch.delenv("BENCH_MACHINE", raising=False)
+    monkeypatch.delenv("NBSYMPLE_BENCH_THREADS", raising=False)
+    monkeypatch.setattr(provenance, "cpu_model", lambda: "AMD EPYC 9R14")
+    monkeypatch.setattr(provenance, "gpus", lambda: ([], ""))
+    names = {}
+    for isa in ("avx512", "avx2"):
+        monkeypatch.setattr(provenance, "vector_isa", lambda isa=isa: isa)
+        names[isa] = tracking.machine_info()
+    assert names["avx512"]["machine"] != names["avx2"]["machine"]
+    assert names["avx2"]["machine"].startswith("amd-epyc-9r14-avx2-") and names["avx2"]["isa"] == "avx2"
+    monkeypatch.setattr(provenance, "gpus", lambda: (["NVIDIA H200"] * 2, ""))
+    two = tracking.machine_info()
+    assert two["machine"].endswith("-2x-nvidia-h200") and two["gpu"] == "2 x NVIDIA H200"
+    monkeypatch.setenv("NBSYMPLE_BENCH_THREADS", "1")
+    assert tracking.machine_info()["machine"].endswith("-1threads")
+
+
+def test_one_environment_name_and_provenance_in_the_results(tmp_path):
+    """asv writes under a name taken from the interpreter's path; the file gets the fixed name,
+    keeps its rows across runs and lists every run's provenance."""
+    from asv.results import get_filename
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
+    fixed = tmp_path / get_filename("m", commit, tracking.fixed_env_name())
+    for run in (1, 2):
+        with tracking.fixed_environment(tmp_path, "m", commit, {"run": run}):
+            assert not fixed.exists() and (run == 1 or asv_file.exists())   # asv merges into it
+            asv_file.parent.mkdir(parents=True, exist_ok=True)
+            asv_file.write_text(json.dumps({"env_name": "x", "python": sys.executable, "params": {"python": "x"},
+                                            "results": {}, "version": 2}))
+        data = json.loads(fixed.read_text())
+        assert not asv_file.exists() and data["env_name"] == tracking.fixed_env_name()
+        assert data["params"]["python"] == data["python"] == f"{sys.version_info.major}.{sys.version_info.minor}"
+        assert [p["run"] for p in data["provenance"]] == list(range(1, run + 1))
 
 
 # ---------------------------------------------------------------- validation before timing
@@ -126,6 +230,7 @@ def _setups(letter, precision):
 
     return [
         (Tasks, lambda: Tasks().setup(letter, N, precision)),
+        (HostTasks, lambda: HostTasks().setup(letter, N)),      # validates the dp pipeline
         (Step, lambda: Step().setup(letter, N, precision)),
         (Throughput, lambda: Throughput().setup(letter, N, precision)),
         (Threads, lambda: Threads().setup(letter)),
@@ -160,20 +265,17 @@ def test_setup_accepts_the_right_kernel():
 
 
 def test_unavailable_or_oversized_combinations_are_skipped():
-    with pytest.raises(NotImplementedError, match="budget"):
-        Step().setup("A", 10**6, "dp")             # refused before anything is built
-    ok, _ = common.get_version("C").available()
-    if not ok:
-        with pytest.raises(NotImplementedError, match="not available"):
-            Tasks().setup("C", N, "dp")
-
-
-def test_precision_independent_tasks_are_skipped_cheaply():
-    for p in Tasks.time_galactic.skip_params + Tasks.time_integrate.skip_params:
-        assert p[2] != "dp" or p[0] == "E" or common.over_budget(p[0], p[1])
-    assert all(v in common.CPU_PAIRWISE or common.over_budget(v, n)
-               for v, n, _ in Tasks.time_transfer.skip_params)
-    assert all(common.over_budget(v, n, 7) for v, n, _ in Step.time_step_si6a.skip_params)
+    with pytest.raises(NotImplementedError, match="grid"):
+        Step().setup("A", 262144, "dp")            # refused before anything is built
+    with pytest.raises(NotImplementedError, match="not available|needs a GPU"):
+        if common.get_version("C").available()[0]:
+            raise NotImplementedError("needs a GPU")   # a GPU is here: nothing to check
+        Tasks().setup("C", N, "dp")
+    step = Step()
+    step.setup("A", N, "dp")
+    step.method_skip["time_step_si6a"] = "over budget"
+    with pytest.raises(common.SkipNotImplemented, match="over budget"):
+        step.time_step_si6a("A", N, "dp")
 
 
 # ---------------------------------------------------------------- the figures at tiny N
@@ -187,8 +289,10 @@ def test_time_benchmarks_run_at_tiny_n(letter):
     tasks = Tasks()
     tasks.setup(letter, N, "dp")
     tasks.time_pairwise(letter, N, "dp")
-    tasks.time_galactic(letter, N, "dp")
-    tasks.time_integrate(letter, N, "dp")
+    host = HostTasks()
+    host.setup(letter, N)
+    host.time_galactic(letter, N)
+    host.time_integrate(letter, N)
     step = Step()
     step.setup(letter, N, "dsp")
     t0 = step.state.t
@@ -217,10 +321,10 @@ def test_threads_are_recorded():
 
 def test_task_shares_sum_to_100():
     bench = TaskShares()
-    bench.params = [["A", "B"], [N], list(TASKS)]
+    bench.params = [list(CPU_LETTERS), [N], list(TASKS)]
     bench.min_seconds = 0.01
     cache = bench.setup_cache()
-    for letter in ("A", "B"):
+    for letter in CPU_LETTERS:
         shares = []
         for task in TASKS:
             bench.setup(cache, letter, N, task)
@@ -262,16 +366,20 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from benchmarks import common
-        from benchmarks.tasks import Tasks
+        from benchmarks.tasks import Tasks, Transfer
         from benchmarks.throughput import Throughput
+        from nbsymple_versions.versions import GPU_LETTERS
         common.Benchmark.validation_n = 64
-        assert common.VERSIONS == ("A", "B", "C", "D", "E"), common.VERSIONS
-        for letter in "CDE":
+        common.NS = (64,)
+        assert set(GPU_LETTERS) <= set(common.VERSIONS), common.VERSIONS
+        for letter in GPU_LETTERS:
             t = Tasks()
             t.setup(letter, {N}, "dsp")
             assert t.on_device
             t.time_pairwise(letter, {N}, "dsp")
-            t.time_transfer(letter, {N}, "dsp")
+            tr = Transfer()
+            tr.setup(letter, {N}, "dsp")
+            tr.time_transfer(letter, {N}, "dsp")
             th = Throughput()
             th.min_seconds = 0.0
             th.setup(letter, {N}, "sp")

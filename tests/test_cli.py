@@ -7,7 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from nbsymple_versions import make_cluster
+from nbsymple_versions import cli, make_cluster
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.simulation import Simulation
+from nbsymple_versions.versions import CPU_LETTERS
 from nbsymple_versions.snapshots import list_snapshots, read_snapshot, write_snapshot
 
 RUN_FIELDS = {"energy_error", "angular_momentum_error", "seconds_per_step", "task_seconds", "version", "n",
@@ -28,10 +31,10 @@ def test_run_json(version, precision):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert RUN_FIELDS <= set(out)
-    assert set(out["task_seconds"]) == {"pairwise", "galactic", "integrate", "transfer"}
+    assert set(out["task_seconds"]) == {"pairwise", "galactic", "integrate", "transfer", "communicate"}
     assert out["version"] == version and out["n"] == 64 and out["precision"] == precision
     assert 0 <= out["energy_error"] < 1e-6 and out["seconds_per_step"] > 0
-    assert out["task_seconds"]["transfer"] == 0.0
+    assert out["task_seconds"]["transfer"] == 0.0 and out["task_seconds"]["communicate"] == 0.0
 
 
 def test_run_text_and_snapshots(tmp_path):
@@ -74,6 +77,9 @@ def test_snapshot_write_is_atomic(tmp_path, monkeypatch):
     (["run", "--version", "C", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
     (["run", "--version", "E", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
     (["run", "--every", "3", "--steps", "1"], "--snapshots"),
+    (["run", "--n", "8", "--steps", "1", "--seed", "-1"], "negative"),
+    (["run", "--n", "8", "--steps", "-1"], "at least 0"),
+    (["run", "--n", "8", "--steps", "1", "--tile", "0"], "at least 1"),
     (["bogus"], "invalid choice"),
 ])
 def test_user_mistakes_get_one_sentence(args, words):
@@ -95,7 +101,7 @@ def test_check_json_and_table():
     p = nbsymple("check", "--n", "64", "--json")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)
-    assert {(r["version"], r["precision"]) for r in rows} >= {(v, q) for v in "AB" for q in ("sp", "dp", "dsp")}
+    assert {(r["version"], r["precision"]) for r in rows} >= {(v, q) for v in CPU_LETTERS for q in PRECISIONS}
     for r in rows:
         assert set(r) >= {"version", "precision", "max_relative_error", "tolerance", "pass"}
         assert r["pass"] and r["max_relative_error"] <= r["tolerance"]
@@ -123,3 +129,34 @@ def test_profile_json():
 def test_options_a_version_does_not_take():
     p = nbsymple("run", "--version", "A", "--tile", "64", "--n", "8", "--steps", "1")
     assert p.returncode == 2 and "takes no option tile" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_zero_steps_give_json_without_nan():
+    p = nbsymple("run", "--n", "16", "--steps", "0", "--seed", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert out["seconds_per_step"] is None and out["steps"] == 0
+
+
+def test_an_internal_value_error_is_a_bug_not_a_user_mistake(monkeypatch, capsys):
+    """Only the user's values become 'one sentence, exit 2'; a ValueError raised while stepping
+    keeps its traceback (exit status 1 from Python), so bugs are not reported as user mistakes."""
+    def broken(self, steps=1, on_step=None):
+        raise ValueError("an internal inconsistency")
+    monkeypatch.setattr(Simulation, "step", broken)
+    with pytest.raises(ValueError, match="internal inconsistency"):
+        cli.main(["run", "--n", "8", "--steps", "1", "--seed", "1"])
+    assert cli.main(["run", "--n", "8", "--steps", "1", "--seed", "-3"]) == 2    # the user's value
+    assert "negative" in capsys.readouterr().err
+
+
+def test_run_reports_both_energy_errors(capsys):
+    """`internal_energy_error` beside `energy_error`: the same change of E, divided by the
+    cluster's internal energy (~0.42) instead of the total (~1.8e4), each named in the text."""
+    assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--precision", "sp", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ratio = out["internal_energy_error"] / out["energy_error"]
+    assert 3e4 < ratio < 6e4, ratio
+    assert cli.main(["run", "--n", "32", "--steps", "2", "--seed", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "internal energy error" in text and "the paper's definition" in text and "K_int + W" in text

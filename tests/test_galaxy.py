@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nbsymple_versions.core import galaxy
-from nbsymple_versions.core.units import Units
+from nbsymple_versions.core.units import G_PC_KMS2_PER_MSUN, Units
 from nbsymple_versions.kernels.as91 import as91_acceleration
 
 
@@ -58,6 +58,6 @@ def test_units():
     assert u.velocity_kms == pytest.approx(2.570, abs=1e-3)
     assert u.time_myr == pytest.approx(3.80, abs=0.01)
     # mass unit of AS91: (10 km/s)^2 kpc / G
-    assert 100.0 * 1000.0 / 4.300917e-3 == pytest.approx(2.3251e7, rel=1e-4)
+    assert 100.0 * 1000.0 / G_PC_KMS2_PER_MSUN == pytest.approx(2.3251e7, rel=1e-4)
     with pytest.raises(ValueError, match="positive"):
         Units(r_cl_pc=-1)

@@ -1,8 +1,9 @@
 """GPU versions C, D, E without a GPU.
 
-- The kernels' behaviour: `tests/gpu_sim_checks.py` under NUMBA_ENABLE_CUDASIM=1, run here in a
+- The kernels' internals: `tests/gpu_sim_checks.py` under NUMBA_ENABLE_CUDASIM=1, run here in a
   child process (the simulator is chosen when numba.cuda is imported, so this process stays
-  free of it and compiles the real kernels).
+  free of it and compiles the real kernels). What every version must pass, C, D, E included,
+  is the battery of `tests/test_versions.py` (its own simulator child).
 - The real kernels compile to PTX for sm_90 (H200), and the float32 kernels carry no float64
   instruction: a check shown to catch a silently promoted kernel.
 - Without a GPU and without the simulator, C, D, E are unavailable with one clear sentence.
@@ -17,6 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.versions import GPU_LETTERS
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
@@ -29,8 +33,9 @@ def _env(**extra):
 
 
 def test_simulator_checks():
-    """Every kernel x precision vs the float64 reference at N = 1 .. 600, padding, dsp vs sp far
-    out, E's slices, steps vs version A, validate at n = 300, the GPU report's smoke run."""
+    """The kernels' internals x precision: tile boundaries (N = 7 .. 257), padding, the default
+    tile, E's slices, buffers, the GPU report's smoke run. (What every version must pass is the
+    battery of tests/test_versions.py, which starts its own simulator child.)"""
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
                         str(TESTS / "gpu_sim_checks.py")],
                        cwd=REPO, env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True,
@@ -84,7 +89,7 @@ def float64_instructions(ptx: str) -> list[str]:
 
 
 @pytest.mark.parametrize("galactic", [False, True], ids=["pairwise", "fused"])
-@pytest.mark.parametrize("precision", ["sp", "dp", "dsp"])
+@pytest.mark.parametrize("precision", PRECISIONS)
 def test_kernels_compile_for_sm90(kc, precision, galactic):
     ptx = ptx_of(kc, precision, galactic)
     assert ".target sm_90" in ptx
@@ -99,11 +104,13 @@ def test_kernels_compile_for_sm90(kc, precision, galactic):
 @pytest.mark.parametrize("tile", [32, 1024])
 def test_other_tiles_compile(kc, tile):
     ptx = ptx_of(kc, "dsp", tile=tile)
-    assert re.search(rf"\.shared \.align 4 \.b8 \w+\[{7 * 4 * tile}\]", ptx)   # a 7 x TILE float32 tile
+    # a TILE x 8 float32 tile of body records (hi, m, lo, 0), 16-byte aligned: 128-bit shared loads
+    assert re.search(rf"\.shared \.align 16 \.b8 \w+\[{8 * 4 * tile}\]", ptx)
+    assert "ld.shared.v4.f32" in ptx
 
 
 def test_float32_kernels_have_no_float64(kc):
-    counts = {p: len(float64_instructions(ptx_of(kc, p))) for p in ("sp", "dsp", "dp")}
+    counts = {p: len(float64_instructions(ptx_of(kc, p))) for p in PRECISIONS}
     print("float64 instructions in the pairwise kernels' PTX:", counts)
     assert counts["sp"] == 0 and counts["dsp"] == 0
     assert counts["dp"] > 20                  # the check does see float64 code
@@ -139,11 +146,11 @@ def test_dsp_keeps_its_order(kc):
 
 _NO_GPU_SCRIPT = r"""
 import json, sys
-from nbsymple_versions.versions import VersionUnavailable, all_versions, get_version
+from nbsymple_versions.versions import GPU_LETTERS, VersionUnavailable, all_versions, get_version
 from nbsymple_versions.core.ics import make_cluster
 versions = all_versions()
 result = {"numba_cuda_imported": "numba.cuda" in sys.modules, "errors": {}, "available": {}}
-for letter in "CDE":
+for letter in GPU_LETTERS:
     result["available"][letter] = get_version(letter).available()
     try:
         get_version(letter).pipeline(make_cluster(16, seed=1), "dp")
@@ -160,7 +167,8 @@ def test_unavailable_without_gpu():
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["numba_cuda_imported"] is False          # importing the versions never loads numba-cuda
-    for letter in "CDE":
+    assert sorted(out["available"]) == sorted(GPU_LETTERS)
+    for letter in GPU_LETTERS:
         assert out["available"][letter] == [False, UNAVAILABLE]
         assert out["errors"][letter] == f"version {letter} is not available: {UNAVAILABLE}"
 

@@ -1,6 +1,7 @@
 """`nbsymple paper`: the asv results reader, the tables and figures from a committed fixture of
 real asv results (tests/data/asv_fixture/, produced by `asv run --quick` with the smoke grid),
 broken results files, and the science runs at tiny N. No timing assertions."""
+import ast
 import csv
 import itertools
 import json
@@ -13,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from nbsymple_versions import paper
-from nbsymple_versions.paper import science
 from nbsymple_versions.paper.results import ResultsError, load_results
+from nbsymple_versions.paper.science_plots import density_centre, plot_black_hole, plot_tidal_tails
+from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
 from nbsymple_versions.snapshots import list_snapshots, read_snapshot
 
 FIXTURE = Path(__file__).parent / "data" / "asv_fixture"
@@ -43,7 +45,7 @@ def _first_finite(name):
     params, values = _raw(name)
     for key, value in zip(itertools.product(*params), values):
         if value is not None and math.isfinite(value):
-            return tuple(eval(k) for k in key), value  # repr strings from asv
+            return tuple(ast.literal_eval(k) for k in key), value  # repr strings from asv
     raise AssertionError(f"no finite value for {name} in the fixture")
 
 
@@ -51,10 +53,9 @@ def _first_finite(name):
 def science_runs(tmp_path_factory):
     """Finished tiny science runs (seconds), to copy into output folders and re-plot."""
     out = tmp_path_factory.mktemp("science")
-    science.run_tidal_tails(out / "runs" / "tidal_tails", n=48, dt=0.125, orbits=0.5, version="A",
-                            progress=False)
-    science.run_black_hole(out / "runs" / "black_hole", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0),
-                           version="A", progress=False)
+    run_tidal_tails(out / "runs" / "tidal_tails", n=48, dt=0.125, orbits=0.5, version="A", progress=False)
+    run_black_hole(out / "runs" / "black_hole", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0),
+                   version="A", progress=False)
     return out / "runs"
 
 
@@ -113,11 +114,14 @@ def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
 
     # conservation: SI6A dp per-step energy error, formatted as in the table
     params, values = _raw("accuracy.Conservation.track_energy_error_per_step")
-    keys = [tuple(eval(k) for k in key) for key in itertools.product(*params)]
+    keys = [tuple(ast.literal_eval(k) for k in key) for key in itertools.product(*params)]
     value = values[keys.index(("si6a", "dp"))]
     conservation = (out / "conservation.md").read_text()
-    assert (f"{value:.2e}" if value else "0 (exact to rounding)") in conservation
-    assert "1.4e-14 to 8.8e-14" in conservation
+    assert (f"{value:.2e}" if value else "0 (below E's float64 resolution)") in conservation
+    assert "1.4e-14 to 8.8e-14" in conservation and "exact to rounding" not in conservation
+    # both energy figures, each said what it measures; the fixture predates the internal one
+    assert "the definition the paper's code uses" in conservation and "|K_int + W|" in conservation
+    assert conservation.count("not measured in these results") == 7        # six rows and the sentence
 
     report = (out / "REPORT.md").read_text()
     res = load_results(FIXTURE)
@@ -140,30 +144,72 @@ def test_main_runs_tiny_science(tmp_path, capsys):
     assert before == {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}
 
 
-@pytest.mark.parametrize("damage", ["truncated", "foreign", "empty"])
-def test_broken_results_file_one_sentence_and_the_rest_is_written(tmp_path, science_runs, capsys, damage):
+def _one_sentence(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].rstrip().endswith(".") and lines[0].count(". ") == 0, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "empty", "nonexistent"])
+def test_unreadable_results_are_one_sentence_status_2_and_nothing_is_overwritten(tmp_path, capsys, damage):
     results = _results_copy(tmp_path)
     bad = results / _results_file().parent.name / _results_file().name
     if damage == "truncated":
         bad.write_text(bad.read_text()[: len(bad.read_text()) // 2])
     elif damage == "foreign":
         bad.write_text(json.dumps({"name": "not an asv file", "values": [1, 2, 3]}))
-    else:
+    elif damage == "empty":
         bad.write_text("")
+    else:
+        results = tmp_path / "nonexistent"
     out = tmp_path / "plots"
-    shutil.copytree(science_runs, out / "runs")
-    rc = paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"])
-    err = capsys.readouterr().err
-    assert rc == 1
-    lines = [ln for ln in err.splitlines() if bad.name in ln]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and lines[0].rstrip().endswith(".")
-    assert lines[0].count(". ") == 0                  # one sentence
-    for name in SCIENCE_OUTPUTS + ["REPORT.md"]:
-        assert (out / name).exists(), name
-    for name in BENCH_OUTPUTS:
-        assert not (out / name).exists(), name
-    assert bad.name in (out / "REPORT.md").read_text()
+    out.mkdir()
+    (out / "REPORT.md").write_text("the committed report\n")
+    rc = paper.main(["--results", str(results), "--out", str(out), "--quiet"] + TINY_SCIENCE)
+    line = _one_sentence(capsys.readouterr().err)
+    assert rc == 2 and (bad.name if damage != "nonexistent" else "nonexistent") in line
+    assert (out / "REPORT.md").read_text() == "the committed report\n"
+    assert sorted(p.name for p in out.iterdir()) == ["REPORT.md"]          # no run, no figure
+
+
+@pytest.mark.parametrize("argv", [["--tidal-n", "1"], ["--tidal-n", "x"], ["--tidal-dt", "0"], ["--tidal-dt", "nan"],
+                                  ["--tidal-orbits", "-1"], ["--bh-ratios", "0"], ["--bh-t-end", "inf"],
+                                  ["--science-version", "Z"], ["--science-version", "C"], ["--machine", "nonesuch"],
+                                  ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--frobnicate"]])
+def test_bad_input_is_one_sentence_status_2_and_nothing_is_written(tmp_path, capsys, argv):
+    out = tmp_path / "plots"
+    rc = paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + argv)
+    _one_sentence(capsys.readouterr().err)
+    assert rc == 2 and not out.exists()
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "plots").write_text("a file\n")
+    assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path / "plots"), "--no-science"]) == 2
+    assert "is a file" in _one_sentence(capsys.readouterr().err)
+    assert (tmp_path / "plots").read_text() == "a file\n"
+
+
+def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):
+    """The fixture with `track_internal_energy_error` added (its total errors times 4.3e4, plus 3e-14)."""
+    results = _results_copy(tmp_path)
+    path = results / _results_file().parent.name / _results_file().name
+    d = json.loads(path.read_text())
+    row = list(d["results"]["accuracy.Conservation.track_energy_error"])
+    row[0] = [None if v is None else v * 4.3e4 + 3e-14 for v in row[0]]
+    d["results"]["accuracy.Conservation.track_internal_energy_error"] = row
+    path.write_text(json.dumps(d))
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    text = (out / "conservation.md").read_text()
+    assert "not measured" not in text
+    params, values = _raw("accuracy.Conservation.track_energy_error")
+    keys = [tuple(ast.literal_eval(k) for k in key) for key in itertools.product(*params)]
+    internal = values[keys.index(("si6a", "dp"))] * 4.3e4 + 3e-14
+    assert f"its internal-energy error after 1000 steps is {internal:.2e}" in text
+    assert "orders of magnitude better than sp" in text
+    assert "|K_int + W|" in (out / "REPORT.md").read_text()
 
 
 @pytest.mark.parametrize("which", ["machine.json", "benchmarks.json"])
@@ -190,6 +236,7 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
     snaps = list_snapshots(tidal)
     run = json.loads((tidal / "run.json").read_text())
     assert [p.name for p in snaps] == run["snapshots"] and len(snaps) == 3
+    assert run["provenance"]["cpu"] and run["provenance"]["isa"]     # provenance.cpu_model, vector_isa
     times = []
     for p in snaps:
         state, step = read_snapshot(p)
@@ -198,7 +245,7 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
     assert times == sorted(times) and times[-1] == pytest.approx(0.5 * run["orbital_period"], rel=0.05)
     # the cluster stays on its orbit at 8.5 kpc (in cluster radii: 850)
     state, _ = read_snapshot(snaps[-1])
-    centre = science.density_centre(state.positions)
+    centre = density_centre(state.positions)
     assert math.hypot(centre[0], centre[1]) == pytest.approx(8.5 * state.units.kpc, rel=0.1)
 
     for ratio in ("1", "10"):
@@ -207,10 +254,10 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
         assert len(snaps) > 10
         state, _ = read_snapshot(snaps[0])
         assert state.n == 33 and state.m[-1] == pytest.approx(float(ratio))   # the black hole is body N
-    path, summary = science.plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
+    path, summary = plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
     assert path.exists() and "closest approach" in summary
-    path, summary = science.plot_tidal_tails(tidal, tmp_path / "tt.png")
-    assert path.exists() and "tidal radius" in summary
+    path, summary = plot_tidal_tails(tidal, tmp_path / "tt.png")
+    assert path.exists() and "Jacobi radius r_J = 37 pc" in summary
 
 
 def test_module_entry_point_help():

@@ -1,14 +1,16 @@
-"""TaskClock: cumulative wall time of the paper's four tasks (Fig. 1, Tables 4-6).
+"""TaskClock: cumulative wall time of the paper's four tasks (Fig. 1, Tables 4-6) and a fifth.
 
 pairwise (O(N^2) mutual forces), galactic (external field), integrate (drifts and kicks on
-the host), transfer (host <-> device copies; zero on CPU versions). A timed region ends
+the host), transfer (host <-> device copies; zero on CPU versions), communicate (exchanges
+between MPI ranks, version F: the wall time of each blocking collective on this rank, with no
+barrier before it, so the wait for a slower rank counts here; zero on A-E). A timed region ends
 with the task's `sync` (a device synchronise for GPU work), so asynchronous launches are
 never under-counted. The clock records the device and thread count with its numbers.
 """
 from contextlib import contextmanager
 from time import perf_counter
 
-TASKS = ("pairwise", "galactic", "integrate", "transfer")
+from .vocabulary import TASKS
 
 
 class TaskClock:

@@ -1,20 +1,205 @@
-"""Conserved quantities: total energy (cluster + Galaxy) and angular momentum about the
-Galactic centre, in cluster units, and relative errors. Float64 NumPy, O(N^2) for W."""
+"""Conserved quantities in cluster units (G = M = r_cl = 1): energy and angular momentum about
+the Galactic centre, and their errors. Float64 NumPy; O(N^2) for the mutual potential W.
+
+Two energy errors, of the same conserved total E = K + W + sum_i m_i Phi_gal(x_i):
+
+- `relative_error(E, E0)` = |E - E0| / |E0|, as the paper's code defines it. E is dominated by
+  the cluster's orbital energy in the Galaxy (-1.8e4 against an internal energy of -0.4 at
+  8.5 kpc), so one float64 ulp of E is ~1e-11 of the cluster's own energy: this figure cannot
+  see the cluster's errors below that.
+- `internal_energy_error(parts, parts0)` = |E - E0| / |K_int0 + W0|, the change of the same
+  total in units of the cluster's internal energy (K_int in the centre-of-mass frame). E is
+  split exactly as
+
+      E = [1/2 M |V|^2 + M Phi(B)]  +  [K_int + W]  +  V . sum_i m_i u_i  +  sum_i m_i [Phi(x_i) - Phi(B)]
+          orbital                      internal       cross (~0)             tidal
+
+  with V the float64 mass-weighted mean velocity, u_i = v_i - V, B the mean position; the
+  identity holds for any V and B, so their rounding costs nothing. Each part is summed with
+  `math.fsum`; the tidal differences Phi(x_i) - Phi(B) come from differences of R^2 and z^2
+  (`galaxy_potential_difference`), the orbital Phi(B) - Phi(B0) from 40-digit decimals and
+  |V|^2 - |V0|^2 from exact fractions, so E - E0 is accurate to ~1e-15 of the internal
+  energy, where |E - E0| / |E0| rounds at ~1e-11 of it.
+"""
+from dataclasses import asdict, dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+import math
+
 import numpy as np
 
 from . import galaxy
-from .reference import pairwise_potential_energy
+from .galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1, M2, M3
+
+_CHUNK_PAIRS = 1 << 21          # target x source pairs per chunk of the W sum
 
 
 def kinetic_energy(state) -> float:
     return 0.5 * float(state.m @ (state.v * state.v).sum(axis=0))
 
 
-def energy(state) -> float:
-    """E = K + W + sum_i m_i Phi_gal(x_i). Conserved by the dynamics."""
-    w = pairwise_potential_energy(state.positions, state.m, state.eps)
+def potential_energy(positions, m, eps, progress=None) -> float:
+    """W = -sum_{i<j} m_i m_j / sqrt(|x_i - x_j|^2 + eps^2) for (N, 3) positions: rows of targets
+    in chunks, each chunk's sum rounded once and the chunks added with `math.fsum`.
+    `progress(done, total)` is called after each chunk of targets."""
+    pos = np.asarray(positions, dtype=np.float64)
+    n = len(pos)
+    step = max(1, _CHUNK_PAIRS // max(n, 1))
+    sums = []
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
+        d = pos[None, :, :] - pos[rows, None, :]
+        r2 = np.einsum("ijk,ijk->ij", d, d) + eps * eps
+        phi = m[None, :] / np.sqrt(r2)
+        k = np.arange(rows.stop - rows.start)
+        phi[k, k + start] = 0.0                                   # no self term
+        sums.append(float(m[rows] @ phi.sum(axis=1)))
+        if progress is not None:
+            progress(rows.stop, n)
+    return -0.5 * math.fsum(sums)
+
+
+def energy(state, w=None) -> float:
+    """E = K + W + sum_i m_i Phi_gal(x_i), the paper's total. Conserved by the dynamics.
+    `w` reuses an already computed W."""
+    w = potential_energy(state.positions, state.m, state.eps) if w is None else w
     phi = galaxy.potential(state.positions, state.units)
     return kinetic_energy(state) + w + float(state.m @ phi)
+
+
+def galaxy_potential_difference(R2, z2, dR2, dz2):
+    """Phi(R^2 + dR^2, z^2 + dz^2) - Phi(R^2, z^2) of Allen & Santillan (1991), in their units,
+    for cylindrical R^2 = x^2 + y^2 and z^2 (arrays broadcast). Each component is written in
+    the differences (sqrt(a + d) - sqrt(a) = d / (sqrt(a + d) + sqrt(a)), log1p, expm1), so the
+    result is accurate relative to itself, not to |Phi| ~ 1400: this is what lets the tidal and
+    orbital parts of E be differenced below float64 rounding of Phi."""
+    R2, z2, dR2, dz2 = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (R2, z2, dR2, dz2)))
+    r2, dr2 = R2 + z2, dR2 + dz2
+    sb0, sb1 = np.sqrt(r2 + B1 * B1), np.sqrt(r2 + dr2 + B1 * B1)
+    bulge = M1 * (dr2 / (sb0 + sb1)) / (sb0 * sb1)
+    q0, q1 = np.sqrt(z2 + B2 * B2), np.sqrt(z2 + dz2 + B2 * B2)
+    dq = dz2 / (q0 + q1)
+    s2 = R2 + (A2 + q0) ** 2
+    ds2 = dR2 + dq * (2.0 * A2 + q0 + q1)
+    sd0, sd1 = np.sqrt(s2), np.sqrt(s2 + ds2)
+    disk = M2 * (ds2 / (sd0 + sd1)) / (sd0 * sd1)
+    r0, r1 = np.sqrt(r2), np.sqrt(r2 + dr2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dr = np.where(r0 + r1 > 0, dr2 / (r0 + r1), 0.0)
+        near = np.abs(dr) < 0.5 * r0
+        u0g = (r0 / A3) ** HALO_GAMMA
+        dug = np.where(near, u0g * np.expm1(HALO_GAMMA * np.log1p(np.where(near, dr / r0, 0.0))),
+                       (r1 / A3) ** HALO_GAMMA - u0g)
+    halo = M3 / (HALO_GAMMA * A3) * np.log1p(dug / (1.0 + u0g))
+    out = bulge + disk + halo
+    far = np.maximum(r0, r1) > HALO_CUTOFF        # beyond the halo's cut-off: the plain difference
+    if far.any():
+        R1 = np.sqrt(R2 + dR2)
+        z0, z1 = np.sqrt(z2), np.sqrt(z2 + dz2)
+        out = np.where(far, galaxy.potential_as91(R1, 0.0, z1) - galaxy.potential_as91(np.sqrt(R2), 0.0, z0), out)
+    return out
+
+
+@dataclass(frozen=True)
+class EnergyParts:
+    """E split into parts that can be differenced exactly (see the module docstring)."""
+
+    mass: float                  # M = sum_i m_i
+    base: tuple                  # B, the reference point (mean position), cluster units
+    velocity: tuple              # V, the reference velocity (mean velocity), cluster units
+    kinetic_internal: float      # K_int = 1/2 sum_i m_i |v_i - V|^2
+    potential: float             # W
+    cross: float                 # V . sum_i m_i (v_i - V): ~0, kept so the split is exact
+    tidal: float                 # sum_i m_i [Phi(x_i) - Phi(B)]
+    total: float                 # E as the paper's code sums it (for the paper's error)
+
+    @property
+    def internal(self) -> float:
+        """K_int + W, the cluster's own (binding) energy."""
+        return self.kinetic_internal + self.potential
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EnergyParts":
+        d = dict(d)
+        return cls(**{**d, "base": tuple(d["base"]), "velocity": tuple(d["velocity"])})
+
+
+def _scaled_square(a, s) -> tuple[float, float]:
+    """(s^2 sum_k a_k^2 rounded once, the exact remainder rounded) for floats a_k, s."""
+    exact = Fraction(s) ** 2 * sum(Fraction(x) ** 2 for x in a)
+    rounded = float(exact)
+    return rounded, float(exact - Fraction(rounded))
+
+
+def energy_parts(state, progress=None, w=None) -> EnergyParts:
+    """The parts of E for `state` (one O(N^2) sum for W; `progress` as for `potential_energy`).
+    The Galaxy is evaluated at squared radii R^2 = R_B^2 + dR_i^2 (AS91 units) whose base R_B^2
+    is one float and whose offsets carry the base's rounding remainder, so that the tidal sum
+    and the orbital term (`energy_change`) refer to exactly the same points."""
+    m, u = state.m, state.units
+    mass = math.fsum(m)
+    base = state.x @ m / mass
+    vel = state.v @ m / mass
+    d = state.x - base[:, None]                          # exact where |x_i| ~ |B| (Sterbenz)
+    dv = state.v - vel[:, None]
+    w = potential_energy(state.positions, m, state.eps, progress) if w is None else w   # w: W computed elsewhere (F)
+    s = u.galaxy_length_scale
+    (R2, cR), (z2, cz) = _scaled_square(base[:2], s), _scaled_square(base[2:], s)
+    s2 = float(Fraction(s) ** 2)
+    dR2 = s2 * (2.0 * (base[0] * d[0] + base[1] * d[1]) + d[0] * d[0] + d[1] * d[1]) + cR
+    dz2 = s2 * (2.0 * base[2] * d[2] + d[2] * d[2]) + cz
+    dphi = galaxy_potential_difference(R2, z2, dR2, dz2)
+    return EnergyParts(
+        mass=mass, base=tuple(base.tolist()), velocity=tuple(vel.tolist()),
+        kinetic_internal=0.5 * math.fsum(m * (dv * dv).sum(axis=0)), potential=w,
+        cross=float(vel @ np.array([math.fsum(m * dv[k]) for k in range(3)])),
+        tidal=math.fsum(m * dphi) * u.galaxy_potential_scale, total=energy(state, w))
+
+
+def _potential_decimal(R2: float, z2: float) -> Decimal:
+    """Allen & Santillan's Phi at cylindrical R^2, z^2 (AS91 units) to 40 digits."""
+    with localcontext() as ctx:
+        ctx.prec = 40
+        D = Decimal
+        R2, z2, gamma, a3 = D(R2), D(z2), D(HALO_GAMMA), D(A3)
+        r = (R2 + z2).sqrt()
+        bulge = -D(M1) / (R2 + z2 + D(B1) ** 2).sqrt()
+        disk = -D(M2) / (R2 + (D(A2) + (z2 + D(B2) ** 2).sqrt()) ** 2).sqrt()
+        rc = min(r, D(HALO_CUTOFF))
+        uc = (rc / a3) ** gamma
+        halo = D(M3) / (gamma * a3) * ((1 + uc).ln() - D(HALO_PHI_CONST))
+        if r > rc:
+            halo += D(M3) * (rc / a3) * uc / (1 + uc) * (1 / rc - 1 / r)
+        return +(bulge + disk + halo)
+
+
+def _square_difference(a, b) -> float:
+    """sum_k a_k^2 - sum_k b_k^2 for floats, rounded once."""
+    return float(sum(Fraction(x) ** 2 for x in a) - sum(Fraction(x) ** 2 for x in b))
+
+
+def energy_change(parts: EnergyParts, parts0: EnergyParts, units) -> float:
+    """E - E0 from the differences of the parts: the orbital term M [Phi(B) - Phi(B0)] in
+    40-digit decimals at the parts' own base points, 1/2 M (|V|^2 - |V0|^2) exactly."""
+    s = units.galaxy_length_scale
+
+    def phi(p):
+        return _potential_decimal(_scaled_square(p.base[:2], s)[0], _scaled_square(p.base[2:], s)[0])
+    dphi_orbit = float(phi(parts) - phi(parts0))
+    orbital = parts.mass * (0.5 * _square_difference(parts.velocity, parts0.velocity)
+                            + dphi_orbit * units.galaxy_potential_scale)
+    return math.fsum([orbital, parts.kinetic_internal, -parts0.kinetic_internal, parts.potential,
+                      -parts0.potential, parts.cross, -parts0.cross, parts.tidal, -parts0.tidal])
+
+
+def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units) -> float:
+    """|E - E0| / |K_int0 + W0|: the change of the total energy (cluster + Galaxy) in units of
+    the cluster's initial internal energy (NaN for a lone body, which has none)."""
+    internal = abs(parts0.internal)
+    return abs(energy_change(parts, parts0, units)) / internal if internal > 0 else math.nan
 
 
 def angular_momentum(state) -> np.ndarray:

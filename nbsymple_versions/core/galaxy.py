@@ -18,6 +18,10 @@ HALO_GAMMA = 1.02
 HALO_CUTOFF = 100.0                    # kpc; beyond it the halo mass stops growing
 HALO_PHI_CONST = 3.186322775           # ln(1 + (100/a3)^1.02) + 1.02 a3 M(100) / (100 M3)
 
+# The solar circle of the AS91 model: the paper's cluster orbit (radius and circular speed).
+SUN_RADIUS_KPC = 8.5
+SUN_SPEED_KMS = 220.0
+
 
 def halo_mass(r):
     """Halo mass inside radius r (kpc), M(r) = M3 (r/a3)^2.02 / (1 + (r/a3)^1.02), frozen beyond 100 kpc."""

@@ -1,4 +1,5 @@
-"""Initial conditions: a uniform-sphere cluster in virial ratio Q, placed on its Galactic orbit.
+"""Initial conditions: a uniform-sphere cluster in virial ratio Q, placed on its Galactic orbit;
+equal masses, or a Salpeter mass function in a few mass classes as the authors' code offers.
 
 The state lives on the host in float64 as structure-of-arrays: `x` and `v` are (3, N) (one
 contiguous row per coordinate, what vectorising CPU kernels and coalesced GPU loads want);
@@ -9,6 +10,7 @@ import math
 
 import numpy as np
 
+from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
 from .reference import pairwise_potential_energy
 from .units import Units
 
@@ -44,11 +46,14 @@ class State:
 
     @classmethod
     def from_arrays(cls, positions, velocities, masses, eps=None, t=0.0, units=Units()):
-        """Build a state from (N, 3) positions and velocities and (N,) masses."""
-        masses = np.asarray(masses, dtype=np.float64)
+        """Build a state from (N, 3) positions and velocities and (N,) masses. The state owns
+        copies (whatever the inputs' order or N): stepping never writes into the caller's arrays."""
+        masses = np.array(masses, dtype=np.float64)
         eps = default_softening(len(masses)) if eps is None else float(eps)
-        return cls(np.asarray(positions, dtype=np.float64).T, np.asarray(velocities, dtype=np.float64).T,
-                   masses, eps, t, units)
+
+        def rows(a):                     # (N, 3) -> a fresh C-ordered (3, N)
+            return np.array(np.asarray(a, dtype=np.float64).T, order="C", copy=True)
+        return cls(rows(positions), rows(velocities), masses, eps, t, units)
 
     @property
     def n(self) -> int:
@@ -73,6 +78,41 @@ class State:
         return self.x @ self.m / mtot, self.v @ self.m / mtot
 
 
+SALPETER_EXPONENT = 2.35
+SALPETER_RANGE = (0.1, 15.0)    # Msun: the authors' code's mMin and mMax (only their ratio matters)
+
+
+def _power_integral(a, b, p):
+    """Integral of m^p dm from a to b (arrays)."""
+    return np.log(b / a) if abs(p + 1.0) < 1e-12 else (b ** (p + 1.0) - a ** (p + 1.0)) / (p + 1.0)
+
+
+def salpeter_masses(n: int, classes: int, exponent: float = SALPETER_EXPONENT,
+                    mass_range=SALPETER_RANGE) -> np.ndarray:
+    """n masses summing to 1 from dN/dm ~ m^-exponent on `mass_range`, in `classes` classes of
+    equal width in log m (the authors' code: CLASS_N = 5, exponent S_M = 2.35, 0.1 to 15 Msun).
+    Class k holds n times its share of dN, rounded to whole stars by largest remainders, each
+    star of the class's mean mass; ascending. (The authors draw masses uniformly inside each
+    class and round the counts differently; the spectrum is the same.)"""
+    n, classes, exponent = int(n), int(classes), float(exponent)
+    lo, hi = (float(v) for v in mass_range)
+    if classes < 1:
+        raise ValueError(f"a mass spectrum needs at least 1 mass class, got {classes}")
+    if not (math.isfinite(exponent) and exponent > 0):
+        raise ValueError(f"mass-function exponent must be positive and finite, got {exponent}")
+    if not 0 < lo < hi < math.inf:
+        raise ValueError(f"mass range must be 0 < low < high, got {lo} to {hi}")
+    edges = np.geomspace(lo, hi, classes + 1)
+    a, b = edges[:-1], edges[1:]
+    number = _power_integral(a, b, -exponent)
+    share = number / number.sum()
+    counts = np.floor(n * share).astype(np.int64)
+    counts[np.argsort(-(n * share - counts), kind="stable")[: n - counts.sum()]] += 1
+    mean = _power_integral(a, b, 1.0 - exponent) / number
+    m = np.repeat(mean, counts)
+    return m / m.sum()
+
+
 def _uniform_ball(rng, n):
     """n points uniform in the unit ball, (3, n)."""
     d = rng.normal(size=(3, n))
@@ -81,11 +121,14 @@ def _uniform_ball(rng, n):
 
 
 def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units: Units = Units(),
-                   exact_potential: bool = True) -> State:
-    """A cluster of n equal masses (total 1) uniform in the unit sphere, velocities uniform in a
+                   exact_potential: bool = True, mass_classes=None) -> State:
+    """A cluster of n bodies of total mass 1 uniform in the unit sphere, velocities uniform in a
     sphere scaled so that K / |W| = virial_ratio with the softened W; centre of mass at rest at
-    the origin. Reproducible from `seed`. `exact_potential=False` scales with the continuous
-    uniform sphere's W = -3/5 instead of the O(N^2) sum (for timing states at large N)."""
+    the origin. Equal masses, or with `mass_classes` = k a Salpeter spectrum in k classes
+    (`salpeter_masses`, independent of position and velocity). Reproducible from `seed` (the
+    positions and velocities drawn do not depend on the masses). `exact_potential=False` scales
+    with the continuous uniform sphere's W = -3/5 instead of the O(N^2) sum (for timing states
+    at large N)."""
     n = int(n)
     if n < 2:
         raise ValueError(f"a cluster needs at least 2 bodies, got n = {n}")
@@ -93,7 +136,7 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
         raise ValueError(f"virial ratio must be positive, got {virial_ratio}")
     rng = np.random.default_rng(seed)
     eps = default_softening(n) if eps is None else float(eps)
-    m = np.full(n, 1.0 / n)
+    m = np.full(n, 1.0 / n) if mass_classes is None else salpeter_masses(n, mass_classes)
     x = _uniform_ball(rng, n)
     v = _uniform_ball(rng, n)
     x -= (x @ m)[:, None]
@@ -104,7 +147,7 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     return State(x, v, m, eps, 0.0, units)
 
 
-def place_on_orbit(state: State, radius_kpc: float = 8.5, speed_kms: float = 220.0) -> State:
+def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: float = SUN_SPEED_KMS) -> State:
     """Move the cluster to (radius, 0, 0) with velocity (0, speed, 0): a quasi-circular orbit in
     the disk plane (defaults: the Sun's radius and circular speed of the paper)."""
     out = state.copy()
@@ -123,8 +166,10 @@ def add_black_hole(state: State, mass: float, position=(0.0, 0.0, 0.0), velocity
 
 
 def make_cluster(n: int, seed=None, *, virial_ratio: float = 0.3, eps=None, units: Units = Units(),
-                 radius_kpc=8.5, speed_kms=220.0, exact_potential: bool = True) -> State:
+                 radius_kpc=SUN_RADIUS_KPC, speed_kms=SUN_SPEED_KMS, exact_potential: bool = True,
+                 mass_classes=None) -> State:
     """The paper's set-up: `uniform_sphere` placed on its orbit (radius_kpc=None keeps it at the
-    origin, at rest)."""
-    state = uniform_sphere(n, seed, virial_ratio, eps, units, exact_potential)
+    origin, at rest); `mass_classes` = k gives a Salpeter mass function in k classes (default:
+    equal masses)."""
+    state = uniform_sphere(n, seed, virial_ratio, eps, units, exact_potential, mass_classes)
     return state if radius_kpc is None else place_on_orbit(state, radius_kpc, speed_kms)

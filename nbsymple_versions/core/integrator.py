@@ -5,18 +5,21 @@ CPU in DP"); only the forces depend on the version and precision.
 """
 
 
-def advance(state, forces, scheme, dt, steps, acc, on_step=None):
+def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=None):
     """Advance `state` in place by `steps` steps of size `dt` with `scheme`:
     for each l, x += C[l] v dt, then (if D[l] != 0) a = F(x) and v += D[l] a dt.
-    `acc` (3, N) float64 is scratch for the accelerations; `on_step(k)` is called after step k."""
+    `acc` (3, N) float64 is scratch for the accelerations; `on_step(k)` is called after step k
+    (k counts from 1 in this call). The time after step k is t0 + (step0 + k) dt, with t0 the
+    time at step 0 of the run (default: `state.t`, step0 = 0): never a running sum, so a run
+    split into several calls (or resumed from a checkpoint) lands on the same bits."""
     x, v = state.x, state.v
-    t0 = state.t
+    t0 = state.t if t0 is None else t0
     for k in range(1, steps + 1):
         for c, d in zip(scheme.drift, scheme.kick):
             forces.drift(x, v, c * dt)
             if d != 0.0:
                 forces.accelerations(x, acc)
                 forces.kick(v, acc, d * dt)
-        state.t = t0 + k * dt
+        state.t = t0 + (step0 + k) * dt
         if on_step is not None:
             on_step(k)

@@ -4,31 +4,46 @@ A pairwise *backend* computes the O(N^2) accelerations, on the host or on a devi
 times its own `pairwise` and `transfer` tasks on the clock, and for version E it adds the
 galactic force in the same kernel (`includes_galactic`). *Host kernels* do the O(N) work
 on the CPU, serial or threaded: the galactic acceleration and the drifts and kicks.
-
-Backend protocol: `forces(x, out, clock)` writes accelerations of positions x (3, N) float64
-into out (3, N) float64; attributes `includes_galactic`, `device`, `precision`.
-Host-kernel protocol: `galactic(x, y, z, ax, ay, az, length_scale, accel_scale)` adds the
-Galaxy's pull; `axpy(y, x, h)` does y += h x on flat float64 arrays; attribute `threads`.
+The two interfaces are the Protocols below; `versions.py` composes one of each per version.
 """
+from contextlib import contextmanager
 import time
+from typing import Protocol
 
 import numpy as np
 
 from .clock import TaskClock
 
-PRECISIONS = ("sp", "dp", "dsp")
+
+class PairwiseBackend(Protocol):
+    """O(N^2) accelerations of one precision, on the host or on devices."""
+
+    precision: str               # "sp", "dp" or "dsp" (vocabulary.PRECISIONS)
+    device: str                  # where it runs, in words ("CPU, 2 threads", "NVIDIA H200")
+    includes_galactic: bool      # True when the kernel adds the Galaxy too (version E)
+
+    def forces(self, x: np.ndarray, out: np.ndarray, clock: TaskClock) -> None:
+        """Accelerations of positions x (3, N) float64 into out (3, N) float64 (assigned, not
+        added), timing `pairwise` (and `transfer`, on a device) on `clock`."""
 
 
-def check_precision(precision: str) -> str:
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
-    return precision
+class HostKernels(Protocol):
+    """O(N) work on the CPU: the Galaxy's pull, drifts and kicks."""
+
+    threads: int
+    device: str
+
+    def galactic(self, x, y, z, ax, ay, az, length_scale: float, accel_scale: float) -> None:
+        """Add the Allen & Santillan acceleration at (x, y, z) to (ax, ay, az), float64 rows."""
+
+    def axpy(self, y: np.ndarray, x: np.ndarray, h: float) -> None:
+        """y += h x on flat float64 arrays (a drift x += h v, or a kick v += h a)."""
 
 
 class ForcePipeline:
     """Accelerations, drifts and kicks of one version, each task timed on `clock`."""
 
-    def __init__(self, backend, host, units, clock: TaskClock | None = None):
+    def __init__(self, backend: PairwiseBackend, host: HostKernels, units, clock: TaskClock | None = None):
         self.backend = backend
         self.host = host
         self.units = units
@@ -37,9 +52,16 @@ class ForcePipeline:
         self.clock.threads = host.threads
         self.compile_seconds = None
 
-    @property
-    def precision(self) -> str:
-        return self.backend.precision
+    @contextmanager
+    def off_the_clock(self):
+        """Work inside is timed on a scratch clock: for diagnostics and validation calls, which
+        are no steps and must not inflate the per-step times."""
+        clock = self.clock
+        self.clock = TaskClock(clock.device, clock.threads)
+        try:
+            yield
+        finally:
+            self.clock = clock
 
     def accelerations(self, x, out):
         """Total acceleration (pairwise + galactic) at positions x (3, N) into out (3, N)."""

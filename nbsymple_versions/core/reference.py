@@ -48,6 +48,3 @@ def galactic_acceleration(pos, units: Units = Units()):
     """Allen & Santillan (1991) acceleration in cluster units at positions (N, 3)."""
     return galaxy.acceleration(np.asarray(pos, dtype=np.float64), units)
 
-
-def total_acceleration(pos, mass, eps, units: Units = Units()):
-    return pairwise_acceleration(pos, mass, eps) + galactic_acceleration(pos, units)

@@ -2,7 +2,7 @@
 for l: x += C[l] v h; if D[l] != 0: a = F(x); v += D[l] a h.
 """
 from dataclasses import dataclass
-from decimal import Decimal, getcontext
+from decimal import Decimal, localcontext
 
 
 @dataclass(frozen=True)
@@ -25,12 +25,12 @@ def _si6a() -> Scheme:
     """Yoshida (1990) solution A (Kinoshita, Yoshida & Nakai 1991, Table 1): 6th order,
     8 drifts and 7 kicks. Built from the weights at 30 digits so that the order conditions
     hold to rounding (the printed 15-digit table leaves 1e-14)."""
-    getcontext().prec = 40
-    w1 = Decimal("-1.17767998417887100694641568096")
-    w2 = Decimal("0.235573213359358133684793182979")
-    w3 = Decimal("0.784513610477557263819497633866")
-    w0 = 1 - 2 * (w1 + w2 + w3)
-    half = (w3 / 2, (w3 + w2) / 2, (w2 + w1) / 2, (w1 + w0) / 2)
+    with localcontext(prec=40):      # the caller's decimal context stays as it was
+        w1 = Decimal("-1.17767998417887100694641568096")
+        w2 = Decimal("0.235573213359358133684793182979")
+        w3 = Decimal("0.784513610477557263819497633866")
+        w0 = 1 - 2 * (w1 + w2 + w3)
+        half = (w3 / 2, (w3 + w2) / 2, (w2 + w1) / 2, (w1 + w0) / 2)
     drift = tuple(float(c) for c in half + half[::-1])
     kick = tuple(float(d) for d in (w3, w2, w1, w0, w1, w2, w3)) + (0.0,)
     return Scheme("si6a", 6, drift, kick)

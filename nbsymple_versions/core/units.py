@@ -40,17 +40,11 @@ class Units:
         """One kiloparsec in cluster radii (100 for the defaults)."""
         return AS91_LENGTH_PC / self.r_cl_pc
 
-    def to_kms(self, v):
-        return v * self.velocity_kms
-
     def from_kms(self, v_kms):
         return v_kms / self.velocity_kms
 
     def to_myr(self, t):
         return t * self.time_myr
-
-    def to_pc(self, x):
-        return x * self.r_cl_pc
 
     # Allen & Santillan (1991) formulas are evaluated in their own units (G = 1, kpc, 10 km/s);
     # these factors carry their results into cluster units.

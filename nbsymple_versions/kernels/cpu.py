@@ -77,31 +77,34 @@ def _inverse_cube_dp(r2):
 def _pairwise_source(ftype, inverse_cube):
     zero = ftype(0.0)
 
-    def pairwise(x, y, z, m, eps2, ax, ay, az):
+    def pairwise(x, y, z, m, eps2, start, ax, ay, az):
         n = x.shape[0]
-        for i in prange(n):
+        for t in prange(ax.shape[0]):   # targets start .. start + len(ax), sources all n
+            i = start + t
             xi, yi, zi = x[i], y[i], z[i]
             sx, sy, sz = zero, zero, zero
-            for j in range(n):
-                dx = x[j] - xi
+            for j in range(n):        # flops per interaction: core/vocabulary.py FLOPS_PER_LINE
+                dx = x[j] - xi            # 3 (with dy, dz)
                 dy = y[j] - yi
                 dz = z[j] - zi
+                # r2: 6; r^-3: 4; f = m r^-3: 1
                 f = m[j] * inverse_cube(dx * dx + dy * dy + dz * dz + eps2)
-                sx += f * dx
+                sx += f * dx              # 6 (with sy, sz)
                 sy += f * dy
                 sz += f * dz
-            ax[i] = sx
-            ay[i] = sy
-            az[i] = sz
+            ax[t] = sx
+            ay[t] = sy
+            az[t] = sz
     return pairwise
 
 
 def _pairwise_dsp_source(inverse_cube):
     zero = np.float32(0.0)
 
-    def pairwise_dsp(xh, yh, zh, xl, yl, zl, m, eps2, ax, ay, az):
+    def pairwise_dsp(xh, yh, zh, xl, yl, zl, m, eps2, start, ax, ay, az):
         n = xh.shape[0]
-        for i in prange(n):
+        for t in prange(ax.shape[0]):
+            i = start + t
             xhi, yhi, zhi = xh[i], yh[i], zh[i]
             xli, yli, zli = xl[i], yl[i], zl[i]
             sx, sy, sz = zero, zero, zero
@@ -113,9 +116,9 @@ def _pairwise_dsp_source(inverse_cube):
                 sx += f * dx
                 sy += f * dy
                 sz += f * dz
-            ax[i] = sx
-            ay[i] = sy
-            az[i] = sz
+            ax[t] = sx
+            ay[t] = sy
+            az[t] = sz
     return pairwise_dsp
 
 
@@ -171,15 +174,18 @@ THREADED = CpuKernels(parallel=True)
 
 class CpuPairwise:
     """Pairwise backend on the host: converts positions to the precision's arrays (part of the
-    pairwise task, as on a CPU there is no transfer) and runs the kernel."""
+    pairwise task, as on a CPU there is no transfer) and runs the kernel for targets
+    [start, stop) (default all; version F's ranks each take a slice) against all N sources,
+    writing out[:, start:stop] and leaving the other columns alone."""
 
     includes_galactic = False
 
-    def __init__(self, kernels: CpuKernels, m, eps, precision):
+    def __init__(self, kernels: CpuKernels, m, eps, precision, start: int = 0, stop: int | None = None):
         self.kernels = kernels
         self.precision = precision
         self.device = kernels.device
         n = m.shape[0]
+        self.start, self.stop = start, n if stop is None else stop
         if precision == "dp":
             self.m, self.eps2 = np.ascontiguousarray(m, dtype=np.float64), np.float64(eps * eps)
         else:
@@ -189,14 +195,15 @@ class CpuPairwise:
         self.kernel = kernels.pairwise[precision]
 
     def forces(self, x, out, clock):
+        a, b = self.start, self.stop
         with clock.task("pairwise"):
             if self.precision == "dp":
-                self.kernel(x[0], x[1], x[2], self.m, self.eps2, out[0], out[1], out[2])
+                self.kernel(x[0], x[1], x[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
             elif self.precision == "sp":
                 h = self.hi
                 np.copyto(h, x, casting="same_kind")
-                self.kernel(h[0], h[1], h[2], self.m, self.eps2, out[0], out[1], out[2])
+                self.kernel(h[0], h[1], h[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
             else:
                 h, lo = dsp.split(x, self.hi, self.lo)
-                self.kernel(h[0], h[1], h[2], lo[0], lo[1], lo[2], self.m, self.eps2,
-                            out[0], out[1], out[2])
+                self.kernel(h[0], h[1], h[2], lo[0], lo[1], lo[2], self.m, self.eps2, a,
+                            out[0, a:b], out[1, a:b], out[2, a:b])

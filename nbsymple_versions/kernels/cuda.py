@@ -1,30 +1,45 @@
-"""CUDA kernels with numba-cuda: tiled pairwise forces (sp, dp, dsp) and pairwise + galactic (E).
+"""CUDA kernels with numba-cuda: pairwise forces (sp, dp, dsp), tiled or plain, and pairwise +
+galactic (E).
 
-The tiling follows GPU Gems 3, ch. 31 and the paper: one thread per target body, blocks of
-TILE threads; for each tile of TILE source bodies every thread of the block loads one body
-into shared memory, the block synchronises, every thread sums the tile's pull on its target,
-and the block synchronises again before the next tile overwrites shared memory. Every thread
-reaches every barrier: threads past the end of a slice still load, wait and compute (on a
-clamped target), they only skip the final write.
+tiled   GPU Gems 3, ch. 31 and the paper: one thread per target body, blocks of TILE threads;
+        for each tile of TILE source bodies every thread of the block loads one body into
+        shared memory, the block synchronises, every thread sums the tile's pull on its target,
+        and the block synchronises again before the next tile overwrites shared memory. Every
+        thread reaches every barrier: threads past the end of a slice still load, wait and
+        compute (on a clamped target), they only skip the final write.
+plain   the baseline the tiling improves on: one thread per target reading every source
+        straight from global memory (through L1), in the same order; no shared memory, no
+        barrier.
+The CuPy backend (`cupy_backend.py`) runs the same algorithm written in CUDA C (`nbody.cu`).
 
-Padding: the N sources are padded to a multiple of TILE with zero-mass bodies at the origin
-(a finite position, so the pair term is finite and times a zero mass gives exactly zero).
+Bodies are records (`gpu_layout.py`): sp and dp (x, y, z, m), dsp (xh, yh, zh, m, xl, yl, zl,
+0), padded to a multiple of TILE with zero-mass bodies at the origin (a finite position, so the
+pair term is finite and times a zero mass gives exactly zero).
 
 Precisions (accumulators and pair terms):
-  sp   float32 positions, masses, pair terms and accumulators;
-  dp   float64 throughout;
+  sp   float32 throughout;
+  dp   float64 throughout; r^-3 from a float32 1/sqrt seed and one third-order float64 step,
+       as the CPU kernel does (relative error ~1e-21: float64 rounding; needs softening > 0);
   dsp  float32 hi/lo positions (see `dsp.py`), dr = (hi_j - hi_i) + (lo_j - lo_i) in float32,
        then the pair term in float32.
 Float32 kernels use float32 constants only (a bare Python float literal would be float64 on
-the device and promote the arithmetic); `tests/test_gpu.py` checks the PTX for that.
+the device and promote the arithmetic); tests check the PTX and SASS for that.
+
+Machine code (`nbsymple gpu-asm` counts it): numba's `range` makes 64-bit induction variables
+and signed indices, whose negative-index wraparound costs selects on every shared-memory
+access (numba issue 4647); the loops here are `while` loops over `uint32` counters, kept 32-bit
+by casting after each increment, so that LLVM unrolls the inner loop and indexes shared memory
+with constant offsets. Each tile is a (TILE, 4) or (TILE, 8) shared array aligned to 16 bytes,
+so one body is one 128-bit shared load (two for dp and dsp), as with CUDA C's float4.
 
 fastmath: the sp kernel allows it (numba-cuda's fastmath is all-or-nothing: ftz, approximate
 div/sqrt, contraction *and reassociation*, which only reorders the sum over sources). dsp must
 not reassociate (it could fold (hi_j - hi_i) + (lo_j - lo_i) into (hi_j + lo_j) - (hi_i + lo_i)
 and lose the low word) and dp must stay IEEE, so both compile without fastmath; the fast
 1/sqrt they need comes explicitly from libdevice (rsqrtf: the MUFU reciprocal square root,
-about 2 ulp; rsqrt for float64: 1 ulp). In the simulator (NUMBA_ENABLE_CUDASIM=1), which has
-no libdevice, NumPy's 1/sqrt of the same type stands in.
+about 2 ulp). Multiply-adds are written as `cuda.fma`, so both backends round alike. In the
+simulator (NUMBA_ENABLE_CUDASIM=1), which has no libdevice, NumPy stands in (and a * b + c for
+fma).
 
 Version E's kernel adds the Allen & Santillan field (`as91.py`, float64, compiled as a device
 function) at the target's position and writes float64 accelerations.
@@ -37,19 +52,15 @@ import warnings
 
 import numpy as np
 from numba import cuda
-from numba.cuda import float32, float64, int64
-from numba.cuda.core import config as _cuda_config
+from numba.cuda import float32, float64, int64, uint32
 
-from . import dsp
+from ..core.vocabulary import check_precision
+from ..provenance import cuda_simulator as simulator, gpu_name
+from . import gpu_layout as layout
 from .as91 import as91_acceleration
+from .gpu_layout import DEFAULT_TILE, check_devices, check_kernel, check_tile  # noqa: F401 (the API)
 
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
-DEFAULT_TILE = 256
-PRECISIONS = ("sp", "dp", "dsp")
-
-
-def simulator() -> bool:
-    return bool(_cuda_config.ENABLE_CUDASIM)
 
 
 def availability() -> tuple[bool, str]:
@@ -63,19 +74,6 @@ def availability() -> tuple[bool, str]:
     return (True, "") if ok else (False, UNAVAILABLE)
 
 
-def check_tile(tile) -> int:
-    if isinstance(tile, bool) or not isinstance(tile, (int, np.integer)) \
-            or not 32 <= tile <= 1024 or tile & (tile - 1):
-        raise ValueError(f"tile must be a power of two between 32 and 1024 (threads per block), got {tile!r}")
-    return int(tile)
-
-
-def check_devices(devices) -> int:
-    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or devices < 1:
-        raise ValueError(f"devices must be a whole number >= 1 (slices of targets, one per device), got {devices!r}")
-    return int(devices)
-
-
 def _lock_simulator_shared_arrays():
     """Make the simulator's `cuda.shared.array` hand every thread of a block the same array.
 
@@ -83,7 +81,8 @@ def _lock_simulator_shared_arrays():
     looks up its per-call-site array and creates it when missing without a lock; a thread switch
     between the two lets two threads each create their own "shared" array, and the tile loop
     then reads uninitialised memory (garbage forces, now and then a NaN). Serialising the lookup
-    fixes it. Simulator only; applied once.
+    fixes it. The simulator's version also lacks the `alignment` keyword (meaningless for its
+    NumPy arrays): accepted and ignored here. Simulator only; applied once.
     """
     from numba.cuda import types
     from numba.cuda.np import numpy_support
@@ -93,8 +92,8 @@ def _lock_simulator_shared_arrays():
     unlocked, lock = FakeCUDAShared.array, threading.Lock()
 
     def array(self, shape, dtype, alignment=None):
-        if shape == 0 or alignment is not None:     # dynamic shared memory has no lookup
-            return unlocked(self, shape, dtype, alignment)
+        if shape == 0:                              # dynamic shared memory has no lookup
+            return unlocked(self, shape, dtype)
         caller = sys._getframe(1)                   # keyed by call site, as the simulator does
         key = (caller.f_code.co_filename, caller.f_lineno)
         with lock:
@@ -116,89 +115,190 @@ def _rsqrt(ftype):
     return cuda.libdevice.rsqrtf if ftype is np.float32 else cuda.libdevice.rsqrt
 
 
-# ---------------------------------------------------------------- tile loops (device functions)
+def _device(fn, fastmath=False):
+    """A per-interaction helper as a device function (inlined by NVVM), or the plain Python
+    function in the simulator."""
+    return fn if simulator() else cuda.jit(device=True, fastmath=fastmath)(fn)
+
+
+# ---------------------------------------------------------------- one pair interaction
+# flops per interaction: core/vocabulary.py FLOPS_PER_LINE (20)
+
+def _inverse_cube_source(ftype, rsqrt):
+    """r2^(-3/2): sp rinv^3; dp from the float32 seed `rsqrt` (libdevice rsqrtf) and one
+    third-order step, e = 1 - r2 s^2, r^-3 = s^3 (1 + 3/2 e + 15/8 e^2) (see kernels/cpu.py)."""
+    if ftype is np.float32:
+        def inverse_cube(r2):
+            rinv = rsqrt(r2)                  # 2 (rsqrt) + 2 (r^-3)
+            return rinv * rinv * rinv
+        return inverse_cube
+
+    def inverse_cube_dp(r2):
+        s = float64(rsqrt(float32(r2)))
+        s2 = s * s
+        e = cuda.fma(-r2, s2, 1.0)
+        return (s2 * s) * cuda.fma(e, cuda.fma(e, 1.875, 1.5), 1.0)
+    return inverse_cube_dp
+
+
+def _pair_source(inverse_cube):
+    """The pull of body (bx, by, bz, bm) on target (xi, yi, zi), added to (ax, ay, az)."""
+
+    def pair(bx, by, bz, bm, xi, yi, zi, eps2, ax, ay, az):
+        dx = bx - xi                          # 3 (with dy, dz)
+        dy = by - yi
+        dz = bz - zi
+        r2 = cuda.fma(dz, dz, cuda.fma(dy, dy, cuda.fma(dx, dx, eps2)))   # 6
+        f = bm * inverse_cube(r2)             # 4 + 1
+        return cuda.fma(f, dx, ax), cuda.fma(f, dy, ay), cuda.fma(f, dz, az)   # 6
+    return pair
+
+
+def _pair_dsp_source(inverse_cube):
+
+    def pair_dsp(bxh, byh, bzh, bm, bxl, byl, bzl, xh, yh, zh, xl, yl, zl, eps2, ax, ay, az):
+        dx = (bxh - xh) + (bxl - xl)          # order matters: no reassociation
+        dy = (byh - yh) + (byl - yl)
+        dz = (bzh - zh) + (bzl - zl)
+        r2 = cuda.fma(dz, dz, cuda.fma(dy, dy, cuda.fma(dx, dx, eps2)))
+        f = bm * inverse_cube(r2)
+        return cuda.fma(f, dx, ax), cuda.fma(f, dy, ay), cuda.fma(f, dz, az)
+    return pair_dsp
+
+
+def _pair(ftype, rsqrt, dsp=False):
+    fastmath = ftype is np.float32 and not dsp
+    cube = _device(_inverse_cube_source(ftype, rsqrt), fastmath)
+    return _device((_pair_dsp_source if dsp else _pair_source)(cube), fastmath)
+
+
+# ---------------------------------------------------------------- sums over all sources
+# `tiles*` (shared-memory tiles) and `plain*` (global memory) take the same arguments and sum
+# the sources in the same order: the kernels below take either.
 
 def _tiles_source(ftype, tile, rsqrt):
-    """Sum over all sources of the pull on target (xi, yi, zi); sp and dp."""
+    """Sum over all sources of the pull on target (xi, yi, zi), tile by tile; sp and dp."""
     nbtype = float32 if ftype is np.float32 else float64
-    zero = ftype(0.0)
+    zero, width, step = ftype(0.0), uint32(tile), uint32(tile)
+    one, two, three = uint32(1), uint32(2), uint32(3)
+    pair = _pair(ftype, rsqrt)
 
-    def tiles(pos, m, eps2, xi, yi, zi):
-        tid = cuda.threadIdx.x
-        sh = cuda.shared.array((4, tile), nbtype)
+    def tiles(pos, eps2, xi, yi, zi):
+        t = cuda.threadIdx.x
+        sh = cuda.shared.array((tile, 4), nbtype, alignment=16)   # (x, y, z, m): one 128-bit load
         ax, ay, az = zero, zero, zero
-        for base in range(0, pos.shape[1], tile):
-            j = base + tid
-            sh[0, tid] = pos[0, j]
-            sh[1, tid] = pos[1, j]
-            sh[2, tid] = pos[2, j]
-            sh[3, tid] = m[j]
+        n = uint32(pos.shape[0] // 4)
+        base = uint32(0)
+        while base < n:
+            j = uint32(4) * uint32(base + t)
+            sh[t, 0] = pos[j]
+            sh[t, 1] = pos[j + one]
+            sh[t, 2] = pos[j + two]
+            sh[t, 3] = pos[j + three]
             cuda.syncthreads()
-            for k in range(tile):
-                dx = sh[0, k] - xi
-                dy = sh[1, k] - yi
-                dz = sh[2, k] - zi
-                r2 = dx * dx + dy * dy + dz * dz + eps2
-                rinv = rsqrt(r2)
-                f = sh[3, k] * rinv * rinv * rinv
-                ax += f * dx
-                ay += f * dy
-                az += f * dz
+            k = uint32(0)
+            while k < width:
+                ax, ay, az = pair(sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3], xi, yi, zi, eps2, ax, ay, az)
+                k = uint32(k + one)
             cuda.syncthreads()
+            base = uint32(base + step)
         return ax, ay, az
     return tiles
 
 
-def _tiles_dsp_source(tile, rsqrt):
-    """dsp: pos rows 0-2 are hi, rows 3-5 lo; float32 throughout."""
-    zero = np.float32(0.0)
+def _plain_source(ftype, tile, rsqrt):
+    """The same sum read straight from global memory: no shared memory, no barrier."""
+    zero, width, step = ftype(0.0), uint32(tile), uint32(tile)
+    one, two, three = uint32(1), uint32(2), uint32(3)
+    pair = _pair(ftype, rsqrt)
 
-    def tiles_dsp(pos, m, eps2, xh, yh, zh, xl, yl, zl):
-        tid = cuda.threadIdx.x
-        sh = cuda.shared.array((7, tile), float32)
+    def plain(pos, eps2, xi, yi, zi):
         ax, ay, az = zero, zero, zero
-        for base in range(0, pos.shape[1], tile):
-            j = base + tid
-            for c in range(6):
-                sh[c, tid] = pos[c, j]
-            sh[6, tid] = m[j]
+        n = uint32(pos.shape[0] // 4)
+        base = uint32(0)
+        while base < n:                       # n is a multiple of TILE: the inner loop unrolls
+            k = uint32(0)
+            while k < width:
+                j = uint32(uint32(4) * uint32(base + k))
+                ax, ay, az = pair(pos[j], pos[j + one], pos[j + two], pos[j + three], xi, yi, zi, eps2, ax, ay, az)
+                k = uint32(k + one)
+            base = uint32(base + step)
+        return ax, ay, az
+    return plain
+
+
+def _tiles_dsp_source(tile, rsqrt):
+    """dsp: records (xh, yh, zh, m, xl, yl, zl, 0); float32 throughout."""
+    zero, width, step = np.float32(0.0), uint32(tile), uint32(tile)
+    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
+    pair = _pair(np.float32, rsqrt, dsp=True)
+
+    def tiles_dsp(pos, eps2, xh, yh, zh, xl, yl, zl):
+        t = cuda.threadIdx.x
+        sh = cuda.shared.array((tile, 8), float32, alignment=16)   # hi and lo: two 128-bit loads
+        ax, ay, az = zero, zero, zero
+        n = uint32(pos.shape[0] // 8)
+        base = uint32(0)
+        while base < n:
+            j = uint32(8) * uint32(base + t)
+            for c in range(8):
+                sh[t, c] = pos[j + uint32(c)]
             cuda.syncthreads()
-            for k in range(tile):
-                dx = (sh[0, k] - xh) + (sh[3, k] - xl)   # order matters: no reassociation
-                dy = (sh[1, k] - yh) + (sh[4, k] - yl)
-                dz = (sh[2, k] - zh) + (sh[5, k] - zl)
-                r2 = dx * dx + dy * dy + dz * dz + eps2
-                rinv = rsqrt(r2)
-                f = sh[6, k] * rinv * rinv * rinv
-                ax += f * dx
-                ay += f * dy
-                az += f * dz
+            k = uint32(0)
+            while k < width:
+                ax, ay, az = pair(sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3], sh[k, 4], sh[k, 5], sh[k, 6],
+                                  xh, yh, zh, xl, yl, zl, eps2, ax, ay, az)
+                k = uint32(k + one)
             cuda.syncthreads()
+            base = uint32(base + step)
         return ax, ay, az
     return tiles_dsp
 
 
+def _plain_dsp_source(tile, rsqrt):
+    zero, width, step = np.float32(0.0), uint32(tile), uint32(tile)
+    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
+    pair = _pair(np.float32, rsqrt, dsp=True)
+
+    def plain_dsp(pos, eps2, xh, yh, zh, xl, yl, zl):
+        ax, ay, az = zero, zero, zero
+        n = uint32(pos.shape[0] // 8)
+        base = uint32(0)
+        while base < n:
+            k = uint32(0)
+            while k < width:
+                j = uint32(uint32(8) * uint32(base + k))
+                ax, ay, az = pair(pos[j], pos[j + one], pos[j + two], pos[j + three], pos[j + four], pos[j + five],
+                                  pos[j + six], xh, yh, zh, xl, yl, zl, eps2, ax, ay, az)
+                k = uint32(k + one)
+            base = uint32(base + step)
+        return ax, ay, az
+    return plain_dsp
+
+
 # ---------------------------------------------------------------- kernels
-# Arguments: pos (3 or 6, Npad), m (Npad,), eps2, [length_scale, accel_scale,] start, stop,
-# out (3, stop - start). Thread t of block b handles target i = start + b*TILE + t; targets
-# i >= stop (padding of the slice) load body stop-1, take part in every barrier, write nothing.
+# Arguments: pos (Npad * 4 or Npad * 8,) the body records, flat (indexed by 32-bit offsets from one
+# pointer), eps2, [length_scale, accel_scale,] start, stop, out (3, stop - start). Thread t of block b
+# handles target i = start + b*TILE + t; targets i >= stop (padding of the slice) compute on body
+# stop-1, take part in every barrier, write nothing.
 
 def _kernel_sources(precision, tiles):
+    """(pairwise, fused) kernels around a sum over sources (`tiles*` or `plain*`)."""
     if precision != "dsp":
-        def pairwise(pos, m, eps2, start, stop, out):
+        def pairwise(pos, eps2, start, stop, out):
             i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             it = min(i, stop - 1)
-            ax, ay, az = tiles(pos, m, eps2, pos[0, it], pos[1, it], pos[2, it])
+            ax, ay, az = tiles(pos, eps2, pos[4 * it], pos[4 * it + 1], pos[4 * it + 2])
             if i < stop:
                 out[0, i - start] = ax
                 out[1, i - start] = ay
                 out[2, i - start] = az
 
-        def fused(pos, m, eps2, length_scale, accel_scale, start, stop, out):
+        def fused(pos, eps2, length_scale, accel_scale, start, stop, out):
             i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             it = min(i, stop - 1)
-            xi, yi, zi = pos[0, it], pos[1, it], pos[2, it]
-            ax, ay, az = tiles(pos, m, eps2, xi, yi, zi)
+            xi, yi, zi = pos[4 * it], pos[4 * it + 1], pos[4 * it + 2]
+            ax, ay, az = tiles(pos, eps2, xi, yi, zi)
             if i < stop:
                 gx, gy, gz = _as91(float64(xi), float64(yi), float64(zi), length_scale, accel_scale)
                 out[0, i - start] = float64(ax) + gx
@@ -206,22 +306,22 @@ def _kernel_sources(precision, tiles):
                 out[2, i - start] = float64(az) + gz
         return pairwise, fused
 
-    def pairwise_dsp(pos, m, eps2, start, stop, out):
+    def pairwise_dsp(pos, eps2, start, stop, out):
         i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         it = min(i, stop - 1)
-        ax, ay, az = tiles(pos, m, eps2, pos[0, it], pos[1, it], pos[2, it],
-                           pos[3, it], pos[4, it], pos[5, it])
+        ax, ay, az = tiles(pos, eps2, pos[8 * it], pos[8 * it + 1], pos[8 * it + 2],
+                           pos[8 * it + 4], pos[8 * it + 5], pos[8 * it + 6])
         if i < stop:
             out[0, i - start] = ax
             out[1, i - start] = ay
             out[2, i - start] = az
 
-    def fused_dsp(pos, m, eps2, length_scale, accel_scale, start, stop, out):
+    def fused_dsp(pos, eps2, length_scale, accel_scale, start, stop, out):
         i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         it = min(i, stop - 1)
-        xh, yh, zh = pos[0, it], pos[1, it], pos[2, it]
-        xl, yl, zl = pos[3, it], pos[4, it], pos[5, it]
-        ax, ay, az = tiles(pos, m, eps2, xh, yh, zh, xl, yl, zl)
+        xh, yh, zh = pos[8 * it], pos[8 * it + 1], pos[8 * it + 2]
+        xl, yl, zl = pos[8 * it + 4], pos[8 * it + 5], pos[8 * it + 6]
+        ax, ay, az = tiles(pos, eps2, xh, yh, zh, xl, yl, zl)
         if i < stop:
             # the galaxy sees the full float64 position hi + lo
             gx, gy, gz = _as91(float64(xh) + float64(xl), float64(yh) + float64(yl),
@@ -243,35 +343,42 @@ def _as91_device():
     return _as91
 
 
-def python_kernel(precision, tile=DEFAULT_TILE, galactic=False):
-    """The plain Python kernel function (for `cuda.compile_ptx` in tests) and its fastmath flag."""
+def python_kernel(precision, tile=DEFAULT_TILE, galactic=False, kernel="tiled"):
+    """The plain Python kernel function (for `cuda.compile_ptx`: tests, `nbsymple gpu-asm`) and
+    its fastmath flag; `kernel` is "tiled" or "plain"."""
+    check_precision(precision)
+    check_kernel(kernel)
     _as91_device()
     if simulator():
         _lock_simulator_shared_arrays()
     fastmath = precision == "sp"
     ftype = np.float64 if precision == "dp" else np.float32
-    rsqrt = _rsqrt(ftype)
+    rsqrt = _rsqrt(np.float32)      # dp: the float32 seed of its r^-3
     if precision == "dsp":
-        tiles = cuda.jit(device=True)(_tiles_dsp_source(tile, rsqrt))
+        source = _tiles_dsp_source if kernel == "tiled" else _plain_dsp_source
+        tiles = cuda.jit(device=True)(source(tile, rsqrt))
     else:
-        tiles = cuda.jit(device=True, fastmath=fastmath)(_tiles_source(ftype, tile, rsqrt))
+        source = _tiles_source if kernel == "tiled" else _plain_source
+        tiles = cuda.jit(device=True, fastmath=fastmath)(source(ftype, tile, rsqrt))
     pairwise, fused = _kernel_sources(precision, tiles)
     return (fused if galactic else pairwise), fastmath
 
 
-def kernel(precision, tile=DEFAULT_TILE, galactic=False):
-    """The compiled (lazily, per argument types) kernel for precision x tile x galactic."""
-    key = (precision, tile, galactic)
+def compiled_kernel(precision, tile=DEFAULT_TILE, galactic=False, kind="tiled"):
+    """The compiled (lazily, per argument types) kernel for precision x tile x galactic x kind."""
+    key = (precision, tile, galactic, kind)
     if key not in _KERNELS:
-        fn, fastmath = python_kernel(precision, tile, galactic)
-        _KERNELS[key] = cuda.jit(fastmath=fastmath)(fn)
+        fn, fastmath = python_kernel(precision, tile, galactic, kind)
+        # a block of more than 256 threads must fit the SM's 65536 registers
+        limit = {} if tile <= 256 or simulator() else {"max_registers": 65536 // tile}
+        _KERNELS[key] = cuda.jit(fastmath=fastmath, **limit)(fn)
     return _KERNELS[key]
 
 
 def signature(precision, galactic=False):
     """The kernel's argument types, as launched by `CudaPairwise` (for compile_ptx)."""
     ft = float64 if precision == "dp" else float32
-    args = [ft[:, ::1], ft[::1], ft]
+    args = [ft[::1], ft]
     if galactic:
         args += [float64, float64]
     out = float64 if galactic else ft
@@ -283,11 +390,7 @@ def signature(precision, galactic=False):
 def device_names(ids) -> list[str]:
     if simulator():
         return ["CUDA simulator" for _ in ids]
-    names = []
-    for d in ids:
-        name = cuda.gpus[d].name
-        names.append(name.decode() if isinstance(name, bytes) else str(name))
-    return names
+    return [gpu_name(cuda.gpus[d]) for d in ids]
 
 
 def physical_devices() -> int:
@@ -295,41 +398,43 @@ def physical_devices() -> int:
 
 
 class _Slice:
-    """One device's share: targets [start, stop), all N positions, its own stream and buffers."""
+    """One device's share: targets [start, stop), all N bodies, its own stream and buffers."""
 
-    def __init__(self, gpu_id, start, stop, rows, npad, ftype, out_type, m):
+    def __init__(self, gpu_id, start, stop, npad, width, ftype, out_type):
         self.gpu_id, self.start, self.stop = gpu_id, start, stop
         self.gpu = cuda.gpus[gpu_id]
         with self.gpu:
             self.stream = cuda.stream()
-            self.pos = cuda.device_array((rows, npad), dtype=ftype)
-            self.m = cuda.to_device(m)
+            self.bodies = cuda.device_array(npad * width, dtype=ftype)     # flat records
             self.out = cuda.device_array((3, stop - start), dtype=out_type)
             self.host_out = cuda.pinned_array((3, stop - start), dtype=out_type)
 
 
-class CudaPairwise:
+class CudaPairwise(layout.SlicedGpuBackend):
     """Pairwise backend on 1..k CUDA devices (`devices` = k slices of targets, round-robin over
-    the physical GPUs); with `galactic`, E's fused kernel also adds the Galaxy.
+    the physical GPUs); with `galactic`, E's fused kernel also adds the Galaxy; `kernel` is
+    "tiled" (shared-memory tiles) or "plain" (global memory, no barrier).
 
-    Buffers are allocated once here: a pinned host buffer of positions in the kernel's type
-    (padded), per slice a device copy of all positions and masses, a device and a pinned host
-    buffer of its accelerations. `upload`, `compute`, `download` each end synchronised."""
+    Buffers are allocated once here: a pinned host buffer of body records in the kernel's type
+    (padded; masses written once), per slice a device copy of all bodies, a device and a pinned
+    host buffer of its accelerations. `upload`, `compute`, `download` each end synchronised."""
 
-    def __init__(self, m, eps, precision, tile=DEFAULT_TILE, devices=1, galactic=False, units=None):
-        if precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    backend = "numba"
+
+    def __init__(self, m, eps, precision, tile=DEFAULT_TILE, devices=1, galactic=False, units=None,
+                 kernel="tiled"):
+        check_precision(precision)
         tile, devices = check_tile(tile), check_devices(devices)
+        self.kernel_kind = check_kernel(kernel)
         ok, reason = availability()
         if not ok:
             raise RuntimeError(reason)
         self.precision, self.tile, self.devices = precision, tile, devices
         self.includes_galactic = bool(galactic)
-        n = m.shape[0]
-        self.n = n
-        self.npad = npad = -(-n // tile) * tile
-        ftype = np.float64 if precision == "dp" else np.float32
-        rows = 6 if precision == "dsp" else 3
+        self.n = n = m.shape[0]
+        self.npad = npad = layout.padded(n, tile)
+        ftype = layout.real_type(precision)
+        width = layout.WIDTH[precision]
         self.eps2 = ftype(eps * eps)
         self.scales = ()
         if galactic:
@@ -337,7 +442,7 @@ class CudaPairwise:
                 raise ValueError("the fused galactic kernel needs the state's units")
             self.scales = (np.float64(units.galaxy_length_scale), np.float64(units.galaxy_acceleration_scale))
         out_type = np.float64 if galactic else ftype
-        self.kernel = kernel(precision, tile, self.includes_galactic)
+        self.kernel = compiled_kernel(precision, tile, self.includes_galactic, kernel)
 
         # Small N means few blocks by design; numba-cuda would warn about occupancy on every launch.
         warnings.filterwarnings("ignore", message="Grid size .* will likely result in GPU under-utilization")
@@ -345,35 +450,25 @@ class CudaPairwise:
         # one pinned buffer feeds every device: with unified addressing (64-bit Linux) host
         # memory pinned in one context counts as pinned in all of them
         with cuda.gpus[0]:
-            self.host_pos = cuda.pinned_array((rows, npad), dtype=ftype)
-        self.host_pos[...] = 0          # padding: zero-mass bodies at the origin
-        mpad = np.zeros(npad, dtype=ftype)
-        mpad[:n] = m
-        bounds = [n * s // devices for s in range(devices + 1)]
-        self.slices = [_Slice(s % ngpu, a, b, rows, npad, ftype, out_type, mpad)
-                       for s, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])) if b > a]
+            self.host_flat = cuda.pinned_array(npad * width, dtype=ftype)
+        self.host_bodies = self.host_flat.reshape(npad, width)     # a view: one record per row
+        layout.fill_masses(self.host_bodies, m)     # padding: zero-mass bodies at the origin
+        self._buffers = (npad, width, ftype, out_type)
+        self.slices = [_Slice(s % ngpu, a, b, *self._buffers) for s, (a, b) in enumerate(layout.slices(n, devices))]
         used = sorted({s.gpu_id for s in self.slices})
-        names = device_names(used)
-        if devices == 1:
-            self.device = names[0]
-        else:
-            where = names[0] if len(set(names)) == 1 else " + ".join(names)
-            self.device = f"{where} ({devices} slices on {len(used)} device{'s' if len(used) > 1 else ''})"
+        self.device = layout.device_text(device_names(used), devices, len(used))
 
-    def synchronize(self):
-        for s in self.slices:
-            s.stream.synchronize()
+    def restrict(self, start: int, stop: int, gpu_id: int = 0):
+        """Compute the targets [start, stop) only, on GPU `gpu_id` (one MPI rank's share); all N
+        bodies still act as sources. An empty range leaves no slice (nothing is launched)."""
+        self.slices = [_Slice(gpu_id, start, stop, *self._buffers)] if stop > start else []
+        self.device = device_names([gpu_id])[0]
 
-    def upload(self, x):
-        """Positions (3, N) float64 -> the pinned buffer in the kernel's type -> every slice's device."""
-        n, h = self.n, self.host_pos
-        if self.precision == "dsp":
-            dsp.split(x, h[0:3, :n], h[3:6, :n])
-        else:
-            np.copyto(h[:, :n], x, casting="same_kind")
+    def upload_bodies(self):
+        """The pinned body records -> every slice's device."""
         for s in self.slices:
             with s.gpu:
-                s.pos.copy_to_device(h, stream=s.stream)
+                s.bodies.copy_to_device(self.host_flat, stream=s.stream)
         self.synchronize()
 
     def launch(self):
@@ -381,37 +476,10 @@ class CudaPairwise:
         for s in self.slices:
             grid = -(-(s.stop - s.start) // self.tile)
             with s.gpu:
-                self.kernel[grid, self.tile, s.stream](s.pos, s.m, self.eps2, *self.scales,
-                                                       s.start, s.stop, s.out)
+                self.kernel[grid, self.tile, s.stream](s.bodies, self.eps2, *self.scales, s.start, s.stop, s.out)
 
-    def compute(self):
-        self.launch()
-        self.synchronize()
-
-    def download(self, out):
-        """Accelerations of every slice -> pinned buffers -> out (3, N) float64 (assigned)."""
+    def copy_out(self):
+        """Every slice's accelerations -> its pinned buffer, all slices at once (no wait)."""
         for s in self.slices:
             with s.gpu:
                 s.out.copy_to_host(s.host_out, stream=s.stream)
-        self.synchronize()
-        for s in self.slices:
-            out[:, s.start:s.stop] = s.host_out
-
-    def forces(self, x, out, clock):
-        with clock.task("transfer", sync=self.synchronize):
-            self.upload(x)
-        with clock.task("pairwise", sync=self.synchronize):
-            self.launch()
-        with clock.task("transfer", sync=self.synchronize):
-            self.download(out)
-
-
-def build(state, precision, host, galactic=False, tile=DEFAULT_TILE, devices=1):
-    """(backend, host kernels) for a GPU version; options checked before anything is allocated."""
-    check_tile(tile)
-    check_devices(devices)
-    if not galactic and devices != 1:
-        raise ValueError(f"devices={devices}: only version E splits the work over several devices")
-    backend = CudaPairwise(state.m, state.eps, precision, tile=tile, devices=devices,
-                           galactic=galactic, units=state.units)
-    return backend, host

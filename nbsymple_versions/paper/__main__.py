@@ -1,7 +1,7 @@
 """`python -m nbsymple_versions.paper [options]`: same as `nbsymple paper [options]`."""
 import sys
 
-from . import main
+from .main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,43 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from matplotlib.lines import Line2D
 import matplotlib.ticker
 import numpy as np
 
+from ..core.vocabulary import TASKS
+from .data import REFERENCE, STEP, MissingData, series, source_line, speedups
 from .results import Results
-from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_STYLES, TASK_COLORS, TASK_LABELS, TASKS, VERSION_COLORS,
-                    VERSION_LABELS, VERSION_MARKERS, plt, save, style)
+from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_ORDER, PRECISION_STYLES, TASK_COLORS, TASK_LABELS,
+                    VERSION_COLORS, VERSION_LABELS, VERSION_MARKERS, plt, save, style)
 
-STEP = {"leapfrog": "steps.Step.time_step_leapfrog", "si6a": "steps.Step.time_step_si6a"}
 SCHEME_LABELS = {"leapfrog": "leapfrog (2nd order, 1 force/step)", "si6a": "SI6A (6th order, 7 forces/step)"}
-SHARE = "steps.TaskShares.track_share"
-TASK_TIMES = {t: f"tasks.Tasks.time_{t}" for t in TASKS}
-
-
-class MissingData(LookupError):
-    """The results lack what a figure or table needs (one sentence says what)."""
-
-
-def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{version: (N array, value array)} of a (version, n, precision) benchmark, sorted by N."""
-    if name not in res:
-        raise MissingData(f"the results of commit {res.commit[:8]} have no benchmark {name}")
-    by_version: dict[str, list] = {}
-    for (version, n, prec), value in res.get(name).items():
-        if prec == precision and value > 0:
-            by_version.setdefault(str(version), []).append((int(n), value))
-    out = {}
-    for v in sorted(by_version):
-        pts = sorted(by_version[v])
-        out[v] = (np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts]))
-    return out
-
-
-def source_line(res: Results) -> str:
-    from .report import describe_machine
-    m = describe_machine(res)
-    return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
-            f"commit {res.commit[:8]}; run {res.date_text}")
 
 
 def _log_axes(ax, xlabel="number of bodies N", ylabel=None, ns=None):
@@ -57,7 +31,7 @@ def _log_axes(ax, xlabel="number of bodies N", ylabel=None, ns=None):
 
 def _n2_guide(ax, data):
     """A dashed N^2 line through the largest-N point of version A (else the first version)."""
-    ref = "A" if "A" in data else sorted(data)[0]
+    ref = REFERENCE if REFERENCE in data else sorted(data)[0]
     n, t = data[ref]
     if len(n) == 0:
         return
@@ -68,7 +42,7 @@ def _n2_guide(ax, data):
 
 def time_per_step(res: Results, path: Path) -> Path:
     """Paper Fig. 2: wall time per step vs N, one line per version, leapfrog and SI6A (dp)."""
-    panels = [(s, series(res, STEP[s])) for s in ("leapfrog", "si6a") if STEP[s] in res]
+    panels = [(s, series(res, STEP[s])) for s in STEP if STEP[s] in res]
     panels = [(s, d) for s, d in panels if d]
     if not panels:
         raise MissingData(f"the results of commit {res.commit[:8]} have no step timings in dp "
@@ -89,27 +63,9 @@ def time_per_step(res: Results, path: Path) -> Path:
         return save(fig, path, source_line(res))
 
 
-def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[str, tuple]:
-    """{version: (N, t_A / t_version)} at the N where both were measured."""
-    data = series(res, STEP[scheme], precision)
-    if "A" not in data:
-        raise MissingData(f"the results of commit {res.commit[:8]} have no version A step timings "
-                          f"({STEP[scheme]}, {precision}) to compute speed-ups from")
-    na, ta = data["A"]
-    ref = dict(zip(na, ta))
-    out = {}
-    for v, (n, t) in data.items():
-        if v == "A":
-            continue
-        keep = [i for i, x in enumerate(n) if x in ref]
-        if keep:
-            out[v] = (n[keep], np.array([ref[n[i]] / t[i] for i in keep]))
-    return out
-
-
 def speedup(res: Results, path: Path) -> Path:
     """Speed-up of each version over A (1 CPU core) vs N, leapfrog (solid) and SI6A (dashed), dp."""
-    curves = {s: speedups(res, s) for s in ("leapfrog", "si6a") if STEP[s] in res}
+    curves = {s: speedups(res, s) for s in STEP if STEP[s] in res}
     curves = {s: c for s, c in curves.items() if c}
     if not curves:
         raise MissingData(f"the results of commit {res.commit[:8]} have no version besides A to compare with A")
@@ -126,7 +82,6 @@ def speedup(res: Results, path: Path) -> Path:
                   ns=[x for c in curves.values() for n, _ in c.values() for x in n])
         ax.set_ylim(bottom=min(0.5, ax.get_ylim()[0]))
         handles, labels = ax.get_legend_handles_labels()
-        from matplotlib.lines import Line2D
         for scheme in curves:
             handles.append(Line2D([], [], color="0.3", ls="-" if scheme == "leapfrog" else "--"))
             labels.append(scheme if scheme == "leapfrog" else "SI6A")
@@ -137,7 +92,7 @@ def speedup(res: Results, path: Path) -> Path:
 
 def dp_vs_dsp(res: Results, path: Path) -> Path:
     """Paper Fig. 5: leapfrog time per step vs N in dp, dsp and sp, one panel per version."""
-    by_prec = {p: series(res, STEP["leapfrog"], p) for p in ("dp", "dsp", "sp")}
+    by_prec = {p: series(res, STEP["leapfrog"], p) for p in PRECISION_ORDER}
     versions = sorted({v for d in by_prec.values() for v in d})
     if not versions:
         raise MissingData(f"the results of commit {res.commit[:8]} have no leapfrog step timings")

@@ -5,42 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ..versions import GPU_LETTERS
+from .data import (ALL_CORES, GPU_RANGE, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE, REFERENCE, STEP,
+                   MissingData, describe_machine, largest_n_shares, series, speedups)
 from .results import Results
-
-GPU_VERSIONS = ("C", "D", "E")
-
-
-def describe_machine(res: Results) -> dict:
-    """{'cpu', 'num_cpu', 'ram', 'os', 'threads', 'device'} from machine.json and the results.
-
-    asv's machine.json has no GPU field: the device is the machine file's 'gpu' entry if the suite
-    wrote one, else 'GPU' if versions C-E have results, else 'no GPU (CPU only)'."""
-    # machine.json first; the results file's environment params (asv copies the machine there) fill gaps
-    info = {k: v for k, v in (res.env_params or {}).items() if k != "python"}
-    info.update({k: v for k, v in (res.machine_info or {}).items() if v not in (None, "")})
-    threads = None
-    if "throughput.Threads.track_threads" in res:       # the suite records numba's thread count
-        counts = [int(v) for v in res.get("throughput.Threads.track_threads").values()]
-        threads = str(max(counts)) if counts else None
-    threads = threads or res.env_vars.get("NBSYMPLE_BENCH_THREADS") or res.env_vars.get("NUMBA_NUM_THREADS") \
-        or info.get("num_cpu") or "?"
-    gpu = str(info.get("gpu") or info.get("device") or "")
-    if gpu.strip().lower() in ("none", "no", "nogpu", "no gpu", "-"):
-        gpu = "no GPU (CPU only)"
-    if not gpu:
-        has_gpu = False
-        for name in ("steps.Step.time_step_leapfrog", "tasks.Tasks.time_pairwise"):
-            if name in res and any(str(k[0]) in GPU_VERSIONS for k in res.get(name)):
-                has_gpu = True
-        # `make bench` names machines <arch>-<n>cores-<gpu name or nogpu>
-        tail = res.machine.split("cores-", 1)[1] if "cores-" in res.machine else ""
-        if tail and tail != "nogpu":
-            gpu = tail
-        else:
-            gpu = "GPU (model not recorded in machine.json)" if has_gpu else "no GPU (CPU only)"
-    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": info.get("num_cpu", "?"),
-            "ram": info.get("ram", "?"), "os": info.get("os", "?"), "arch": info.get("arch", "?"),
-            "threads": threads, "device": gpu}
 
 
 def _fmt_ram(ram) -> str:
@@ -59,8 +27,7 @@ def _python(res: Results) -> str:
 
 
 def findings(res: Results, shares: list | None) -> list[str]:
-    """Sentences computed from the data."""
-    from .figures import STEP, MissingData, series, speedups
+    """Sentences computed from the data (`shares`: the task-share table, when there is one)."""
     out = []
     try:
         data = series(res, STEP["leapfrog"])
@@ -86,23 +53,23 @@ def findings(res: Results, shares: list | None) -> list[str]:
             sp = speedups(res)
         except MissingData:
             sp = {}
-        if "B" in sp:
-            n, s = sp["B"]
-            out.append(f"Speed-up of B ({describe_machine(res)['threads']} threads) over A (1 thread): "
+        if ALL_CORES in sp:
+            n, s = sp[ALL_CORES]
+            out.append(f"Speed-up of {ALL_CORES} ({describe_machine(res)['threads']} threads) "
+                       f"over {REFERENCE} (1 thread): "
                        + ", ".join(f"{x:.2g} at N = {int(m)}" for m, x in zip(n, s)) + ".")
-        if "B" in data:
-            nb, tb = data["B"]
+        if ALL_CORES in data:
+            nb, tb = data[ALL_CORES]
             tbd = dict(zip(nb, tb))
-            for v in GPU_VERSIONS:
+            for v in GPU_LETTERS:
                 if v in data:
                     n, t = data[v]
                     over = [x for x, y in zip(n, t) if x in tbd and y < tbd[x]]
-                    out.append(f"Version {v} overtakes B from N = {int(over[0])} on." if over else
-                               f"Version {v} stays slower than B at every N measured.")
-        if not any(v in data for v in GPU_VERSIONS):
-            out.append("No GPU versions (C-E) have results on this machine: it has no GPU.")
+                    out.append(f"Version {v} overtakes {ALL_CORES} from N = {int(over[0])} on." if over else
+                               f"Version {v} stays slower than {ALL_CORES} at every N measured.")
+        if not any(v in data for v in GPU_LETTERS):
+            out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: it has no GPU.")
     if shares:
-        from .tables import PAPER_PAIRWISE_SHARE, largest_n_shares
         big = largest_n_shares(shares)
         if big:
             low = [v for v, n, p in big if p < PAPER_PAIRWISE_SHARE]
@@ -125,7 +92,8 @@ def findings(res: Results, shares: list | None) -> list[str]:
                 ratios.append(f"{v} {r:.2f} (N = {int(n)})")
     if ratios:
         out.append("dsp / dp time per leapfrog step: " + ", ".join(ratios)
-                   + " (the paper's Tesla C1060 had 12x more sp than dp throughput, so dsp was much faster there).")
+                   + f" (the paper's {PAPER_GPU} had {PAPER_GPU_SP_OVER_DP}x more sp than dp throughput, "
+                     f"so dsp was much faster there).")
     return out
 
 
@@ -138,8 +106,10 @@ def _t(seconds: float) -> str:
 
 
 def write_report(out: Path, res: Results | None, written: dict, notes: list[str], shares: list | None,
-                 science: dict) -> Path:
-    """REPORT.md in `out`: `written` maps artefact name -> file name (only those written)."""
+                 science: dict, full=()) -> Path:
+    """REPORT.md in `out`: `written` maps artefact name -> file name (only those written); `full`:
+    the tables of full-size tidal-tail runs (`tidal_tails_n<N>.md`, from `nbsymple paper --full`)
+    found in `out`, shown with their figures."""
     lines = ["# NBSymple versions: the paper's figures and tables, regenerated", ""]
     if res is not None:
         m = describe_machine(res)
@@ -178,6 +148,13 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
             lines += [f"## {title}", "", f"![{title}]({written[key]})", ""]
             if science.get(key):
                 lines += [science[key], ""]
+    for md in full:
+        png = md.with_suffix(".png")
+        body = md.read_text(encoding="utf-8").splitlines()
+        lines += [body[0].replace("# ", "## ", 1), ""]
+        if png.exists():
+            lines += [f"![{body[0][2:]}]({png.name})", ""]
+        lines += body[2:] + [""]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     path = out / "REPORT.md"

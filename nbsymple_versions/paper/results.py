@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
@@ -140,10 +141,6 @@ class Results:
     _rows: dict = field(default_factory=dict, repr=False)
     run_date: int = 0                           # when the benchmarks ran (latest started_at), ms
 
-    @property
-    def names(self) -> list[str]:
-        return sorted(self._rows)
-
     def __contains__(self, name: str) -> bool:
         return name in self._rows
 
@@ -182,7 +179,6 @@ class Results:
 
     @staticmethod
     def _text(ms: int) -> str:
-        from datetime import datetime, timezone
         if not ms:
             return "unknown date"
         return datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

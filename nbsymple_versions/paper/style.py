@@ -10,18 +10,23 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..core.vocabulary import PRECISIONS, TASKS  # noqa: E402
+from ..versions import LETTERS  # noqa: E402
+
 DPI = 200
-VERSION_COLORS = {"A": "#4d4d4d", "B": "#1f77b4", "C": "#ff7f0e", "D": "#2ca02c", "E": "#d62728"}
-VERSION_MARKERS = {"A": "o", "B": "s", "C": "^", "D": "v", "E": "D"}
-VERSION_LABELS = {"A": "A: 1 CPU core", "B": "B: all CPU cores", "C": "C: GPU pairwise, 1 core",
-                  "D": "D: GPU pairwise, all cores", "E": "E: all forces on GPU(s)"}
+# one colour, marker and label per version of versions.TABLE, in its order (A..F)
+VERSION_COLORS = dict(zip(LETTERS, ("#4d4d4d", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"), strict=True))
+VERSION_MARKERS = dict(zip(LETTERS, ("o", "s", "^", "v", "D", "P"), strict=True))
+VERSION_LABELS = {v: f"{v}: {where}" for v, where in zip(LETTERS, (
+    "1 CPU core", "all CPU cores", "GPU pairwise, 1 core", "GPU pairwise, all cores", "all forces on GPU(s)",
+    "MPI ranks"), strict=True)}
+PRECISION_ORDER = tuple(sorted(PRECISIONS, key=("dp", "dsp", "sp").index))   # panels and legends: dp first
 PRECISION_STYLES = {"dp": "-", "dsp": "--", "sp": ":"}
 PRECISION_MARKERS = {"dp": "o", "dsp": "s", "sp": "^"}
 PRECISION_LABELS = {"dp": "dp (double)", "dsp": "dsp (double-single)", "sp": "sp (single)"}
-TASKS = ("pairwise", "galactic", "integrate", "transfer")
 TASK_LABELS = {"pairwise": "1 pairwise forces", "galactic": "2 galactic force",
-               "integrate": "3 integration", "transfer": "4 host-device transfer"}
-TASK_COLORS = {"pairwise": "#3b6ea8", "galactic": "#e3a33b", "integrate": "#5aa469", "transfer": "#c8553d"}
+               "integrate": "3 integration", "transfer": "4 host-device transfer", "communicate": "5 MPI exchange"}
+TASK_COLORS = dict(zip(TASKS, ("#3b6ea8", "#e3a33b", "#5aa469", "#c8553d", "#8c6bb1"), strict=True))
 
 RC = {
     "figure.dpi": 100, "savefig.dpi": DPI, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,

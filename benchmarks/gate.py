@@ -1,0 +1,264 @@
+"""The regression gate: this checkout (HEAD plus any uncommitted change) against BASE, on every
+timed task at the largest N the grid runs for each version, on this machine.
+
+    make gate [BASE=main]                     (or: python -m benchmarks.gate --base main)
+
+Exit status: 0 no regression; 1 a regression (a gate benchmark slower by more than the factor and
+significantly so by asv's statistics, or failing where BASE ran); 2 a usage problem (not a git
+checkout, unknown BASE, bad option); 3 a set-up problem (asv or the benchmarks could not run,
+nothing to compare, or a slowdown that a machine this busy cannot tell from noise). A non-zero
+status comes with one sentence. (`make gate` can only exit 0, 1 or 2: both problems are 2 there.)
+
+The factor follows the timing and the load measured during the run: FACTOR (THREADED_FACTOR for
+a kernel on all cores) on a quiet machine, BUSY_FACTOR when the median 1-minute load exceeded
+the cores (`--factor` fixes one for all).
+
+How: BASE's tree (`git archive`) and this checkout are each timed by `asv run --python=same`
+into scratch results under .asv/ (results/ and results/benchmarks.json are not touched), the
+benchmark processes importing the package of the tree being timed (ASV_PYTHONPATH); the
+benchmarks are always this checkout's, as with `asv continuous`. BASE and HEAD alternate for
+ROUNDS rounds, samples appended, so that a change of load on a shared machine hits both; then
+asv's own comparison decides (the factor and its confidence-interval test).
+"""
+import argparse
+import itertools
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+from . import tracking
+
+# Slowdowns the gate fails on, from the spread of repeated runs of the same code on a shared 2-core
+# machine (`--noise`; docs/tracking_performance.md). Quiet (median 1-minute load at most the cores):
+# single-threaded timings differed by up to 1.05x (A's pairwise, galactic) and 1.25x (its 40 us
+# integrate task; 1.28x in a HEAD-vs-HEAD gate), so FACTOR; timings on all cores (B's pairwise)
+# by up to 2.06x, significantly by asv's test, so THREADED_FACTOR. Busy (load 7-26 on 2 cores):
+# up to 2.8x, so BUSY_FACTOR for all.
+FACTOR = 1.5
+THREADED_FACTOR = 2.5
+BUSY_FACTOR = 3.0
+ROUNDS = 2
+USAGE, SETUP = 2, 3
+
+
+class GateError(Exception):
+    def __init__(self, status, sentence):
+        super().__init__(sentence)
+        self.status = status
+
+
+def _commit(name: str) -> str:
+    r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=tracking.ROOT,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise GateError(USAGE, f"gate: BASE {name!r} is not a commit of this repository (give BASE=<commit>).")
+    return r.stdout.strip()
+
+
+def _extract(commit: str, dest: Path):
+    """BASE's tree, as committed, into `dest`."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=tracking.ROOT, capture_output=True,
+                             check=True).stdout
+    import io
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def _results(config: Path, machine: str, commit: str):
+    """(name, params, value, stats, samples, version, machine, env) rows, as `asv continuous` reads them."""
+    from asv.results import iter_results_for_machine_and_hash
+    for res in iter_results_for_machine_and_hash(str(config.parent / "results"), machine, commit):
+        for key in res.get_all_result_keys():
+            params = res.get_result_params(key)
+            yield (key, params, res.get_result_value(key, params), res.get_result_stats(key, params),
+                   res.get_result_samples(key, params), res.benchmark_version.get(key), machine, "same")
+
+
+def _unrolled(rows) -> dict:
+    from asv.commands.compare import unroll_result
+    out = {}
+    for key, params, value, stats, samples, *_ in rows:
+        for name, v, st, sa in unroll_result(key, params, value, stats, samples):
+            out[name] = (v, (st, sa))
+    return out
+
+
+def factor_for(name: str, busy: bool) -> float:
+    """The gate's factor for one benchmark, e.g. "tasks.Tasks.time_pairwise('B', 16384, 'dp')"."""
+    from nbsymple_versions.versions import get_version
+    letter = re.search(r"\('([A-Z])'", name)
+    threaded = letter is not None and get_version(letter.group(1)).pairwise == "threaded" and "time_pairwise" in name
+    return max(THREADED_FACTOR if threaded else FACTOR, BUSY_FACTOR if busy else 1.0)
+
+
+def verdict(base: dict, head: dict, factor):
+    """(compared, regressed, failed, improved) names, with asv's own test (compare.py) at
+    `factor(name)` for each benchmark."""
+    from asv.commands.compare import _is_result_better, _isna
+    compared, regressed, failed, improved = [], [], [], []
+    for name in sorted(set(base) & set(head)):
+        (b, bs), (h, hs) = base[name], head[name]
+        if b is not None and not _isna(b) and h is None:
+            failed.append(name)
+        elif not (_isna(b) or _isna(h)):
+            compared.append(name)
+            if _is_result_better(b, h, bs, hs, factor(name)):
+                regressed.append(name)
+            elif _is_result_better(h, b, hs, bs, factor(name)):
+                improved.append(name)
+    return compared, regressed, failed, improved
+
+
+def table(base: dict, head: dict, regressed, failed, improved, factor):
+    """The compared rows: BASE, HEAD, ratio, factor, and + (slower), - (faster), ! (fails at HEAD)."""
+    from asv.util import human_value
+    print(f"{'':2}{'BASE':>10} {'HEAD':>10} {'ratio':>6} {'factor':>6}  benchmark")
+    for name in sorted(set(base) & set(head)):
+        (b, _), (h, _) = base[name], head[name]
+        if (b is None or math.isnan(b)) and (h is None or math.isnan(h)):
+            continue
+        mark = "+" if name in regressed else "!" if name in failed else "-" if name in improved else " "
+        ratio = f"{h / b:6.2f}" if b and h and not (math.isnan(b) or math.isnan(h)) else "   n/a"
+        fmt = lambda v: "failed" if v is None else "n/a" if math.isnan(v) else human_value(v, "seconds")  # noqa: E731
+        print(f"{mark:2}{fmt(b):>10} {fmt(h):>10} {ratio} {factor(name):6.2f}  {name}")
+
+
+def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROUNDS, bench: str | None = None) -> int:
+    root = tracking.ROOT
+    if subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True).returncode:
+        raise GateError(USAGE, "gate: this folder is not a git checkout; clone the repository first.")
+    base, head = _commit(base_name), _commit("HEAD")
+    dirty = bool(tracking.git("status", "--porcelain", "--untracked-files=no"))
+    try:
+        machine = tracking.register_machine()
+        patterns = tracking.selection(gate=True, bench=bench)
+    except Exception as e:      # noqa: BLE001 - one sentence, not a traceback
+        raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded ({type(e).__name__}: {e}).")
+    if not patterns:
+        raise GateError(SETUP, "gate: no gate benchmark runs on this machine and grid (see NBSYMPLE_BENCH_GRID, NBSYMPLE_BENCH_VERSIONS).")
+    tree = tracking.SCRATCH / "gate-base-tree"
+    _extract(base, tree)
+    sides = {"base": (base, tree), "head": (head, root)}
+    configs = {}
+    for side in sides:
+        shutil.rmtree(tracking.SCRATCH / f"gate-{side}", ignore_errors=True)
+        configs[side] = tracking.scratch_config(f"gate-{side}")
+    grid = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
+    tracking.log(f"gate: HEAD {head[:8]}{' + uncommitted changes' if dirty else ''} against BASE {base_name} "
+                 f"({base[:8]}) on {machine}, grid {grid}, {rounds} rounds")
+    start = time.time()
+    with tracking.LoadSampler() as load:
+        for r in range(rounds):
+            for side, (commit, path) in sides.items():
+                # asv drops PYTHONPATH from the processes it starts and passes ASV_PYTHONPATH on as it
+                env = dict(os.environ, ASV_PYTHONPATH=str(path))
+                args = ["run", "--python=same", "--set-commit-hash", commit, "--machine", machine,
+                        "--record-samples", *(["--append-samples"] if r else [])]
+                for p in patterns:
+                    args += ["-b", p]
+                log_file = configs[side].parent / f"round{r + 1}.log"
+                tracking.log(f"gate: round {r + 1}/{rounds}, {side.upper()} ({commit[:8]}): asv's output in "
+                             f"{os.path.relpath(log_file, root)}")
+                tracking.asv(*args, config=configs[side], env=env, log_file=log_file)
+                if r == 0 and not any(_results(configs[side], machine, commit)):
+                    raise GateError(SETUP, f"gate: asv saved no results for {side.upper()} ({commit[:8]}): the tail of its "
+                                           f"output above says why (a BASE whose package lacks what this checkout's "
+                                           f"benchmarks use is compared with `asv continuous`).")
+    rows = {side: _unrolled(_results(configs[side], machine, commit)) for side, (commit, _) in sides.items()}
+
+    la = load.summary()
+    busy = la["median"] > la["cores"]
+    chosen = (lambda name: factor) if factor else (lambda name: factor_for(name, busy))
+    compared, regressed, failed, improved = verdict(rows["base"], rows["head"], chosen)
+    table(rows["base"], rows["head"], regressed, failed, improved, chosen)
+    limits = "factor " + (f"{factor}" if factor else f"{BUSY_FACTOR} (busy)" if busy else
+                          f"{FACTOR}, {THREADED_FACTOR} for timings on all cores")
+    tracking.log(f"gate: {len(compared)} benchmarks compared in {time.time() - start:.0f} s; load average (1 min) "
+                 f"{la['min']}-{la['max']}, median {la['median']} on {la['cores']} cores: "
+                 f"{'busy' if busy else 'quiet'}, {limits}")
+    if regressed or failed:
+        what = "; ".join([f"{n} slower" for n in regressed] + [f"{n} fails" for n in failed])
+        tracking.log(f"gate: REGRESSION beyond its factor: {what}.")
+        return 1
+    if not compared:
+        raise GateError(SETUP, "gate: nothing ran on both sides, so nothing was compared (asv's messages above say why).")
+    hidden = verdict(rows["base"], rows["head"], lambda name: factor_for(name, False))[1] if busy and not factor else []
+    if hidden:
+        raise GateError(SETUP, f"gate: inconclusive: {len(hidden)} benchmarks slower by more than their quiet-machine "
+                               f"factor but within the noise of a machine this busy ({BUSY_FACTOR}x); run it again "
+                               f"when the load is lower.")
+    tracking.log(f"gate: no regression ({len(improved)} faster).")
+    return 0
+
+
+def noise(runs: int, bench: str | None = None) -> int:
+    """Time the gate's benchmarks `runs` times on this checkout (separate asv runs, as the gate's
+    sides are) and print each one's spread: the largest ratio of two runs' medians, and the
+    largest ratio that asv's test calls significant, i.e. what FACTOR must exceed."""
+    from asv.commands.compare import _is_result_better
+    root, head = tracking.ROOT, _commit("HEAD")
+    machine, patterns = tracking.register_machine(), tracking.selection(gate=True, bench=bench)
+    rows = []
+    with tracking.LoadSampler() as load:
+        for i in range(runs):
+            shutil.rmtree(tracking.SCRATCH / f"gate-noise-{i}", ignore_errors=True)
+            config = tracking.scratch_config(f"gate-noise-{i}")
+            args = ["run", "--python=same", "--set-commit-hash", head, "--machine", machine, "--record-samples"]
+            for p in patterns:
+                args += ["-b", p]
+            tracking.log(f"gate noise: run {i + 1}/{runs}")
+            tracking.asv(*args, config=config, env=dict(os.environ, ASV_PYTHONPATH=str(root)),
+                         log_file=config.parent / "run.log")
+            rows.append(_unrolled(_results(config, machine, head)))
+    worst = 1.0
+    print(f"{'min':>10} {'max':>10} {'spread':>7} {'signif.':>7}  benchmark")
+    for name in sorted(rows[0]):
+        vals = [r[name] for r in rows if name in r and r[name][0] is not None and not math.isnan(r[name][0])]
+        if len(vals) < 2:
+            continue
+        spread = max(v for v, _ in vals) / min(v for v, _ in vals)
+        signif = max([a / b for (a, sa), (b, sb) in itertools.permutations(vals, 2)
+                      if _is_result_better(b, a, sb, sa, 1.0)], default=1.0)
+        worst = max(worst, signif)
+        print(f"{min(v for v, _ in vals):10.4g} {max(v for v, _ in vals):10.4g} {spread:7.3f} {signif:7.3f}  {name}")
+    la = load.summary()
+    tracking.log(f"gate noise: {runs} runs, load average (1 min) {la['min']}-{la['max']}, median {la['median']} on "
+                 f"{la['cores']} cores; the largest significant same-code ratio is {worst:.3f} (FACTOR {FACTOR}, "
+                 f"THREADED_FACTOR {THREADED_FACTOR}, BUSY_FACTOR {BUSY_FACTOR})")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", default="main", help="the commit to compare with (default: main)")
+    p.add_argument("--factor", type=float, help=f"slowdown that fails the gate, for every benchmark (default "
+                                                 f"{FACTOR}, {THREADED_FACTOR} for timings on all cores, {BUSY_FACTOR} "
+                                                 "on a busy machine)")
+    p.add_argument("--rounds", type=int, default=ROUNDS, help=f"BASE/HEAD alternations (default {ROUNDS})")
+    p.add_argument("--bench", "-b", help="only gate benchmarks whose name(params) matches this regex")
+    p.add_argument("--noise", type=int, metavar="RUNS", help="measure the spread of RUNS runs of HEAD instead")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return USAGE if e.code else 0
+    try:
+        if (args.factor is not None and args.factor <= 1) or args.rounds < 1:
+            raise GateError(USAGE, "gate: --factor must exceed 1 and --rounds be at least 1.")
+        if args.noise:
+            return noise(args.noise, args.bench)
+        return gate(args.base, args.factor, args.rounds, args.bench)
+    except GateError as e:
+        tracking.log(str(e))
+        return e.status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

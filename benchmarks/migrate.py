@@ -1,0 +1,132 @@
+"""Rewrite committed asv results so that their history survives a change of the suite or of the
+machine's name, without re-running anything: benchmarks renamed or reshaped onto the current
+parameters (rows matched by value, new combinations empty), the current explicit `version`
+stamped on rows whose measurement is unchanged, the machine folder and machine.json renamed to
+today's identity, and the fixed `--python=same` environment name.
+
+    python -m benchmarks.migrate FOLDER --isa ISA [--dry-run]
+
+FOLDER is a machine folder under results/ written before machine names carried the vector ISA
+(which is then given by hand, from what is known of that run). The rows of the migration the
+suite went through when its parameters were fixed are in RESHAPES; a later change (a new axis
+on an existing class) adds its own entry there, e.g. old rows taking the axis' default value:
+
+    "tasks.Tasks.time_pairwise": ("tasks.Tasks.time_pairwise", lambda v, n, p: (v, n, p, "'numba'")),
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import tracking
+
+# old benchmark name -> (new name, old parameter tuple -> new tuple, or None to drop the row);
+# tuples hold parameter values as asv writes them ("'A'", "256"). Benchmarks not named keep
+# their name and tuple.
+RESHAPES = {
+    # precision-independent host tasks lost their precision parameter: they were timed at dp only
+    "tasks.Tasks.time_galactic": ("tasks.HostTasks.time_galactic", lambda v, n, p: (v, n) if p == "'dp'" else None),
+    "tasks.Tasks.time_integrate": ("tasks.HostTasks.time_integrate", lambda v, n, p: (v, n) if p == "'dp'" else None),
+    # transfer is a GPU task: its class has only the GPU versions (the CPU rows were all empty)
+    "tasks.Tasks.time_transfer": ("tasks.Transfer.time_transfer", lambda v, n, p: (v, n, p)),
+}
+
+
+def reshape(old, name: str, new, new_name: str, spec: dict, key=lambda *t: t) -> int:
+    """Copy benchmark `name` of asv Results `old` into `new` as `new_name` with the current
+    params and version of `spec` (its benchmarks.json entry); returns the rows with a value."""
+    import itertools
+    import math
+    old_params = old.get_result_params(name)
+    values = dict(zip(map(tuple, itertools.product(*old_params)), zip(
+        old.get_result_value(name, old_params), old.get_result_stats(name, old_params),
+        old.get_result_samples(name, old_params))))
+    moved = {}
+    for t, v in values.items():
+        target = key(*t)
+        if target is not None:
+            moved[tuple(target)] = v
+    result, stats, samples, kept = [], [], [], 0
+    for t in itertools.product(*spec["params"]):
+        value, stat, sample = moved.get(tuple(t), (math.nan, None, None))
+        result.append(value)
+        stats.append(stat)
+        samples.append(sample)
+        kept += value is not None and not (isinstance(value, float) and math.isnan(value))
+    if not kept:
+        return 0
+    new._results[new_name], new._stats[new_name], new._samples[new_name] = result, stats, samples
+    new._benchmark_params[new_name] = spec["params"]
+    new._benchmark_version[new_name] = spec["version"]
+    new._started_at[new_name] = old.started_at.get(name)
+    new._duration[new_name] = old._duration.get(name)
+    new._profiles[new_name] = None
+    return kept
+
+
+def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
+    """Migrate one machine folder of results/; returns the new folder."""
+    from asv import util
+    from asv.results import Results
+    root = folder.parent
+    benchmarks = tracking.discovered_benchmarks()
+    old_machine = util.load_json(str(folder / "machine.json"), api_version=1)
+    ram = int(old_machine.get("ram") or 0)
+    info = {"machine": "", "arch": old_machine["arch"], "cpu": old_machine["cpu"], "isa": isa,
+            "num_cpu": old_machine["num_cpu"], "gpu": old_machine.get("gpu", "none"), "os": old_machine["os"].split()[0],
+            "ram": f"{round(ram / 2**30)} GiB"}
+    gpu = "nogpu" if info["gpu"] == "none" else tracking._slug(info["gpu"].replace(" x ", "x-"))
+    info["machine"] = f"{tracking._slug(info['cpu'])}-{isa}-{info['num_cpu']}cores-{gpu}"
+    target = root / info["machine"]
+    print(f"{folder.name} -> {target.name}")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    written = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name == "machine.json":
+            continue
+        old = Results.load(str(path))
+        new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,
+                      tracking.fixed_env_name(), {})
+        new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
+        for name in old.get_all_result_keys():
+            new_name, key = RESHAPES.get(name, (name, lambda *t: t))
+            if new_name not in benchmarks:
+                print(f"  {name}: no such benchmark now, dropped")
+                continue
+            kept = reshape(old, name, new, new_name, benchmarks[new_name], key)
+            print(f"  {name} -> {new_name}: {kept} values" + ("" if kept else " (none: row left out)"))
+        written.append((path, new))
+    if dry_run:
+        return target
+    for path, new in written:
+        new.save(str(root))
+        out = root / new._filename
+        data = json.loads(out.read_text())
+        data["provenance"] = [{"migrated_from": f"{folder.name}/{path.name}", "isa": isa,
+                               "note": "recorded before the results kept provenance (libraries, threads, load)"}]
+        tracking.write_results(out, data)
+        if out != path:
+            path.unlink()
+    util.write_json(str(target / "machine.json"), info, api_version=1)
+    if target != folder:
+        (folder / "machine.json").unlink()
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    tracking.write_benchmarks_json(root / "benchmarks.json")
+    return target
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.migrate", description=__doc__.split("\n\n")[0])
+    p.add_argument("folder", type=Path, help="a machine folder under results/")
+    p.add_argument("--isa", required=True, help="the vector ISA of the machine that wrote it (avx512, avx2, ...)")
+    p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    args = p.parse_args(argv)
+    if not (args.folder / "machine.json").is_file():
+        p.error(f"{args.folder} holds no machine.json")
+    migrate(args.folder, args.isa, args.dry_run)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

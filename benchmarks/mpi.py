@@ -1,0 +1,90 @@
+"""Version F across MPI ranks: seconds per dp leapfrog step and the share of `communicate`,
+with 1 and 2 ranks (`mpiexec -n 1`, `-n 2`) at every N of the grid.
+
+MPI cannot start inside asv's benchmark process, so `setup_cache` launches one job per
+(ranks, N): `mpiexec -n RANKS python -m nbsymple_versions.mpi.timing --n N` (the timing state
+of this suite, seed 2011; warm steps until the clock holds a second, rank 0's TaskClock) and
+keeps its JSON line; the `track_` methods report it. Both figures are lower-is-better. Ranks
+share the machine's cores (numba threads = cores / ranks on a node, `mpi.pipeline`), so the
+two rows compare one rank with all cores against two ranks with half each, plus the exchange.
+
+Skipped, with the reason, where mpi4py or `mpiexec` (the `mpi` extra: mpi4py and MPICH) is
+missing, for an N outside this grid, and over the grid's budget for version B (F's CPU engine).
+"""
+import itertools
+import json
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import sys
+from importlib.util import find_spec
+
+from .common import AXES, NS, budget_reason, cached_result, measure_each
+
+RANKS = (1, 2)
+LAUNCH_TIMEOUT = 900            # seconds for one mpiexec job (start, compile, steps)
+
+
+def mpiexec() -> str | None:
+    """The `mpiexec` next to this interpreter (the mpich wheel installs it there), else on PATH."""
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
+def mpi_reason():
+    """Why F's MPI benchmarks cannot run here, or None."""
+    if find_spec("mpi4py") is None:
+        return "mpi4py is not installed (pip install 'nbsymple-versions[mpi]': mpi4py and MPICH)"
+    if mpiexec() is None:
+        return "no mpiexec next to this Python or on PATH (pip install mpich)"
+    return None
+
+
+class MpiStep:
+    """F's dp leapfrog step across `ranks` MPI ranks at N bodies."""
+
+    version = "1"
+    params = [list(RANKS), list(AXES["n"])]
+    param_names = ["ranks", "n"]
+    timeout = 120
+
+    def skip_reason(self, ranks, n):
+        """Why (ranks, n) does not run on this machine and grid, or None (cheap, builds nothing)."""
+        reason = mpi_reason()
+        if reason:
+            return f"version F: {reason}"
+        if n not in NS:
+            return f"N = {n} is not in this grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
+        return budget_reason("B", n)
+
+    def setup_cache(self):
+        return measure_each(itertools.product(*self.params), self.measure)
+
+    setup_cache.timeout = 3600
+
+    def measure(self, ranks, n) -> dict:
+        reason = self.skip_reason(ranks, n)
+        if reason:
+            raise NotImplementedError(reason)
+        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "nbsymple_versions.mpi.timing", "--n", str(n)]
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, env=env)
+        if p.returncode != 0:
+            raise RuntimeError(f"mpiexec -n {ranks} (N = {n}) exited with {p.returncode}: {p.stderr[-2000:]}")
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    def setup(self, results, ranks, n):
+        self.result = cached_result(results, (ranks, n))
+
+    def track_seconds_per_step(self, results, ranks, n):
+        """Wall seconds of one warm dp leapfrog step of F (rank 0's clock, all five tasks)."""
+        return self.result["seconds_per_step"]
+
+    track_seconds_per_step.unit = "seconds"
+
+    def track_communicate_share(self, results, ranks, n):
+        """Percentage of that step spent exchanging positions between ranks (`communicate`)."""
+        return self.result["task_shares"]["communicate"]
+
+    track_communicate_share.unit = "%"

@@ -1,0 +1,390 @@
+"""The asv suite as a tracking instrument: machine identity, what a grid runs, one environment
+name for `--python=same` runs, provenance in the results, and scratch configurations so that
+checks never rewrite committed data. The Makefile's bench targets call this module:
+
+    python -m benchmarks.tracking machine            register this machine with asv, print its name
+    python -m benchmarks.tracking run [OPTIONS]      asv run --python=same of HEAD on the grid
+    python -m benchmarks.tracking smoke              asv check, then the smoke grid (--quick, nothing saved)
+    python -m benchmarks.tracking benchmarks-json    rewrite results/benchmarks.json from discovery
+    python -m benchmarks.tracking select [--gate]    the -b patterns of this grid (or of the gate)
+    python -m benchmarks.tracking find GOOD..BAD BENCH   asv find, results kept out of results/
+
+Nothing here is a benchmark; asv imports this module while discovering the suite, so it only
+imports the standard library at the top.
+"""
+import argparse
+import itertools
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_DIR = ROOT / "benchmarks"
+CONFIG = ROOT / "asv.conf.json"
+SCRATCH = ROOT / ".asv"                     # git-ignored
+BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
+# the gate: every timed task, at the largest N the grid runs for each version; the O(N) host
+# tasks on the versions whose host kernels are serial (A, C): threaded ones of ~30 us swing by
+# 100x and more on a shared machine (a parallel region waits for a descheduled thread), and the
+# kernels' source is the same
+GATE_BENCHMARKS = ("tasks.Tasks.time_pairwise", "tasks.HostTasks.time_galactic",
+                   "tasks.HostTasks.time_integrate", "tasks.Transfer.time_transfer")
+GATE_SERIAL_HOST_ONLY = ("tasks.HostTasks.time_galactic", "tasks.HostTasks.time_integrate")
+
+
+def log(msg: str):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def git(*args, cwd=ROOT) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+# ---------------------------------------------------------------- machine identity
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def machine_info() -> dict:
+    """asv's machine description, with what changes the numbers and nothing that merely
+    differs between two hosts of one kind (kernel build, a few MB of RAM): name, architecture,
+    CPU model, vector ISA, cores, GPU model and count. The name is
+    `<cpu>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-avx512-2cores-nogpu`,
+    `amd-epyc-9r14-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
+    runs fewer threads than cores; BENCH_MACHINE overrides the name."""
+    from nbsymple_versions import provenance
+    cpu, isa, cores = provenance.cpu_model(), provenance.vector_isa(), os.cpu_count() or 0
+    names, _ = provenance.gpus()
+    if names:
+        models = sorted(set(names))
+        gpu = " + ".join(f"{names.count(m)} x {m}" for m in models)
+        gpu_slug = "-".join(f"{names.count(m)}x-{_slug(m)}" for m in models)
+    else:
+        gpu, gpu_slug = "none", "nogpu"
+    name = f"{_slug(cpu)}-{isa}-{cores}cores-{gpu_slug}"
+    threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
+    if threads and threads != str(cores):
+        name += f"-{threads}threads"
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = 0
+    return {"machine": os.environ.get("BENCH_MACHINE", "").strip() or name, "arch": platform.machine(),
+            "cpu": cpu, "isa": isa, "num_cpu": str(cores), "gpu": gpu, "os": platform.system(),
+            "ram": f"{round(ram / 2**30)} GiB", "version": 1}
+
+
+def register_machine() -> str:
+    """Store this machine's description in asv's machine file (~/.asv-machine.json) and return
+    its name: `asv run --machine NAME` then neither asks questions nor stores a bare name."""
+    from asv.machine import MachineCollection
+    info = machine_info()
+    MachineCollection.save(info["machine"], {k: v for k, v in info.items() if k != "version"})
+    return info["machine"]
+
+
+# ---------------------------------------------------------------- provenance of a run
+
+def _cuda_runtime():
+    try:
+        from nbsymple_versions.provenance import cuda_driver
+        if cuda_driver() is None:
+            return None
+        from numba import cuda
+        return ".".join(map(str, cuda.runtime.get_version()))
+    except Exception:   # noqa: BLE001 - no runtime: nothing to record
+        return None
+
+
+def run_provenance() -> dict:
+    """What the results of one run need beside asv's own fields: library versions, threading
+    layer and threads, GPUs, CUDA driver and runtime, the checkout's commit ('+dirty' where
+    tracked files differ from it), the grid and the environment variables that choose it."""
+    from nbsymple_versions import provenance
+
+    from .common import configure_threads
+    configure_threads()
+    d = provenance.describe(gpu=True)
+    d.pop("host", None)
+    d["cuda_runtime"] = _cuda_runtime()
+    d["grid"] = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
+    d["env"] = {k: v for k, v in os.environ.items() if k.startswith("NBSYMPLE_BENCH_") or k == "NUMBA_ENABLE_CUDASIM"}
+    return d
+
+
+class LoadSampler:
+    """Samples the 1-minute load average every `interval` seconds while a run lasts: how quiet
+    the machine was (a figure taken under a load above the core count is not a clean one)."""
+
+    def __init__(self, interval: float = 5.0):
+        self.interval, self.samples, self._stop = interval, [], threading.Event()
+
+    def _loop(self):
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    def summary(self) -> dict:
+        s = self.samples or [os.getloadavg()[0]]
+        return {"min": round(min(s), 2), "median": round(statistics.median(s), 2), "max": round(max(s), 2),
+                "samples": len(s), "interval_s": self.interval, "cores": os.cpu_count()}
+
+
+# ---------------------------------------------------------------- results files
+
+def write_results(path: Path, data: dict):
+    """A results file as asv writes one (compact JSON)."""
+    from asv import util
+    util.write_json(str(path), data, compact=True)
+
+
+def fixed_env_name() -> str:
+    """The environment name of every `--python=same` run: the same for every clone and for
+    `python` or `python3` of one interpreter (asv takes it from the interpreter's path)."""
+    return f"existing-py{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _asv_env_name() -> str:
+    from asv.environment import get_env_name
+    return get_env_name("existing", sys.executable.replace(os.path.sep, "_"), {}, {})
+
+
+@contextmanager
+def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: dict | None = None):
+    """Around `asv run --python=same --set-commit-hash COMMIT`: asv reads and writes the
+    results under its path-derived environment name; before, the fixed-name file (if any) is
+    handed to asv so that it merges the new rows into it; after, the file gets its fixed name,
+    `python` is the interpreter's version, and `provenance` is appended to its list of runs."""
+    from asv.results import get_filename
+    fixed = results_dir / get_filename(machine, commit, fixed_env_name())
+    asv_path = results_dir / get_filename(machine, commit, _asv_env_name())
+    runs = []
+    if fixed.exists():
+        runs = json.loads(fixed.read_text()).get("provenance", [])
+        asv_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(fixed, asv_path)
+    try:
+        yield
+    finally:
+        if asv_path.exists():
+            data = json.loads(asv_path.read_text())
+            version = f"{sys.version_info.major}.{sys.version_info.minor}"
+            data["env_name"], data["python"] = fixed_env_name(), version
+            data.setdefault("params", {})["python"] = version
+            data["provenance"] = runs + ([provenance] if provenance else [])
+            write_results(fixed, data)
+            asv_path.unlink()
+
+
+# ---------------------------------------------------------------- configurations
+
+def scratch_config(name: str) -> Path:
+    """A copy of asv.conf.json under .asv/<name>/ whose results (and benchmarks.json) and
+    dashboard go there; every other path points back into the checkout (relative paths: asv
+    reads them from the configuration's folder)."""
+    from asv import util
+    conf = util.load_json(str(CONFIG), js_comments=True)
+    folder = SCRATCH / name
+    folder.mkdir(parents=True, exist_ok=True)
+    back = os.path.relpath(ROOT, folder)
+    for key in ("repo", "benchmark_dir", "env_dir"):
+        conf[key] = os.path.normpath(os.path.join(back, conf.get(key, ".")))
+    conf["results_dir"], conf["html_dir"] = "results", "html"
+    path = folder / "asv.conf.json"
+    path.write_text(json.dumps(conf, indent=4))
+    return path
+
+
+# ---------------------------------------------------------------- what runs
+
+def suite():
+    """asv's own discovery of benchmarks/: (asv name, params as asv writes them, instance,
+    method name, raw parameter tuples)."""
+    from asv_runner.discovery import disc_benchmarks
+    for b in disc_benchmarks(str(BENCH_DIR)):
+        yield b.name, b.params, b.func.__self__ if hasattr(b.func, "__self__") else None, \
+            b.func.__name__, list(itertools.product(*b._params))
+
+
+def skip_reason(instance, method: str, params: tuple):
+    """The class's reason (and the method's own) for not running `params` here, or None."""
+    if instance is None or not hasattr(instance, "skip_reason"):
+        return None
+    reason = instance.skip_reason(*params)
+    own = getattr(instance, "method_skips", {}).get(method)
+    return reason or (own(instance, *params) if own else None)
+
+
+def selection(gate: bool = False, bench: str | None = None) -> list[str]:
+    """asv `-b` patterns naming exactly the combinations that run on this machine and grid (so
+    the skipped ones cost no process); with `gate`, only GATE_BENCHMARKS at each version's
+    largest running N; with `bench`, only names `name(params)` that this regex matches."""
+    patterns = []
+    for name, reprs, instance, method, raw in suite():
+        ids = [", ".join(p) for p in itertools.product(*reprs)]
+        keep = [(i, p) for i, p in zip(ids, raw) if skip_reason(instance, method, p) is None
+                and (bench is None or re.search(bench, f"{name}({i})"))]
+        if gate:
+            if name not in GATE_BENCHMARKS:
+                continue
+            if name in GATE_SERIAL_HOST_ONLY:
+                from nbsymple_versions.versions import get_version
+                keep = [(i, p) for i, p in keep if get_version(p[0]).host == "serial"]
+            largest = {}
+            for _, p in keep:
+                largest[p[0]] = max(largest.get(p[0], 0), p[1])     # (version, n, ...)
+            keep = [(i, p) for i, p in keep if p[1] == largest[p[0]]]
+        if keep:
+            patterns.append(f"^{re.escape(name)}\\(({'|'.join(re.escape(i) for i, _ in keep)})\\)$")
+    return patterns
+
+
+# ---------------------------------------------------------------- running asv
+
+def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) -> int:
+    """Run `asv --config CONFIG ARGS` with this interpreter; return its exit status. With
+    `log_file`, asv's output goes there, and its tail to stderr if asv fails."""
+    cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
+    if log_file is None:
+        return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    with open(log_file, "w") as f:
+        rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc:
+        log("".join(Path(log_file).read_text().splitlines(keepends=True)[-30:]))
+    return rc
+
+
+def run(results: str | None = None, bench: str | None = None, quick: bool = False, extra=()) -> int:
+    """`make bench` (results/) and `make paper`'s sweep (results=scratch name): asv run
+    --python=same of HEAD on this grid's selection, then the fixed environment name and the
+    run's provenance (load average included) in the results file."""
+    machine = register_machine()
+    commit = git("rev-parse", "HEAD")
+    config = CONFIG if results is None else scratch_config(results)
+    results_dir = config.parent / "results"
+    patterns = selection(bench=bench)
+    if not patterns:
+        log("asv: nothing of the suite runs on this machine and grid")
+        return 2
+    prov = run_provenance()
+    dirty = prov["commit"].endswith("+dirty")
+    log(f"asv: machine {machine}, grid {prov['grid']}, commit {prov['commit']}"
+        + (" (the working tree differs from HEAD: the results say so)" if dirty else ""))
+    start = time.time()
+    with fixed_environment(results_dir, machine, commit, prov):
+        args = ["run", "--python=same", "--set-commit-hash", commit, "--machine", machine,
+                "--durations", "10", *(["--quick"] if quick else [])]
+        for p in patterns:
+            args += ["-b", p]
+        with LoadSampler() as load:
+            rc = asv(*args, *extra, config=config)
+        prov["load_average"] = load.summary()
+    la = prov["load_average"]
+    log(f"asv: wall time {time.time() - start:.0f} s, exit status {rc}, load average (1 min) "
+        f"{la['min']}-{la['max']} on {la['cores']} cores (results in {os.path.relpath(results_dir / machine, ROOT)}/)")
+    return rc
+
+
+def smoke() -> int:
+    """CI: `asv check`, then every benchmark of the smoke grid once (--quick --dry-run) with a
+    scratch configuration, so results/ is left as it is; any failure or timeout fails."""
+    os.environ["NBSYMPLE_BENCH_GRID"] = "smoke"
+    machine = register_machine()
+    config = scratch_config("smoke")
+    start = time.time()
+    rc = asv("check", "--python=same", config=config)
+    if rc == 0:
+        args = ["run", "--python=same", "--quick", "--dry-run", "--machine", machine]
+        for p in selection():
+            args += ["-b", p]
+        cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
+        bad = False
+        with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            for line in proc.stdout:            # shown as it comes, and read for failures
+                print(line, end="", flush=True)
+                bad = bad or re.search(r"\bfailed\b|timed out", line) is not None
+        rc = proc.returncode or int(bad)
+    log(f"bench-smoke: {time.time() - start:.0f} s, exit status {rc}")
+    return rc
+
+
+def find(commits: str, bench: str) -> int:
+    """`asv find` (bisection over asv-built environments, one per commit) with a scratch
+    configuration: results/ and its benchmarks.json are left alone."""
+    machine = register_machine()
+    return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
+
+
+def discovered_benchmarks() -> dict:
+    """What `asv run` writes to results/benchmarks.json for this working tree."""
+    from asv_runner.discovery import list_benchmarks
+    import io
+    buf = io.StringIO()
+    list_benchmarks(str(BENCH_DIR), buf)
+    out = {b["name"]: b for b in json.loads(buf.getvalue())}
+    out["version"] = 2
+    return out
+
+
+def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json"):
+    """Rewrite the committed benchmarks.json from discovery, as asv writes it."""
+    from asv import util
+    data = discovered_benchmarks()
+    data.pop("version")
+    util.write_json(str(path), data, api_version=2)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.tracking", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("machine", help="register this machine with asv and print its name")
+    r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
+    r.add_argument("--results", help="a scratch results folder under .asv/ instead of results/")
+    r.add_argument("--bench", "-b", help="only benchmarks whose name(params) matches this regex")
+    r.add_argument("--quick", action="store_true")
+    sub.add_parser("smoke", help="asv check and the smoke grid, nothing saved")
+    sub.add_parser("benchmarks-json", help="rewrite results/benchmarks.json from discovery")
+    s = sub.add_parser("select", help="print the -b patterns, one a line")
+    s.add_argument("--gate", action="store_true")
+    f = sub.add_parser("find", help="asv find GOOD..BAD BENCH with scratch results")
+    f.add_argument("commits")
+    f.add_argument("bench")
+    args, extra = p.parse_known_args(argv)
+    if args.cmd == "machine":
+        print(register_machine())
+    elif args.cmd == "run":
+        return run(args.results, args.bench, args.quick, extra)
+    elif args.cmd == "smoke":
+        return smoke()
+    elif args.cmd == "benchmarks-json":
+        write_benchmarks_json()
+    elif args.cmd == "find":
+        return find(args.commits, args.bench)
+    elif args.cmd == "select":
+        print("\n".join(selection(gate=args.gate)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The ASCII files of the authors' code (NBSymple v1.0, github.com/alessandramb/NBSymple), so that
+runs of the two codes can be compared directly.
+
+Layout, as read from that repository's README, const.h and particle.{h,cu} (Particles::print,
+readExtData, normalization): one body per line, seven numbers separated by blanks,
+
+    x y z vx vy vz m
+
+in cluster units (G = 1, length = the cluster radius r_cl, mass = the cluster's total mass M,
+velocity = sqrt(G M / r_cl), time = the internal crossing time), in the Galactic frame (the
+cluster's centre near (8.5 kpc / r_cl, 0, 0), moving at +220 km/s in y), masses as fractions of M
+(they sum to 1). No header: the authors' reader takes exactly N lines with `>>`. Their initial
+conditions are `Data/ExtData.txt` (read when EXT_DATA is defined) and their snapshots
+`Data/leapfrog<q>.txt` / `Data/sixth<q>.txt`, q = 0..FRAME, written `%+.8e`; this module writes
+`%+.16e` (17 digits: float64 round-trips; their reader reads either). r_cl and M are not in the
+file (the authors' input.txt holds them, "Cluster Radius" in pc and "Total mass of the sys." in
+Msun): a file is read with this suite's scale, `Units()` (10 pc, 15360 Msun) unless told
+otherwise. Their G (SI constants) differs from ours by 6e-5, a 3e-5 change of the velocity
+unit; files are not converted for it.
+
+Checked against the repository's files as stored in a public code index (not a fresh clone),
+and not against a run of the authors' binary.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .core.ics import State
+from .core.units import Units
+
+COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
+
+
+class FormatError(ValueError):
+    """A file that is not in the authors' layout: one sentence naming the file and the line."""
+
+
+def format_lines(state: State) -> str:
+    """The state as the authors' layout, one body per line (17 significant digits)."""
+    table = np.column_stack([state.positions, state.velocities, state.m])
+    return "".join(" ".join(f"{v:+.16e}" for v in row) + "\n" for row in table)
+
+
+def write_nbsymple(path, state: State) -> Path:
+    """Write `state` to `path` in the authors' layout (not atomically: see `snapshots`)."""
+    path = Path(path)
+    path.write_text(format_lines(state), encoding="ascii")
+    return path
+
+
+def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0) -> State:
+    """A state from a file in the authors' layout. Blank lines and lines starting with `#` are
+    skipped (the authors' reader skips blank lines only). A line without exactly seven finite
+    numbers, a mass that is not positive, fewer than two bodies or a file that cannot be read
+    raises FormatError naming the line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="ascii")
+    except FileNotFoundError:
+        raise FormatError(f"initial-condition file {path} does not exist") from None
+    except IsADirectoryError:
+        raise FormatError(f"{path} is a folder, not an initial-condition file") from None
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
+    except OSError as e:
+        raise FormatError(f"cannot read {path}: {e.strerror or e}") from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) != len(COLUMNS):
+            raise FormatError(f"{path} line {number}: expected 7 numbers (x y z vx vy vz m), found {len(words)}")
+        try:
+            row = [float(w) for w in words]
+        except ValueError:
+            bad = next(w for w in words if not _is_float(w))
+            raise FormatError(f"{path} line {number}: {bad[:40]!r} is not a number") from None
+        if not all(math.isfinite(v) for v in row):
+            raise FormatError(f"{path} line {number}: holds a value that is not finite")
+        if row[6] <= 0:
+            raise FormatError(f"{path} line {number}: the mass {words[6]} is not positive")
+        rows.append(row)
+    if len(rows) < 2:
+        raise FormatError(f"{path} holds {len(rows)} bodies; a cluster needs at least 2 (one line each: "
+                          f"x y z vx vy vz m)")
+    table = np.array(rows, dtype=np.float64)
+    return State.from_arrays(table[:, 0:3], table[:, 3:6], table[:, 6], eps=eps, t=t, units=units)
+
+
+def _is_float(word: str) -> bool:
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False

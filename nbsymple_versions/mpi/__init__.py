@@ -1,0 +1,47 @@
+"""Version F: A-E's pipeline across MPI ranks (mpi4py), beyond one machine.
+
+Each of K ranks owns a contiguous slice of the N bodies (`comm.bounds`: any N and K, slices
+differ by at most one body) and runs the best *node engine* it has on the pairwise forces of
+its targets against all N sources: B's threaded CPU kernels, or the GPU kernels of D or E
+when the rank sees a GPU (`node_version`, default E with a GPU, else B; one rank per GPU).
+Each rank drifts and kicks only its slice, so the O(N) work splits too; energy and angular
+momentum are sums of each rank's share (`MPI_Allreduce`); rank 0 alone prints and writes.
+
+Exchange: every force evaluation, the positions (float64, 24 bytes a body) go from each rank
+to all others with one in-place `MPI_Allgatherv` of (x, y, z) columns (an MPI vector datatype
+over the (3, N) rows: no packing). Why Allgatherv and not a ring (systolic) pass that would
+overlap compute and communication: (1) each target's sum then runs over all N sources in
+index order in one kernel call, as in B, so F reproduces B's numbers bit for bit; a ring
+that adds the slices as they arrive sums in a rank-dependent order, and one that keeps index
+order must wait for the slices in turn; (2) the bytes are the same ((K-1)/K of 24 N per rank
+per evaluation) and MPI picks the collective's algorithm (ring, recursive doubling, Bruck)
+for the message size and K, which a hand-made ring cannot beat; (3) what overlap could hide
+is small: at N = 16384 the exchange is under 1 % of a dp step on one node (docs/mpi.md).
+
+Timing: the fifth task of the TaskClock, `communicate`, is the wall time (perf_counter) of
+each blocking collective on this rank, with no barrier before it: time spent waiting for a
+slower rank (load imbalance) counts as communicate, where it belongs, instead of being
+hidden by a barrier or moved into the compute tasks. Each rank keeps its own clock; rank 0's
+is reported (a collective every evaluation keeps the ranks' totals within one exchange).
+
+Failure: an exception on one rank aborts the job (`MPI_Abort`) with that rank's message;
+checks that may differ between ranks are agreed collectively (`comm.World.agree`).
+
+Modules: `comm` (the ranks and collectives), `engines` (slice kernels of the node engines),
+`pipeline` (`MpiPipeline`), `simulation` (`MpiSimulation`, `write_snapshot`), `run` (`nbsymple
+run --version F`), `timing` (seconds per step for asv and docs/mpi.md), `model` (the performance
+model of docs/mpi.md). mpi4py is imported on first use, never here.
+"""
+
+
+def __getattr__(name):          # lazy: importing the package initialises no MPI
+    if name in ("MpiSimulation", "write_snapshot", "gather_state"):
+        from . import simulation
+        return getattr(simulation, name)
+    if name in ("world", "World", "bounds"):
+        from . import comm
+        return getattr(comm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["MpiSimulation", "World", "bounds", "gather_state", "world", "write_snapshot"]

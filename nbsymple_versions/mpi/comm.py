@@ -1,0 +1,177 @@
+"""The ranks of version F: mpi4py's COMM_WORLD, or a single rank where no MPI launcher ran us.
+
+Nothing here imports mpi4py at import time (importing `mpi4py.MPI` initialises MPI): `world()`
+does, once. Outside `mpiexec`, F runs as one rank, through MPI's singleton start when mpi4py
+and an MPI library are installed and without MPI at all when they are not.
+
+Failure handling: with more than one rank, `world()` installs a `sys.excepthook` that prints
+the exception with its rank and calls `MPI_Abort`, so one rank's error ends the whole job with
+a non-zero status instead of leaving the other ranks blocked in a collective. Checks whose
+outcome may differ between ranks (is the node engine available here?) go through `agree`, so
+that every rank fails together with the failing rank's reason.
+"""
+from importlib.util import find_spec
+import os
+import sys
+import traceback
+
+import numpy as np
+
+# environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
+LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
+
+
+def launched() -> bool:
+    """True when an MPI launcher (mpiexec, mpirun, srun with PMI) started this process."""
+    return any(v in os.environ for v in LAUNCHER_VARIABLES)
+
+
+def have_mpi4py() -> bool:
+    """mpi4py is installed (and not blocked); it is not imported here."""
+    if "mpi4py" in sys.modules:
+        return sys.modules["mpi4py"] is not None
+    try:
+        return find_spec("mpi4py") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def availability() -> tuple[bool, str]:
+    """(True, '') where F can run: mpi4py is installed, or no launcher started this process
+    (then F is one rank without MPI). Cheap: MPI is not initialised here."""
+    if not have_mpi4py() and launched():
+        return False, f"this process was started by an MPI launcher but mpi4py is not installed: {INSTALL}"
+    return True, ""
+
+
+def bounds(n: int, size: int) -> list[int]:
+    """Slice boundaries: rank r owns bodies [b[r], b[r+1]); any n and size, slices differ by
+    at most one body (n // size or n // size + 1), rank order = body order."""
+    return [n * r // size for r in range(size + 1)]
+
+
+class World:
+    """This rank's view of the job: rank, size, ranks on this node, and the few collectives
+    version F uses. `comm` is an mpi4py communicator, or None for one rank without MPI."""
+
+    def __init__(self, comm=None):
+        self.comm = comm
+        if comm is None:
+            self.rank, self.size, self.local_rank, self.local_size = 0, 1, 0, 1
+            self.library = "no MPI (one rank)"
+            return
+        from mpi4py import MPI
+        self.MPI = MPI
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank, self.local_size = node.Get_rank(), node.Get_size()
+        node.Free()
+        self.library = MPI.Get_library_version().splitlines()[0].strip()
+        self._layouts = {}
+
+    @property
+    def is_root(self) -> bool:
+        return self.rank == 0
+
+    def slice(self, n: int) -> tuple[int, int]:
+        """[start, stop) of the bodies this rank owns."""
+        b = bounds(n, self.size)
+        return b[self.rank], b[self.rank + 1]
+
+    def _layout(self, n):
+        """Counts and displacements of every rank's slice, and an MPI datatype for one column
+        (x_i, y_i, z_i) of a (3, n) float64 array, resized to 8 bytes so that displacements
+        count bodies: the exchange then works in place on the (3, n) rows, no packing."""
+        if n not in self._layouts:
+            b = bounds(n, self.size)
+            counts = [b[r + 1] - b[r] for r in range(self.size)]
+            column = self.MPI.DOUBLE.Create_vector(3, 1, n).Create_resized(0, 8)
+            column.Commit()
+            self._layouts[n] = (counts, b[:-1], column)
+        return self._layouts[n]
+
+    def exchange(self, a: np.ndarray):
+        """Every rank's slice of the (3, N) float64 array `a` to every rank, in place
+        (`MPI_Allgatherv` with MPI_IN_PLACE): afterwards all ranks hold the same array."""
+        if self.size == 1:
+            return
+        if a.dtype != np.float64 or not a.flags.c_contiguous or a.ndim != 2 or a.shape[0] != 3:
+            raise ValueError(f"exchange needs a C-contiguous (3, N) float64 array, got {a.dtype} {a.shape}")
+        counts, displs, column = self._layout(a.shape[1])
+        self.comm.Allgatherv(self.MPI.IN_PLACE, [a, (counts, displs), column])
+
+    def sum(self, values) -> np.ndarray:
+        """Element-wise sum over ranks (`MPI_Allreduce`) of a float64 array; every rank gets it."""
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        if self.size == 1:
+            return values.copy()
+        out = np.empty_like(values)
+        self.comm.Allreduce(values, out, op=self.MPI.SUM)
+        return out
+
+    def broadcast(self, a: np.ndarray):
+        """Rank 0's array to every rank, in place."""
+        if self.size > 1:
+            self.comm.Bcast(a, root=0)
+
+    def broadcast_object(self, obj):
+        return obj if self.size == 1 else self.comm.bcast(obj, root=0)
+
+    def agree(self, ok: bool, reason: str = "") -> tuple[bool, str]:
+        """(all ranks ok, the first failing rank's reason, with its rank): the same answer on
+        every rank, so that every rank raises (or goes on) together."""
+        if self.size == 1:
+            return (True, "") if ok else (False, f"rank 0: {reason}")
+        answers = self.comm.allgather((bool(ok), reason))
+        for r, (good, why) in enumerate(answers):
+            if not good:
+                return False, f"rank {r}: {why}"
+        return True, ""
+
+    def abort(self, status: int = 1):
+        if self.comm is not None:
+            self.comm.Abort(status)
+        os._exit(status)
+
+
+_WORLD = None
+
+
+def world() -> World:
+    """The job's World, created on first call (MPI initialised here, or one rank without it)."""
+    global _WORLD
+    if _WORLD is None:
+        ok, reason = availability()
+        if not ok:
+            raise RuntimeError(reason)
+        comm = None
+        if have_mpi4py():
+            try:
+                from mpi4py import MPI
+                comm = MPI.COMM_WORLD
+            except (ImportError, RuntimeError) as e:   # mpi4py without a loadable MPI library
+                if launched():
+                    raise RuntimeError(f"mpi4py cannot load an MPI library ({e}): {INSTALL}") from None
+        _WORLD = World(comm)
+        if _WORLD.size > 1:
+            _abort_on_uncaught_exceptions(_WORLD)
+    return _WORLD
+
+
+def _abort_on_uncaught_exceptions(w: World):
+    """An exception that reaches the top of one rank prints with its rank and aborts the job."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, value, tb)
+        else:
+            text = "".join(traceback.format_exception(kind, value, tb))
+            sys.stderr.write(f"nbsymple: rank {w.rank} of {w.size} failed, aborting the job:\n{text}")
+            sys.stderr.write(f"nbsymple: rank {w.rank}: {kind.__name__}: {value}\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        w.abort(1)
+
+    sys.excepthook = hook

@@ -1,0 +1,38 @@
+"""Node engines of version F: the pairwise forces on one rank's slice of targets, against
+all N sources, with the engines of B (threaded CPU) or of D/E (GPU).
+
+CPU: B's own threaded kernels (`kernels.cpu.CpuPairwise` with a target range [start, stop)):
+the same compiled code, so each target's sum runs over the same sources in the same order
+and every precision gives B's numbers bit for bit (a test).
+
+GPU: the CUDA kernels already take a target range [start, stop) (E's multi-device slices);
+`kernels.cuda.CudaPairwise.restrict` keeps one slice, this rank's, on the GPU `local_rank %
+GPUs` of its node (one rank per GPU; or give each rank one GPU with CUDA_VISIBLE_DEVICES).
+All N positions are uploaded, only the slice's forces come back.
+"""
+from numba import njit, prange
+
+from ..kernels.cpu import _OPTS, FASTMATH_ALL, THREADED, CpuPairwise
+
+
+@njit(parallel=True, fastmath=FASTMATH_ALL, **_OPTS)
+def axpy_columns(y, x, h, start, stop):
+    """y[:, start:stop] += h x[:, start:stop] on (3, N) float64 arrays, in one parallel region
+    (a drift or a kick of this rank's slice; the same contracted y + h x as B's `axpy`)."""
+    for i in prange(start, stop):
+        for c in range(3):
+            y[c, i] += h * x[c, i]
+
+
+def cpu_slice_pairwise(m, eps, precision, start, stop):
+    """B's threaded pairwise forces on targets [start, stop) of all N bodies."""
+    return CpuPairwise(THREADED, m, eps, precision, start, stop)
+
+
+def cuda_slice_pairwise(m, eps, precision, start, stop, local_rank, galactic, units):
+    """The GPU engine of D (galactic=False) or E (galactic=True) on targets [start, stop), on
+    this node's GPU `local_rank % GPUs` (`CudaPairwise.restrict`)."""
+    from ..kernels import cuda
+    backend = cuda.CudaPairwise(m, eps, precision, galactic=galactic, units=units)
+    backend.restrict(start, stop, local_rank % cuda.physical_devices())
+    return backend

@@ -1,0 +1,186 @@
+"""Planning past one machine: a performance model of version F, and its plot (docs/mpi.md).
+
+Per force evaluation on K nodes of rate R (pair interactions per second, measured by the
+suite for B, predicted by `nbsymple gpu-asm` for a GPU):
+
+    compute      N^2 / (K R)                                   each node its N/K targets
+    communicate  (K - 1) alpha + (K - 1)/K * 24 N / beta       Allgatherv of float64 positions:
+                                                               a ring of K - 1 rounds, each rank
+                                                               receiving 24 N (K-1)/K bytes
+
+over a network of latency alpha and bandwidth beta (NETWORKS; assumed figures, not measured
+here). The O(N) work (galactic force, drifts and kicks) splits K ways too and is left out (under
+1 % of a step at N >= 4096 on one node). A leapfrog step is one evaluation, SI6A seven.
+
+Two thresholds per K: `n_break`, below which K nodes are slower than one (the exchange costs
+more than the compute it saves), and `n_half`, below which the parallel efficiency
+compute / (compute + communicate) drops under one half.
+
+    python -m nbsymple_versions.mpi.model                        # the tables of docs/mpi.md
+    python -m nbsymple_versions.mpi.model --measure out.json     # F with 1 and 2 ranks here
+    python -m nbsymple_versions.mpi.model --plot docs/mpi_model.png --measured out.json
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+BYTES_PER_BODY = 24                 # float64 x, y, z
+NETWORKS = {                        # (bandwidth bytes/s, latency s): assumed, typical MPI figures
+    "100 Gb/s InfiniBand": (12.5e9, 1.5e-6),
+    "25 Gb/s Ethernet": (3.125e9, 20e-6),
+}
+NODE_RATES = {                      # dp pair interactions per second per node
+    "this CPU (B, 2 cores)": None,  # measured: `measure_rate()` or --rate
+    "H200 (E, predicted)": 1.05e12,     # docs/gpu.md: numba dp tiled kernel, FP64-bound prediction
+}
+KS = (2, 8, 64)
+
+
+def compute_seconds(n, k, rate):
+    return float(n) ** 2 / (k * rate)
+
+
+def communicate_seconds(n, k, network):
+    bandwidth, latency = NETWORKS[network] if isinstance(network, str) else network
+    return 0.0 if k == 1 else (k - 1) * latency + (k - 1) / k * BYTES_PER_BODY * n / bandwidth
+
+
+def step_seconds(n, k, rate, network, evaluations=1):
+    """Predicted seconds of a step of `evaluations` force evaluations on k nodes."""
+    return evaluations * (compute_seconds(n, k, rate) + communicate_seconds(n, k, network))
+
+
+def _bisect(f, lo=1.0, hi=1e12):
+    """The N in [lo, hi] where the increasing f crosses 0 (geometric bisection)."""
+    if f(lo) >= 0:
+        return lo
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return hi
+
+
+def n_break(k, rate, network):
+    """N below which k nodes are slower per step than one."""
+    return _bisect(lambda n: step_seconds(n, 1, rate, network) - step_seconds(n, k, rate, network))
+
+
+def n_half(k, rate, network):
+    """N below which the parallel efficiency on k nodes drops under 1/2 (compute = communicate)."""
+    return _bisect(lambda n: compute_seconds(n, k, rate) - communicate_seconds(n, k, network))
+
+
+def tables(rate_cpu: float) -> str:
+    """The model's markdown tables (docs/mpi.md) for this CPU's measured dp rate."""
+    rates = {**NODE_RATES, "this CPU (B, 2 cores)": rate_cpu}
+    lines = ["| node | network | " + " | ".join(f"K = {k}: N_break / N_half" for k in KS) + " |",
+             "|---|---|" + "---:|" * len(KS)]
+    for node, rate in rates.items():
+        for net in NETWORKS:
+            cells = [f"{n_break(k, rate, net):,.0f} / {n_half(k, rate, net):,.0f}" for k in KS]
+            lines.append(f"| {node} | {net} | " + " | ".join(cells) + " |")
+    lines += ["", "| node | network | N | 1 node [s] | 8 nodes [s] | speed-up | communicate share |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for node, rate in rates.items():
+        for net in NETWORKS:
+            for n in (16384, 131072, 1048576):
+                t1, t8 = step_seconds(n, 1, rate, net), step_seconds(n, 8, rate, net)
+                share = 100 * communicate_seconds(n, 8, net) / t8
+                lines.append(f"| {node} | {net} | {n:,} | {t1:.3g} | {t8:.3g} | {t1 / t8:.2f} | {share:.1f} % |")
+    return "\n".join(lines)
+
+
+def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
+    """Run `mpi.timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
+    (a shared machine's load then hits both alike); append the JSON lines to `path`."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    with open(path, "a") as f:
+        for _ in range(repeats):
+            for n in ns:
+                for k in ranks:
+                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", "nbsymple_versions.mpi.timing",
+                                        "--n", str(n), "--min-seconds", "2"], capture_output=True, text=True,
+                                       timeout=900, check=True)
+                    f.write(p.stdout.strip().splitlines()[-1] + "\n")
+                    f.flush()
+
+
+def best(measured: list[dict]) -> dict:
+    """{(ranks, n): the fastest run} (on a shared machine the minimum is the least disturbed)."""
+    out = {}
+    for r in measured:
+        key = (r["ranks"], r["n"])
+        if key not in out or r["seconds_per_step"] < out[key]["seconds_per_step"]:
+            out[key] = r
+    return out
+
+
+def cpu_rate(measured: list[dict]) -> float:
+    """This CPU's dp rate from the fastest 1-rank run at the largest N: N^2 / pairwise seconds."""
+    one = [r for r in best(measured).values() if r["ranks"] == 1]
+    r = max(one, key=lambda r: r["n"])
+    return r["n"] ** 2 * r["steps"] / r["task_seconds"]["pairwise"]
+
+
+def plot(path, measured: list[dict], rate_cpu: float):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ns = np.logspace(np.log10(256), np.log10(4e6), 200)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
+    for ax, (node, rate) in zip(axes, (("this CPU (B, 2 cores)", rate_cpu), ("H200 (E, predicted)", NODE_RATES["H200 (E, predicted)"]))):
+        ax.plot(ns, [step_seconds(n, 1, rate, next(iter(NETWORKS))) for n in ns], "k-", label="1 node")
+        for k, color in zip(KS, ("#1f77b4", "#2ca02c", "#d62728")):
+            for net, style in zip(NETWORKS, ("-", "--")):
+                ax.plot(ns, [step_seconds(n, k, rate, net) for n in ns], style, color=color,
+                        label=f"{k} nodes, {net}")
+        if node.startswith("this CPU"):
+            pts = best(measured)
+            for k, marker in ((1, "o"), (2, "s")):
+                xs = sorted(n for (kk, n) in pts if kk == k)
+                ax.plot(xs, [pts[k, n]["seconds_per_step"] for n in xs], marker, color="k" if k == 1 else "#ff7f0e",
+                        mfc="none", ms=7, label=f"measured: {k} rank{'s' if k > 1 else ''} on this 2-core machine")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("N")
+        ax.set_title(f"nodes: {node}, {rate:.2g} dp interactions/s each", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("seconds per dp leapfrog step")
+    axes[1].legend(fontsize=6.5, loc="upper left")
+    axes[0].legend(fontsize=6.5, loc="lower right")
+    fig.suptitle("Version F: predicted step time on K nodes (Allgatherv of 24 N bytes) and measured points", fontsize=10)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.mpi.model", description=__doc__.splitlines()[0])
+    p.add_argument("--measure", metavar="JSONL", help="time F with 1 and 2 ranks here, appending to JSONL")
+    p.add_argument("--measured", metavar="JSONL", help="measured runs (from --measure) for the rate and the plot")
+    p.add_argument("--rate", type=float, default=None, help="this CPU's dp interactions/s (default: from --measured)")
+    p.add_argument("--plot", metavar="PNG", help="write the figure")
+    a = p.parse_args(argv)
+    if a.measure:
+        measure(a.measure)
+    source = a.measured or a.measure
+    measured = [json.loads(line) for line in Path(source).read_text().splitlines() if line.strip()] if source else []
+    rate = a.rate or (cpu_rate(measured) if measured else None)
+    if rate is None:
+        p.error("give --rate, or measured runs with --measure/--measured")
+    for (k, n), r in sorted(best(measured).items()):
+        print(f"measured: {k} rank(s), N = {n}: {r['seconds_per_step']:.4g} s per step, "
+              f"communicate {r['task_shares']['communicate']:.2f} %, {r['threads_per_rank']} thread(s) per rank")
+    print(f"this CPU: {rate:.3g} dp interactions/s\n")
+    print(tables(rate))
+    if a.plot:
+        plot(a.plot, measured, rate)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

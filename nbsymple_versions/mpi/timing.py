@@ -1,0 +1,58 @@
+"""Time version F's steps across the ranks of this job: one JSON line from rank 0.
+
+    mpiexec -n 2 python -m nbsymple_versions.mpi.timing --n 16384 --scheme leapfrog --precision dp
+
+The cluster is the asv suite's timing state (the paper's set-up, seed 2011; above N = 4096
+its velocities follow the continuous sphere's virial scaling instead of the O(N^2) sum). After
+the warm-up (compilation), one step is timed; rank 0 then chooses how many more make at
+least `--min-seconds` (and `--min-steps`) and tells every rank, so all ranks step alike. The
+result is rank 0's TaskClock: seconds per step and the share of each task, communicate
+included. `benchmarks/mpi.py` launches this for asv; docs/mpi.md uses its numbers.
+"""
+import argparse
+import json
+import math
+import sys
+
+EXACT_IC_MAX_N = 4096
+SEED = 2011
+
+
+def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: int = 3,
+            min_seconds: float = 1.0, max_steps: int = 1000, node_version=None) -> dict:
+    """Collective: every rank calls it; rank 0's clock is returned (on every rank)."""
+    from ..core.ics import make_cluster
+    from .simulation import MpiSimulation
+
+    options = {"node_version": node_version} if node_version else {}
+    state = make_cluster(n, seed=SEED, exact_potential=n <= EXACT_IC_MAX_N)
+    sim = MpiSimulation(state, "F", scheme, precision, diagnostics=False, **options)
+    sim.step(1)
+    first = sim.clock.total
+    more = min(max_steps, max(min_steps, math.ceil(min_seconds / max(first, 1e-9)))) - 1
+    sim.step(sim.world.broadcast_object(more))
+    return {"ranks": sim.size, "n": n, "scheme": scheme, "precision": precision, "steps": sim.steps_done,
+            "seconds_per_step": sim.seconds_per_step, "task_seconds": dict(sim.clock.seconds),
+            "task_shares": sim.clock.shares(), "threads_per_rank": sim.threads, "device": sim.device,
+            "node_version": sim.forces.node_version, "compile_seconds": sim.compile_seconds,
+            "mpi": sim.world.library}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.mpi.timing", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=16384)
+    p.add_argument("--scheme", default="leapfrog")
+    p.add_argument("--precision", default="dp")
+    p.add_argument("--min-steps", type=int, default=3)
+    p.add_argument("--min-seconds", type=float, default=1.0)
+    p.add_argument("--node-version", default=None)
+    a = p.parse_args(argv)
+    from .comm import world
+    result = measure(a.n, a.scheme, a.precision, a.min_steps, a.min_seconds, node_version=a.node_version)
+    if world().is_root:
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

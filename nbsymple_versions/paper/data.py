@@ -1,0 +1,178 @@
+"""What the paper's figures and tables are made of: the asv benchmarks they read, the numbers
+taken out of them (series, speed-ups, task shares, conservation errors), the machine they ran
+on, and the paper's own numbers to set beside them. No plotting and no writing here."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.vocabulary import TASKS
+from ..versions import CPU_LETTERS, GPU_LETTERS, LETTERS
+from .results import Results
+
+# ----------------------------------------------------------------------------- benchmarks read
+
+STEP = {"leapfrog": "steps.Step.time_step_leapfrog", "si6a": "steps.Step.time_step_si6a"}
+SHARE = "steps.TaskShares.track_share"
+TASK_TIMES = {t: f"tasks.Tasks.time_{t}" for t in TASKS}
+ENERGY = "accuracy.Conservation.track_energy_error"
+ENERGY_STEP = "accuracy.Conservation.track_energy_error_per_step"
+INTERNAL = "accuracy.Conservation.track_internal_energy_error"
+ANGULAR = "accuracy.Conservation.track_angular_momentum_error"
+THREADS = "throughput.Threads.track_threads"      # the suite records numba's thread count
+
+REFERENCE = LETTERS[0]          # A, 1 CPU core: the speed-ups are over it
+ALL_CORES = CPU_LETTERS[-1]     # B, all CPU cores: where the GPU versions must beat it
+GPU_RANGE = f"{GPU_LETTERS[0]}-{GPU_LETTERS[-1]}"   # 'C-E', for sentences
+
+# ----------------------------------------------------------------------------- the paper's numbers
+
+# Reported ranges for SI6A in dp (its text; the table bodies are not public).
+PAPER_SI6A_DP_ENERGY_PER_STEP = (1.4e-14, 8.8e-14)
+PAPER_SI6A_DP_LXY = (1.4e-13, 6e-11)
+PAPER_SI6A_SP_DP_ORDERS = (7, 8)    # orders of magnitude dp gains over sp after 1000 steps
+PAPER_PAIRWISE_SHARE = 99.8         # task 1's share of a step at its largest N is above this (%)
+PAPER_GPU = "Tesla C1060"
+PAPER_GPU_SP_OVER_DP = 12           # its sp over dp throughput
+
+
+class MissingData(LookupError):
+    """The results lack what a figure or table needs (one sentence says what)."""
+
+
+# ----------------------------------------------------------------------------- series
+
+def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{version: (N array, value array)} of a (version, n, precision) benchmark, sorted by N."""
+    if name not in res:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no benchmark {name}")
+    by_version: dict[str, list] = {}
+    for (version, n, prec), value in res.get(name).items():
+        if prec == precision and value > 0:
+            by_version.setdefault(str(version), []).append((int(n), value))
+    out = {}
+    for v in sorted(by_version):
+        pts = sorted(by_version[v])
+        out[v] = (np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts]))
+    return out
+
+
+def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[str, tuple]:
+    """{version: (N, t_A / t_version)} at the N where both were measured."""
+    data = series(res, STEP[scheme], precision)
+    if REFERENCE not in data:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no version {REFERENCE} step timings "
+                          f"({STEP[scheme]}, {precision}) to compute speed-ups from")
+    na, ta = data[REFERENCE]
+    ref = dict(zip(na, ta))
+    out = {}
+    for v, (n, t) in data.items():
+        if v == REFERENCE:
+            continue
+        keep = [i for i, x in enumerate(n) if x in ref]
+        if keep:
+            out[v] = (n[keep], np.array([ref[n[i]] / t[i] for i in keep]))
+    return out
+
+
+# ----------------------------------------------------------------------------- task shares
+
+def task_share_table(res: Results) -> tuple[list[dict], str]:
+    """Rows {version, n, pairwise, galactic, integrate, transfer} in % of a dp leapfrog step, and
+    where they came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark
+    is absent, from the four `tasks.Tasks.time_*` timings in dp (share of their sum)."""
+    rows: dict[tuple, dict] = {}
+    if SHARE in res:
+        for (version, n, task), value in res.get(SHARE).items():
+            if task in TASKS:
+                rows.setdefault((str(version), int(n)), {})[task] = value
+        origin = f"{SHARE} (TaskClock shares of a dp leapfrog step)"
+    elif all(name in res for name in TASK_TIMES.values()):
+        times: dict[tuple, dict] = {}
+        for task, name in TASK_TIMES.items():
+            for (version, n, prec), value in res.get(name).items():
+                if prec == "dp":
+                    times.setdefault((str(version), int(n)), {})[task] = value
+        for key, t in times.items():
+            total = sum(t.get(k, 0.0) for k in TASKS)
+            if total > 0:
+                rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
+        origin = "tasks.Tasks.time_* in dp (share of the four tasks' sum)"
+    else:
+        raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor the four "
+                          f"tasks.Tasks.time_* benchmarks")
+    table = []
+    for (version, n), shares in sorted(rows.items()):
+        table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}})
+    if not table:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no task shares (all skipped)")
+    return table, origin
+
+
+def largest_n_shares(table: list[dict]) -> list[tuple[str, int, float]]:
+    """[(version, largest N, pairwise %)]."""
+    out = []
+    for v in sorted({r["version"] for r in table}):
+        r = max((r for r in table if r["version"] == v), key=lambda r: r["n"])
+        if math.isfinite(r["pairwise"]):
+            out.append((v, r["n"], r["pairwise"]))
+    return out
+
+
+# ----------------------------------------------------------------------------- conservation
+
+def conservation_table(res: Results) -> dict[tuple, dict]:
+    """{(scheme, precision): {'per_step', 'after_1000', 'internal', 'angular'}} relative errors
+    (NaN where not measured; 'internal' is absent from results older than that benchmark)."""
+    names = {"per_step": ENERGY_STEP, "after_1000": ENERGY, "internal": INTERNAL, "angular": ANGULAR}
+    present = {k: n for k, n in names.items() if n in res}
+    if not present:
+        raise MissingData(f"the results of commit {res.commit[:8]} have no accuracy.Conservation benchmarks")
+    out: dict[tuple, dict] = {}
+    for key, name in present.items():
+        for (scheme, precision), value in res.get(name, keep_missing=True).items():
+            out.setdefault((str(scheme), str(precision)), {k: math.nan for k in names})[key] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- the machine
+
+def describe_machine(res: Results) -> dict:
+    """{'cpu', 'num_cpu', 'ram', 'os', 'arch', 'threads', 'device'} from machine.json and the results.
+
+    asv's machine.json has no GPU field: the device is the machine file's 'gpu' entry if the suite
+    wrote one, else 'GPU' if the GPU versions (C-E) have results, else 'no GPU (CPU only)'."""
+    # machine.json first; the results file's environment params (asv copies the machine there) fill gaps
+    info = {k: v for k, v in (res.env_params or {}).items() if k != "python"}
+    info.update({k: v for k, v in (res.machine_info or {}).items() if v not in (None, "")})
+    threads = None
+    if THREADS in res:
+        counts = [int(v) for v in res.get(THREADS).values()]
+        threads = str(max(counts)) if counts else None
+    threads = threads or res.env_vars.get("NBSYMPLE_BENCH_THREADS") or res.env_vars.get("NUMBA_NUM_THREADS") \
+        or info.get("num_cpu") or "?"
+    gpu = str(info.get("gpu") or info.get("device") or "")
+    if gpu.strip().lower() in ("none", "no", "nogpu", "no gpu", "-"):
+        gpu = "no GPU (CPU only)"
+    if not gpu:
+        has_gpu = False
+        for name in (STEP["leapfrog"], TASK_TIMES["pairwise"]):
+            if name in res and any(str(k[0]) in GPU_LETTERS for k in res.get(name)):
+                has_gpu = True
+        # `make bench` names machines <arch>-<n>cores-<gpu name or nogpu>
+        tail = res.machine.split("cores-", 1)[1] if "cores-" in res.machine else ""
+        if tail and tail != "nogpu":
+            gpu = tail
+        else:
+            gpu = "GPU (model not recorded in machine.json)" if has_gpu else "no GPU (CPU only)"
+    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": info.get("num_cpu", "?"),
+            "ram": info.get("ram", "?"), "os": info.get("os", "?"), "arch": info.get("arch", "?"),
+            "threads": threads, "device": gpu}
+
+
+def source_line(res: Results) -> str:
+    """The provenance footer of a benchmark figure or table: machine, CPU, threads, device, commit, date."""
+    m = describe_machine(res)
+    return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
+            f"commit {res.commit[:8]}; run {res.date_text}")

@@ -1,0 +1,204 @@
+"""The paper's tidal tails at full size (`nbsymple paper --full`, Figs. 6-8): from the finished
+run's snapshots, `tidal_tails_n<N>.png` (the tails near the cluster, unrolled along the orbit,
+and the star counts along it, where the clumps show) and `tidal_tails_n<N>.md`, a small table:
+stars beyond the Jacobi radius at 0.5, 1 and 1.5 orbits, the energy error in both definitions,
+and the wall time."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..core.diagnostics import energy_parts, internal_energy_error, relative_error
+from ..core.galaxy import SUN_RADIUS_KPC
+from .science_plots import density_centre, fmt_dt, source_line
+from .science_runs import load_run
+from .style import plt, save, style
+from .tides import fraction_beyond, jacobi_radius, point_mass_radius
+
+ORBITS = (0.5, 1.0, 1.5)            # when the table and the figure look
+UNRESOLVED = 1e-2                   # an internal-energy error above this: say the run under-resolves the core
+
+
+def _orbits(k: float) -> str:
+    return f"{k:g} orbit" + ("" if k == 1 else "s")
+
+
+def _at_orbits(run: dict, snaps: list) -> list:
+    """[(orbits, state)] of the snapshots closest to ORBITS (those the run reached)."""
+    period = run["orbital_period"]
+    out = []
+    for k in ORBITS:
+        state, _ = min(snaps, key=lambda s: abs(s[0].t / period - k))
+        if abs(state.t / period - k) < 0.05:
+            out.append((k, state))
+    return out
+
+
+def summarise(folder) -> dict:
+    """The numbers of the table, from the run's snapshots."""
+    run, snaps = load_run(folder)
+    first = snaps[0][0]
+    units = first.units
+    radius = run["params"].get("radius_kpc", SUN_RADIUS_KPC)
+    r_j = jacobi_radius(units, radius)
+    parts0 = energy_parts(first)
+    rows = []
+    for k, state in _at_orbits(run, snaps):
+        parts = energy_parts(state)
+        centre = density_centre(state.positions)
+        rows.append({"orbits": k, "t_myr": units.to_myr(state.t),
+                     "beyond": fraction_beyond(state.positions, centre, r_j),
+                     "energy_error": relative_error(parts.total, parts0.total),
+                     "internal_energy_error": internal_energy_error(parts, parts0, units)})
+    return {"run": run, "units": units, "r_j_pc": r_j * units.r_cl_pc,
+            "r_point_mass_pc": point_mass_radius(units, radius) * units.r_cl_pc, "rows": rows,
+            "e0": parts0.total, "internal0": parts0.internal}
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def table(summary: dict) -> str:
+    """The Markdown table and the sentences that say what its columns measure."""
+    run, u = summary["run"], summary["units"]
+    p, prov = run["params"], run.get("provenance", {})
+    sessions, stops = run.get("sessions", 1), run.get("interrupted", 0)
+    lines = [f"# Tidal tails at N = {p['n']} (cf. paper Figs. 6-8)", "",
+             f"Run: N = {p['n']} equal-mass stars (15360 Msun, r_cl = 10 pc, Q = 0.3) on the circular orbit at "
+             f"8.5 kpc, {p['scheme']}, dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, "
+             f"{run['steps']} steps = {p['orbits']:g} orbits (one orbit {u.to_myr(run['orbital_period']):.0f} Myr), "
+             f"version {p['version']} in {p['precision']}, seed {p['seed']}.",
+             f"Wall time {_hours(run['wall_seconds'])} ({run['wall_seconds']:.0f} s, summed over sessions) on "
+             f"{prov.get('cpu', '?')}, device {prov.get('device', '?')}; "
+             f"{sessions} session{'s' if sessions != 1 else ''}: stopped by a signal {stops} time"
+             f"{'s' if stops != 1 else ''} and resumed from its checkpoint by the same command "
+             f"{sessions - 1} time{'s' if sessions != 2 else ''}.", "",
+             "| orbits | t [Myr] | stars beyond r_J | energy error, total | energy error, internal |",
+             "|---:|---:|---:|---:|---:|"]
+    for r in summary["rows"]:
+        lines.append(f"| {r['orbits']:g} | {r['t_myr']:.0f} | {100 * r['beyond']:.1f} % | {r['energy_error']:.1e} | "
+                     f"{r['internal_energy_error']:.1e} |")
+    lines += ["",
+              f"- r_J = (G M / (4 Omega^2 - kappa^2))^(1/3) = {summary['r_j_pc']:.1f} pc, with Omega and kappa from "
+              f"the Allen & Santillan (1991) rotation curve at 8.5 kpc (the point-mass formula "
+              f"R (M / 3 M_gal)^(1/3) gives {summary['r_point_mass_pc']:.1f} pc); distances from the cluster's "
+              f"density centre.",
+              f"- Energy error, total: |E - E0| / |E0|, E = K + W + sum m Phi_gal (cluster + Galaxy), the definition "
+              f"the paper's code uses; E0 = {summary['e0']:.5g} is almost all the cluster's orbital energy, so "
+              f"this figure cannot see changes below ~1e-11 of the cluster's own energy.",
+              f"- Energy error, internal: the same change |E - E0| in units of the cluster's initial internal "
+              f"energy |K_int + W| = {abs(summary['internal0']):.4g} (K_int in the centre-of-mass frame), computed "
+              f"so that float64 rounding of the orbital part does not swamp it: what the integration costs "
+              f"the cluster itself.",
+              *_verdict(summary),
+              f"- Simulation: {source_line(run)}."]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(summary: dict) -> list[str]:
+    """A sentence when the internal-energy error says the time step does not resolve the cluster."""
+    rows = summary["rows"]
+    worst = max((r["internal_energy_error"] for r in rows), default=0.0)
+    if not worst > UNRESOLVED:
+        return []
+    p = summary["run"]["params"]
+    return [f"- At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {worst:.2g} of the cluster's binding "
+            f"energy by {_orbits(rows[-1]['orbits'])}, while the total-energy error stays at "
+            f"{rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, dense core, so the cluster's "
+            f"internal evolution (and with it the rate at which stars escape into the tails) carries that error. "
+            f"A smaller `--tidal-dt` lowers it (leapfrog: about as dt^2)."]
+
+
+def _unrolled(pos: np.ndarray, centre: np.ndarray, pc: float) -> tuple[np.ndarray, np.ndarray]:
+    """(s, dR): distance along the orbit ahead of the cluster (kpc of arc at the cluster's
+    radius) and radial offset (pc) of each star, from Galactic x-y positions in cluster radii."""
+    r, phi = np.hypot(pos[:, 0], pos[:, 1]), np.arctan2(pos[:, 1], pos[:, 0])
+    rc, phic = math.hypot(centre[0], centre[1]), math.atan2(centre[1], centre[0])
+    dphi = (phi - phic + np.pi) % (2 * np.pi) - np.pi
+    return dphi * rc * pc / 1e3, (r - rc) * pc
+
+
+def plot(summary: dict, folder, path) -> Path:
+    """Top: the stars near the cluster in its orbital frame (radial outwards, along the orbit)
+    with the Jacobi radius. Middle: the tails unrolled along the orbit. Bottom: stars per
+    20 pc along the orbit: the tails' clumps are its peaks."""
+    run, snaps = load_run(folder)
+    u = summary["units"]
+    pc = u.r_cl_pc
+    chosen = [(k, s) for k, s in _at_orbits(run, snaps)]
+    r_j = summary["r_j_pc"]
+    colors = plt.cm.viridis(np.linspace(0.0, 0.8, len(chosen)))
+    with style():
+        fig = plt.figure(figsize=(9.0, 9.6), layout="constrained")
+        grid = fig.add_gridspec(2 + len(chosen), len(chosen), height_ratios=[1.5] + [0.55] * len(chosen) + [1.0])
+        zoom = 8 * r_j
+        reach = 0.0
+        unrolled = []
+        for i, ((k, state), col) in enumerate(zip(chosen, colors)):
+            pos = state.positions
+            c = density_centre(pos)
+            s, dr = _unrolled(pos, c, pc)
+            unrolled.append((s, dr))
+            lost = np.abs(s[np.linalg.norm(pos - c, axis=1) * pc > 2 * r_j])
+            reach = max(reach, float(np.percentile(lost, 99.5)) if len(lost) else 0.0)
+            rc = math.hypot(c[0], c[1])
+            radial, along = c[:2] / rc, np.array([-c[1], c[0]]) / rc       # outwards, direction of motion
+            d = (pos[:, :2] - c[:2]) * pc
+            ax = fig.add_subplot(grid[0, i])
+            ax.scatter(d @ radial, d @ along, s=0.4, color="k", lw=0, alpha=0.5, rasterized=True)
+            ax.add_patch(plt.Circle((0, 0), r_j, fill=False, color="tab:red", lw=0.9, ls="--"))
+            ax.set_xlim(-zoom, zoom)
+            ax.set_ylim(-zoom, zoom)
+            ax.set_aspect("equal")
+            ax.set_title(f"{_orbits(k)} ({u.to_myr(state.t):.0f} Myr): {100 * summary['rows'][i]['beyond']:.1f} % "
+                         f"beyond r_J", fontsize=8, color=col * 0.8)
+            ax.set_xlabel("radial offset [pc] (outwards)")
+            if i == 0:
+                ax.set_ylabel("along the orbit [pc]")
+                ax.text(0.03, 0.97, f"r_J = {r_j:.1f} pc", transform=ax.transAxes, va="top", fontsize=7,
+                        color="tab:red")
+        reach = max(reach * 1.1, 0.3)
+        bins = np.arange(-reach, reach + 0.02, 0.02)
+        dens = fig.add_subplot(grid[-1, :])
+        for i, ((k, state), (s, dr), col) in enumerate(zip(chosen, unrolled, colors)):
+            ax = fig.add_subplot(grid[1 + i, :])
+            ax.scatter(s, dr, s=0.5, color=col, lw=0, alpha=0.7, rasterized=True)
+            ax.set_xlim(-reach, reach)
+            ax.set_ylim(-6 * r_j, 6 * r_j)
+            ax.set_ylabel("dR [pc]")
+            ax.text(0.005, 0.92, _orbits(k), transform=ax.transAxes, va="top", fontsize=7)
+            if i == 0:
+                ax.set_title("Tails unrolled along the orbit (leading: s > 0, inside; trailing: s < 0, outside)",
+                             fontsize=8.5)
+            ax.tick_params(labelbottom=False)
+            counts, edges = np.histogram(s, bins=bins)
+            dens.step(edges[:-1], np.maximum(counts, 0.5), where="post", color=col, lw=0.9, label=_orbits(k))
+        dens.set_yscale("log")
+        dens.set_ylim(0.7, None)
+        dens.set_xlim(-reach, reach)
+        dens.set_xlabel("s, distance along the orbit from the cluster [kpc]")
+        dens.set_ylabel("stars per 20 pc")
+        dens.set_title("Star counts along the tails: the peaks away from s = 0 are the clumps", fontsize=8.5)
+        dens.legend(loc="upper right")
+        p = run["params"]
+        last = summary["rows"][-1] if summary["rows"] else None
+        errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
+                  f"{last['internal_energy_error']:.1e} (internal)") if last else ""
+        fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc (cf. paper Figs. 6-8)\n"
+                     f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "
+                     f"{run['steps']} steps, wall time {_hours(run['wall_seconds'])} in {run.get('sessions', 1)} "
+                     f"session(s){errors}", fontsize=8.5)
+        return save(fig, path, source_line(run))
+
+
+def write_full_size(folder, out) -> list[Path]:
+    """Write `tidal_tails_n<N>.png` and `.md` into `out` from the finished run in `folder`."""
+    folder, out = Path(folder), Path(out)
+    summary = summarise(folder)
+    stem = f"tidal_tails_n{summary['run']['params']['n']}"
+    md = out / f"{stem}.md"
+    md.write_text(table(summary), encoding="utf-8")
+    return [plot(summary, folder, out / f"{stem}.png"), md]

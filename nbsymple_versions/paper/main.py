@@ -1,0 +1,317 @@
+"""`nbsymple paper [options]`: the command line, and the order in which the artefacts are made.
+
+Everything the user typed (options, the results folder, the output folder, the science version)
+is checked before anything is written: a mistake is one sentence on stderr, exit status 2, and
+nothing is overwritten. After that each artefact is written on its own: one that cannot be made
+is named in one sentence (on stderr and in REPORT.md's notes) and the others are still written.
+`--full` makes only the full-size tidal-tail run, its figure and its table (`full_size`).
+SIGINT or SIGTERM stops a science run with a checkpoint (status 128 + the signal's number) and
+writes no REPORT.md; the same command resumes it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..core.vocabulary import PRECISIONS
+from ..versions import LETTERS, TABLE, get_version
+from .data import MissingData, source_line, task_share_table
+from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
+from .full_size import write_full_size
+from .report import write_report
+from .results import Results, ResultsError, load_results
+from .resumable import Busy, Interrupted
+from .science_plots import plot_black_hole, plot_tidal_tails
+from .science_runs import BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, run_black_hole, run_tidal_tails
+from .tables import write_conservation, write_task_shares
+
+SCIENCE_SUMMARIES = "science_runs.json"
+# versions for the full-N science run, in order of preference: GPU forces, all CPU cores on the host
+FULL_N_VERSIONS = tuple(v.letter for v in TABLE if v.gpu and v.host == "threaded")
+SCIENCE_LETTERS = tuple(v.letter for v in TABLE if v.letter in LETTERS[:5])   # A-E (F needs MPI)
+
+
+class PaperError(Exception):
+    """A mistake in what the user typed: one sentence, exit status 2, nothing written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise PaperError(f"{message} (see nbsymple paper --help)")
+
+
+def _number(kind, minimum, what):
+    """argparse type: a finite `kind` number >= minimum (> 0 when minimum is 0.0)."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (minimum == 0 and value <= 0):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return value
+    return parse
+
+
+COUNT = _number(int, 2, "a whole number of at least 2")
+POSITIVE = _number(float, 0.0, "a positive finite number")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="nbsymple paper",
+        description="Regenerate the paper's figures and tables from asv results (and the science figures "
+                    "from simulation runs) into one folder.")
+    p.add_argument("--results", default="results", help="asv results folder (default: results)")
+    p.add_argument("--machine", default=None, help="machine folder under --results (default: the only one, "
+                                                     "or the one with the most recent results)")
+    p.add_argument("--commit", default=None, help="commit hash or prefix (default: the latest results by date)")
+    p.add_argument("--out", default="plots", help="output folder (default: plots)")
+    p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
+                   help="run the tidal-tail and black-hole simulations (finished runs with the same "
+                        "parameters in OUT/runs/ are reused); --no-science only re-plots existing runs")
+    p.add_argument("--rerun", action="store_true", help="re-run the simulations even if finished runs exist")
+    p.add_argument("--full", action="store_true",
+                   help=f"only the paper's science at full size: the tidal-tail run at N = {TIDAL_FULL_N} over "
+                        f"{TIDAL_FULL['orbits']:g} orbits ({TIDAL_FULL['precision']}), checkpointed and resumed by the "
+                        f"same command, drawn as tidal_tails_n<N>.png with its table tidal_tails_n<N>.md; "
+                        f"version {FULL_N_VERSIONS[0]} where a GPU is available, else {TIDAL_DEFAULTS['version']}")
+    p.add_argument("--science-version", default=None, type=str.upper, choices=SCIENCE_LETTERS,
+                   help=f"version for the simulations (default {TIDAL_DEFAULTS['version']}; "
+                        f"{FULL_N_VERSIONS[0]} with --full if a GPU is available)")
+    p.add_argument("--tidal-n", type=COUNT, default=None, help=f"bodies in the tidal-tail run (default "
+                                                               f"{TIDAL_DEFAULTS['n']}, {TIDAL_FULL_N} with --full)")
+    p.add_argument("--tidal-dt", type=POSITIVE, default=None,
+                   help=f"time step of the tidal-tail run in T (default {TIDAL_DEFAULTS['dt']:g})")
+    p.add_argument("--tidal-orbits", type=POSITIVE, default=None,
+                   help=f"orbits to integrate (default {TIDAL_DEFAULTS['orbits']:g})")
+    p.add_argument("--tidal-precision", default=None, type=str.lower, choices=PRECISIONS,
+                   help=f"precision of the tidal-tail run (default {TIDAL_DEFAULTS['precision']}, "
+                        f"{TIDAL_FULL['precision']} with --full)")
+    p.add_argument("--bh-n", type=COUNT, default=BH_DEFAULTS["n"],
+                   help=f"bodies in the black-hole runs (default {BH_DEFAULTS['n']})")
+    p.add_argument("--bh-ratios", type=POSITIVE, nargs="+", default=list(BH_DEFAULTS["ratios"]),
+                   help="black-hole to cluster mass ratios (default: 1 10)")
+    p.add_argument("--bh-dt", type=POSITIVE, default=BH_DEFAULTS["dt"],
+                   help=f"time step of the black-hole runs in T (default {BH_DEFAULTS['dt']:g})")
+    p.add_argument("--bh-t-end", type=POSITIVE, default=BH_DEFAULTS["t_end"],
+                   help=f"duration of the black-hole runs in T (default {BH_DEFAULTS['t_end']:g})")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def _say(msg: str):
+    print(f"nbsymple paper: {msg}", file=sys.stderr, flush=True)
+
+
+def _available(letter: str) -> tuple[bool, str]:
+    try:
+        return get_version(letter).available()
+    except Exception as exc:   # noqa: BLE001 - a broken optional GPU stack means: not available
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+def _science_version(args) -> str:
+    """The version the simulations run on: --science-version, else with --full the first GPU
+    version available, else B."""
+    if args.science_version:
+        return args.science_version
+    default = TIDAL_DEFAULTS["version"]
+    if args.full:
+        for letter in FULL_N_VERSIONS:
+            if _available(letter)[0]:
+                return letter
+        if args.science:
+            _say(f"no GPU version is available; the N = {_tidal(args)['n']} run uses version {default}.")
+    return default
+
+
+def _tidal(args) -> dict:
+    """The tidal-tail run's n, dt, orbits and precision: the options given, else the defaults of
+    the run asked for (the default run, or the full-size one with --full)."""
+    base = {**TIDAL_DEFAULTS, **(TIDAL_FULL if args.full else {})}
+    given = {"n": args.tidal_n, "dt": args.tidal_dt, "orbits": args.tidal_orbits, "precision": args.tidal_precision}
+    return {k: base[k] if v is None else v for k, v in given.items()}
+
+
+def _check_inputs(args) -> Results | None:
+    """Everything the user typed, before anything is written: the results (unless --full), the
+    science version and the output folder. Raises PaperError (one sentence)."""
+    res = None
+    if not args.full:
+        try:
+            res = load_results(args.results, args.machine, args.commit)
+        except ResultsError as exc:
+            raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
+    if args.science and args.science_version:
+        ok, reason = _available(args.science_version)
+        if not ok:
+            raise PaperError(f"version {args.science_version} is not available for the simulations: {reason}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise PaperError(f"--out {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise PaperError(f"cannot write into --out {out}: {exc.strerror or exc}") from None
+    return res
+
+
+def _read_science_summaries(out: Path) -> dict:
+    """The one-paragraph summaries of the science figures in OUT (small, committed beside the
+    PNGs), so that `--no-science` on a fresh clone keeps them in REPORT.md."""
+    try:
+        data = json.loads((out / SCIENCE_SUMMARIES).read_text())
+        return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_science_summaries(out: Path, summaries: dict):
+    (out / SCIENCE_SUMMARIES).write_text(json.dumps(summaries, indent=2, sort_keys=True) + "\n")
+
+
+def _benchmark_artefacts(res: Results, out: Path, written: dict, note) -> list | None:
+    """The benchmark figures and tables; returns the task-share table (None if it is missing)."""
+    source = source_line(res)
+    jobs = [("time_per_step", "time_per_step.png", time_per_step),
+            ("speedup", "speedup.png", speedup),
+            ("dp_vs_dsp", "dp_vs_dsp.png", dp_vs_dsp)]
+    for key, fname, fn in jobs:
+        try:
+            fn(res, out / fname)
+            written[key] = fname
+        except MissingData as exc:
+            note(f"{fname} not written: {exc}.")
+    shares = None
+    try:
+        shares, origin = task_share_table(res)
+        write_task_shares(shares, origin, out / "task_shares.csv", out / "task_shares.md", source)
+        written.update(task_shares_csv="task_shares.csv", task_shares_md="task_shares.md")
+        task_shares(shares, out / "task_shares.png", source)
+        written["task_shares_png"] = "task_shares.png"
+    except MissingData as exc:
+        note(f"task_shares.md, .csv and .png not written: {exc}.")
+    try:
+        write_conservation(res, out / "conservation.md", source)
+        written["conservation"] = "conservation.md"
+    except MissingData as exc:
+        note(f"conservation.md not written: {exc}.")
+    return shares
+
+
+def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, int]:
+    """The science runs (unless --no-science) and their figures; returns (summaries, status).
+    `Interrupted` (a signal stopped a run, its checkpoint written) is passed on."""
+    summaries: dict[str, str] = {}
+    status = 0
+    runs = out / "runs"
+    version = _science_version(args)
+    progress = not args.quiet
+    tidal = _tidal(args)
+    jobs = [
+        ("tidal_tails", "tidal_tails.png", runs / "tidal_tails",
+         lambda: run_tidal_tails(runs / "tidal_tails", n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
+                                 precision=tidal["precision"], version=version, progress=progress, rerun=args.rerun),
+         plot_tidal_tails),
+        ("black_hole", "black_hole_passage.png", runs / "black_hole",
+         lambda: run_black_hole(runs / "black_hole", n=args.bh_n, ratios=tuple(args.bh_ratios), dt=args.bh_dt,
+                                t_end=args.bh_t_end, version=version, progress=progress, rerun=args.rerun),
+         plot_black_hole),
+    ]
+    kept = _read_science_summaries(out)
+    for key, fname, folder, run, plot in jobs:
+        try:
+            if args.science:
+                run()
+            elif not folder.exists():
+                if (out / fname).exists() and key in kept:
+                    _say(f"kept {fname} from its earlier run (no snapshots in {out.name}/runs/{folder.name}/ "
+                         f"and --no-science given).")
+                    summaries[key] = kept[key]
+                    written[key] = fname
+                else:
+                    note(f"{fname} not written: no finished run in {out.name}/runs/{folder.name}/ and "
+                         f"--no-science given.")
+                continue
+            _, summaries[key] = plot(folder, out / fname)
+            written[key] = fname
+            kept[key] = summaries[key]
+            _write_science_summaries(out, kept)
+        except (Interrupted, Busy):
+            raise
+        except FileNotFoundError as exc:
+            status = 1
+            note(f"{fname} not written: {exc}.")
+        except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
+            status = 1
+            note(f"{fname} not written: {type(exc).__name__}: {exc}.")
+    return summaries, status
+
+
+def _full(args, out: Path) -> int:
+    """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
+    its figure and its table; nothing else is touched."""
+    tidal = _tidal(args)
+    folder = out / "runs" / f"tidal_tails_n{tidal['n']}"
+    if args.science:
+        run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
+                        version=_science_version(args), progress=not args.quiet, rerun=args.rerun)
+    try:
+        files = write_full_size(folder, out)
+    except FileNotFoundError as exc:
+        _say(f"the full-size figure was not written: {exc}.")
+        return 1
+    _say(f"wrote {', '.join(p.name for p in files)} into {out.name or out}/")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point (`nbsymple paper ...` or `python -m nbsymple_versions.paper ...`); returns the exit
+    status: 0 if everything could be written, 1 if a step failed, 2 for a mistake in the input
+    (nothing written), 128 + the signal's number if a signal stopped a science run."""
+    try:
+        args = _parser().parse_args(argv)
+        res = _check_inputs(args)
+    except PaperError as exc:
+        _say(str(exc) + ("" if str(exc).endswith(".") else "."))
+        return 2
+    out = Path(args.out)
+    try:
+        if args.full:
+            return _full(args, out)
+        return _everything(args, res, out)
+    except Interrupted as exc:
+        _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
+        return 128 + exc.signum
+    except Busy as exc:
+        _say(f"{exc}; nothing was written.")
+        return 2
+
+
+def _everything(args, res: Results, out: Path) -> int:
+    written: dict[str, str] = {}
+    notes: list[str] = []
+    start = time.perf_counter()
+
+    def note(msg: str):
+        notes.append(msg)
+        _say(msg)
+
+    for w in res.warnings:
+        note(w)
+    shares = _benchmark_artefacts(res, out, written, note)
+    summaries, status = _science_artefacts(args, out, written, note)
+    full = sorted(out.glob("tidal_tails_n*.md"))
+    write_report(out, res, written, notes, shares, summaries, full)
+    written["report"] = "REPORT.md"
+    files = sorted(set(written.values()))
+    _say(f"wrote {len(files)} files into {out.name or out}/ in {time.perf_counter() - start:.0f} s: {', '.join(files)}")
+    return status

@@ -1,0 +1,162 @@
+"""A science run that survives interruption: snapshots at chosen steps, a checkpoint
+(`nbsymple_versions.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
+and stop with `Interrupted`. The same call then resumes where the checkpoint left off, bit for
+bit (`Simulation.restore`), as long as the run's parameters are unchanged; other parameters,
+or `rerun=True`, start afresh.
+
+A run folder holds `snap_<step>.npz`, `checkpoint.nbsc` while the run is unfinished, and
+`run.json` once it is finished (its parameters, wall time summed over sessions, how many
+sessions it took and how many of them a signal ended, and provenance).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+import fcntl
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ..checkpoint import CheckpointError, load, save, temporary_files
+from ..progress import Progress
+from ..simulation import Simulation
+from ..snapshots import list_snapshots, write_snapshot
+
+RUN_FILE = "run.json"
+CHECKPOINT = "checkpoint.nbsc"
+LOCK = ".lock"
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM stopped a run after a whole step; its checkpoint is written."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.signum = signum
+
+
+class Busy(RuntimeError):
+    """Another process is running this run (it holds the folder's lock)."""
+
+
+@contextmanager
+def _locked(folder: Path):
+    """Hold an exclusive lock on `folder` (released when the process ends, however it ends)."""
+    with open(folder / LOCK, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(f"another process is running the simulation in {folder}; wait for it, or stop it "
+                       f"(it then leaves a checkpoint that the same command resumes)") from None
+        yield
+
+
+class _Signals:
+    """SIGINT and SIGTERM set `signum`; installed only in the main thread."""
+
+    def __init__(self):
+        self.signum, self.previous = None, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signum is not None:      # a second signal: stop at once
+            raise KeyboardInterrupt
+        self.signum = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def _resumable(folder: Path, params: dict):
+    """(header, simulation) from the folder's checkpoint if it belongs to a run with these
+    parameters, else None (a checkpoint that cannot be read is ignored: the run starts afresh)."""
+    try:
+        header, record, state = load(folder / CHECKPOINT)
+    except CheckpointError:
+        return None
+    if header.get("params") != json.loads(json.dumps(params)):
+        return None
+    return header, Simulation.restore(state, record)
+
+
+def _clean(folder: Path):
+    for old in list_snapshots(folder):
+        old.unlink()
+    for name in (RUN_FILE, CHECKPOINT):
+        (folder / name).unlink(missing_ok=True)
+
+
+def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool = True, extra=None,
+        checkpoint_every: int = 500, rerun: bool = False, provenance=None) -> dict:
+    """Step the simulation `build()` makes to the last of `snapshot_steps`, writing a snapshot at
+    step 0 and at each of them and a checkpoint every `checkpoint_every` steps; resume from the
+    folder's checkpoint when it has the same `params` (unless `rerun`). Returns run.json's
+    content. `provenance(sim)` adds where it ran."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder):
+        return _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun,
+                    provenance)
+
+
+def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun, provenance):
+    for tmp in temporary_files(folder / CHECKPOINT):
+        tmp.unlink(missing_ok=True)
+    targets = sorted({int(k) for k in snapshot_steps if k > 0})
+    total = targets[-1]
+    t0 = time.perf_counter()
+    with _Signals() as signals:
+        found = None if rerun else _resumable(folder, params)
+        if found is None:
+            _clean(folder)
+            sim = build()
+            header = {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0,
+                      "snapshots": [write_snapshot(folder, sim.state, 0).name]}
+            save(folder / CHECKPOINT, header, sim)
+        else:
+            header, sim = found
+            header["sessions"] += 1
+            if progress:
+                print(f"{label}: resuming at step {sim.steps_done} of {total} from {folder.name}/{CHECKPOINT}",
+                      file=sys.stderr, flush=True)
+        before, start = header["wall_seconds"], sim.steps_done
+        bar = Progress(label if not start else f"{label} (resumed at step {start})", total - start,
+                       enabled=progress)
+        wanted = set(targets)
+
+        def on_step(k):
+            step = sim.steps_done
+            if step in wanted:
+                header["snapshots"].append(write_snapshot(folder, sim.state, step).name)
+            bar.update(step - start)
+            stop = signals.signum is not None and step < total
+            if stop or step % checkpoint_every == 0 or step == total:
+                header["wall_seconds"] = round(before + time.perf_counter() - t0, 2)
+                header["interrupted"] += int(stop)
+                save(folder / CHECKPOINT, header, sim)
+            if stop:
+                name = signal.Signals(signals.signum).name
+                raise Interrupted(f"{label} stopped by {name} after step {step} of {total} (checkpoint "
+                                  f"{folder.name}/{CHECKPOINT}); the same command resumes it", signals.signum)
+
+        if signals.signum is not None and start < total:
+            header["interrupted"] += 1
+            save(folder / CHECKPOINT, header, sim)
+            raise Interrupted(f"{label} stopped at step {start} of {total} before stepping (checkpoint "
+                              f"{folder.name}/{CHECKPOINT}); the same command resumes it", signals.signum)
+        sim.step(total - start, on_step)
+    result = {"params": params, "steps": total, "snapshots": sorted(set(header["snapshots"])),
+              "wall_seconds": header["wall_seconds"], "sessions": header["sessions"],
+              "interrupted": header["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
+              **({"provenance": provenance(sim)} if provenance else {}), **(extra or {})}
+    (folder / RUN_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    (folder / CHECKPOINT).unlink(missing_ok=True)
+    return result

@@ -1,0 +1,189 @@
+"""The science figures, drawn from the reloaded snapshots of `science_runs`: the tidal tails
+(paper Figs. 6-8) and the black-hole passage (paper Table 8 / Fig. 9)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..core.diagnostics import energy
+from ..core.galaxy import SUN_RADIUS_KPC
+from .science_runs import RUN_FILE, load_run
+from .style import plt, save, style
+from .tides import fraction_beyond, jacobi_radius
+
+
+def source_line(run: dict) -> str:
+    """The provenance footer of a science figure, from its run.json (the ISA where recorded)."""
+    p = run.get("provenance", {})
+    device = str(p.get("device", "?"))
+    if "thread" not in device:
+        device += f", {p.get('threads', '?')} threads"
+    cpu = str(p.get("cpu", "?")) + (f", {p['isa']}" if p.get("isa") else "")
+    return (f"simulation: machine {p.get('machine', '?')} ({cpu}, {p.get('num_cpu', '?')} cores); "
+            f"device: {device}; commit {p.get('commit', '?')}; run {p.get('date', '?')}")
+
+
+def density_centre(pos: np.ndarray, start_radius: float = 20.0, min_bodies: int = 32) -> np.ndarray:
+    """Shrinking-sphere centre (N, 3 positions): start at the median, keep the bodies inside a
+    sphere shrunk by 10 % each iteration, until fewer than `min_bodies` remain."""
+    c = np.median(pos, axis=0)
+    r = start_radius
+    for _ in range(200):
+        inside = np.sum((pos - c) ** 2, axis=1) < r * r
+        if inside.sum() < min_bodies:
+            break
+        c = pos[inside].mean(axis=0)
+        r *= 0.9
+    return c
+
+
+def fmt_dt(dt: float) -> str:
+    """'2^-7' for powers of two, else '%g'."""
+    e = math.log2(dt) if dt > 0 else math.nan
+    return f"2^{int(e)}" if math.isfinite(e) and e == int(e) else f"{dt:g}"
+
+
+def _nice(x: float) -> float:
+    """Round up to 1, 2 or 5 times a power of ten."""
+    e = 10.0 ** math.floor(math.log10(x))
+    return next(m * e for m in (1, 2, 5, 10) if m * e >= x)
+
+
+def plot_tidal_tails(folder, path) -> tuple[Path, str]:
+    """Left: the orbit in the Galactic x-y plane (kpc) with the cluster's stars at 0, 0.5, 1 and
+    1.5 orbits. Right: each of those snapshots centred on the cluster (pc), in the Galactic
+    frame, showing the leading and trailing tails."""
+    run, snaps = load_run(folder)
+    p = run["params"]
+    per_orbit = p["snapshots_per_orbit"]
+    wanted = [0, per_orbit // 2, per_orbit, per_orbit + per_orbit // 2]
+    chosen = [snaps[i] for i in wanted if i < len(snaps)]
+    units = chosen[0][0].units
+    period_myr = units.to_myr(run["orbital_period"])
+    e0 = energy(chosen[0][0])
+    e_last = abs(energy(snaps[-1][0]) - e0) / abs(e0)
+    pc = units.r_cl_pc
+    centres = [density_centre(s.positions) for s, _ in chosen]
+    offsets = [(s.positions - c) * pc for (s, _), c in zip(chosen, centres)]
+    extent = _nice(float(np.percentile(np.abs(offsets[-1][:, :2]), 99.5)) * 1.05)
+    rt_pc = jacobi_radius(units, p.get("radius_kpc", SUN_RADIUS_KPC)) * pc
+    with style():
+        fig = plt.figure(figsize=(9.0, 4.8), layout="constrained")
+        grid = fig.add_gridspec(2, 3, width_ratios=[1.25, 1, 1])
+        ax0 = fig.add_subplot(grid[:, 0])
+        phi = np.linspace(0, 2 * np.pi, 400)
+        r_orb = p.get("radius_kpc", SUN_RADIUS_KPC)
+        ax0.plot(r_orb * np.cos(phi), r_orb * np.sin(phi), color="0.75", lw=0.8, ls="--", label="circular orbit")
+        ax0.plot(0, 0, marker="+", color="k", ms=8, mew=1.2)
+        colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(chosen)))
+        for (s, _), col in zip(chosen, colors):
+            xy = s.positions[:, :2] / units.kpc
+            ax0.scatter(xy[:, 0], xy[:, 1], s=1.5, color=col, lw=0, rasterized=True,
+                        label=f"t = {units.to_myr(s.t):.0f} Myr ({s.t / run['orbital_period']:.2f} orbits)")
+        ax0.set_aspect("equal")
+        ax0.set_xlim(-10.5, 10.5)
+        ax0.set_ylim(-10.5, 10.5)
+        ax0.set_xlabel("x [kpc]")
+        ax0.set_ylabel("y [kpc]")
+        ax0.set_title("Orbit in the Galactic plane")
+        ax0.legend(loc="lower center", markerscale=5, fontsize=6.5, bbox_to_anchor=(0.5, -0.02))
+        for i, ((s, _), off, col) in enumerate(zip(chosen, offsets, colors)):
+            ax = fig.add_subplot(grid[i // 2, 1 + i % 2])
+            ax.scatter(off[:, 0], off[:, 1], s=0.6, color="k", lw=0, alpha=0.55, rasterized=True)
+            ax.add_patch(plt.Circle((0, 0), rt_pc, fill=False, color="tab:red", lw=0.8, ls="--",
+                                    label=f"Jacobi radius {rt_pc:.0f} pc"))
+            if i == 0:
+                ax.legend(loc="upper right", fontsize=6.5)
+            ax.set_xlim(-extent, extent)
+            ax.set_ylim(-extent, extent)
+            ax.set_aspect("equal")
+            ax.set_title(f"t = {units.to_myr(s.t):.0f} Myr = {s.t / run['orbital_period']:.2f} orbits",
+                         fontsize=8, color=col * 0.8)
+            ax.set_xlabel(r"$x - x_c$ [pc]" if i >= 2 else "")
+            ax.set_ylabel(r"$y - y_c$ [pc]" if i % 2 == 0 else "")
+        fig.suptitle(f"Tidal tails of a cluster on a circular orbit at {r_orb:g} kpc (cf. paper Figs. 6-8)\n"
+                     f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T = {units.to_myr(p['dt']) * 1e3:.0f} kyr, "
+                     f"{p['scheme']}, version {p['version']} {p['precision']}; "
+                     f"orbital period {period_myr:.0f} Myr; |dE/E| = {e_last:.1e} at the end", fontsize=8.5)
+        path = save(fig, path, source_line(run))
+    rt = jacobi_radius(units, p.get("radius_kpc", SUN_RADIUS_KPC))
+    frac = [fraction_beyond(s.positions, c, rt) for (s, _), c in zip(chosen, centres)]
+    summary = (f"N = {p['n']} stars, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} {p['precision']}: "
+               f"{run['steps']} steps in {run['wall_seconds']:.0f} s. Fraction of stars beyond the Jacobi radius "
+               f"r_J = {rt * pc:.0f} pc (from the AS91 rotation curve) at "
+               + ", ".join(f"{s.t / run['orbital_period']:.1f}" for s, _ in chosen) + " orbits: "
+               + ", ".join(f"{100 * f:.1f} %" for f in frac)
+               + f". Relative energy error (total, the paper's definition) at the end: {e_last:.1e}.")
+    return path, summary
+
+
+def plot_black_hole(folder, path) -> tuple[Path, str]:
+    """Left: x-y tracks (pc) of the cluster's density centre for each mass ratio, the black hole
+    at the centre. Right: relative energy error |E(t) - E0| / |E0| vs time (Myr), computed from
+    the reloaded snapshots (E includes the black hole and the Galaxy)."""
+    folder = Path(folder)
+    subs = sorted((d for d in folder.glob("ratio_*") if (d / RUN_FILE).exists()),
+                  key=lambda d: float(d.name.split("_", 1)[1]))
+    if not subs:
+        raise FileNotFoundError(f"{folder.name}/ holds no black-hole runs: run them first")
+    colors = plt.cm.plasma(np.linspace(0.1, 0.75, len(subs)))
+    with style():
+        fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.6, 3.9), layout="constrained",
+                                       gridspec_kw={"width_ratios": [1, 1.25]})
+        zoom = ax0.inset_axes([0.62, 0.06, 0.35, 0.36])
+        first_run = None
+        summary = []
+        for sub, col in zip(subs, colors):
+            run, snaps = load_run(sub)
+            first_run = first_run or run
+            p = run["params"]
+            units = snaps[0][0].units
+            pc = units.r_cl_pc
+            t = np.array([units.to_myr(s.t) for s, _ in snaps])
+            e = np.array([energy(s) for s, _ in snaps])
+            err = np.abs(e - e[0]) / abs(e[0])
+            centres = np.array([density_centre(s.positions[:-1]) for s, _ in snaps]) * pc
+            bh = np.array([s.positions[-1] for s, _ in snaps]) * pc
+            r = np.linalg.norm(centres - bh, axis=1)
+            i_peri = int(np.argmin(r))
+            mass = p["ratio"] * units.mass_msun
+            label = rf"$M_{{BH}}/M_{{cl}}$ = {p['ratio']:g} ({mass:.1e} M$_\odot$)"
+            ax0.plot(centres[:, 0], centres[:, 1], color=col, label=label)
+            ax0.plot(*centres[i_peri, :2], marker="o", color=col, ms=4)
+            zoom.plot(centres[:, 0] - bh[i_peri, 0], centres[:, 1] - bh[i_peri, 1], color=col, marker=".", ms=2)
+            zoom.plot(*(centres[i_peri, :2] - bh[i_peri, :2]), marker="o", color=col, ms=4)
+            last = snaps[-1][0].positions[:-1] * pc
+            ax0.scatter(last[:, 0], last[:, 1], s=0.6, color=col, alpha=0.35, lw=0, rasterized=True)
+            ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + f", closest {r[i_peri]:.0f} pc")
+            ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
+            summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr, "
+                           f"energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end")
+        ax0.plot(0, 0, marker="*", color="k", ms=10, ls="none", label="black hole (Galactic centre)")
+        ax0.set_xlabel("x [pc]")
+        ax0.set_ylabel("y [pc]")
+        ax0.set_title("Track of the cluster centre (dots: pericentre; stars at the end)", fontsize=8.5)
+        ax0.legend(loc="upper left", fontsize=6.5, markerscale=1)
+        ax0.set_ylim(top=ax0.get_ylim()[1] + 0.45 * np.diff(ax0.get_ylim())[0])
+        zoom.plot(0, 0, marker="*", color="k", ms=8, ls="none")
+        zoom.set_xlim(-30, 30)
+        zoom.set_ylim(-30, 30)
+        zoom.set_aspect("equal")
+        zoom.tick_params(labelsize=6)
+        zoom.set_title("around the black hole [pc]", fontsize=6.5)
+        ax1.set_yscale("log")
+        ax1.set_xlabel("time [Myr]")
+        ax1.set_ylabel(r"relative energy error $|E - E_0| / |E_0|$")
+        ax1.set_title("Energy error (dotted: time of closest approach)", fontsize=8.5)
+        ax1.legend(loc="lower right", fontsize=6.5)
+        p = first_run["params"]
+        u = snaps[0][0].units
+        fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\nN = {p['n']}, "
+                     f"start {p['radius_kpc']:g} kpc with {p['speed_kms']:g} km/s tangential, "
+                     f"dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, {p['scheme']}, "
+                     f"version {p['version']} {p['precision']}", fontsize=8.5)
+        path = save(fig, path, source_line(first_run))
+    return path, (f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} {p['precision']}. "
+                  + "; ".join(summary) + ".")
+

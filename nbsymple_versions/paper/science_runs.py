@@ -1,0 +1,194 @@
+"""The science runs of the shared core, written as snapshots (`nbsymple_versions.snapshots`)
+so that a figure can be redrawn without re-running:
+
+* tidal tails (paper Figs. 6-8): a cluster on its quasi-circular orbit at 8.5 kpc for 1.5 orbits;
+* black-hole passage (paper Table 8 / Fig. 9): a cluster on a nearly radial orbit through a
+  massive black hole at the Galactic centre, for several black-hole-to-cluster mass ratios.
+
+Each run folder holds `snap_<step>.npz` files and `run.json` (the run's parameters and
+provenance: machine, CPU and its vector ISA, device, threads, commit, date); runs are
+checkpointed and resume where they stopped (`resumable`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .. import Simulation, add_black_hole, make_cluster
+from ..core import galaxy
+from ..core.units import Units
+from ..provenance import cpu_model, git_commit, vector_isa
+from ..snapshots import list_snapshots, read_snapshot
+from . import resumable
+from .resumable import RUN_FILE
+
+TIDAL_DEFAULTS = {"n": 4096, "dt": 2.0 ** -7, "orbits": 1.5, "version": "B", "precision": "dp"}
+# the paper's Figs. 6-8 at full size (`nbsymple paper --full`): dsp keeps float64-like
+# coordinates at 850 cluster radii for 0.6 of dp's cost on a CPU (sp's float32 positions
+# are as coarse as a tenth of the softening there)
+TIDAL_FULL = {"n": 15360, "dt": 2.0 ** -7, "orbits": 1.5, "precision": "dsp"}
+TIDAL_FULL_N = TIDAL_FULL["n"]
+BH_DEFAULTS = {"n": 1024, "dt": 2.0 ** -10, "ratios": (1.0, 10.0), "radius_kpc": 1.0, "speed_kms": 2.0,
+               "t_end": 3.5, "version": "B", "scheme": "leapfrog"}
+
+
+def provenance(sim: Simulation) -> dict:
+    """Where and how a run ran, for its run.json."""
+    return {"machine": platform.node() or "unknown", "cpu": cpu_model(), "isa": vector_isa(),
+            "num_cpu": os.cpu_count(), "device": sim.device, "threads": sim.threads, "commit": git_commit(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def _same_run(folder: Path, params: dict) -> bool:
+    """True if `folder` already holds a finished run with these parameters."""
+    try:
+        run = json.loads((folder / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    if run.get("params") != json.loads(json.dumps(params)) or not run.get("finished"):
+        return False
+    return all((folder / s).exists() for s in run.get("snapshots", []))
+
+
+def _run(folder: Path, build, params: dict, snapshot_steps, label: str, progress: bool, extra: dict | None = None,
+         rerun: bool = False, checkpoint_every: int = 500) -> dict:
+    """`resumable.run` with this module's provenance."""
+    return resumable.run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun,
+                         provenance)
+
+
+def orbital_period(units, radius_kpc: float = galaxy.SUN_RADIUS_KPC,
+                   speed_kms: float = galaxy.SUN_SPEED_KMS) -> float:
+    """Period of the circular orbit in cluster time units (about 62 T at 8.5 kpc, 220 km/s)."""
+    return 2.0 * math.pi * radius_kpc * units.kpc / units.from_kms(speed_kms)
+
+
+def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFAULTS["dt"],
+                    orbits: float = TIDAL_DEFAULTS["orbits"], version: str = TIDAL_DEFAULTS["version"],
+                    precision: str = TIDAL_DEFAULTS["precision"], scheme: str = "leapfrog", seed: int = 1,
+                    snapshots_per_orbit: int = 4, progress: bool = True, rerun: bool = False,
+                    checkpoint_every: int = 500) -> dict:
+    """The paper's set-up (Figs. 6-8): a uniform sphere of `n` equal-mass stars (total 15360 Msun,
+    r_cl = 10 pc, Q = 0.3) at (8.5 kpc, 0, 0) moving at 220 km/s in the disk plane, for `orbits`
+    orbital periods (~62 T = 237 Myr each), with a snapshot every 1/`snapshots_per_orbit` orbit.
+
+    Defaults (N = 4096, dt = 2^-7 T = 30 kyr, leapfrog, version B, dp) take a few minutes on two
+    CPU cores: with sub-virial (Q = 0.3) initial conditions the cluster collapses, re-virialises and
+    loses stars through its Lagrange points, which drift along the orbit into leading and trailing
+    tails. dt is 1/128 of the crossing time, small enough for the collective dynamics; close
+    two-body encounters are softened (eps ~ 1e-3 r_cl) but not resolved.
+    The paper's N = 15360 is `TIDAL_FULL` (about 14 times the work). Checkpoints every
+    `checkpoint_every` steps: an interrupted run resumes where it stopped when called again
+    with the same parameters."""
+    folder = Path(folder)
+    params = {"kind": "tidal_tails", "n": int(n), "dt": float(dt), "orbits": float(orbits),
+              "version": str(version), "precision": precision, "scheme": scheme, "seed": int(seed),
+              "snapshots_per_orbit": int(snapshots_per_orbit)}
+    if not rerun and _same_run(folder, params):
+        if progress:
+            print(f"tidal tails: reusing the finished run in {folder.name}/ (N = {n}, dt = {dt:g})",
+                  file=sys.stderr)
+        return json.loads((folder / RUN_FILE).read_text())
+    period = orbital_period(Units())
+    every = max(1, round(period / snapshots_per_orbit / dt))
+    total = every * round(orbits * snapshots_per_orbit)
+
+    def build():
+        return Simulation(make_cluster(n, seed=seed), version=version, scheme=scheme, precision=precision, dt=dt,
+                          diagnostics=False)
+    return _run(folder, build, params, range(every, total + 1, every), f"tidal tails N={n}", progress,
+                {"orbital_period": period}, rerun, checkpoint_every)
+
+
+def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios"],
+                   dt: float = BH_DEFAULTS["dt"], t_end: float = BH_DEFAULTS["t_end"],
+                   radius_kpc: float = BH_DEFAULTS["radius_kpc"], speed_kms: float = BH_DEFAULTS["speed_kms"],
+                   version: str = BH_DEFAULTS["version"], scheme: str = BH_DEFAULTS["scheme"],
+                   precision: str = "dp", seed: int = 2, snapshots: int = 112, dense_steps: int = 40,
+                   progress: bool = True, rerun: bool = False) -> list[dict]:
+    """Paper Table 8 / Fig. 9: a cluster falls on a nearly radial orbit through a black hole of
+    mass `ratio` x the cluster mass, at rest at the Galactic centre (one run per ratio, in
+    `folder/ratio_<r>/`).
+
+    Choices: the cluster starts at `radius_kpc` = 1 kpc on the x axis with a tangential
+    `speed_kms` = 2 km/s (1 % of the circular speed there), so its orbit is nearly radial: it
+    reaches the centre after ~1.4 T (5 Myr) at ~450 km/s (~175 velocity units) and its centre
+    passes within about one cluster radius of the black hole, so that many stars cross the hole's
+    immediate neighbourhood. At that speed the cluster moves 0.17 r_cl per
+    step of dt = 2^-10 T (3.7 kyr), so the passage (~0.01 T) is resolved by a handful of steps:
+    it is a stiff test, and the energy error jumps at pericentre, more for the heavier black
+    hole. `t_end` = 3.5 T covers the fall, the passage and the climb out on the far side.
+    Snapshots: `snapshots` evenly spaced, plus one every step for `dense_steps` steps either side
+    of the pericentre predicted by `predicted_pericentre_step`, so the passage is sampled finely.
+    The default ratios (1 and 10) bracket a black hole as massive as the cluster and one ten
+    times heavier (1.5e4 and 1.5e5 Msun)."""
+    folder = Path(folder)
+    runs = []
+    for ratio in ratios:
+        sub = folder / f"ratio_{ratio:g}"
+        params = {"kind": "black_hole", "n": int(n), "ratio": float(ratio), "dt": float(dt), "t_end": float(t_end),
+                  "radius_kpc": float(radius_kpc), "speed_kms": float(speed_kms), "version": str(version),
+                  "scheme": scheme, "precision": precision, "seed": int(seed), "snapshots": int(snapshots),
+                  "dense_steps": int(dense_steps)}
+        if not rerun and _same_run(sub, params):
+            if progress:
+                print(f"black hole: reusing the finished run in {sub.name}/ (N = {n}, M_BH/M_cl = {ratio:g})",
+                      file=sys.stderr)
+            runs.append(json.loads((sub / RUN_FILE).read_text()))
+            continue
+        state = add_black_hole(make_cluster(n, seed=seed, radius_kpc=radius_kpc, speed_kms=speed_kms), ratio)
+        total = max(1, round(t_end / dt))
+        every = max(1, total // snapshots)
+        peri = predicted_pericentre_step(state, dt, total)
+        dense = range(max(1, peri - dense_steps), min(total, peri + dense_steps) + 1)
+        steps = sorted(set(range(every, total + 1, every)) | set(dense) | {total})
+
+        def build(state=state):
+            return Simulation(state, version=version, scheme=scheme, precision=precision, dt=dt, diagnostics=False)
+        runs.append(_run(sub, build, params, steps, f"black hole M_BH/M_cl={ratio:g} N={n}", progress,
+                         {"predicted_pericentre_step": peri}, rerun))
+    return runs
+
+
+def predicted_pericentre_step(state, dt: float, steps: int) -> int:
+    """Step at which the cluster's centre of mass, moved as a point in the Galaxy plus the black
+    hole (body N, held at its start), comes closest to the black hole (leapfrog, same dt)."""
+    m = state.m[:-1]
+    x = (state.x[:, :-1] @ m / m.sum())[None, :]
+    v = (state.v[:, :-1] @ m / m.sum())[None, :]
+    bh, mbh = state.x[:, -1], state.m[-1]
+
+    def acc(p):
+        d = bh - p[0]
+        return galaxy.acceleration(p, state.units) + mbh * d / (d @ d + state.eps ** 2) ** 1.5
+
+    best, best_k = np.inf, 0
+    for k in range(1, steps + 1):
+        x = x + 0.5 * dt * v
+        v = v + dt * acc(x)
+        x = x + 0.5 * dt * v
+        r = float(np.linalg.norm(x[0] - bh))
+        if r < best:
+            best, best_k = r, k
+    return best_k
+
+
+def load_run(folder) -> tuple[dict, list]:
+    """(run.json, [(state, step), ...]) of a finished run, from its snapshots."""
+    folder = Path(folder)
+    try:
+        run = json.loads((folder / RUN_FILE).read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first") from None
+    snaps = [read_snapshot(p) for p in list_snapshots(folder)]
+    if not snaps:
+        raise FileNotFoundError(f"{folder.name}/ holds no snapshots: run the simulation first")
+    return run, snaps
+

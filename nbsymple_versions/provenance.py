@@ -1,0 +1,154 @@
+"""Where a number came from: CPU model and vector ISA, GPUs and driver, library versions,
+threading layer, commit, and whether the CUDA simulator is on.
+
+One module for the CLI (`nbsymple info`), the asv suite (machine names and metadata), the
+paper's figures and the results files. Nothing here touches a GPU unless asked (`gpus`), and
+nothing imports numba-cuda or CuPy to learn their versions.
+"""
+from functools import lru_cache
+from importlib import metadata
+import os
+from pathlib import Path
+import platform
+import subprocess
+
+# distributions whose versions change the numbers (importlib.metadata names)
+LIBRARIES = ("numpy", "numba", "llvmlite", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "mpi4py", "mpich")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cuda_simulator() -> bool:
+    """True when NUMBA_ENABLE_CUDASIM asks for numba-cuda's simulator, read as numba reads it
+    (a whole number, non-zero means on; anything else means off)."""
+    try:
+        return int(os.environ.get("NUMBA_ENABLE_CUDASIM", "0")) != 0
+    except ValueError:
+        return False
+
+
+@lru_cache(maxsize=1)
+def _cpuinfo() -> dict:
+    """The first processor's fields of /proc/cpuinfo ({} where there is none)."""
+    fields = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            fields[key.strip().lower()] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's model name, e.g. 'AMD EPYC 9R14'."""
+    info = _cpuinfo()
+    return info.get("model name") or platform.processor() or platform.machine() or "unknown CPU"
+
+
+def vector_isa() -> str:
+    """The widest vector instruction set the CPU offers: avx512, avx2, avx, sse4_2, sve or neon
+    (else the architecture's name). Numba compiles for it, so it changes every CPU number."""
+    flags = set((_cpuinfo().get("flags") or _cpuinfo().get("features") or "").split())
+    for isa, flag in (("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx"), ("sse4_2", "sse4_2"),
+                      ("sve", "sve"), ("neon", "asimd")):
+        if flag in flags:
+            return isa
+    return platform.machine() or "unknown"
+
+
+def library_versions() -> dict:
+    """{distribution: version or None} for Python and every library in LIBRARIES."""
+    versions = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def threading() -> tuple[str, int]:
+    """(numba's threading layer, its thread count), after starting the layer with a tiny
+    parallel kernel (numba names its layer only once one has run)."""
+    import numba
+    import numpy as np
+
+    from .kernels.cpu import THREADED
+    THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        layer = "unknown"
+    return layer, numba.get_num_threads()
+
+
+def gpu_name(gpu) -> str:
+    """A numba-cuda device's name as text (older numba-cuda gives bytes)."""
+    name = gpu.name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def gpus() -> tuple[list[str], str]:
+    """(GPU names, a sentence): what numba-cuda sees. Touches the driver, never at import."""
+    if cuda_simulator():
+        return ["CUDA simulator"], "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    try:
+        from numba import cuda
+    except ImportError:
+        return [], "numba-cuda not installed (pip install 'nbsymple-versions[gpu]')"
+    try:
+        if not cuda.is_available():
+            return [], "none seen by numba-cuda"
+        names = [gpu_name(g) for g in cuda.gpus]
+    except Exception as e:   # noqa: BLE001 - a broken driver is information here, not a crash
+        return [], f"none usable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+    return names, ", ".join(f"{i}: {n}" for i, n in enumerate(names))
+
+
+def cuda_driver() -> str | None:
+    """The CUDA driver's version ('13.0'), or None without a GPU (or in the simulator)."""
+    if cuda_simulator():
+        return None
+    try:
+        from numba import cuda
+        if not cuda.is_available():
+            return None
+        major, minor = cuda.cudadrv.driver.driver.get_version()
+        return f"{major}.{minor}"
+    except Exception:   # noqa: BLE001 - no driver: nothing to record
+        return None
+
+
+def git_commit(root: Path = REPO) -> str:
+    """Short commit of the checkout at `root`, with '+dirty' where tracked files differ from it
+    ('unknown' outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def describe(gpu: bool = True) -> dict:
+    """Everything above in one dict (with `gpu=False` the driver is not asked)."""
+    layer, threads = threading()
+    names, gpu_text = gpus() if gpu else ([], "not asked")
+    return {"cpu": cpu_model(), "isa": vector_isa(), "arch": platform.machine(), "cores": os.cpu_count(),
+            "threading_layer": layer, "threads": threads, "gpus": names, "gpu_description": gpu_text,
+            "cuda_driver": cuda_driver() if gpu else None, "cuda_simulator": cuda_simulator(),
+            "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown"}
+
+
+def machine_line(info: dict | None = None) -> str:
+    """One line for a table's caption: CPU, ISA, cores, libraries, threading."""
+    d = info or describe(gpu=False)
+    lib = d["libraries"]
+    return (f"{d['cpu']} ({d['isa']}), {d['cores']} logical CPUs; Python {lib['python']}, numpy {lib['numpy']}, "
+            f"numba {lib['numba']} (threading layer {d['threading_layer']}, {d['threads']} threads)")

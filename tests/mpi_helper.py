@@ -1,0 +1,76 @@
+"""Run by tests/test_mpi.py under `mpiexec -n K python tests/mpi_helper.py COMMAND ...`.
+
+    compare OUT N SEED STEPS [NODE [PRECISIONS [SCHEMES]]]
+                                      F in each precision x scheme (comma lists; default all);
+                                      rank 0 saves the gathered final states to OUT (.npz) and
+                                      what the ranks saw to OUT.json
+    fail RANK CALL -- RUN-ARGS...     `nbsymple run RUN-ARGS` in which rank RANK raises at
+                                      its CALL-th kick (a bug in one rank, mid-run)
+"""
+import json
+import sys
+import time
+
+import numpy as np
+
+from nbsymple_versions.core.ics import make_cluster
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.simulation import Simulation
+from nbsymple_versions.mpi import MpiSimulation, world
+from nbsymple_versions.mpi.pipeline import MpiPipeline
+
+SCHEMES = ("leapfrog", "si6a")
+
+
+def compare(out, n, seed, steps, node="", precisions=",".join(PRECISIONS), schemes=",".join(SCHEMES)):
+    w = world()
+    options = {"node_version": node} if node else {}
+    arrays, info = {}, {}
+    for precision in precisions.split(","):
+        for scheme in schemes.split(","):
+            sim = MpiSimulation(make_cluster(int(n), seed=int(seed)), "F", scheme, precision, **options)
+            sim.step(int(steps))
+            errors = sim.errors()                      # collective: gathers the state
+            key = f"{precision}_{scheme}"
+            arrays[f"{key}_x"], arrays[f"{key}_v"] = sim.state.x.copy(), sim.state.v.copy()
+            info[key] = {"errors": errors, "calls": sim.clock.calls, "seconds": sim.clock.seconds,
+                         "device": sim.device, "node_version": sim.forces.node_version,
+                         "slice": [sim.forces.start, sim.forces.stop], "steps_done": sim.steps_done}
+    refusal = None
+    if w.size > 1:          # a plain Simulation cannot gather the ranks' slices: it must refuse to step
+        plain = Simulation(make_cluster(int(n), seed=int(seed)), "F", diagnostics=False, **options)
+        try:
+            plain.step(1)
+        except RuntimeError as e:
+            refusal = str(e)
+    slices = w.comm.gather(info["dp_leapfrog"]["slice"], root=0) if w.comm is not None else [info["dp_leapfrog"]["slice"]]
+    if w.is_root:
+        np.savez(out, **arrays)
+        with open(str(out) + ".json", "w") as f:
+            json.dump({"size": w.size, "slices": slices, "runs": info, "plain_refused": refusal}, f)
+
+
+def fail(rank, call, run_args):
+    from nbsymple_versions.cli import main
+    kick, calls = MpiPipeline.kick, [0]
+
+    def failing_kick(self, v, a, h):
+        calls[0] += 1
+        if self.world.rank == rank and calls[0] == call:
+            print(f"raising at {time.time()!r}", file=sys.stderr, flush=True)
+            raise RuntimeError(f"injected failure on rank {rank} at kick {call}")
+        return kick(self, v, a, h)
+
+    MpiPipeline.kick = failing_kick
+    return main(["run", *run_args])
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "compare":
+        compare(*args)
+    elif command == "fail":
+        split = args.index("--")
+        sys.exit(fail(int(args[0]), int(args[1]), args[split + 1:]))
+    else:
+        sys.exit(f"unknown command {command!r}")

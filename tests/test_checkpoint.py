@@ -1,0 +1,246 @@
+"""Checkpoint and resume: bit-for-bit continuation for every CPU version, precision and scheme,
+signals, refusal of damaged files, and a non-finite value stopping the run at its step."""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import cli, make_cluster
+from nbsymple_versions.checkpoint import FORMAT, MAGIC, CheckpointError, load, save
+from nbsymple_versions.core.pipeline import ForcePipeline
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.simulation import NonFiniteState, Simulation
+from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.versions import CPU_LETTERS
+
+
+def main(capsys, *args):
+    """`nbsymple` in this process: (exit status, stdout, stderr)."""
+    rc = cli.main([str(a) for a in args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def same_state(a, b):
+    """Two checkpoints hold the same bits: arrays, time and step count."""
+    (_, rec_a, sa), (_, rec_b, sb) = load(a), load(b)
+    assert rec_a["steps_done"] == rec_b["steps_done"]
+    for name in ("x", "v", "m"):
+        np.testing.assert_array_equal(getattr(sa, name), getattr(sb, name))
+    assert sa.t == sb.t and rec_a["energy0"] == rec_b["energy0"]
+
+
+@pytest.mark.parametrize("scheme", ["leapfrog", "si6a"])
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("version", CPU_LETTERS)
+def test_resume_after_a_crash_ends_bit_for_bit(tmp_path, capsys, monkeypatch, version, precision, scheme):
+    """A run that dies at step 6 (checkpoints at 0, 4, 8) and is resumed ends where the
+    uninterrupted run ends: state, time, snapshots and the reported errors."""
+    common = ["run", "--version", version, "--precision", precision, "--scheme", scheme, "--n", 24,
+              "--seed", 4, "--steps", 9, "--every", 3, "--json"]
+    rc, out, err = main(capsys, *common, "--checkpoint", tmp_path / "full.ck", "--snapshots", tmp_path / "full")
+    assert rc == 0, err
+    whole = json.loads(out)
+
+    check = Simulation._check_finite
+
+    def dies_at_step_6(self):
+        check(self)
+        if self.steps_done == 6:
+            raise KeyboardInterrupt          # as a kill: no last checkpoint
+    with monkeypatch.context() as m:
+        m.setattr(Simulation, "_check_finite", dies_at_step_6)
+        rc, _, err = main(capsys, *common, "--checkpoint", tmp_path / "part.ck", "--checkpoint-every", 4,
+                          "--snapshots", tmp_path / "part")
+    assert rc == 130 and load(tmp_path / "part.ck")[1]["steps_done"] == 4
+    rc, out, err = main(capsys, "run", "--resume", tmp_path / "part.ck", "--json")
+    assert rc == 0, err
+    resumed = json.loads(out)
+    same_state(tmp_path / "full.ck", tmp_path / "part.ck")
+    for key in ("energy_error", "internal_energy_error", "angular_momentum_error", "seed", "steps", "n"):
+        assert resumed[key] == whole[key], key
+    assert resumed["resumed_from_step"] == 4
+    full, part = list_snapshots(tmp_path / "full"), list_snapshots(tmp_path / "part")
+    assert [p.name for p in part] == [p.name for p in full] == [f"snap_{k:08d}.npz" for k in (0, 3, 6, 9)]
+    for a, b in zip(full, part):
+        (sa, ka), (sb, kb) = read_snapshot(a), read_snapshot(b)
+        assert ka == kb and sa.t == sb.t
+        np.testing.assert_array_equal(sa.x, sb.x)
+        np.testing.assert_array_equal(sa.v, sb.v)
+
+
+def test_time_is_never_a_running_sum():
+    """t after k steps is t0 + k dt however the steps are split."""
+    a = Simulation(make_cluster(8, seed=1), "A", dt=0.1, diagnostics=False)
+    b = Simulation(make_cluster(8, seed=1), "A", dt=0.1, diagnostics=False)
+    a.step(30)
+    for _ in range(30):
+        b.step(1)
+    assert a.state.t == b.state.t == 30 * 0.1
+    np.testing.assert_array_equal(a.state.x, b.state.x)
+
+
+# ------------------------------------------------------------------ signals (subprocesses)
+
+def _spawn(tmp_path, *args):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    return subprocess.Popen([sys.executable, "-m", "nbsymple_versions.cli", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+
+
+def _wait_for_progress(path, proc, past=0, timeout=120):
+    """Wait until checkpoint `path` holds a step beyond `past`."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            if load(path)[1]["steps_done"] > past:
+                return
+        except CheckpointError:
+            pass
+        time.sleep(0.05)
+    pytest.fail("the run made no progress")
+
+
+@pytest.mark.parametrize("how, run", [
+    ("SIGTERM", ["--version", "B", "--precision", "dsp", "--scheme", "si6a", "--n", 96]),
+    ("SIGKILL", ["--version", "A", "--precision", "sp", "--scheme", "leapfrog", "--n", 128]),
+])
+def test_a_signalled_run_resumes_bit_for_bit(tmp_path, capsys, how, run):
+    """SIGTERM: a last checkpoint at the step under way, exit 143 and a sentence saying how to
+    go on; SIGKILL: the last periodic checkpoint. Either resumed lands on the bits of a run
+    that was never interrupted."""
+    ck = tmp_path / "run.ck"
+    proc = _spawn(tmp_path, "run", *run, "--seed", 7, "--steps", 10**6, "--checkpoint", ck, "--checkpoint-every", 40)
+    try:
+        _wait_for_progress(ck, proc)
+        proc.send_signal(getattr(signal, how))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    stopped = load(ck)[1]["steps_done"]
+    if how == "SIGTERM":
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert f"stopped by SIGTERM after step {stopped} of 1000000" in err and "--resume" in err
+        assert len(err.strip().splitlines()) == 1, err
+    else:
+        assert proc.returncode == -signal.SIGKILL and stopped % 40 == 0
+    assert not list(tmp_path.glob(".run.ck.*.tmp")) or how == "SIGKILL"
+    total = stopped + 30
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", total, "--json")
+    assert rc == 0, err
+    rc, _, err = main(capsys, "run", *run, "--seed", 7, "--steps", total, "--checkpoint", tmp_path / "ref.ck")
+    assert rc == 0, err
+    same_state(ck, tmp_path / "ref.ck")
+
+
+# ------------------------------------------------------------------ damaged files
+
+@pytest.fixture
+def small_checkpoint(tmp_path):
+    sim = Simulation(make_cluster(2, seed=1), "A", "leapfrog", "dp", 1e-3)
+    sim.step(3)
+    return save(tmp_path / "small.ck", {"run_id": "x", "n": 2, "steps": 3}, sim)
+
+
+def test_a_checkpoint_reads_back_what_was_written(small_checkpoint):
+    run, record, state = load(small_checkpoint)
+    assert run == {"run_id": "x", "n": 2, "steps": 3} and record["steps_done"] == 3 and state.n == 2
+    assert state.t == 3e-3 and state.x.flags.writeable and state.x.flags.c_contiguous
+    assert small_checkpoint.read_bytes().startswith(MAGIC)
+
+
+def test_every_truncation_and_every_flipped_byte_is_refused(small_checkpoint, tmp_path):
+    data = small_checkpoint.read_bytes()
+    bad = tmp_path / "bad.ck"
+    for cut in range(len(data)):
+        bad.write_bytes(data[:cut])
+        with pytest.raises(CheckpointError, match="bad.ck"):
+            load(bad)
+    for i in range(len(data)):
+        flipped = bytearray(data)
+        flipped[i] ^= 0x40
+        bad.write_bytes(bytes(flipped))
+        with pytest.raises(CheckpointError, match="bad.ck"):
+            load(bad)
+
+
+def test_future_format_and_other_files_are_refused(small_checkpoint, tmp_path):
+    data = bytearray(small_checkpoint.read_bytes()[:-32])
+    data[len(MAGIC):len(MAGIC) + 4] = (FORMAT + 1).to_bytes(4, "little")
+    future = tmp_path / "future.ck"
+    future.write_bytes(bytes(data) + hashlib.sha256(data).digest())
+    with pytest.raises(CheckpointError, match=f"format {FORMAT + 1}, newer"):
+        load(future)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    for path, words in [(text, "not an nbsymple checkpoint"), (tmp_path / "nowhere.ck", "does not exist"),
+                        (tmp_path, "is a folder"), (small_checkpoint.with_name("empty.ck"), "empty")]:
+        if path.name == "empty.ck":
+            path.write_bytes(b"")
+        with pytest.raises(CheckpointError, match=words):
+            load(path)
+
+
+def test_the_command_refuses_a_damaged_checkpoint_and_overwrites_nothing(small_checkpoint, tmp_path, capsys):
+    data = small_checkpoint.read_bytes()
+    bad = tmp_path / "bad.ck"
+    for cut in (0, 10, 40, len(data) // 2, len(data) - 1):
+        bad.write_bytes(data[:cut])
+        rc, out, err = main(capsys, "run", "--resume", bad, "--snapshots", tmp_path / "snaps", "--json")
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "bad.ck" in err, err
+        assert bad.read_bytes() == data[:cut] and not (tmp_path / "snaps").exists()
+    rc, _, err = main(capsys, "run", "--n", 8, "--steps", 1, "--checkpoint", small_checkpoint)
+    assert rc == 2 and "already exists" in err and small_checkpoint.read_bytes() == data
+    rc, _, err = main(capsys, "run", "--resume", small_checkpoint, "--n", 16)
+    assert rc == 2 and "--n cannot be given" in err
+    rc, _, err = main(capsys, "run", "--n", 8, "--checkpoint-every", 3)
+    assert rc == 2 and "needs --checkpoint" in err
+
+
+# ------------------------------------------------------------------ non-finite values
+
+def test_a_nan_stops_the_run_at_its_step_and_keeps_the_last_good_checkpoint(tmp_path, capsys, monkeypatch):
+    """NaN in body 5's acceleration at step 7 (leapfrog: one force evaluation per step, after
+    the warm-up's one): exit 3 naming step 7 and body 5; the checkpoint of step 6 is intact;
+    no snapshot holds a bad state."""
+    accelerations = ForcePipeline.accelerations
+    calls = {"n": 0}
+
+    def poisoned(self, x, out):
+        accelerations(self, x, out)
+        calls["n"] += 1
+        if calls["n"] == 1 + 7:
+            out[:, 5] = np.nan
+    monkeypatch.setattr(ForcePipeline, "accelerations", poisoned)
+    ck = tmp_path / "run.ck"
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 1, "--steps", 20, "--checkpoint", ck,
+                        "--checkpoint-every", 2, "--snapshots", tmp_path / "s", "--every", 1, "--json")
+    assert rc == 3 and out == ""
+    assert "step 7 " in err and "body 5" in err and "acceleration" in err and "run.ck (step 6)" in err, err
+    assert len(err.strip().splitlines()) == 1
+    _, record, state = load(ck)
+    assert record["steps_done"] == 6 and np.isfinite(state.x).all() and np.isfinite(state.v).all()
+    assert [read_snapshot(p)[1] for p in list_snapshots(tmp_path / "s")] == list(range(7))
+
+
+def test_the_simulation_names_the_step_and_the_bodies():
+    sim = Simulation(make_cluster(16, seed=2), "B", "leapfrog", "dp", 1e-3, diagnostics=False)
+    accelerations, calls = sim.forces.accelerations, []
+
+    def overflowing(x, out):
+        accelerations(x, out)
+        calls.append(1)
+        if len(calls) == 4:
+            out[0, [2, 9]] = np.inf
+    sim.forces.accelerations = overflowing
+    with pytest.raises(NonFiniteState, match=r"step 4 left a non-finite position, velocity and acceleration "
+                                             r"in bodies 2, 9$") as e:
+        sim.step(10)
+    assert e.value.step == 4 and e.value.bodies == [2, 9] and sim.steps_done == 4

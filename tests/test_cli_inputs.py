@@ -1,0 +1,186 @@
+"""Inputs a user can type: every mistake is one sentence and exit status 2 with nothing lost;
+a property-based search over `run`, `check` and `profile` finds no traceback and no
+non-JSON output under --json."""
+import contextlib
+import io
+import json
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+import numpy as np
+import pytest
+
+from nbsymple_versions import cli, runner, versions
+from nbsymple_versions.core.diagnostics import potential_energy
+from nbsymple_versions.snapshots import SnapshotError, read_snapshot, write_snapshot
+from nbsymple_versions import make_cluster
+
+HUGE = 10**13                       # bodies no machine holds: refused by the memory estimate
+
+
+def call(argv) -> tuple[int, str, str]:
+    """`nbsymple` in this process: (exit status, stdout, stderr); argparse's exits included."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main([str(a) for a in argv])
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def assert_clean(argv, rc, out, err, statuses=(0, 2)):
+    assert rc in statuses, (argv, rc, err)
+    assert "Traceback" not in err, (argv, err)
+    if rc != 0:
+        assert len(err.strip().splitlines()) == 1, (argv, err)      # one sentence
+    if "--json" in argv:
+        if rc == 0:
+            json.loads(out, parse_constant=lambda c: pytest.fail(f"{argv}: {c} is not JSON"))
+        else:
+            assert out == "", (argv, out)
+
+
+def _junk():
+    return st.sampled_from(["", "x", "1.5", "1e3", "--", "-", "0x10", "nan", "inf", "2**8", "--json"])
+
+
+def _mostly(valid, invalid):
+    """Valid values three times as often as mistakes, so that both paths are searched."""
+    return st.one_of(valid, valid, valid, st.one_of(invalid, _junk()))
+
+
+def _opt(name, values):
+    return st.tuples(st.just(name), values)
+
+
+N = _mostly(st.integers(2, 40), st.one_of(st.integers(-3, 1), st.just(HUGE), st.sampled_from([" 7", "١٢"])))
+STEPS = _mostly(st.integers(0, 4), st.integers(-2, -1))
+DT = _mostly(st.sampled_from(["5e-4", "1e-2", "1e-300"]), st.sampled_from(["0", "-1e-3", "nan", "inf", "1e300"]))
+SEED = _mostly(st.integers(0, 2**64), st.integers(-2, -1))
+SCHEME = _mostly(st.sampled_from(["leapfrog", "SI6A"]), st.just("rk4"))
+PRECISION = _mostly(st.sampled_from(["sp", "DP", "dsp"]), st.just("qp"))
+LETTER = _mostly(st.sampled_from(["A", "b"]), st.sampled_from(["C", "E", "Z", "AB"]))
+FLAGS = st.lists(st.sampled_from(["--json", "--json", "--bogus"]), max_size=2, unique=True)
+
+
+@st.composite
+def run_argv(draw):
+    options = draw(st.lists(st.one_of(
+        _opt("--dt", DT), _opt("--seed", SEED), _opt("--scheme", SCHEME), _opt("--precision", PRECISION),
+        _opt("--version", LETTER), _opt("--tile", N), _opt("--devices", N), _opt("--every", STEPS),
+        _opt("--checkpoint-every", STEPS), _opt("--snapshots", st.sampled_from(["{tmp}/s", "{tmp}/s", "{tmp}/f/s"])),
+        _opt("--checkpoint", st.sampled_from(["{tmp}/c.ck", "{tmp}/c.ck", "{tmp}/f/c.ck", "{tmp}"])),
+        _opt("--resume", st.sampled_from(["{tmp}/none.ck", "{tmp}/f", "{tmp}"]))), max_size=3))
+    argv = ["run", "--n", draw(N), "--steps", draw(STEPS)]
+    for name, value in options:
+        argv += [name, value]
+    return argv + draw(FLAGS)
+
+
+@st.composite
+def check_argv(draw):
+    argv = ["check", "--n", draw(N)]
+    if draw(st.booleans()):
+        argv += ["--seed", draw(SEED)]
+    return argv + draw(FLAGS)
+
+
+@st.composite
+def profile_argv(draw):
+    argv = ["profile", "--n", *draw(st.lists(N, min_size=1, max_size=2)), "--steps", draw(STEPS),
+            "--versions", draw(LETTER)]
+    for name, value in draw(st.lists(st.one_of(_opt("--scheme", SCHEME), _opt("--precision", PRECISION)), max_size=2)):
+        argv += [name, value]
+    return argv + draw(FLAGS)
+
+
+@settings(max_examples=45, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(run_argv(), run_argv(), check_argv(), profile_argv()))
+def test_no_input_gives_a_traceback_or_non_json(argv):
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f").write_text("a file, not a folder")
+        argv = [str(a).replace("{tmp}", tmp) for a in argv]
+        rc, out, err = call(argv)
+    # 3: a run whose dt blows the cluster up stops at the first non-finite step
+    assert_clean(argv, rc, out, err, statuses=(0, 2, 3))
+    if rc == 3:
+        assert "non-finite" in err
+
+
+@pytest.mark.parametrize("command", [["run", "--steps", 1], ["check"], ["profile", "--n", 8]])
+def test_a_huge_n_is_refused_with_the_memory_it_needs(command):
+    argv = command[:1] + ["--n", HUGE] + command[1:] if command[0] != "profile" else ["profile", "--n", 8, HUGE]
+    rc, out, err = call(argv)
+    assert rc == 2 and out == "" and f"N = {HUGE} needs about" in err and "available" in err, err
+
+
+def test_memory_estimate_grows_with_n_and_fits_small_runs():
+    assert runner.memory_needed(10**9) > 100 * 10**9 > runner.memory_needed(10**6)
+    assert runner.memory_problem(1024) is None
+
+
+def test_the_initial_energy_reports_progress_and_slow_set_ups_say_how_long(capsys):
+    seen = []
+    x = make_cluster(300, seed=1).positions
+    w = potential_energy(x, np.full(300, 1 / 300), 0.01, progress=lambda done, total: seen.append((done, total)))
+    assert w < 0 and seen[-1] == (300, 300) and len(seen) >= 1
+    runner._warn_if_slow(10**5)
+    assert "O(N^2) potential energy takes about" in capsys.readouterr().err
+    runner._warn_if_slow(1000)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_run_without_seed_draws_and_records_one_that_repeats_it(tmp_path):
+    rc, out, err = call(["run", "--n", 16, "--steps", 3, "--json"])
+    first = json.loads(out)
+    assert rc == 0 and isinstance(first["seed"], int) and first["seed_chosen"] is True
+    rc, out, _ = call(["run", "--n", 16, "--steps", 3, "--json", "--seed", first["seed"]])
+    again = json.loads(out)
+    assert again["seed_chosen"] is False
+    assert again["internal_energy_error"] == first["internal_energy_error"] and again["energy_error"] == first["energy_error"]
+    rc, out, _ = call(["run", "--n", 16, "--steps", 0])
+    assert "drawn at random; --seed" in out
+
+
+def test_a_folder_with_another_runs_snapshots_is_refused_and_left_alone(tmp_path):
+    folder = tmp_path / "snaps"
+    rc, _, err = call(["run", "--n", 8, "--steps", 2, "--seed", 1, "--snapshots", folder])
+    assert rc == 0, err
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    rc, out, err = call(["run", "--n", 8, "--steps", 4, "--seed", 1, "--snapshots", folder])
+    assert rc == 2 and "already holds snapshots of another run" in err and out == ""
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_the_same_run_resumed_cleans_stale_temporaries(tmp_path):
+    folder, ck = tmp_path / "snaps", tmp_path / "run.ck"
+    rc, _, err = call(["run", "--n", 8, "--steps", 2, "--seed", 1, "--snapshots", folder, "--checkpoint", ck])
+    assert rc == 0, err
+    (folder / ".snap_killed.npz.tmp").write_bytes(b"half a snapshot")
+    (tmp_path / ".run.ck.killed.tmp").write_bytes(b"half a checkpoint")
+    rc, _, err = call(["run", "--resume", ck, "--steps", 4])
+    assert rc == 0, err
+    assert sorted(p.name for p in folder.iterdir()) == [f"snap_{k:08d}.npz" for k in (0, 2, 4)]
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):
+    good = write_snapshot(tmp_path, make_cluster(8, seed=1), 0, "run")
+    for cut in (0, 30, len(good.read_bytes()) // 2):
+        bad = tmp_path / f"snap_{cut + 1:08d}.npz"
+        bad.write_bytes(good.read_bytes()[:cut])
+        with pytest.raises(SnapshotError, match=f"snapshot {bad} is truncated or corrupted"):
+            read_snapshot(bad)
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "snap_00000005.npz").write_bytes(good.read_bytes()[:100])
+    rc, _, err = call(["run", "--n", 8, "--steps", 1, "--snapshots", folder])
+    assert rc == 2 and "snap_00000005.npz is truncated or corrupted" in err and len(err.splitlines()) == 1
+
+
+def test_gpu_report_without_a_gpu_is_a_usage_error(monkeypatch):
+    monkeypatch.setattr(versions, "_cuda_availability", lambda *args, **kwargs: (False, "no GPU here"))
+    rc, out, err = call(["check", "--gpu-report"])
+    assert rc == 2 and out == "" and "--gpu-report needs the GPU versions" in err and "no GPU here" in err

@@ -1,0 +1,152 @@
+"""Energy in the cluster's units: E - E0 computed from its parts is exact to ~1e-15 of the
+cluster's internal energy (checked against 50-digit decimals), and the internal-energy error
+sees what |E - E0| / |E0|, rounded in the orbital term, hides."""
+from decimal import Decimal as D, localcontext
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import Simulation, make_cluster
+from nbsymple_versions.core import diagnostics as dg
+from nbsymple_versions.core.galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1, M2, M3
+
+
+def _dec(q: F) -> D:
+    return D(q.numerator) / D(q.denominator)
+
+
+def phi_decimal(R2: F, z2: F) -> D:
+    """Allen & Santillan's potential (AS91 units) at exact cylindrical R^2, z^2, to 50 digits,
+    written from the paper's formulas independently of the package."""
+    with localcontext() as c:
+        c.prec = 50
+        R2, z2, g, a3 = _dec(R2), _dec(z2), D(HALO_GAMMA), D(A3)
+        r = (R2 + z2).sqrt()
+        bulge = -D(M1) / (R2 + z2 + D(B1) ** 2).sqrt()
+        disk = -D(M2) / (R2 + (D(A2) + (z2 + D(B2) ** 2).sqrt()) ** 2).sqrt()
+        rc = min(r, D(HALO_CUTOFF))
+        halo = D(M3) / (g * a3) * ((1 + (rc / a3) ** g).ln() - D(HALO_PHI_CONST))
+        if r > rc:       # beyond the cut-off the halo is a point mass M(100 kpc)
+            m100 = D(M3) * (rc / a3) ** (1 + g) / (1 + (rc / a3) ** g)
+            halo += m100 * (1 / rc - 1 / r)
+        return bulge + disk + halo
+
+
+def energy_decimal(state) -> D:
+    """E = K + W + sum_i m_i Phi(x_i) of a float64 state, every term in exact or 50-digit arithmetic."""
+    with localcontext() as c:
+        c.prec = 50
+        s, ps = F(state.units.galaxy_length_scale), D(state.units.galaxy_potential_scale)
+        x = [[F(a) for a in row] for row in state.x]
+        m = [F(a) for a in state.m]
+        kinetic = sum(mi * sum(F(a) ** 2 for a in v) for mi, v in zip(m, state.v.T)) / 2
+        w, eps2 = D(0), F(state.eps) ** 2
+        for i in range(state.n):
+            for j in range(i + 1, state.n):
+                r2 = sum((x[k][i] - x[k][j]) ** 2 for k in range(3)) + eps2
+                w -= _dec(m[i] * m[j]) / _dec(r2).sqrt()
+        galaxy = sum(_dec(mi) * phi_decimal((x[0][i] ** 2 + x[1][i] ** 2) * s * s, x[2][i] ** 2 * s * s) * ps
+                     for i, mi in enumerate(m))
+        return _dec(kinetic) + w + galaxy
+
+
+@pytest.mark.parametrize("R, z", [(8.5, 0.0), (8.5, 0.3), (0.02, 0.01), (120.0, 5.0)],
+                         ids=["sun", "above-disk", "centre", "beyond-halo-cutoff"])
+def test_potential_difference_is_accurate_relative_to_itself(R, z, rng):
+    """Phi(R^2 + dR^2, z^2 + dz^2) - Phi(R^2, z^2) to ~1e-14 of the difference for offsets from
+    1e-9 kpc to 1 kpc, where the plain difference of two Phi ~ 1400 keeps only a few digits."""
+    R2, z2 = R * R, z * z
+    for scale in (1e-9, 1e-6, 1e-3, 1.0):
+        dR, dz = rng.uniform(-scale, scale, 2) * min(R, 1.0)
+        dR2, dz2 = 2 * R * dR + dR * dR, 2 * z * dz + dz * dz
+        got = float(dg.galaxy_potential_difference(R2, z2, dR2, dz2))
+        want = float(phi_decimal(F(R2) + F(dR2), F(z2) + F(dz2)) - phi_decimal(F(R2), F(z2)))
+        tol = 1e-12 * 1400 if R > HALO_CUTOFF else 1e-13 * abs(want)    # beyond 100 kpc: plain difference
+        assert abs(got - want) <= tol, (scale, got, want)
+
+
+@pytest.mark.parametrize("radius_kpc", [8.5, None], ids=["on-orbit", "galactic-centre"])
+def test_energy_change_is_exact_where_the_total_rounds(radius_kpc):
+    """E - E0 from the parts agrees with 50-digit arithmetic to 1e-14 of the internal energy;
+    the difference of the float64 totals is off by far more (the orbital term's rounding)."""
+    new, old = [], []
+    for scheme, precision in [("leapfrog", "dp"), ("si6a", "dp"), ("leapfrog", "sp")]:
+        sim = Simulation(make_cluster(12, seed=5, radius_kpc=radius_kpc), "A", scheme, precision, 5e-3)
+        e0 = energy_decimal(sim.state)
+        sim.step(60)
+        exact = float(energy_decimal(sim.state) - e0)
+        parts0, parts = sim.energy_parts0, dg.energy_parts(sim.state)
+        internal = abs(parts0.internal)
+        new.append(abs(dg.energy_change(parts, parts0, sim.state.units) - exact) / internal)
+        old.append(abs((parts.total - parts0.total) - exact) / internal)
+        assert abs(exact) > 1e-10 * internal                  # the runs do change E
+    assert max(new) < 1e-14, new
+    if radius_kpc is not None:                                 # |E| >> |E_int| only on the orbit
+        assert max(old) > 1e-13, old
+
+
+def _errors(scheme, precision, dt=5e-4, steps=200, n=128):
+    sim = Simulation(make_cluster(n, seed=1), "A", scheme, precision, dt)
+    sim.step(steps)
+    return sim.errors(), sim
+
+
+def test_internal_energy_error_sees_what_the_total_hides():
+    """The cluster at 8.5 kpc, SI6A: sp loses ~1e-6 of the cluster's own energy, which the
+    paper's figure shows as ~1e-11; dp's paper figure is at E's rounding (0 to within ulps),
+    while the new figure still measures a change 10 times above its own accuracy (1e-14)."""
+    sp, _ = _errors("si6a", "sp")
+    dp, sim = _errors("si6a", "dp")
+    assert sp["internal_energy_error"] > 1e-7 and sp["energy_error"] < 1e-9
+    assert sp["internal_energy_error"] > 1e4 * dp["internal_energy_error"]
+    e0 = abs(sim.energy0)
+    assert dp["energy_error"] <= 4 * np.spacing(e0) / e0                    # rounding only
+    assert dp["internal_energy_error"] > 10 * 1e-14
+
+
+def test_si6a_is_orders_below_leapfrog_in_the_internal_figure():
+    lf, _ = _errors("leapfrog", "dp")
+    si, _ = _errors("si6a", "dp")
+    assert si["internal_energy_error"] * 1e3 < lf["internal_energy_error"], (si, lf)
+
+
+def test_both_figures_measure_the_same_change():
+    """|E - E0| from the two figures agrees to E's rounding when the change is well above it."""
+    errs, sim = _errors("leapfrog", "sp")
+    change_old = errs["energy_error"] * abs(sim.energy0)
+    change_new = errs["internal_energy_error"] * abs(sim.energy_parts0.internal)
+    assert change_old > 1e3 * abs(np.spacing(sim.energy0))
+    assert abs(change_old - change_new) <= 4 * abs(np.spacing(sim.energy0))
+
+
+def test_energy_parts_add_up_to_the_total():
+    s = make_cluster(64, seed=2)
+    p = dg.energy_parts(s)
+    assert p.total == dg.energy(s)
+    orbital = 0.5 * p.mass * sum(v * v for v in p.velocity) + p.mass * float(
+        dg.galaxy.potential(np.array([p.base]), s.units)[0])
+    assert orbital + p.internal + p.cross + p.tidal == pytest.approx(p.total, rel=1e-14, abs=0)
+    assert p.internal == pytest.approx(-0.7 * 0.6, rel=0.2)          # Q = 0.3: K_int + W = 0.7 W, W ~ -0.6
+    assert abs(p.cross) < 1e-10
+
+
+def test_the_accuracy_benchmark_tracks_both_figures():
+    """asv's `track_internal_energy_error` beside `track_energy_error`: the same change of E,
+    in the cluster's units (checked where the change is far above E's rounding: sp)."""
+    from benchmarks.accuracy import Conservation
+    bench = Conservation()
+    bench.n, bench.steps = 48, 20
+    cache = bench.setup_cache()
+    parts0 = dg.energy_parts(make_cluster(bench.n, seed=bench.seed))
+    for scheme in bench.params[0]:
+        for precision in bench.params[1]:
+            bench.setup(cache, scheme, precision)
+            old = bench.track_energy_error(cache, scheme, precision)
+            new = bench.track_internal_energy_error(cache, scheme, precision)
+            assert np.isfinite(new) and new > 0
+            if precision == "sp":
+                ulp = abs(np.spacing(parts0.total))
+                assert old * abs(parts0.total) > 100 * ulp
+                assert abs(old * abs(parts0.total) - new * abs(parts0.internal)) <= 4 * ulp
+    assert Conservation.track_internal_energy_error.unit == "relative"

@@ -1,0 +1,90 @@
+"""The README is a short front page, and every relative link in it and in docs/ resolves."""
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+
+FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)       # fenced code blocks
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+INLINE = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")   # [text](target) and ![alt](target)
+REFERENCE = re.compile(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.M)  # [name]: target
+HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+
+
+def _prose(text: str) -> str:
+    return CODE_SPAN.sub("", FENCE.sub("", text))
+
+
+def link_targets(text: str) -> list[str]:
+    """Targets of the Markdown links and images outside code."""
+    prose = _prose(text)
+    return INLINE.findall(prose) + REFERENCE.findall(prose)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)      # a link in a heading keeps its text
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    seen, out = {}, set()
+    for heading in HEADING.findall(FENCE.sub("", text)):
+        s = slug(heading)
+        out.add(f"{s}-{seen[s]}" if s in seen else s)
+        seen[s] = seen.get(s, 0) + 1
+    return out
+
+
+def broken_links(text: str, base: Path) -> list[str]:
+    """The relative links of Markdown `text`, read as if it lay in folder `base`, that do not resolve."""
+    broken = []
+    for target in link_targets(text):
+        if re.match(r"(https?|mailto):", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (base / path) if path else None
+        if file is not None and not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and (file is None or file.suffix == ".md"):
+            headings = anchors(file.read_text(encoding="utf-8") if file else text)
+            if anchor.lower() not in headings:
+                broken.append(f"{target}: no heading #{anchor}")
+    return broken
+
+
+def test_readme_is_a_short_front_page():
+    size = README.stat().st_size
+    assert size < 10240, f"README.md is {size} bytes; move long sections into docs/"
+
+
+@pytest.mark.parametrize("page", [README, *DOCS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_resolve(page):
+    assert broken_links(page.read_text(encoding="utf-8"), page.parent) == []
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    assert DOCS, "docs/ has no pages"
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in link_targets(README.read_text(encoding="utf-8"))}
+    assert [p.name for p in DOCS if p.resolve() not in linked] == []
+
+
+def test_broken_links_are_reported(tmp_path):
+    (tmp_path / "there.md").write_text("# A heading, with `code`\n\n## A heading, with `code`\n")
+    text = ("[ok](there.md) [ok](there.md#a-heading-with-code) [ok](there.md#a-heading-with-code-1) "
+            "[web](https://example.org/nothing) [self](#top)\n\n# Top\n\n"
+            "[gone](missing.md) ![img](missing.png) [bad anchor](there.md#nowhere) [bad self](#bottom)\n\n"
+            "```\n[in code](not-checked.md)\n```\n")
+    assert broken_links(text, tmp_path) == [
+        "missing.md: no such file", "missing.png: no such file",
+        "there.md#nowhere: no heading #nowhere", "#bottom: no heading #bottom"]
+
+
+def test_slug_follows_github():
+    assert slug("Over a range of commits (asv-built environments)") == "over-a-range-of-commits-asv-built-environments"
+    assert slug("`nbsymple info` and `nbsymple paper`") == "nbsymple-info-and-nbsymple-paper"
+    assert slug("What makes the kernels fast ([`kernels/cpu.py`](../x.py))") == "what-makes-the-kernels-fast-kernelscpupy"

@@ -1,0 +1,116 @@
+"""The authors' ASCII layout (x y z vx vy vz m per line, cluster units): snapshots written in it
+read back bit for bit, `nbsymple run --ics FILE` starts from it, and a bad file is one
+sentence naming the line, exit status 2."""
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import cli, make_cluster
+from nbsymple_versions.authors_format import FormatError, read_nbsymple, write_nbsymple
+from nbsymple_versions.core.units import Units
+from nbsymple_versions.snapshots import SnapshotError, prepare_folder, read_snapshot, write_snapshot
+
+# one line as the authors' Particles::print writes it (scientific, showpos, setprecision(8))
+AUTHORS_LINE = "+8.50123456e+02 -1.23456789e-01 +4.00000000e-03 +1.00000000e-02 +8.56000000e+01 -3.00000000e-02 " \
+               "+2.08333333e-03\n"
+
+
+def call(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main([str(a) for a in argv])
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_a_file_round_trips_bit_for_bit_and_reads_the_authors_lines(tmp_path):
+    state = make_cluster(40, seed=3, mass_classes=3)
+    path = write_nbsymple(tmp_path / "ExtData.txt", state)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 40 and all(len(ln.split()) == 7 for ln in lines)
+    back = read_nbsymple(path)
+    assert np.array_equal(back.x, state.x) and np.array_equal(back.v, state.v) and np.array_equal(back.m, state.m)
+    assert back.eps == state.eps                        # the authors' softening, from N
+    (tmp_path / "authors.txt").write_text("# a comment\n" + AUTHORS_LINE * 3 + "\n")
+    three = read_nbsymple(tmp_path / "authors.txt", units=Units(10.0, 480.0))
+    assert three.n == 3 and three.positions[0, 0] == 850.123456 and three.units.mass_msun == 480.0
+
+
+def test_nbsymple_snapshots_carry_time_and_units_in_their_sidecar(tmp_path):
+    state = make_cluster(16, seed=1, units=Units(5.0, 1000.0))
+    state.t = 0.375
+    path = write_snapshot(tmp_path, state, 12, "run-a", fmt="nbsymple")
+    assert path.name == "snap_00000012.txt" and (tmp_path / "snapshots.json").exists()
+    back, step = read_snapshot(path)
+    assert step == 12 and back.t == 0.375 and back.units == state.units and back.eps == state.eps
+    assert np.array_equal(back.x, state.x)
+    assert prepare_folder(tmp_path, "run-a") == []
+    with pytest.raises(SnapshotError, match="another run"):
+        prepare_folder(tmp_path, "run-b")
+    with pytest.raises(ValueError, match="unknown snapshot format"):
+        write_snapshot(tmp_path, state, 13, fmt="hdf5")
+
+
+@pytest.mark.parametrize("body, where", [
+    ("1 2 3 4 5 6\n", "line 2: expected 7 numbers"),
+    ("1 2 3 4 5 6 x7\n", "line 2: 'x7' is not a number"),
+    ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
+    ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
+    ("", "holds 1 bodies"),
+])
+def test_a_bad_file_names_its_line(tmp_path, body, where):
+    path = tmp_path / "ExtData.txt"
+    path.write_text(AUTHORS_LINE + body)
+    with pytest.raises(FormatError, match=where):
+        read_nbsymple(path)
+
+
+def test_binary_missing_and_folder_are_refused(tmp_path):
+    (tmp_path / "bin.txt").write_bytes(AUTHORS_LINE.encode() + b"\x00\xff\xfe")
+    with pytest.raises(FormatError, match="line 2: not plain ASCII"):
+        read_nbsymple(tmp_path / "bin.txt")
+    with pytest.raises(FormatError, match="does not exist"):
+        read_nbsymple(tmp_path / "none.txt")
+    with pytest.raises(FormatError, match="is a folder"):
+        read_nbsymple(tmp_path)
+
+
+def test_run_from_an_ics_file_writes_nbsymple_snapshots(tmp_path):
+    state = make_cluster(24, seed=5)
+    ics = write_nbsymple(tmp_path / "ExtData.txt", state)
+    snaps = tmp_path / "snaps"
+    rc, out, err = call(["run", "--ics", ics, "--steps", "4", "--dt", "0.01", "--json", "--snapshots", snaps,
+                         "--every", "2", "--snapshot-format", "nbsymple"])
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["n"] == 24 and result["ics"] == str(ics)
+    assert sorted(p.name for p in snaps.glob("snap_*")) == ["snap_00000000.txt", "snap_00000002.txt",
+                                                            "snap_00000004.txt"]
+    first, _ = read_snapshot(snaps / "snap_00000000.txt")
+    assert np.array_equal(first.x, state.x) and np.array_equal(first.m, state.m)
+    last, step = read_snapshot(snaps / "snap_00000004.txt")
+    assert step == 4 and last.t == pytest.approx(0.04) and not np.array_equal(last.x, state.x)
+
+
+@pytest.mark.parametrize("extra, says", [(["--n", "30"], "--n cannot be given"),
+                                         (["--mass-classes", "3"], "--mass-classes cannot be given"),
+                                         (["--version", "F"], "--ics is not available for version F")])
+def test_ics_conflicts_are_one_sentence(tmp_path, extra, says):
+    ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(8, seed=1))
+    rc, out, err = call(["run", "--ics", ics, "--steps", "1", "--json"] + extra)
+    assert rc == 2 and out == "" and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_bad_ics_file_is_one_sentence_exit_2_nothing_written(tmp_path):
+    path = tmp_path / "ExtData.txt"
+    path.write_text(AUTHORS_LINE * 2 + "1 2 3\n")
+    snaps = tmp_path / "snaps"
+    rc, out, err = call(["run", "--ics", path, "--snapshots", snaps, "--checkpoint", tmp_path / "c.nbsc", "--json"])
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert f"{path} line 3: expected 7 numbers" in err
+    assert not snaps.exists() and not (tmp_path / "c.nbsc").exists()

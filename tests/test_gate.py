@@ -1,0 +1,97 @@
+"""The regression gate's self-test: in a scratch repository holding this working tree, a commit
+whose kernels are deliberately slowed makes the gate exit 1 (and name every timed task), and
+the same comparison the other way (a faster HEAD) exits 0. Small N (the smoke grid), one round,
+version A: about a minute per gate run on a 2-core machine."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SLOWDOWN = 20           # far beyond the gate's factors, busy machine included, at N = 256
+GATE_BENCH = r"\('A', 256, 'dp'\)|\('A', 256\)"      # A's pairwise (dp), galactic and integrate
+
+# appended to nbsymple_versions/kernels/cpu.py in the slowed commit: every CPU kernel does its
+# work SLOWDOWN times (the extra calls on scratch copies of what it writes)
+SLOWED = f'''
+
+# ---- the gate's self-test: deliberately slowed kernels ----
+def _slowed(kernel, written):
+    def slowed(*args):
+        for _ in range({SLOWDOWN} - 1):
+            kernel(*[a.copy() if i in written else a for i, a in enumerate(args)])
+        return kernel(*args)
+    return slowed
+
+
+for _kernels in (SERIAL, THREADED):
+    _kernels.pairwise = {{p: _slowed(k, ()) for p, k in _kernels.pairwise.items()}}
+    _kernels.galactic = _slowed(_kernels.galactic, (3, 4, 5))
+    _kernels.axpy = _slowed(_kernels.axpy, (0,))
+'''
+
+
+def _git(repo, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="gate", GIT_AUTHOR_EMAIL="gate@test", GIT_COMMITTER_NAME="gate",
+               GIT_COMMITTER_EMAIL="gate@test")
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """A git repository of this working tree (tracked and untracked files, as committed by the
+    next commit), commit `normal`, and on top of it commit `slowed`."""
+    repo = tmp_path_factory.mktemp("gate") / "repo"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for f in filter(None, files):
+        src = ROOT / f
+        if src.is_file():
+            (repo / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / f)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "normal")
+    normal = _git(repo, "rev-parse", "HEAD")
+    with open(repo / "nbsymple_versions" / "kernels" / "cpu.py", "a") as f:
+        f.write(SLOWED)
+    _git(repo, "commit", "-q", "-am", "slowed")
+    return repo, normal, _git(repo, "rev-parse", "HEAD")
+
+
+def _gate(repo, base, *args):
+    env = dict(os.environ, NBSYMPLE_BENCH_GRID="smoke", NBSYMPLE_BENCH_VERSIONS="A", HOME=str(repo.parent))
+    env.pop("PYTHONPATH", None)
+    return subprocess.run([sys.executable, "-m", "benchmarks.gate", "--base", base, "--rounds", "1",
+                           "--bench", GATE_BENCH, *args], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=900)
+
+
+def test_gate_fails_on_a_slowed_kernel(repo):
+    path, normal, slowed = repo
+    _git(path, "checkout", "-q", slowed)
+    r = _gate(path, normal)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    for task in ("time_pairwise", "time_galactic", "time_integrate"):
+        assert f"{task}" in out.split("REGRESSION", 1)[1], out
+
+
+def test_gate_passes_a_faster_kernel(repo):
+    path, normal, slowed = repo
+    _git(path, "checkout", "-q", normal)
+    r = _gate(path, slowed)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "no regression" in out, out
+
+
+def test_gate_usage_and_setup_problems_have_their_own_status(repo):
+    path, normal, _ = repo
+    r = _gate(path, "no-such-commit")
+    assert r.returncode == 2 and "is not a commit" in r.stderr, r.stderr
+    r = _gate(path, normal, "--factor", "0.5")
+    assert r.returncode == 2 and "--factor" in r.stderr, r.stderr

@@ -1,0 +1,289 @@
+"""The GPU kernels' machine code, without a GPU (`nbsymple gpu-asm`), and the plain kernels.
+
+Every kernel of both backends (numba-cuda's Python kernels and the CuPy backend's CUDA C) is
+compiled for the H200 (sm_90), assembled by ptxas and disassembled by nvdisasm (the test
+extra's wheels), once per session (~10 s of the run). The instructions its innermost source loop
+issues per pair interaction are the kernel's cost on an issue-bound GPU: each tiled numba kernel
+must stay within 1.15x of the tiled CUDA C kernel of its precision, a bound shown to catch the
+`range`-loop kernel numba-cuda makes of a straightforward tile loop. No kernel spills; the
+float32 pairwise kernels hold no float64 instruction. The plain kernels (global memory, no
+shared tile, no barrier) are checked against the tiled ones in the simulator, in a child
+process (`tests/gpu_plain_sim_checks.py`).
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import gpu_asm
+from nbsymple_versions.cli import main as cli_main
+from nbsymple_versions.core.vocabulary import PRECISIONS
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+PARITY = 1.15          # numba / CUDA C instructions per interaction, tiled kernels
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    """Every kernel of both backends for sm_90 at tile 256, its SASS kept."""
+    from numba.cuda.core import config
+    if config.ENABLE_CUDASIM:
+        pytest.skip("NUMBA_ENABLE_CUDASIM is set in this process: no real compiler")
+    keep = tmp_path_factory.mktemp("sass")
+    rows = gpu_asm.count_all("sm_90", 256, keep=keep)
+    print(gpu_asm.table(rows))
+    return rows, keep
+
+
+def by_key(rows):
+    return {(r.backend, r.precision, r.kernel): r for r in rows}
+
+
+def test_every_kernel_of_both_backends_compiles_for_sm90(counted):
+    rows, keep = counted
+    keys = sorted(by_key(rows))
+    assert keys == sorted((b, p, k) for b in ("numba", "cupy") for p in PRECISIONS for k in gpu_asm.KINDS)
+    for r in rows:
+        assert r.arch == "sm_90" and r.tile == 256
+        assert r.interactions_per_loop >= 1 and 10 < r.instructions_per_interaction < 60, r
+        assert r.mix_per_interaction["mufu"] == 1.0          # one MUFU.RSQ per interaction
+        sass = (keep / f"{r.backend}_{r.precision}_{r.kernel}.sass").read_text()
+        assert "MUFU.RSQ" in sass
+        tiled = r.kernel in ("tiled", "fused")
+        # the tiled kernels read sources from shared memory behind barriers; the plain ones neither
+        assert ("BAR.SYNC" in sass) == tiled and (r.shared_bytes > 0) == tiled
+        assert r.mix_per_interaction["shared_load" if tiled else "global_load"] > 0
+        assert r.mix_per_interaction["global_load" if tiled else "shared_load"] == 0
+        assert r.predicted_interactions_per_second > 1e11 and 0 < r.occupancy <= 1
+
+
+def test_tiled_numba_kernels_issue_at_most_115_percent_of_cuda_c(counted):
+    rows, _ = counted
+    k = by_key(rows)
+    for precision in PRECISIONS:
+        for kind in ("tiled", "fused"):
+            numba, c = k["numba", precision, kind], k["cupy", precision, kind]
+            ratio = numba.instructions_per_interaction / c.instructions_per_interaction
+            print(f"{precision} {kind}: numba {numba.instructions_per_interaction:.2f}, "
+                  f"CUDA C {c.instructions_per_interaction:.2f}, {ratio:.2f}x")
+            assert ratio <= PARITY, (precision, kind, ratio)
+    # the numba sp tile loop is CUDA C's: one 128-bit shared load, no integer overhead to speak of
+    sp = k["numba", "sp", "tiled"].mix_per_interaction
+    assert sp["shared_load"] == 1 and sp["integer_other"] < 0.5
+
+
+def test_no_kernel_spills(counted):
+    rows, _ = counted
+    assert [(r.backend, r.precision, r.kernel, r.spills) for r in rows if r.spills or r.stack] == []
+
+
+def test_float32_kernels_have_no_float64_instruction(counted):
+    rows, _ = counted
+    k = by_key(rows)
+    for backend in ("numba", "cupy"):
+        for kind in ("tiled", "plain"):
+            assert k[backend, "sp", kind].float64_instructions == 0
+            assert k[backend, "dsp", kind].float64_instructions == 0
+            assert k[backend, "dp", kind].mix_per_interaction["fp64"] >= 16    # the count sees float64
+        assert k[backend, "sp", "fused"].float64_instructions > 50               # E's Galaxy is float64
+
+
+def test_the_parity_check_catches_a_range_loop_kernel(monkeypatch):
+    """The tile loop as numba users first write it (`range` loops over a (4, TILE) tile) issues
+    about twice CUDA C's instructions: 64-bit induction variables, negative-index wraparound
+    selects and four scalar shared loads per interaction (numba issue 4647)."""
+    import numba.cuda.dispatcher as dispatcher
+    from numba import cuda
+    from numba.cuda import float32, int64
+
+    monkeypatch.setattr(dispatcher, "get_current_device", lambda: gpu_asm._TargetDevice((9, 0)))
+    tile = 256
+
+    @cuda.jit(device=True, fastmath=True)
+    def tiles(pos, eps2, xi, yi, zi):
+        tid = cuda.threadIdx.x
+        sh = cuda.shared.array((4, tile), float32)
+        ax = ay = az = float32(0.0)
+        for base in range(0, pos.shape[0] // 4, tile):
+            for c in range(4):
+                sh[c, tid] = pos[4 * (base + tid) + c]
+            cuda.syncthreads()
+            for k in range(tile):
+                dx, dy, dz = sh[0, k] - xi, sh[1, k] - yi, sh[2, k] - zi
+                rinv = cuda.libdevice.rsqrtf(dx * dx + dy * dy + dz * dz + eps2)
+                f = sh[3, k] * rinv * rinv * rinv
+                ax += f * dx
+                ay += f * dy
+                az += f * dz
+            cuda.syncthreads()
+        return ax, ay, az
+
+    def kernel(pos, eps2, start, stop, out):
+        i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        ax, ay, az = tiles(pos, eps2, pos[4 * i], pos[4 * i + 1], pos[4 * i + 2])
+        out[0, i] = ax + ay + az
+
+    ptx, _ = cuda.compile_ptx(kernel, (float32[::1], float32, int64, int64, float32[:, ::1]), cc=(9, 0),
+                              fastmath=True)
+    with gpu_asm.tempfile.TemporaryDirectory() as tmp:
+        resources, sass = gpu_asm.assemble(ptx, "sm_90", Path(tmp))
+    (name, text), = sass.items()
+    naive = gpu_asm.count("numba", "sp", "tiled", "sm_90", 256, resources[name], text)
+    c = gpu_asm.count("cupy", "sp", "tiled", "sm_90", 256, *_cuda_c("sp", "pairwise_tiled"))
+    print(naive.instructions_per_interaction, naive.mix_per_interaction, c.instructions_per_interaction)
+    assert naive.instructions_per_interaction > 1.5 * c.instructions_per_interaction
+    assert naive.mix_per_interaction["shared_load"] == 4
+
+
+def _cuda_c(precision, name, arch="sm_90"):
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        resources, sass = gpu_asm.assemble(gpu_asm.cuda_c_ptx(precision, 256, arch), arch, Path(tmp))
+    return resources[name], sass[name]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_100"])
+def test_other_targets_compile(arch, monkeypatch):
+    """A100 and B200: the CUDA C module and a numba kernel assemble; figures for the prediction."""
+    c = gpu_asm.count("cupy", "sp", "tiled", arch, 256, *_cuda_c("sp", "pairwise_tiled", arch))
+    assert c.spills == 0 and c.instructions_per_interaction < 17 and c.predicted_interactions_per_second > 1e11
+    with gpu_asm.tempfile.TemporaryDirectory() as tmp:
+        resources, sass = gpu_asm.assemble(gpu_asm.numba_ptx("sp", "tiled", 256, arch), arch, Path(tmp))
+    (name, text), = sass.items()
+    n = gpu_asm.count("numba", "sp", "tiled", arch, 256, resources[name], text)
+    assert n.instructions_per_interaction <= PARITY * c.instructions_per_interaction
+
+
+# ------------------------------------------------------------------ the loop finder and the model
+
+SASS = """
+        /*0000*/                   S2R R0, SR_TID.X ;
+.L_x_1:
+        /*0010*/                   LDS.128 R4, [UR4] ;
+        /*0020*/                   FADD R8, R4, -R1 ;
+        /*0030*/                   MUFU.RSQ R9, R8 ;
+        /*0040*/                   FFMA R10, R9, R8, R10 ;
+        /*0050*/                   LDS.128 R4, [UR4+0x10] ;
+        /*0060*/                   MUFU.RSQ R9, R4 ;
+        /*0070*/                   IADD3 R2, R2, 0x2, RZ ;
+        /*0080*/                   ISETP.NE.AND P0, PT, R2, 0x100, PT ;
+        /*0090*/               @P0 BRA `(.L_x_1) ;
+.L_x_2:
+        /*00a0*/                   LDS.128 R4, [UR4] ;
+        /*00b0*/                   MUFU.RSQ R9, R4 ;
+        /*00c0*/               @P1 BRA `(.L_x_2) ;
+        /*00d0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*00e0*/               @P2 BRA `(.L_x_1) ;
+        /*00f0*/                   EXIT ;
+.L_x_3:
+        /*0100*/                   BRA `(.L_x_3);
+"""
+
+
+def test_the_innermost_loop_is_the_unrolled_one():
+    """Of the loops with a MUFU.RSQ that contain no other such loop, the one with the most: the
+    unrolled main loop (2 interactions, 9 instructions), not its remainder, nor the enclosing
+    tile loop, nor the self-loop after EXIT."""
+    loop = gpu_asm.innermost_loop(SASS)
+    assert (loop.start, loop.end, loop.rsqrts, len(loop.body)) == (0x10, 0x90, 2, 9)
+    mix = gpu_asm.mix(loop.body)
+    assert mix["shared_load"] == 2 and mix["mufu"] == 2 and mix["fp32"] == 2 and mix["branch"] == 1
+    assert mix["integer_other"] == 2 and sum(mix.values()) == 9
+
+
+def test_no_loop_is_an_error():
+    with pytest.raises(ValueError, match="no loop with a MUFU.RSQ"):
+        gpu_asm.innermost_loop("        /*0000*/                   EXIT ;\n")
+
+
+def test_model_and_occupancy():
+    h200 = gpu_asm.DEVICES["sm_90"]
+    # 32 registers, 4 KiB shared, 256 threads: 8 blocks fill the SM; 48 registers: 5 blocks
+    assert gpu_asm.occupancy(32, 4096, 256, h200) == (8, 1.0)
+    assert gpu_asm.occupancy(48, 8192, 256, h200) == (5, 0.625)
+    per = dict.fromkeys(gpu_asm.MIX, 0.0)
+    per.update(fp32=12, mufu=1, shared_load=1, integer_other=0.5)
+    clocks = gpu_asm.clocks_per_interaction(per, h200)
+    assert clocks["issue"] == pytest.approx(14.5 / 128) and max(clocks, key=clocks.get) == "issue"
+    per.update(fp32=3, fp64=16, convert=2)          # the dp kernel: bound by the 64 FP64 lanes
+    clocks = gpu_asm.clocks_per_interaction(per, h200)
+    assert max(clocks, key=clocks.get) == "fp64" and clocks["fp64"] == 0.25
+
+
+# ------------------------------------------------------------------ the command
+
+def test_cli_json_and_keep(counted, monkeypatch, capsys, tmp_path):
+    rows, _ = counted
+    seen = {}
+
+    def fake_count_all(arch, tile, keep=None):
+        seen.update(arch=arch, tile=tile, keep=keep)
+        return rows
+    monkeypatch.setattr(gpu_asm, "count_all", fake_count_all)
+    assert cli_main(["gpu-asm", "--arch", "sm_90", "--json", "--keep", str(tmp_path / "k")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert seen == {"arch": "sm_90", "tile": 256, "keep": tmp_path / "k"} and (tmp_path / "k").is_dir()
+    assert len(out) == 24 and {o["backend"] for o in out} == {"numba", "cupy"}
+    for o in out:
+        assert {"backend", "precision", "kernel", "instructions_per_interaction", "registers", "spills",
+                "predicted_interactions_per_second"} <= set(o)
+        assert o["device"]["sms"] == 132
+    assert cli_main(["gpu-asm"]) == 0
+    text = capsys.readouterr().out
+    assert "132 SMs at 1.98 GHz" in text and "numba / CUDA C instructions per interaction, tiled: sp" in text
+    assert len([line for line in text.splitlines() if line[:8] in ("numba   ", "cupy    ")]) == 24
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--arch", "hopper"], "unknown architecture 'hopper'"),
+    (["--tile", "48"], "tile must be a power of two"),
+])
+def test_cli_mistakes_are_one_sentence(argv, words, capsys):
+    assert cli_main(["gpu-asm", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("nbsymple gpu-asm: ") and words in err[0]
+
+
+def test_cli_without_ptxas_is_one_sentence(monkeypatch, capsys):
+    monkeypatch.setattr(gpu_asm.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "nvidia", None)         # no wheels either
+    assert cli_main(["gpu-asm"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["nbsymple gpu-asm: ptxas not found: pip install nvidia-cuda-nvcc (the `test` extra installs it)"]
+
+
+# ------------------------------------------------------------------ plain vs tiled, in the simulator
+
+def test_plain_kernels_in_the_simulator():
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "CUDA_VISIBLE_DEVICES")}
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
+                        str(TESTS / "gpu_plain_sim_checks.py")],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    print(p.stdout[-3000:], p.stderr[-2000:])
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
+    assert " passed" in p.stdout and "skipped" not in p.stdout and "failed" not in p.stdout
+
+
+def test_layout_packs_records():
+    from nbsymple_versions.kernels import dsp, gpu_layout as layout
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [8.5e3 + 1e-5, -5.0]])
+    m = np.array([0.25, 0.75])
+    for precision in PRECISIONS:
+        bodies = np.full((4, layout.WIDTH[precision]), np.nan, dtype=layout.real_type(precision))
+        layout.fill_masses(bodies, m)
+        layout.pack(x, bodies, precision)
+        assert np.all(bodies[2:] == 0) and list(bodies[:2, 3]) == [0.25, 0.75]   # padding: zero mass at 0
+        if precision == "dsp":
+            hi, lo = dsp.split(x)
+            np.testing.assert_array_equal(bodies[:2, 0:3], hi.T)
+            np.testing.assert_array_equal(bodies[:2, 4:7], lo.T)
+            assert np.all(bodies[:, 7] == 0) and bodies[0, 6] != 0      # a low word survives
+        else:
+            np.testing.assert_array_equal(bodies[:2, 0:3], x.T.astype(bodies.dtype))
+    assert layout.slices(5, 3) == [(0, 1), (1, 3), (3, 5)] and layout.slices(2, 3) == [(0, 1), (1, 2)]

@@ -1,0 +1,228 @@
+"""Version F across MPI ranks (nbsymple_versions/mpi): same physics, same numbers as B.
+
+Jobs run under `mpiexec -n K` (K = 1, 2, 3) at N = 301, which neither 2 nor 3 divides, through
+tests/mpi_helper.py or `python -m nbsymple_versions.cli`; each has a timeout, so a hang fails
+instead of blocking. B's reference runs in this process. In dp, F must give B's positions,
+velocities and diagnostics bit for bit; sp and dsp within the precision's tolerance (they are
+bit-identical too today: the slice kernel is B's loop). The GPU node engine runs in numba's
+CUDA simulator (NUMBA_ENABLE_CUDASIM=1) at N = 97. Without mpi4py or mpiexec the MPI tests
+are skipped with the reason (the `mpi` extra, part of `test`, installs both).
+"""
+import json
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import Simulation, make_cluster
+from nbsymple_versions.cli import main as cli
+from nbsymple_versions.core.vocabulary import PRECISIONS, TASKS
+from nbsymple_versions.mpi.comm import bounds, have_mpi4py
+from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.validation import TOLERANCE
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+HELPER = str(TESTS / "mpi_helper.py")
+N, SEED, STEPS = 301, 7, 2          # 301 = 7 x 43: 2 and 3 ranks get slices of 150/151 and 100/100/101
+SCHEMES = ("leapfrog", "si6a")
+TIMEOUT = 240                       # per job: a hang fails the test
+
+
+def _mpiexec():
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
+MPIEXEC = _mpiexec()
+needs_mpi = pytest.mark.skipif(not (have_mpi4py() and MPIEXEC),
+                               reason="needs mpi4py and mpiexec: pip install 'nbsymple-versions[mpi]'")
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "NUMBA_NUM_THREADS")}
+    env.update(extra)
+    return env
+
+
+def mpirun(ranks, *args, env=None, timeout=TIMEOUT):
+    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], cwd=REPO, env=env or _env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def relative_change(after, before, start):
+    """max_i |after_i - before_i| / max_i |before_i - start_i| (as the conformance battery)."""
+    return float(np.linalg.norm(after - before, axis=0).max() / np.linalg.norm(before - start, axis=0).max())
+
+
+@pytest.fixture(scope="module")
+def version_b():
+    """B's runs in this process: {(precision, scheme): (initial state, final state, errors)}."""
+    runs = {}
+    for precision in PRECISIONS:
+        for scheme in SCHEMES:
+            start = make_cluster(N, seed=SEED)
+            sim = Simulation(start.copy(), "B", scheme, precision)
+            sim.step(STEPS)
+            runs[precision, scheme] = (start, sim.state, sim.errors())
+    return runs
+
+
+def test_slices_cover_any_n_on_any_number_of_ranks():
+    for n in (1, 2, 3, 97, 301, 1024, 16385):
+        for k in (1, 2, 3, 4, 7, 64):
+            b = bounds(n, k)
+            sizes = np.diff(b)
+            assert b[0] == 0 and b[-1] == n and (sizes >= 0).all(), (n, k, b)
+            assert sizes.max() - sizes.min() <= 1, (n, k, sizes)
+
+
+def test_one_rank_outside_mpi_is_b_bit_for_bit(version_b):
+    """Outside mpiexec F is one rank (MPI's singleton start): B's numbers, communicate timed."""
+    for precision in PRECISIONS:
+        start, b, errors = version_b[precision, "leapfrog"]
+        sim = Simulation(start.copy(), "F", "leapfrog", precision)
+        sim.step(STEPS)
+        assert np.array_equal(sim.state.x, b.x) and np.array_equal(sim.state.v, b.v), precision
+        assert sim.errors() == errors, precision
+        assert sim.clock.calls["communicate"] == STEPS and sim.device.startswith("1 MPI rank x CPU")
+    assert list(sim.clock.seconds) == list(TASKS)
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
+    """mpiexec -n 1, 2, 3 at N = 301, leapfrog and SI6A, sp/dp/dsp: dp bit for bit with B
+    (positions, velocities, all three errors), sp and dsp within their force tolerance."""
+    out = tmp_path / "f.npz"
+    start = time.perf_counter()
+    p = mpirun(ranks, HELPER, "compare", str(out), str(N), str(SEED), str(STEPS))
+    print(f"mpiexec -n {ranks}: {time.perf_counter() - start:.1f} s")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    info = json.loads(Path(str(out) + ".json").read_text())
+    assert info["size"] == ranks
+    sizes = [b - a for a, b in info["slices"]]
+    assert sum(sizes) == N and max(sizes) - min(sizes) <= 1, info["slices"]
+    if ranks > 1:
+        assert "MpiSimulation" in info["plain_refused"]
+    with np.load(out) as f:
+        for precision in PRECISIONS:
+            for scheme in SCHEMES:
+                x0, b, errors = version_b[precision, scheme]
+                key = f"{precision}_{scheme}"
+                x, v = f[f"{key}_x"], f[f"{key}_v"]
+                run = info["runs"][key]
+                bitwise = np.array_equal(x, b.x) and np.array_equal(v, b.v)
+                print(f"{key}: bit for bit {bitwise}, errors {run['errors']}")
+                if precision == "dp":
+                    assert bitwise, key
+                    assert run["errors"] == errors, (run["errors"], errors)
+                else:
+                    err = max(relative_change(v, b.v, x0.v), relative_change(x, b.x, x0.x))
+                    assert err <= TOLERANCE[precision], (key, err)
+                evaluations = STEPS * (1 if scheme == "leapfrog" else 7)
+                calls = run["calls"]
+                assert calls["pairwise"] == calls["galactic"] == evaluations and calls["transfer"] == 0, calls
+                # one exchange per force evaluation, and the finite check's reduction per step
+                assert calls["communicate"] == evaluations + (STEPS if ranks > 1 else 0), calls
+                assert run["node_version"] == "B" and run["device"].startswith(f"{ranks} MPI rank")
+
+
+@needs_mpi
+def test_cli_across_ranks_writes_b_snapshots(tmp_path):
+    """`mpiexec -n 3 nbsymple run --version F ...`: rank 0 alone prints one JSON object and
+    writes the snapshots, and they hold B's arrays bit for bit."""
+    folder = tmp_path / "snaps"
+    p = mpirun(3, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", str(N), "--steps", "4",
+               "--every", "2", "--snapshots", str(folder), "--seed", str(SEED), "--scheme", "si6a", "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout)                      # exactly one JSON object: rank 0's
+    assert out["version"] == "F" and out["device"].startswith("3 MPI ranks") and out["seed"] == SEED
+    assert set(out["task_shares"]) == set(TASKS) and out["task_seconds"]["communicate"] > 0
+    files = list_snapshots(folder)
+    assert [f.name for f in files] == ["snap_00000000.npz", "snap_00000002.npz", "snap_00000004.npz"]
+    b = Simulation(make_cluster(N, seed=SEED), "B", "si6a", "dp")
+    for path in files:
+        state, step = read_snapshot(path)
+        b.step(step - b.steps_done)
+        assert np.array_equal(state.x, b.state.x) and np.array_equal(state.v, b.state.v), path.name
+        assert state.t == b.state.t
+    assert out["energy_error"] == b.errors()["energy_error"]
+
+
+@needs_mpi
+def test_a_failing_rank_ends_the_job_with_its_message():
+    """Rank 1 raises at its third kick (mid-run): the job ends non-zero within seconds, the
+    message on stderr; no rank is left waiting in a collective (the timeout would fail)."""
+    p = mpirun(2, HELPER, "fail", "1", "3", "--", "--version", "F", "--n", str(N), "--steps", "20", "--seed", "1",
+               timeout=120)
+    ended = time.time()
+    assert p.returncode != 0, p.stdout
+    assert "injected failure on rank 1 at kick 3" in p.stderr, p.stderr[-3000:]
+    assert "rank 1 of 2 failed" in p.stderr
+    raised = float(p.stderr.split("raising at ", 1)[1].split()[0])
+    print(f"the job ended {ended - raised:.2f} s after the rank raised")
+    assert ended - raised < 10
+
+
+@needs_mpi
+def test_gpu_node_engine_in_the_simulator(version_b, tmp_path):
+    """Under NUMBA_ENABLE_CUDASIM=1 each rank runs the GPU engine (E by default, D when asked)
+    on its slice, and agrees with B (dp to 1e-12, sp to its tolerance)."""
+    n = 97
+    b = {}
+    for precision in ("dp", "sp"):
+        start = make_cluster(n, seed=SEED)
+        sim = Simulation(start.copy(), "B", "leapfrog", precision)
+        sim.step(1)
+        b[precision] = (start, sim.state)
+    for node, precisions in (("", "dp,sp"), ("D", "dp")):
+        out = tmp_path / f"gpu{node}.npz"
+        p = mpirun(2, HELPER, "compare", str(out), str(n), str(SEED), "1", node, precisions, "leapfrog",
+                   env=_env(NUMBA_ENABLE_CUDASIM="1"))
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        info = json.loads(Path(str(out) + ".json").read_text())
+        with np.load(out) as f:
+            for precision in precisions.split(","):
+                run = info["runs"][f"{precision}_leapfrog"]
+                assert run["node_version"] == (node or "E") and "CUDA simulator" in run["device"], run
+                assert run["calls"]["transfer"] == 2 * run["calls"]["pairwise"] > 0, run["calls"]
+                assert run["calls"]["galactic"] == (run["calls"]["pairwise"] if node == "D" else 0)
+                x0, ref = b[precision]
+                x, v = f[f"{precision}_leapfrog_x"], f[f"{precision}_leapfrog_v"]
+                err = max(relative_change(v, ref.v, x0.v), relative_change(x, ref.x, x0.x))
+                print(f"node {node or 'E'} {precision}: {err:.2e}")
+                assert err <= TOLERANCE[precision], (node, precision, err)
+
+
+_NO_MPI4PY = r"""
+import json, sys
+sys.modules["mpi4py"] = None                 # as if not installed
+from nbsymple_versions import Simulation, make_cluster, get_version
+sim = Simulation(make_cluster(64, seed=1), "F", diagnostics=False)
+sim.step(1)
+print(json.dumps({"library": sim.forces.world.library, "available": get_version("F").available()}))
+"""
+
+
+def test_without_mpi4py_f_is_one_rank_and_refuses_a_launcher():
+    p = subprocess.run([sys.executable, "-c", _NO_MPI4PY], cwd=REPO, env=_env(), capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out == {"library": "no MPI (one rank)", "available": [True, ""]}
+    p = subprocess.run([sys.executable, "-c", _NO_MPI4PY], cwd=REPO, env=_env(PMI_RANK="0", PMI_SIZE="2"),
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode != 0 and "mpi4py is not installed" in p.stderr, p.stderr[-2000:]
+
+
+def test_cli_refusals(capsys, tmp_path):
+    assert cli(["run", "--version", "A", "--node-version", "B", "--n", "8", "--steps", "1"]) == 2
+    assert "--node-version is for version F" in capsys.readouterr().err
+    assert cli(["run", "--version", "F", "--n", "8", "--checkpoint", str(tmp_path / "c")]) == 2
+    assert "version F does not write checkpoints" in capsys.readouterr().err

@@ -1,0 +1,116 @@
+"""The package's shape: no import cycle (function-level imports included) and one definition
+of each word of the suite's vocabulary. Both checks are shown to catch what they look for."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "nbsymple_versions"
+
+# each name is assigned once in the whole repository (package, benchmarks, tests)
+VOCABULARY = ("PRECISIONS", "TASKS", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "FLOPS_PER_INTERACTION",
+              "G_PC_KMS2_PER_MSUN", "SUN_RADIUS_KPC", "SUN_SPEED_KMS")
+
+
+def package_modules(root: Path = ROOT / PACKAGE, name: str = PACKAGE) -> dict[str, ast.Module]:
+    """{dotted module name: parsed source} for every module of the package."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [name, *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = ast.parse(path.read_text(), str(path))
+    return modules
+
+
+def import_graph(modules: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, anywhere in its source (functions too).
+    `from X import y` is an edge to X.y where that is a module, else to X."""
+    graph = {name: set() for name in modules}
+    for name, tree in modules.items():
+        is_package = any(other.startswith(name + ".") for other in modules)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                    base = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as [a, b, ..., a], or None (depth-first search)."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    graph = import_graph(package_modules())
+    assert f"{PACKAGE}.versions" in graph[f"{PACKAGE}.simulation"]           # the walk sees imports
+    assert f"{PACKAGE}.kernels.cuda" in graph[f"{PACKAGE}.versions"]        # ... inside functions too
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_catches_a_cycle(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..c import g\n")
+    (pkg / "c.py").write_text("import pkg.a\n")
+    cycle = find_cycle(import_graph(package_modules(pkg, "pkg")))
+    assert cycle == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
+
+
+def definitions(word: str, roots=("nbsymple_versions", "benchmarks", "tests")) -> list[str]:
+    """'path:line' of every module-level or class-level assignment to `word`."""
+    found = []
+    for root in roots:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AnnAssign) else []
+                for t in targets:
+                    names = t.elts if isinstance(t, ast.Tuple) else [t]
+                    if any(isinstance(n, ast.Name) and n.id == word for n in names):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("word", VOCABULARY)
+def test_each_word_is_defined_once(word):
+    found = definitions(word)
+    assert len(found) == 1, f"{word} is defined {len(found)} times: {', '.join(found)}"
+
+
+def test_the_definition_count_sees_a_second_definition(tmp_path, monkeypatch):
+    (tmp_path / "one.py").write_text("PRECISIONS = ('sp',)\n")
+    (tmp_path / "two.py").write_text("class K:\n    PRECISIONS, X = ('dp',), 1\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert definitions("PRECISIONS", roots=(".",)) == ["one.py:1", "two.py:2"]

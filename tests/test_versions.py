@@ -1,0 +1,264 @@
+"""One conformance battery for every version of Table 1 (as gala's `PotentialTestBase`).
+
+`VersionBattery` holds the checks every version must pass, each precision of
+`vocabulary.PRECISIONS`: agreement with the float64 reference at an awkward N (validation's
+code path, tolerance and frame), and a pipeline that drops one body fails it; a single body
+feels no pairwise force; dsp beats sp far from the origin; leapfrog and SI6A steps agree with
+version A; the clock counts each task; options and precisions it does not take are refused.
+
+A version is checked by one line, `class TestX(VersionBattery): letter = "X"` (its cheap
+options, e.g. tile = 32, follow from `Version.options`); `test_every_version_has_a_battery`
+fails until a new version of `versions.TABLE` has its line.
+
+A class is collected only where its version is available (`Version.available()`): A, B and F
+(one rank, B's engine) in this process; C, D, E on a GPU, or under NUMBA_ENABLE_CUDASIM=1,
+which `test_gpu_versions_in_the_simulator` sets for a child pytest that runs just those classes
+(the simulator is chosen when numba.cuda is imported, so this process stays free of it).
+Unavailable classes are not collected at all: never a skip.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from nbsymple_versions.core import reference
+from nbsymple_versions.core.clock import TaskClock
+from nbsymple_versions.core.ics import State, make_cluster
+from nbsymple_versions.core.schemes import get_scheme
+from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.provenance import cuda_simulator
+from nbsymple_versions.simulation import Simulation
+from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
+from nbsymple_versions.versions import LETTERS, TABLE, get_version
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+
+if cuda_simulator():
+    # The simulator's block manager polls its threads holding the GIL; with Python's default
+    # 5 ms switch interval every barrier costs milliseconds (0.5 ms: ~2x faster).
+    sys.setswitchinterval(5e-4)
+
+# Options that keep a GPU version cheap in the simulator (~10 us per pair interaction): a
+# version gets those it takes. tile = 32 makes N = 97 four blocks, the last one part padding.
+CHEAP_OPTIONS = {"tile": 32, "devices": 2}
+# Values each option must refuse, with words of the ValueError; a new option needs its row.
+BAD_VALUES = {
+    "tile": [(48, "power of two"), (16, "power of two"), (2048, "power of two"), (256.0, "power of two"),
+             (True, "power of two")],
+    "devices": [(0, ">= 1"), (1.5, ">= 1"), (True, ">= 1")],
+    "kernel": [("shared", "unknown GPU kernel"), (None, "unknown GPU kernel")],
+    "backend": [("opencl", "unknown GPU backend"), (None, "unknown GPU backend")],
+    "node_version": [("A", "node_version must be one of"), ("F", "node_version must be one of"),
+                     (2, "node_version must be one of")],
+}
+OPTION_NAMES = sorted({name for version in TABLE for name in version.options})   # any version's options
+# Steps of each scheme compared with version A (SI6A: 7 force evaluations per step).
+STEPS = {"leapfrog": 3, "si6a": 1}
+
+BATTERIES = []      # every class built on VersionBattery, available here or not
+
+
+def relative_change(after, before, start):
+    """max_i |after_i - before_i| / max_i |before_i - start_i| over bodies (columns of (3, N))."""
+    return float(np.linalg.norm(after - before, axis=0).max() / np.linalg.norm(before - start, axis=0).max())
+
+
+class VersionBattery:
+    """The checks every version passes; subclasses set `letter` (and may set `n`)."""
+
+    letter: str = None
+    n = 97              # awkward: prime, not a multiple of any tile (32 .. 1024)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.version = get_version(cls.letter)
+        cls.options = {k: v for k, v in CHEAP_OPTIONS.items() if k in cls.version.options}
+        cls.__test__ = cls.version.available()[0]     # pytest collects only what can run here
+        BATTERIES.append(cls)
+
+    def pipeline(self, state, precision, clock=None):
+        return self.version.pipeline(state, precision, clock, **self.options)
+
+    def cluster(self, rng, precision, n=None):
+        """A fresh random cluster where validation checks `precision` (8.5 kpc, or sp at the origin)."""
+        return make_cluster(n or self.n, seed=int(rng.integers(2**32)), radius_kpc=FRAME_KPC[precision])
+
+    # ------------------------------------------------------------------ forces
+
+    @pytest.mark.parametrize("precision", PRECISIONS)
+    def test_matches_reference(self, rng, precision):
+        """`validate` (what `nbsymple check` runs) passes at the awkward N, and the same
+        comparison rejects a pipeline that misses one body (an off-by-one in a tile loop)."""
+        seed = int(rng.integers(2**32))
+        check = validate(self.letter, precision, n=self.n, seed=seed, **self.options)
+        print(check)
+        assert check.passed and check.tolerance == TOLERANCE[precision], check
+
+        state = make_cluster(self.n, seed=seed, radius_kpc=FRAME_KPC[precision])
+        missing = state.copy()
+        missing.m[-1] = 0.0
+        err, ok = check_pipeline(self.pipeline(missing, precision), state, TOLERANCE[precision])
+        print(f"one body missing: max relative error {err:.2e}")
+        assert not ok, err          # (>= 11x the sp tolerance over 300 seeds, 1e9x the dp one)
+
+    @pytest.mark.parametrize("precision", PRECISIONS)
+    def test_single_body_feels_no_pairwise_force(self, precision):
+        """Exactly zero; a kernel that fuses the Galaxy (E) gives just the Galaxy's pull (float32
+        position in sp)."""
+        s = State.from_arrays([[850.0, 1.0, 2.0]], [[0, 0, 0]], [1.0], eps=1e-3)
+        forces = self.pipeline(s, precision)
+        out = np.full_like(s.x, np.nan)
+        forces.pairwise(s.x, out)
+        if not forces.backend.includes_galactic:
+            assert np.array_equal(out, np.zeros_like(out)), out
+        else:
+            galaxy = reference.galactic_acceleration(s.positions, s.units)
+            assert max_relative_error(out.T, galaxy) <= (1e-6 if precision == "sp" else 1e-12), out.T - galaxy
+
+    def test_dsp_beats_sp_far_from_origin(self, rng):
+        """At 850 cluster radii float32 spacing (6e-5) is near the softening: sp loses the
+        cluster, double-single keeps it."""
+        state = make_cluster(self.n, seed=int(rng.integers(2**32)), radius_kpc=8.5)
+        err = {p: check_pipeline(self.pipeline(state, p), state, TOLERANCE[p])[0] for p in ("sp", "dsp")}
+        print(err)
+        assert err["dsp"] <= TOLERANCE["dsp"], err
+        assert err["sp"] >= 100 * err["dsp"], err
+
+    # ------------------------------------------------------------------ steps
+
+    @pytest.mark.parametrize("scheme", list(STEPS))
+    @pytest.mark.parametrize("precision", PRECISIONS)
+    def test_steps_agree_with_version_a(self, rng, precision, scheme):
+        """A few steps follow version A's: velocity and position changes within the
+        precision's force tolerance (dp: 1e-12)."""
+        state = self.cluster(rng, precision)
+        runs = {}
+        for version, options in (("A", {}), (self.letter, self.options)):
+            sim = Simulation(state.copy(), version, scheme, precision, dt=5e-4, diagnostics=False, **options)
+            sim.step(STEPS[scheme])
+            runs[version] = sim.state
+        a, mine = runs["A"], runs[self.letter]
+        err_v = relative_change(mine.v, a.v, state.v)
+        err_x = relative_change(mine.x, a.x, state.x)
+        print(f"velocity {err_v:.2e}, position {err_x:.2e}")
+        assert err_v <= TOLERANCE[precision] and err_x <= TOLERANCE[precision], (err_v, err_x)
+
+    # ------------------------------------------------------------------ clock
+
+    @pytest.mark.parametrize("precision", PRECISIONS)
+    def test_clock_counts_each_task(self, precision):
+        """One force evaluation: pairwise, galactic (on the host, or none when the kernel fuses
+        it), transfer (two copies, exactly where the engine is a GPU's), communicate (one
+        exchange, exactly for a version across MPI ranks); then a Simulation's step adds up."""
+        state = make_cluster(self.n, seed=1, radius_kpc=FRAME_KPC[precision])
+        clock = TaskClock()
+        forces = self.pipeline(state, precision, clock)
+        engine = get_version(getattr(forces, "node_version", self.letter))     # F: its node engine
+        gpu, fused, ranks = engine.gpu, forces.backend.includes_galactic, self.version.distributed
+
+        def expected(evaluations, integrations):
+            return {**dict.fromkeys(clock.calls, 0), "pairwise": evaluations,
+                    "galactic": 0 if fused else evaluations, "integrate": integrations,
+                    "transfer": 2 * evaluations if gpu else 0, "communicate": evaluations if ranks else 0}
+
+        forces.accelerations(state.x, np.empty_like(state.x))
+        assert clock.calls == expected(1, 0), clock.calls
+        assert clock.seconds["pairwise"] > 0 and clock.seconds["integrate"] == 0
+        assert (clock.seconds["galactic"] > 0) != fused and (clock.seconds["transfer"] > 0) == gpu, clock.seconds
+        assert (clock.seconds["communicate"] > 0) == ranks, clock.seconds
+        forces.kick(state.v.copy(), state.x, 0.0)
+        assert clock.calls["integrate"] == 1 and clock.seconds["integrate"] > 0
+
+        steps, scheme = 1, get_scheme("si6a")      # 8 drifts, 7 kicks and force evaluations
+        sim = Simulation(state, self.letter, scheme.name, precision, 5e-4, diagnostics=False, **self.options)
+        assert sim.clock.calls == dict.fromkeys(sim.clock.calls, 0)      # warm-up not counted
+        sim.step(steps)
+        evaluations = steps * scheme.force_evaluations
+        assert sim.clock.calls == expected(evaluations, steps * (len(scheme.drift) + scheme.force_evaluations))
+        assert (sim.clock.seconds["transfer"] > 0) == gpu and sim.seconds_per_step > 0
+        assert sum(sim.clock.shares().values()) == pytest.approx(100.0)
+        assert sim.threads == (1 if self.version.host == "serial" else numba.get_num_threads())
+
+    # ------------------------------------------------------------------ refusals
+
+    def test_refuses_options_it_does_not_take(self):
+        state = make_cluster(8, seed=1)
+        others = [name for name in OPTION_NAMES if name not in self.version.options] + ["colour"]
+        for name in others:
+            with pytest.raises(ValueError, match=rf"^version {self.letter} takes no option {name} \(its options: "):
+                self.version.pipeline(state, "dp", **{name: 1})
+            with pytest.raises(ValueError, match=f"takes no option {name}"):
+                Simulation(state, self.letter, diagnostics=False, **{name: 1})
+
+    def test_refuses_bad_option_values(self):
+        state = make_cluster(8, seed=1)
+        for name in self.version.options:
+            for value, words in BAD_VALUES[name]:
+                with pytest.raises(ValueError, match=re.escape(words)):
+                    self.version.pipeline(state, "dp", **{**self.options, name: value})
+
+    def test_refuses_unknown_precision(self):
+        state = make_cluster(8, seed=1)
+        words = "unknown precision 'hp'; choose one of " + ", ".join(PRECISIONS)
+        with pytest.raises(ValueError, match=words):
+            self.pipeline(state, "hp")
+        with pytest.raises(ValueError, match=words):
+            Simulation(state, self.letter, precision="hp", diagnostics=False, **self.options)
+
+
+# ---------------------------------------------------------------------- one line per version
+
+class TestA(VersionBattery): letter = "A"       # noqa: E701
+class TestB(VersionBattery): letter = "B"       # noqa: E701
+class TestC(VersionBattery): letter = "C"       # noqa: E701
+class TestD(VersionBattery): letter = "D"       # noqa: E701
+class TestE(VersionBattery): letter = "E"       # noqa: E701
+class TestF(VersionBattery): letter = "F"       # noqa: E701
+
+
+# ---------------------------------------------------------------------- the battery itself
+
+def test_every_version_has_a_battery():
+    assert [cls.letter for cls in BATTERIES] == list(LETTERS)
+    assert all(cls.__name__ == f"Test{cls.letter}" for cls in BATTERIES)
+
+
+def battery_size() -> int:
+    """Tests in one battery class (each method times its parametrisations)."""
+    size = 0
+    for name in dir(VersionBattery):
+        if name.startswith("test_"):
+            cases = 1
+            for mark in getattr(getattr(VersionBattery, name), "pytestmark", []):
+                if mark.name == "parametrize":
+                    cases *= len(mark.args[1])
+            size += cases
+    return size
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "CUDA_VISIBLE_DEVICES")}
+    env.update(extra)
+    return env
+
+
+def test_gpu_versions_in_the_simulator():
+    """The battery of every GPU version, in a child pytest under NUMBA_ENABLE_CUDASIM=1: each
+    class runs all its tests, none skipped."""
+    gpu = [cls.__name__ for cls in BATTERIES if cls.version.gpu]
+    assert gpu
+    node = Path(__file__).resolve().relative_to(REPO).as_posix()
+    p = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-rfE"]
+                       + [f"{node}::{name}" for name in gpu],
+                       cwd=REPO, env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True, timeout=600)
+    print(p.stdout[-3000:], p.stderr[-2000:])
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
+    assert " passed" in p.stdout and "skipped" not in p.stdout
+    for name in gpu:
+        assert len(re.findall(rf"::{name}::\S+ PASSED", p.stdout)) == battery_size(), name
