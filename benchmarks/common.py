@@ -192,14 +192,14 @@ def timing_state(n: int, seed: int = BENCH_SEED) -> State:
     return make_cluster(int(n), seed=seed, exact_potential=int(n) <= EXACT_IC_MAX_N)
 
 
-def build_pipeline(letter: str, state: State, precision: str, clock=None):
+def build_pipeline(letter: str, state: State, precision: str, clock=None, **options):
     """`get_version(letter).pipeline(...)`, with 'unavailable here' turned into an asv skip."""
     version = get_version(letter)
-    ok, reason = version.available()
+    ok, reason = version.available(options.get("backend", "numba"))
     if not ok:
         raise NotImplementedError(f"version {letter} is not available: {reason}")
     try:
-        return version.pipeline(state, precision, clock)
+        return version.pipeline(state, precision, clock, **options)
     except VersionUnavailable as e:
         raise NotImplementedError(str(e)) from None
 

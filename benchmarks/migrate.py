@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from nbsymple_versions import provenance
+
 from . import tracking
 
 # old benchmark name -> (new name, old parameter tuple -> new tuple, or None to drop the row);
@@ -75,8 +77,8 @@ def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
     info = {"machine": "", "arch": old_machine["arch"], "cpu": old_machine["cpu"], "isa": isa,
             "num_cpu": old_machine["num_cpu"], "gpu": old_machine.get("gpu", "none"), "os": old_machine["os"].split()[0],
             "ram": f"{round(ram / 2**30)} GiB"}
-    gpu = "nogpu" if info["gpu"] == "none" else tracking._slug(info["gpu"].replace(" x ", "x-"))
-    info["machine"] = f"{tracking._slug(info['cpu'])}-{isa}-{info['num_cpu']}cores-{gpu}"
+    gpu = "nogpu" if info["gpu"] == "none" else provenance.slug(info["gpu"].replace(" x ", "x-"))
+    info["machine"] = f"{provenance.slug(info['cpu'])}-{isa}-{info['num_cpu']}cores-{gpu}"
     target = root / info["machine"]
     print(f"{folder.name} -> {target.name}")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -51,36 +51,19 @@ def git(*args, cwd=ROOT) -> str:
 
 # ---------------------------------------------------------------- machine identity
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def machine_info() -> dict:
     """asv's machine description, with what changes the numbers and nothing that merely
-    differs between two hosts of one kind (kernel build, a few MB of RAM): name, architecture,
-    CPU model, vector ISA, cores, GPU model and count. The name is
-    `<cpu>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-avx512-2cores-nogpu`,
-    `amd-epyc-9r14-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
-    runs fewer threads than cores; BENCH_MACHINE overrides the name."""
+    differs between two hosts of one kind (kernel build, a few MB of RAM): name
+    (`provenance.machine_name`), architecture, CPU model, vector ISA, cores, GPU model and count."""
     from nbsymple_versions import provenance
-    cpu, isa, cores = provenance.cpu_model(), provenance.vector_isa(), os.cpu_count() or 0
     names, _ = provenance.gpus()
-    if names:
-        models = sorted(set(names))
-        gpu = " + ".join(f"{names.count(m)} x {m}" for m in models)
-        gpu_slug = "-".join(f"{names.count(m)}x-{_slug(m)}" for m in models)
-    else:
-        gpu, gpu_slug = "none", "nogpu"
-    name = f"{_slug(cpu)}-{isa}-{cores}cores-{gpu_slug}"
-    threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    if threads and threads != str(cores):
-        name += f"-{threads}threads"
+    gpu = " + ".join(f"{names.count(m)} x {m}" for m in sorted(set(names))) or "none"
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         ram = 0
-    return {"machine": os.environ.get("BENCH_MACHINE", "").strip() or name, "arch": platform.machine(),
-            "cpu": cpu, "isa": isa, "num_cpu": str(cores), "gpu": gpu, "os": platform.system(),
+    return {"machine": provenance.machine_name(names), "arch": platform.machine(), "cpu": provenance.cpu_model(),
+            "isa": provenance.vector_isa(), "num_cpu": str(os.cpu_count() or 0), "gpu": gpu, "os": platform.system(),
             "ram": f"{round(ram / 2**30)} GiB", "version": 1}
 
 

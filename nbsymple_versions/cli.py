@@ -5,7 +5,6 @@ snapshot folder that cannot be written) end with one sentence on stderr and exit
 never a traceback.
 """
 import argparse
-from contextlib import contextmanager
 import json
 import math
 import re
@@ -17,21 +16,12 @@ from . import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .kernels.gpu_layout import BACKENDS, KERNEL_KINDS
+from .runner import user_values
 from .versions import GPU_LETTERS, LETTERS, VersionUnavailable
 
 
 class UsageError(Exception):
     """A user mistake: reported as one sentence, exit status 2."""
-
-
-@contextmanager
-def _user_values():
-    """Set-up from the user's values (N, seed, options): a ValueError here is their mistake and
-    becomes a UsageError; a ValueError anywhere else is a bug and keeps its traceback."""
-    try:
-        yield
-    except ValueError as e:
-        raise UsageError(str(e)) from None
 
 
 def _whole_number(minimum: int):
@@ -174,7 +164,7 @@ def cmd_check(args) -> int:
     if args.gpu_report:
         from .gpu_report import main as gpu_report
         options = gpu_options(args, "C")
-        with _user_values():
+        with user_values(UsageError):
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
@@ -191,7 +181,7 @@ def cmd_check(args) -> int:
             unavailable.append(f"{version.letter}: not available: {reason}")
             continue
         for precision in PRECISIONS:
-            with _user_values():
+            with user_values(UsageError):
                 checks.append(validate(version.letter, precision, n=args.n, seed=args.seed, **options))
     failed = [c for c in checks if not c.passed]
     if args.json:
@@ -232,7 +222,7 @@ def cmd_profile(args) -> int:
             print(f"{letter}: not available: {reason}", file=sys.stderr)
             continue
         for n in args.n:
-            with _user_values():
+            with user_values(UsageError):
                 sim = Simulation(make_cluster(n, seed=0), letter, args.scheme, args.precision, diagnostics=False,
                                  **options)
             sim.step(args.steps)
@@ -251,7 +241,7 @@ def cmd_gpu_asm(args) -> int:
     from . import gpu_asm
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
         raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
-    with _user_values():
+    with user_values(UsageError):
         from .kernels.gpu_layout import check_tile
         check_tile(args.tile)
     if args.keep is not None:

@@ -10,6 +10,7 @@ from importlib import metadata
 import os
 from pathlib import Path
 import platform
+import re
 import subprocess
 
 # distributions whose versions change the numbers (importlib.metadata names)
@@ -121,6 +122,28 @@ def cuda_driver() -> str | None:
         return None
 
 
+def slug(text: str) -> str:
+    """Lower-case words joined by hyphens, for names of machines and files."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def machine_name(gpu_names: list[str] | None = None) -> str:
+    """The name results and figures give this machine: what changes the numbers and nothing
+    else, `<cpu>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-avx512-2cores-nogpu`,
+    `amd-epyc-9r14-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
+    runs fewer threads than cores; BENCH_MACHINE overrides it. `gpu_names` defaults to `gpus()`."""
+    override = os.environ.get("BENCH_MACHINE", "").strip()
+    if override:
+        return override
+    names = gpus()[0] if gpu_names is None else gpu_names
+    models = sorted(set(names))
+    gpu_slug = "-".join(f"{names.count(m)}x-{slug(m)}" for m in models) or "nogpu"
+    cores = os.cpu_count() or 0
+    name = f"{slug(cpu_model())}-{vector_isa()}-{cores}cores-{gpu_slug}"
+    threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
+    return name + (f"-{threads}threads" if threads and threads != str(cores) else "")
+
+
 def git_commit(root: Path = REPO) -> str:
     """Short commit of the checkout at `root`, with '+dirty' where tracked files differ from it
     ('unknown' outside git)."""
@@ -143,7 +166,8 @@ def describe(gpu: bool = True) -> dict:
     return {"cpu": cpu_model(), "isa": vector_isa(), "arch": platform.machine(), "cores": os.cpu_count(),
             "threading_layer": layer, "threads": threads, "gpus": names, "gpu_description": gpu_text,
             "cuda_driver": cuda_driver() if gpu else None, "cuda_simulator": cuda_simulator(),
-            "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown"}
+            "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown",
+            "machine": machine_name(names if gpu else [])}
 
 
 def machine_line(info: dict | None = None) -> str:

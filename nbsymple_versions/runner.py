@@ -22,6 +22,7 @@ import secrets
 import signal
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -43,12 +44,14 @@ class RunStop(Exception):
 
 
 @contextmanager
-def _user_values():
-    """A ValueError from the user's values (N, seed, a file) is one sentence, status 2."""
+def user_values(error=RunStop):
+    """Set-up from the user's values (N, seed, a file, options): a ValueError there is their
+    mistake and becomes `error` (one sentence, status 2); a ValueError anywhere else is a bug
+    and keeps its traceback."""
     try:
         yield
     except ValueError as e:
-        raise RunStop(str(e)) from None
+        raise error(str(e)) from None
 
 
 def memory_needed(n: int) -> int:
@@ -130,17 +133,18 @@ def _explicit(parser, argv) -> set:
     return set(vars(parser.parse_args(argv))) - {"command"}
 
 
-def _writable(folder: Path, what: str) -> Path:
+def writable(folder: Path, what: str, error=RunStop) -> Path:
+    """`folder`, created if needed, once a file could be made in it; else `error` in one sentence."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise RunStop(f"cannot write {what} into {folder}: {e.strerror or e}") from None
+        raise error(f"cannot write {what} into {folder}: {e.strerror or e}") from None
     return folder
 
 
-class _Signals:
+class StopSignals:
     """SIGINT and SIGTERM set `signum` (the run stops after the step under way); a second one
     stops at once. Installed only in the main thread."""
 
@@ -148,7 +152,6 @@ class _Signals:
         self.signum, self.previous = None, {}
 
     def __enter__(self):
-        import threading
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)
@@ -213,7 +216,7 @@ def _fresh(args, explicit=frozenset()):
         _warn_if_slow(args.n)
         progress = Progress("initial energy, O(N^2)", args.n, enabled=sys.stderr.isatty() or args.n > 20000,
                             unit="body")
-        with _user_values():
+        with user_values():
             state = initial if initial is not None else make_cluster(args.n, seed=seed,
                                                                      mass_classes=run["mass_classes"])
             return Simulation(state, args.version, args.scheme, args.precision, args.dt,
@@ -249,7 +252,7 @@ def _resumed(args, explicit):
         raise RunStop(problem)
 
     def build():
-        with _user_values():
+        with user_values():
             return Simulation.restore(state, record)
     return run, build
 
@@ -270,8 +273,8 @@ def run(args, parser) -> int:
         raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another file")
     run_, build = _resumed(args, explicit) if args.resume else _fresh(args, explicit)
     if checkpoint is not None:
-        _writable(checkpoint.parent, "the checkpoint")
-    folder = None if run_["snapshots"] is None else _writable(Path(run_["snapshots"]), "snapshots")
+        writable(checkpoint.parent, "the checkpoint")
+    folder = None if run_["snapshots"] is None else writable(Path(run_["snapshots"]), "snapshots")
     if folder is not None:
         try:
             prepare_folder(folder, run_["run_id"])
@@ -280,7 +283,7 @@ def run(args, parser) -> int:
     if checkpoint is not None:
         for tmp in temporary_files(checkpoint):
             tmp.unlink(missing_ok=True)
-    with _Signals() if checkpoint is not None else _NoSignals() as signals:
+    with StopSignals() if checkpoint is not None else _NoSignals() as signals:
         sim = build()
         return _steps(args, run_, sim, folder, checkpoint, signals)
 
@@ -325,7 +328,7 @@ def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
         raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total}; checkpoint written to "
                       f"{checkpoint}; continue with: nbsymple run --resume {checkpoint}",
                       status=128 + signals.signum) from None
-    return _report(args, run_, sim, folder, checkpoint, start)
+    return report(args, run_, sim, folder, checkpoint, start)
 
 
 class _NoSignals:
@@ -338,7 +341,8 @@ class _NoSignals:
         pass
 
 
-def _report(args, run_, sim, folder, checkpoint, start) -> int:
+def report(args, run_, sim, folder, checkpoint, start) -> int:
+    """Print the finished run: one JSON object (`--json`) or the text summary; status 0."""
     errors = sim.errors()
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,

@@ -3,6 +3,7 @@ grid and machine, skips say why, every figure that can gate reads lower-is-bette
 names tell machines apart, every class validates before it times (a wrong kernel makes
 `setup` raise), and every track_ gives a finite number of the right sign at a tiny
 configuration. No timing assertions (the gate's self-test is tests/test_gate.py)."""
+import itertools
 import json
 import math
 import os
@@ -112,7 +113,7 @@ def test_parameters_are_the_same_on_every_grid_and_machine():
 
 
 NEUTRAL = ("steps.TaskShares.track_share", "throughput.Threads.track_threads")   # neither way is worse
-LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%")
+LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%", "instructions")   # instructions per interaction
 
 
 def test_every_figure_that_can_gate_is_lower_is_better():
@@ -388,3 +389,20 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
     """)
     r = _run([sys.executable, "-c", code], env={"NUMBA_ENABLE_CUDASIM": "1"})
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_gpu_benchmarks_count_code_everywhere_and_time_kernels_on_a_gpu(monkeypatch):
+    """GpuCode tracks every kernel's instructions per interaction without a GPU (the numbers
+    `nbsymple gpu-asm` gives); GpuKernel skips with a reason where no GPU is visible."""
+    from benchmarks.gpu import GpuCode, GpuKernel
+    code = GpuCode()
+    counts = code.setup_cache()
+    assert len(counts) == 2 * 3 * 4, counts
+    for backend, precision, kernel in itertools.product(*code.params):
+        code.setup(counts, backend, precision, kernel)
+        assert 10 < code.track_instructions_per_interaction(counts, backend, precision, kernel) < 60
+    monkeypatch.setattr(common, "gpu_visible", lambda: False)
+    kernel = GpuKernel()
+    for params in itertools.product(*kernel.params):
+        with pytest.raises(NotImplementedError, match="needs a GPU|not in the"):
+            kernel.setup(*params)

@@ -423,25 +423,11 @@ class CudaPairwise(layout.SlicedGpuBackend):
 
     def __init__(self, m, eps, precision, tile=DEFAULT_TILE, devices=1, galactic=False, units=None,
                  kernel="tiled"):
-        check_precision(precision)
-        tile, devices = check_tile(tile), check_devices(devices)
-        self.kernel_kind = check_kernel(kernel)
+        npad, width, ftype, out_type = self.configure(m, eps, precision, tile, devices, galactic, units, kernel)
         ok, reason = availability()
         if not ok:
             raise RuntimeError(reason)
-        self.precision, self.tile, self.devices = precision, tile, devices
-        self.includes_galactic = bool(galactic)
-        self.n = n = m.shape[0]
-        self.npad = npad = layout.padded(n, tile)
-        ftype = layout.real_type(precision)
-        width = layout.WIDTH[precision]
-        self.eps2 = ftype(eps * eps)
-        self.scales = ()
-        if galactic:
-            if units is None:
-                raise ValueError("the fused galactic kernel needs the state's units")
-            self.scales = (np.float64(units.galaxy_length_scale), np.float64(units.galaxy_acceleration_scale))
-        out_type = np.float64 if galactic else ftype
+        n = self.n
         self.kernel = compiled_kernel(precision, tile, self.includes_galactic, kernel)
 
         # Small N means few blocks by design; numba-cuda would warn about occupancy on every launch.

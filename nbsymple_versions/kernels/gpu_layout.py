@@ -12,6 +12,7 @@ The mass sits in the record, so one upload carries everything a kernel reads.
 """
 import numpy as np
 
+from ..core.vocabulary import check_precision
 from . import dsp
 
 DEFAULT_TILE = 256
@@ -91,6 +92,24 @@ class SlicedGpuBackend:
     `upload_bodies()` (pinned records -> every slice), `launch()` (start every slice's kernel,
     no wait) and `copy_out()` (every slice's forces -> its `host_out`, asynchronously), and set
     `host_bodies` and `precision`. Each public step ends synchronised."""
+
+    def configure(self, m, eps, precision, tile, devices, galactic, units, kernel) -> tuple:
+        """Check the options and set what both backends keep; returns the buffers' shape and
+        types (npad, width, real type, output type). The caller checks availability first."""
+        check_precision(precision)
+        self.precision, self.tile, self.devices = precision, check_tile(tile), check_devices(devices)
+        self.kernel_kind = check_kernel(kernel)
+        self.includes_galactic = bool(galactic)
+        self.n = m.shape[0]
+        self.npad = padded(self.n, self.tile)
+        ftype = real_type(precision)
+        self.eps2 = ftype(eps * eps)
+        self.scales = ()
+        if galactic:
+            if units is None:
+                raise ValueError("the fused galactic kernel needs the state's units")
+            self.scales = (np.float64(units.galaxy_length_scale), np.float64(units.galaxy_acceleration_scale))
+        return self.npad, WIDTH[precision], ftype, (np.float64 if galactic else ftype)
 
     def synchronize(self):
         for s in self.slices:

@@ -21,7 +21,7 @@ def run(args, parser) -> int:
     """`nbsymple run` for version F; returns the exit status or raises runner.RunStop."""
     from .. import snapshots
     from ..core.ics import make_cluster
-    from ..runner import DEFAULT_CHECKPOINT_EVERY, RunStop, _report, _user_values, memory_problem
+    from ..runner import DEFAULT_CHECKPOINT_EVERY, RunStop, memory_problem, report, user_values
     from ..simulation import NonFiniteState
     from .comm import world as _world
     from .simulation import MpiSimulation, write_snapshot
@@ -62,7 +62,7 @@ def run(args, parser) -> int:
     options = {"node_version": args.node_version} if getattr(args, "node_version", None) else {}
     progress = Progress("initial energy, O(N^2)", args.n, unit="body",
                         enabled=world.is_root and (sys.stderr.isatty() or args.n > 20000))
-    with _user_values():
+    with user_values():
         state = make_cluster(args.n, seed=seed)
         sim = MpiSimulation(state, "F", args.scheme, args.precision, args.dt,
                             progress=lambda done, total: progress(done), **options)
@@ -83,6 +83,6 @@ def run(args, parser) -> int:
     except NonFiniteState as e:        # raised by every rank together (MpiSimulation._check_finite)
         raise RunStop(f"{e}, so the run stopped there", status=3) from None
     if world.is_root:
-        return _report(args, run_, sim, folder, None, 0)
+        return report(args, run_, sim, folder, None, 0)
     with redirect_stdout(io.StringIO()):     # the errors are collective: every rank computes them
-        return _report(args, run_, sim, folder, None, 0)
+        return report(args, run_, sim, folder, None, 0)

@@ -15,7 +15,10 @@ from .results import Results
 
 STEP = {"leapfrog": "steps.Step.time_step_leapfrog", "si6a": "steps.Step.time_step_si6a"}
 SHARE = "steps.TaskShares.track_share"
-TASK_TIMES = {t: f"tasks.Tasks.time_{t}" for t in TASKS}
+# each task's own timing, and whether it has a precision parameter (read at dp); a task a
+# version does not have (transfer on a CPU, communicate off MPI) counts as zero
+TASK_TIMES = {"pairwise": ("tasks.Tasks.time_pairwise", True), "galactic": ("tasks.HostTasks.time_galactic", False),
+              "integrate": ("tasks.HostTasks.time_integrate", False), "transfer": ("tasks.Transfer.time_transfer", True)}
 ENERGY = "accuracy.Conservation.track_energy_error"
 ENERGY_STEP = "accuracy.Conservation.track_energy_error_per_step"
 INTERNAL = "accuracy.Conservation.track_internal_energy_error"
@@ -88,20 +91,20 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
             if task in TASKS:
                 rows.setdefault((str(version), int(n)), {})[task] = value
         origin = f"{SHARE} (TaskClock shares of a dp leapfrog step)"
-    elif all(name in res for name in TASK_TIMES.values()):
+    elif TASK_TIMES["pairwise"][0] in res:
         times: dict[tuple, dict] = {}
-        for task, name in TASK_TIMES.items():
-            for (version, n, prec), value in res.get(name).items():
-                if prec == "dp":
-                    times.setdefault((str(version), int(n)), {})[task] = value
+        for task, (name, has_precision) in TASK_TIMES.items():
+            for key, value in (res.get(name).items() if name in res else ()):
+                if not has_precision or key[2] == "dp":
+                    times.setdefault((str(key[0]), int(key[1])), {})[task] = value
         for key, t in times.items():
             total = sum(t.get(k, 0.0) for k in TASKS)
-            if total > 0:
+            if total > 0 and "pairwise" in t:
                 rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
-        origin = "tasks.Tasks.time_* in dp (share of the four tasks' sum)"
+        origin = "the tasks.* timings in dp (share of the tasks' sum)"
     else:
-        raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor the four "
-                          f"tasks.Tasks.time_* benchmarks")
+        raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor "
+                          f"{TASK_TIMES['pairwise'][0]}")
     table = []
     for (version, n), shares in sorted(rows.items()):
         table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}})
@@ -137,6 +140,24 @@ def conservation_table(res: Results) -> dict[tuple, dict]:
 
 
 # ----------------------------------------------------------------------------- the machine
+
+def load_problem(res: Results) -> str | None:
+    """A sentence when the benchmarks ran on a busy machine (the 1-minute load average above the
+    core count at some point of a run, as `make bench` records it), or when nobody recorded how
+    busy it was; None for a quiet run. Timings taken under load say little about the code."""
+    loads = [p["load_average"] for p in res.provenance if isinstance(p.get("load_average"), dict)]
+    if not loads:
+        return ("These results do not record how busy the machine was (load average), so the timings "
+                "cannot be told apart from a quiet run's: read the speed comparisons with care.")
+    busy = [la for la in loads if la.get("max", 0) > (la.get("cores") or 1)]
+    if busy:
+        worst = max(busy, key=lambda la: la["max"])
+        return (f"Taken under load: the 1-minute load average reached {worst['max']:g} (median "
+                f"{worst.get('median', float('nan')):g}) on {worst.get('cores', '?')} cores while the benchmarks "
+                f"ran, so other work shared the CPU; the timings and speed-ups below are not clean and no "
+                f"conclusion is drawn from them. Re-run `make bench` on a quiet machine.")
+    return None
+
 
 def describe_machine(res: Results) -> dict:
     """{'cpu', 'num_cpu', 'ram', 'os', 'arch', 'threads', 'device'} from machine.json and the results.

@@ -94,7 +94,7 @@ def table(summary: dict) -> str:
               f"so that float64 rounding of the orbital part does not swamp it: what the integration costs "
               f"the cluster itself.",
               *_verdict(summary),
-              f"- Simulation: {source_line(run)}."]
+              f"- {source_line(run)[0].upper()}{source_line(run)[1:]}."]
     return "\n".join(lines) + "\n"
 
 
@@ -108,8 +108,8 @@ def _verdict(summary: dict) -> list[str]:
     return [f"- At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {worst:.2g} of the cluster's binding "
             f"energy by {_orbits(rows[-1]['orbits'])}, while the total-energy error stays at "
             f"{rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, dense core, so the cluster's "
-            f"internal evolution (and with it the rate at which stars escape into the tails) carries that error. "
-            f"A smaller `--tidal-dt` lowers it (leapfrog: about as dt^2)."]
+            f"internal evolution (and with it the rate at which stars escape into the tails) carries that error; "
+            f"a smaller `--tidal-dt` lowers it."]
 
 
 def _unrolled(pos: np.ndarray, centre: np.ndarray, pc: float) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +187,8 @@ def plot(summary: dict, folder, path) -> Path:
         last = summary["rows"][-1] if summary["rows"] else None
         errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
                   f"{last['internal_energy_error']:.1e} (internal)") if last else ""
-        fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc (cf. paper Figs. 6-8)\n"
+        fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
+                     f"(cf. paper Figs. 6-8)\n"
                      f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "
                      f"{run['steps']} steps, wall time {_hours(run['wall_seconds'])} in {run.get('sessions', 1)} "
                      f"session(s){errors}", fontsize=8.5)

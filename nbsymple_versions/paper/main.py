@@ -14,11 +14,11 @@ import argparse
 import json
 import math
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
+from ..runner import writable
 from ..versions import LETTERS, TABLE, get_version
 from .data import MissingData, source_line, task_share_table
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
@@ -87,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tidal-n", type=COUNT, default=None, help=f"bodies in the tidal-tail run (default "
                                                                f"{TIDAL_DEFAULTS['n']}, {TIDAL_FULL_N} with --full)")
     p.add_argument("--tidal-dt", type=POSITIVE, default=None,
-                   help=f"time step of the tidal-tail run in T (default {TIDAL_DEFAULTS['dt']:g})")
+                   help=f"time step of the tidal-tail run in T (default {TIDAL_DEFAULTS['dt']:g}, "
+                        f"{TIDAL_FULL['dt']:g} with --full)")
     p.add_argument("--tidal-orbits", type=POSITIVE, default=None,
                    help=f"orbits to integrate (default {TIDAL_DEFAULTS['orbits']:g})")
     p.add_argument("--tidal-precision", default=None, type=str.lower, choices=PRECISIONS,
@@ -155,12 +156,7 @@ def _check_inputs(args) -> Results | None:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise PaperError(f"--out {out} is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
-            pass
-    except OSError as exc:
-        raise PaperError(f"cannot write into --out {out}: {exc.strerror or exc}") from None
+    writable(out, "the figures (--out)", PaperError)
     return res
 
 
@@ -292,7 +288,7 @@ def main(argv=None) -> int:
         _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
         return 128 + exc.signum
     except Busy as exc:
-        _say(f"{exc}; nothing was written.")
+        _say(f"{exc}" + ("; nothing was written." if args.full else "; REPORT.md was not rewritten."))
         return 2
 
 

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from ..versions import GPU_LETTERS
-from .data import (ALL_CORES, GPU_RANGE, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE, REFERENCE, STEP,
+from .data import (ALL_CORES, load_problem, GPU_RANGE, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE, REFERENCE, STEP,
                    MissingData, describe_machine, largest_n_shares, series, speedups)
 from .results import Results
 
@@ -122,7 +122,11 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
                   f"| benchmarks run | {res.date_text} |",
                   f"| Python | {_python(res)} |",
                   f"| asv results files | {', '.join(f'`{f}`' for f in res.files)} |", ""]
-        found = findings(res, shares)
+        problem = load_problem(res)
+        busy = problem is not None and problem.startswith("Taken under load")
+        if problem:
+            lines += [f"> **{'Figures taken under load.' if busy else 'Machine load not recorded.'}** {problem}", ""]
+        found = [] if busy else findings(res, shares)
         if found:
             lines += ["## What the benchmark figures show", ""] + [f"- {s}" for s in found] + [""]
     else:

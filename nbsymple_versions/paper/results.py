@@ -92,6 +92,7 @@ class ResultFile:
     env_params: dict
     env_vars: dict
     rows: dict                      # name -> {column: value}
+    provenance: list = field(default_factory=list)   # the suite's record of each run (load average...)
 
     @property
     def run_date(self) -> int:
@@ -122,7 +123,8 @@ class ResultFile:
                 raise ResultsError(f"asv results file {name} is malformed (the row of {bench} is not a list).")
             rows[bench] = dict(zip(cols, row))
         return cls(Path(path), str(d["commit_hash"]), int(d["date"] or 0), str(d.get("python", "")),
-                   str(d.get("env_name", "")), dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows)
+                   str(d.get("env_name", "")), dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
+                   [p for p in d.get("provenance") or [] if isinstance(p, dict)])
 
 
 @dataclass
@@ -140,6 +142,7 @@ class Results:
     warnings: list = field(default_factory=list)  # one sentence per file that was skipped
     _rows: dict = field(default_factory=dict, repr=False)
     run_date: int = 0                           # when the benchmarks ran (latest started_at), ms
+    provenance: list = field(default_factory=list)  # each run's record (libraries, threads, load average)
 
     def __contains__(self, name: str) -> bool:
         return name in self._rows
@@ -198,8 +201,8 @@ class Results:
 # Parameter names of the suite's contract (used when benchmarks.json is absent or unreadable).
 _VNP = ("version", "n", "precision")
 CONTRACT_PARAM_NAMES = {
-    "tasks.Tasks.time_pairwise": _VNP, "tasks.Tasks.time_galactic": _VNP,
-    "tasks.Tasks.time_integrate": _VNP, "tasks.Tasks.time_transfer": _VNP,
+    "tasks.Tasks.time_pairwise": _VNP, "tasks.HostTasks.time_galactic": ("version", "n"),
+    "tasks.HostTasks.time_integrate": ("version", "n"), "tasks.Transfer.time_transfer": ("gpu_version", "n", "precision"),
     "steps.Step.time_step_leapfrog": _VNP, "steps.Step.time_step_si6a": _VNP,
     "steps.TaskShares.track_share": ("version", "n", "task"),
     "throughput.Throughput.track_interactions_per_second": _VNP,
@@ -207,6 +210,7 @@ CONTRACT_PARAM_NAMES = {
     "accuracy.Conservation.track_energy_error": ("scheme", "precision"),
     "accuracy.Conservation.track_energy_error_per_step": ("scheme", "precision"),
     "accuracy.Conservation.track_angular_momentum_error": ("scheme", "precision"),
+    "accuracy.Conservation.track_internal_energy_error": ("scheme", "precision"),
     "compile.Compile.track_compile_seconds": ("version", "precision"),
 }
 
@@ -313,4 +317,5 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     return Results(machine=machine, commit=chosen, date=last.date, python=last.python, machine_info=info,
                    files=[_name(f.path, root) for f in selected], env_vars=env_vars,
                    env_params=dict(last.env_params), warnings=warnings, _rows=rows, _param_names=param_names,
-                   run_date=max(f.run_date for f in selected))
+                   run_date=max(f.run_date for f in selected),
+                   provenance=[p for f in selected for p in f.provenance])

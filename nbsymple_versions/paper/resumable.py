@@ -15,12 +15,12 @@ import fcntl
 import json
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
 from ..checkpoint import CheckpointError, load, save, temporary_files
 from ..progress import Progress
+from ..runner import StopSignals
 from ..simulation import Simulation
 from ..snapshots import list_snapshots, write_snapshot
 
@@ -51,28 +51,6 @@ def _locked(folder: Path):
             raise Busy(f"another process is running the simulation in {folder}; wait for it, or stop it "
                        f"(it then leaves a checkpoint that the same command resumes)") from None
         yield
-
-
-class _Signals:
-    """SIGINT and SIGTERM set `signum`; installed only in the main thread."""
-
-    def __init__(self):
-        self.signum, self.previous = None, {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signum is not None:      # a second signal: stop at once
-            raise KeyboardInterrupt
-        self.signum = signum
-
-    def __exit__(self, *exc):
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
 
 
 def _resumable(folder: Path, params: dict):
@@ -113,7 +91,7 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
     targets = sorted({int(k) for k in snapshot_steps if k > 0})
     total = targets[-1]
     t0 = time.perf_counter()
-    with _Signals() as signals:
+    with StopSignals() as signals:
         found = None if rerun else _resumable(folder, params)
         if found is None:
             _clean(folder)

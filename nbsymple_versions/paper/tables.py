@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS, TASKS
-from .data import (INTERNAL, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY, PAPER_SI6A_SP_DP_ORDERS,
-                   conservation_table, largest_n_shares)
+from .data import (INTERNAL, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
+                   PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
 from .results import Results
 
 
@@ -95,16 +95,17 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     lo, hi = PAPER_SI6A_DP_ENERGY_PER_STEP
     llo, lhi = PAPER_SI6A_DP_LXY
     si = table.get(("si6a", "dp"), {})
-    lines += ["", "| paper (text), SI6A dp | | energy (total), per step | | | L_x, L_y |", "|---|---|---:|---:|---:|---:|",
+    lines += ["", "| paper (text), SI6A dp | | energy (total), per step | | | L_x, L_y |",
+              "|---|---|---:|---:|---:|---:|",
               f"| reported range | dp | {lo:.1e} to {hi:.1e} | | | {llo:.1e} to {lhi:.1e} |", ""]
     if si:
         per_step = si.get("per_step", math.nan)
-        lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its 1.4e-14 to 8.8e-14 per step "
+        lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its {lo:.1e} to {hi:.1e} per step "
                      f"is compared with the total-energy error: here SI6A dp has {_sci(per_step)} per step "
                      f"({_within(per_step, PAPER_SI6A_DP_ENERGY_PER_STEP)}); its internal-energy error after "
                      f"1000 steps is {_sci(si.get('internal', math.nan), internal_missing, '0')}. Its angular-momentum "
-                     f"error is {_sci(si.get('angular', math.nan), zero='0')} (the paper quotes L_x and L_y; ours is that of "
-                     f"L_z, the component the Galaxy conserves).")
+                     f"error is {_sci(si.get('angular', math.nan), zero='0')} (the paper quotes L_x and L_y; "
+                     f"ours is that of L_z, the component the Galaxy conserves).")
         for key, what in (("after_1000", "total"), ("internal", "internal")):
             sp, dp = table.get(("si6a", "sp"), {}).get(key, math.nan), si.get(key, math.nan)
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
