@@ -13,6 +13,7 @@ that every rank fails together with the failing rank's reason.
 from importlib.util import find_spec
 import os
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -172,6 +173,9 @@ def _abort_on_uncaught_exceptions(w: World):
             sys.stderr.write(f"nbsymple: rank {w.rank}: {kind.__name__}: {value}\n")
         sys.stderr.flush()
         sys.stdout.flush()
+        # MPI_Abort ends every process at once, mpiexec's output forwarding included: give the
+        # message half a second to reach the terminal (seen lost without it, now and then)
+        time.sleep(0.5)
         w.abort(1)
 
     sys.excepthook = hook
