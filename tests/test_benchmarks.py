@@ -362,7 +362,6 @@ def test_compile_seconds_is_positive():
 def test_gpu_versions_through_the_suite_in_the_simulator():
     """C, D, E under NUMBA_ENABLE_CUDASIM=1 at N = 64: validation, transfer and the kernel
     through the same benchmark classes (the simulator must be on before numba loads)."""
-    pytest.importorskip("numba.cuda")
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})

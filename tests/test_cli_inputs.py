@@ -1,8 +1,6 @@
 """Inputs a user can type: every mistake is one sentence and exit status 2 with nothing lost;
 a property-based search over `run`, `check` and `profile` finds no traceback and no
 non-JSON output under --json."""
-import contextlib
-import io
 import json
 import tempfile
 from pathlib import Path
@@ -11,23 +9,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import numpy as np
 import pytest
 
-from nbsymple_versions import cli, runner, versions
+from cli_call import call
+from nbsymple_versions import runner, versions
 from nbsymple_versions.core.diagnostics import potential_energy
 from nbsymple_versions.snapshots import SnapshotError, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
 
 HUGE = 10**13                       # bodies no machine holds: refused by the memory estimate
-
-
-def call(argv) -> tuple[int, str, str]:
-    """`nbsymple` in this process: (exit status, stdout, stderr); argparse's exits included."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = cli.main([str(a) for a in argv])
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
 
 
 def assert_clean(argv, rc, out, err, statuses=(0, 2)):

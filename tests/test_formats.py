@@ -1,14 +1,13 @@
 """The authors' ASCII layout (x y z vx vy vz m per line, cluster units): snapshots written in it
 read back bit for bit, `nbsymple run --ics FILE` starts from it, and a bad file is one
 sentence naming the line, exit status 2."""
-import contextlib
-import io
 import json
 
 import numpy as np
 import pytest
 
-from nbsymple_versions import cli, make_cluster
+from cli_call import call
+from nbsymple_versions import make_cluster
 from nbsymple_versions.authors_format import FormatError, read_nbsymple, write_nbsymple
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.snapshots import SnapshotError, prepare_folder, read_snapshot, write_snapshot
@@ -16,16 +15,6 @@ from nbsymple_versions.snapshots import SnapshotError, prepare_folder, read_snap
 # one line as the authors' Particles::print writes it (scientific, showpos, setprecision(8))
 AUTHORS_LINE = "+8.50123456e+02 -1.23456789e-01 +4.00000000e-03 +1.00000000e-02 +8.56000000e+01 -3.00000000e-02 " \
                "+2.08333333e-03\n"
-
-
-def call(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = cli.main([str(a) for a in argv])
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
 
 
 def test_a_file_round_trips_bit_for_bit_and_reads_the_authors_lines(tmp_path):

@@ -4,9 +4,9 @@ Jobs run under `mpiexec -n K` (K = 1, 2, 3) at N = 301, which neither 2 nor 3 di
 tests/mpi_helper.py or `python -m nbsymple_versions.cli`; each has a timeout, so a hang fails
 instead of blocking. B's reference runs in this process. In dp, F must give B's positions,
 velocities and diagnostics bit for bit; sp and dsp within the precision's tolerance (they are
-bit-identical too today: the slice kernel is B's loop). The GPU node engine runs in numba's
-CUDA simulator (NUMBA_ENABLE_CUDASIM=1) at N = 97. Without mpi4py or mpiexec the MPI tests
-are skipped with the reason (the `mpi` extra, part of `test`, installs both).
+bit-identical too today: each rank runs B's own compiled kernel on its slice). The GPU node
+engine runs in numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) at N = 97. Without mpi4py or
+mpiexec every test fails with what to install (the `mpi` extra, part of `test`, brings both).
 """
 import json
 import os
@@ -40,8 +40,12 @@ def _mpiexec():
 
 
 MPIEXEC = _mpiexec()
-needs_mpi = pytest.mark.skipif(not (have_mpi4py() and MPIEXEC),
-                               reason="needs mpi4py and mpiexec: pip install 'nbsymple-versions[mpi]'")
+
+
+@pytest.fixture(autouse=True)
+def mpi_installed():
+    """The test extra installs mpi4py and mpich: a missing MPI fails here, it is never a skip."""
+    assert have_mpi4py() and MPIEXEC, "needs mpi4py and mpiexec: pip install -e '.[test]' (or '.[mpi]')"
 
 
 def _env(**extra):
@@ -94,7 +98,6 @@ def test_one_rank_outside_mpi_is_b_bit_for_bit(version_b):
     assert list(sim.clock.seconds) == list(TASKS)
 
 
-@needs_mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
     """mpiexec -n 1, 2, 3 at N = 301, leapfrog and SI6A, sp/dp/dsp: dp bit for bit with B
@@ -133,7 +136,6 @@ def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
                 assert run["node_version"] == "B" and run["device"].startswith(f"{ranks} MPI rank")
 
 
-@needs_mpi
 def test_cli_across_ranks_writes_b_snapshots(tmp_path):
     """`mpiexec -n 3 nbsymple run --version F ...`: rank 0 alone prints one JSON object and
     writes the snapshots, and they hold B's arrays bit for bit."""
@@ -155,7 +157,6 @@ def test_cli_across_ranks_writes_b_snapshots(tmp_path):
     assert out["energy_error"] == b.errors()["energy_error"]
 
 
-@needs_mpi
 def test_a_failing_rank_ends_the_job_with_its_message():
     """Rank 1 raises at its third kick (mid-run): the job ends non-zero within seconds, the
     message on stderr; no rank is left waiting in a collective (the timeout would fail)."""
@@ -170,7 +171,6 @@ def test_a_failing_rank_ends_the_job_with_its_message():
     assert ended - raised < 10
 
 
-@needs_mpi
 def test_gpu_node_engine_in_the_simulator(version_b, tmp_path):
     """Under NUMBA_ENABLE_CUDASIM=1 each rank runs the GPU engine (E by default, D when asked)
     on its slice, and agrees with B (dp to 1e-12, sp to its tolerance)."""

@@ -64,10 +64,8 @@ def fill_masses(bodies: np.ndarray, m: np.ndarray) -> None:
 def pack(x: np.ndarray, bodies: np.ndarray, precision: str) -> None:
     """Positions x (3, N) float64 into the first N records of `bodies` (masses untouched)."""
     n = x.shape[1]
-    if precision == "dsp":
-        hi, lo = dsp.split(x)
-        bodies[:n, 0:3] = hi.T
-        bodies[:n, 4:7] = lo.T
+    if precision == "dsp":      # straight into the records' hi and lo columns: no temporaries
+        dsp.split(x.T, bodies[:n, 0:3], bodies[:n, 4:7])
     else:
         np.copyto(bodies[:n, 0:3], x.T, casting="same_kind")
 
