@@ -15,9 +15,8 @@ from pathlib import Path
 from . import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
-from .kernels.gpu_layout import BACKENDS, KERNEL_KINDS
-from .runner import user_values
-from .versions import GPU_LETTERS, LETTERS, VersionUnavailable
+from .runs.errors import user_values
+from .versions import LETTERS, TABLE, VersionUnavailable
 
 
 class UsageError(Exception):
@@ -54,55 +53,79 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _option_flags() -> dict:
+    """Every version option, once: name -> (its description, the letters that take it), from the
+    versions' typed `Options` (core/options.py)."""
+    flags = {}
+    for v in TABLE:
+        for d in v.Options.describe():
+            flags.setdefault(d["name"], (d, []))[1].append(v.letter)
+    return flags
+
+
+def _version_option_arguments(p, names=None, add=None):
+    """The versions' options as flags (default: not given); `names` limits them; `add` replaces
+    `p.add_argument`."""
+    add = add or p.add_argument
+    for name, (d, letters) in _option_flags().items():
+        if names is not None and name not in names:
+            continue
+        choices = d["choices"]
+        kind = (str.upper if all(c.isupper() for c in choices) else str.lower) if choices else _whole_number(1)
+        add(d["flag"], dest=name, default=None, type=kind, choices=choices,
+                       help=f"versions {', '.join(letters)}: {d['help']}")
+
+
 def _gpu_arguments(p):
-    p.add_argument("--gpu-backend", default=None, type=str.lower, choices=BACKENDS,
-                   help="GPU versions C, D, E: numba (numba-cuda, default) or cupy (CuPy + CUDA C)")
-    p.add_argument("--gpu-kernel", default=None, type=str.lower, choices=KERNEL_KINDS,
-                   help="GPU versions C, D, E: tiled (shared memory, default) or plain (global memory)")
+    _version_option_arguments(p, ("backend", "kernel"))
 
 
-def gpu_options(args, letter: str) -> dict:
-    """The `backend` and `kernel` options given on the command line, for version `letter` if it
-    is a GPU version ({} for the others, and when none was given)."""
-    if letter.upper() not in GPU_LETTERS:
-        return {}
-    given = {"backend": getattr(args, "gpu_backend", None), "kernel": getattr(args, "gpu_kernel", None)}
-    return {k: v for k, v in given.items() if v is not None}
+def version_options(args, version) -> dict:
+    """The options given on the command line that `version` takes ({} when none was given)."""
+    given = {name: getattr(args, name, None) for name in _option_flags()}
+    return {k: v for k, v in given.items() if v is not None and k in version.options}
 
 
-def _parser():
+def given_options(args) -> dict:
+    """Every version option given on the command line (the version refuses those it does not take)."""
+    return {name: getattr(args, name) for name in _option_flags() if getattr(args, name, None) is not None}
+
+
+def _parser(explicit_only=False):
+    """The command line; with `explicit_only`, `run` has no defaults, so that parsing tells which
+    options were given (abbreviations included)."""
     p = _Parser(prog="nbsymple", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
-    r.add_argument("--version", default="A", type=str.upper, choices=LETTERS,
-                   help="paper version A-E, or F across MPI ranks (default A)")
-    r.add_argument("--n", type=_whole_number(2), default=1024, help="number of bodies (default 1024)")
-    r.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
-    r.add_argument("--precision", default="dp", type=str.lower, choices=PRECISIONS)
-    r.add_argument("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
-    r.add_argument("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
-    r.add_argument("--seed", type=int, default=None, help="random seed of the initial conditions")
-    r.add_argument("--devices", type=_whole_number(1), default=None, help="GPU slices for version E")
-    r.add_argument("--tile", type=_whole_number(1), default=None, help="GPU threads per block (default 256)")
-    r.add_argument("--node-version", type=str.upper, choices=("B", "D", "E"), default=None,
-                   help="version F: the engine each MPI rank runs (default E with a GPU, else B)")
-    _gpu_arguments(r)
-    r.add_argument("--snapshots", type=Path, default=None, metavar="DIR", help="write snapshots into DIR")
-    r.add_argument("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
-                   help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
-    r.add_argument("--ics", type=Path, default=None, metavar="FILE",
-                   help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
-                        "Galactic frame) instead of a generated cluster")
-    r.add_argument("--mass-classes", type=_whole_number(1), default=None, metavar="K",
-                   help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
-    r.add_argument("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
-    r.add_argument("--json", action="store_true", help="print one JSON object and nothing else on stdout")
-    r.add_argument("--checkpoint", default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
-    r.add_argument("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
-                   help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
-    r.add_argument("--resume", default=None, metavar="FILE",
-                   help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
+
+    def add(*flags, default=None, **kw):
+        r.add_argument(*flags, default=argparse.SUPPRESS if explicit_only else default, **kw)
+
+    add("--version", default="A", type=str.upper, choices=LETTERS,
+            help="paper version A-E, or F across MPI ranks (default A)")
+    add("--n", type=_whole_number(2), default=1024, help="number of bodies (default 1024)")
+    add("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
+    add("--precision", default="dp", type=str.lower, choices=PRECISIONS)
+    add("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
+    add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
+    add("--seed", type=int, default=None, help="random seed of the initial conditions")
+    _version_option_arguments(r, add=add)
+    add("--snapshots", type=Path, default=None, metavar="DIR", help="write snapshots into DIR")
+    add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
+            help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
+    add("--ics", type=Path, default=None, metavar="FILE",
+            help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
+                "Galactic frame) instead of a generated cluster")
+    add("--mass-classes", type=_whole_number(1), default=None, metavar="K",
+            help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
+    add("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
+    add("--json", action="store_true", default=False, help="print one JSON object and nothing else on stdout")
+    add("--checkpoint", default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
+            help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
+    add("--resume", default=None, metavar="FILE",
+            help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
     c.add_argument("--n", type=_whole_number(2), default=1000, help="number of bodies (default 1000)")
@@ -136,34 +159,24 @@ def _parser():
 
 
 def cmd_run(args) -> int:
-    from .runner import RunStop, run       # checkpoints, resume, signals, seeds, memory
-    if args.version == "F":
-        from .mpi.run import run           # noqa: F811  (across MPI ranks: rank 0 writes and prints)
-        for name in ("ics", "mass_classes", "snapshot_format"):
-            if getattr(args, name) is not None:
-                raise UsageError(f"--{name.replace('_', '-')} is not available for version F yet")
-    elif args.node_version is not None:
-        raise UsageError("--node-version is for version F (the engine each MPI rank runs)")
-    if args.gpu_backend or args.gpu_kernel:
-        from .versions import get_version
-        if args.version not in GPU_LETTERS:
-            raise UsageError(f"--gpu-backend and --gpu-kernel are for the GPU versions {', '.join(GPU_LETTERS)}")
-        ok, reason = get_version(args.version).available(args.gpu_backend or "numba")
-        if not ok:
-            raise VersionUnavailable(f"version {args.version} is not available: {reason}")
-    try:                                   # runner.py passes devices, tile, backend and kernel on
-        return run(args, _parser())
+    from .runs.driver import run            # every version, F across MPI ranks too
+    from .runs.errors import RunStop
+    explicit = set(vars(_parser(explicit_only=True).parse_args(args.argv))) - {"command"}
+    args.options = given_options(args)
+    try:
+        return run(args, explicit)
     except RunStop as e:
-        print(f"nbsymple run: {e}", file=sys.stderr)
+        if e.speak:
+            print(f"nbsymple run: {e}", file=sys.stderr)
         return e.status
 
 
 def cmd_check(args) -> int:
-    from .runner import memory_problem
+    from .runs.memory import memory_problem
     from .versions import all_versions, get_version
     if args.gpu_report:
         from .gpu_report import main as gpu_report
-        options = gpu_options(args, "C")
+        options = version_options(args, get_version("C"))
         with user_values(UsageError):
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
@@ -175,7 +188,7 @@ def cmd_check(args) -> int:
 
     checks, unavailable = [], []
     for version in all_versions():
-        options = gpu_options(args, version.letter)
+        options = version_options(args, version)
         ok, reason = version.available(options.get("backend", "numba"))
         if not ok:
             unavailable.append(f"{version.letter}: not available: {reason}")
@@ -205,7 +218,7 @@ def cmd_profile(args) -> int:
     from .simulation import Simulation
     from .versions import get_version
 
-    from .runner import memory_problem
+    from .runs.memory import memory_problem
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
         raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
@@ -216,7 +229,7 @@ def cmd_profile(args) -> int:
         print(f"{'version':8}{'N':>8}{'s per step':>16}" + "".join(f"{t:>12}" for t in TASKS) + "   device")
     rows = []
     for letter in dict.fromkeys(args.versions):
-        options = gpu_options(args, letter)
+        options = version_options(args, get_version(letter))
         ok, reason = get_version(letter).available(options.get("backend", "numba"))
         if not ok:
             print(f"{letter}: not available: {reason}", file=sys.stderr)
@@ -242,7 +255,7 @@ def cmd_gpu_asm(args) -> int:
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
         raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
     with user_values(UsageError):
-        from .kernels.gpu_layout import check_tile
+        from .gpu_pairwise.options import check_tile
         check_tile(args.tile)
     if args.keep is not None:
         try:

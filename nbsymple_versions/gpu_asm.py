@@ -344,7 +344,7 @@ def cuda_c_ptx(precision: str, tile: int, arch: str) -> str:
     """PTX of the CuPy backend's module (`kernels/nbody.cu`) for one precision, compiled by NVRTC
     with the options the backend gives CuPy. NVRTC needs no driver; `cuda.bindings` (installed
     with numba-cuda[cu13]) loads the same libnvrtc as cupy-cuda13x."""
-    from .kernels import cupy_backend
+    from .gpu_pairwise import cupy_cuda as cupy_backend
     try:
         from cuda.bindings import nvrtc
     except ImportError as e:
@@ -390,7 +390,7 @@ def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
     import numba.cuda.dispatcher as dispatcher
     from numba import cuda
 
-    from .kernels import cuda as kc
+    from .gpu_pairwise import numba_cuda as kc
     cc = _cc(arch)
     saved = dispatcher.get_current_device
     dispatcher.get_current_device = lambda: _TargetDevice(cc)

@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     if not ok:
         print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
         return 1
-    from .kernels import cuda as kc
+    from .gpu_pairwise import numba_cuda as kc
 
     options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     try:

@@ -13,18 +13,11 @@ import platform
 import re
 import subprocess
 
+from .gpu_pairwise.simulator import cuda_simulator, gpu_name
+
 # distributions whose versions change the numbers (importlib.metadata names)
 LIBRARIES = ("numpy", "numba", "llvmlite", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "mpi4py", "mpich")
 REPO = Path(__file__).resolve().parents[1]
-
-
-def cuda_simulator() -> bool:
-    """True when NUMBA_ENABLE_CUDASIM asks for numba-cuda's simulator, read as numba reads it
-    (a whole number, non-zero means on; anything else means off)."""
-    try:
-        return int(os.environ.get("NUMBA_ENABLE_CUDASIM", "0")) != 0
-    except ValueError:
-        return False
 
 
 @lru_cache(maxsize=1)
@@ -76,19 +69,13 @@ def threading() -> tuple[str, int]:
     import numba
     import numpy as np
 
-    from .kernels.cpu import THREADED
+    from .threaded.kernels import THREADED
     THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
     try:
         layer = numba.threading_layer()
     except ValueError:
         layer = "unknown"
     return layer, numba.get_num_threads()
-
-
-def gpu_name(gpu) -> str:
-    """A numba-cuda device's name as text (older numba-cuda gives bytes)."""
-    name = gpu.name
-    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def gpus() -> tuple[list[str], str]:

@@ -4,6 +4,12 @@
     sim.step(100)
     sim.energy_error(), sim.internal_energy_error(), sim.angular_momentum_error(), sim.clock.shares()
 
+The same class drives all six versions. Version F runs it on every MPI rank (`mpiexec -n K
+python script.py`: every rank makes the same calls); its pipeline's `world` carries the
+collectives, which do nothing on one process: rank 0's bodies go to every rank first, steps
+touch each rank's slice only, `gather()` makes the state whole, the diagnostics gather first
+and share out the O(N^2) W sum, and a non-finite value anywhere stops every rank together.
+
 A step that leaves a non-finite position, velocity or acceleration raises `NonFiniteState`
 at once (an O(N) check on the host arrays). `record()` and `Simulation.restore` carry
 everything but the arrays through a checkpoint, so a restored run continues bit for bit.
@@ -13,8 +19,8 @@ import math
 import numpy as np
 
 from .core.clock import TaskClock
-from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy, energy_parts,
-                               internal_energy_error, relative_error)
+from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts,
+                               internal_energy_error, potential_energy, relative_error)
 from .core.integrator import advance
 from .core.schemes import get_scheme
 from .versions import get_version
@@ -32,6 +38,13 @@ class NonFiniteState(RuntimeError):
         noun = "body" if len(self.bodies) == 1 else "bodies"
         what = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
         super().__init__(f"step {step} left a non-finite {what} in {noun} {shown}")
+
+
+def share_state(state, world):
+    """Rank 0's bodies, time, softening and units to every rank, in place (nothing on one)."""
+    for a in (state.x, state.v, state.m):
+        world.broadcast(a)
+    state.t, state.eps, state.units = world.broadcast_object((state.t, state.eps, state.units))
 
 
 class Simulation:
@@ -54,14 +67,16 @@ class Simulation:
         self.dt = dt
         self.options = dict(options)
         self.clock = TaskClock()
+        self.world = self.version.world()
+        share_state(state, self.world)
         self.forces = self.version.pipeline(state, precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done = 0
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
         self._acc = np.zeros_like(state.x)
-        self.energy_parts0 = energy_parts(state, progress) if diagnostics else None
+        self.energy_parts0 = self.energy_parts(progress) if diagnostics else None
         self.energy0 = self.energy_parts0.total if diagnostics else None
-        self.angular_momentum0 = angular_momentum(state) if diagnostics else None
+        self.angular_momentum0 = self.angular_momentum() if diagnostics else None
 
     def step(self, steps: int = 1, on_step=None):
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
@@ -80,15 +95,38 @@ class Simulation:
         advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
 
     def _check_finite(self):
-        """O(N): one sum per array; only a non-finite sum looks for the bodies."""
-        x, v, a = self.state.x, self.state.v, self._acc
-        if math.isfinite(float(x.sum()) + float(v.sum()) + float(a.sum())):
+        """O(N): one sum per array of this rank's slice; only a non-finite sum looks for the
+        bodies. Across ranks one `MPI_Allreduce` (timed as communicate) tells every rank, and
+        all raise the same `NonFiniteState` together."""
+        n, world = self.state.n, self.world
+        a, b = world.slice(n)
+        mine = [arr[:, a:b] for arr in (self.state.x, self.state.v, self._acc)]
+        bad = not math.isfinite(sum(float(arr.sum()) for arr in mine))
+        if world.size > 1:
+            with self.clock.task("communicate"):
+                bad = world.any(bad)
+        if not bad:
             return
-        bad = {kind: ~np.isfinite(arr).all(axis=0) for kind, arr in
-               (("position", x), ("velocity", v), ("acceleration", a))}
-        bodies = np.flatnonzero(bad["position"] | bad["velocity"] | bad["acceleration"])
+        flags = np.zeros((3, n))                   # per kind, per body: summed over ranks
+        for k, arr in enumerate(mine):
+            flags[k, a:b] = ~np.isfinite(arr).all(axis=0)
+        flags = world.sum(flags) > 0
+        bodies = np.flatnonzero(flags.any(axis=0))
         if len(bodies):                  # else: finite values whose sum overflowed
-            raise NonFiniteState(self.steps_done, bodies, [k for k, b in bad.items() if b.any()])
+            kinds = [kind for kind, f in zip(("position", "velocity", "acceleration"), flags) if f.any()]
+            raise NonFiniteState(self.steps_done, bodies, kinds)
+
+    def gather(self):
+        """Make this rank's copy of the state whole and return it (collective under MPI: every
+        rank calls it; A-E hold the whole state anyway)."""
+        self.world.exchange(self.state.x)
+        self.world.exchange(self.state.v)
+        return self.state
+
+    @property
+    def is_root(self) -> bool:
+        """True on the process that prints and writes files (rank 0; always, outside MPI)."""
+        return self.world.is_root
 
     def accelerations(self, kind: str = "total") -> np.ndarray:
         """Accelerations (N, 3) float64 of the current state, in the simulation's precision,
@@ -103,12 +141,18 @@ class Simulation:
             compute[kind](self.state.x, out)
         return out.T
 
+    def energy_parts(self, progress=None) -> EnergyParts:
+        """`core.diagnostics.energy_parts` of the whole state (collective: W shared out between
+        the ranks; `progress(done, total)` on its O(N^2) sum)."""
+        s = self.gather()
+        return energy_parts(s, w=potential_energy(s.positions, s.m, s.eps, progress, self.world))
+
     def energy(self) -> float:
         """E = K + W + sum_i m_i Phi_gal(x_i), cluster + Galaxy (the paper's total)."""
-        return energy(self.state)
+        return self.energy_parts().total
 
     def angular_momentum(self) -> np.ndarray:
-        return angular_momentum(self.state)
+        return angular_momentum(self.gather())
 
     def energy_error(self) -> float:
         """|E - E0| / |E0| since the simulation was created: the paper's figure, dominated by
@@ -118,12 +162,12 @@ class Simulation:
     def internal_energy_error(self) -> float:
         """|E - E0| / |K_int0 + W0|: the change of the same total in units of the cluster's
         internal energy, computed below float64 rounding of the orbital term."""
-        return internal_energy_error(energy_parts(self.state), self.energy_parts0, self.state.units)
+        return internal_energy_error(self.energy_parts(), self.energy_parts0, self.state.units)
 
     def errors(self) -> dict:
         """All three errors from one O(N^2) evaluation: energy_error, internal_energy_error,
         angular_momentum_error."""
-        parts = energy_parts(self.state)
+        parts = self.energy_parts()
         return {"energy_error": relative_error(parts.total, self.energy0),
                 "internal_energy_error": internal_energy_error(parts, self.energy_parts0, self.state.units),
                 "angular_momentum_error": self.angular_momentum_error()}

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from cli_call import call
-from nbsymple_versions import runner, versions
+from nbsymple_versions import versions
+from nbsymple_versions.runs import memory
 from nbsymple_versions.core.diagnostics import potential_energy
 from nbsymple_versions.snapshots import SnapshotError, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
@@ -105,8 +106,8 @@ def test_a_huge_n_is_refused_with_the_memory_it_needs(command):
 
 
 def test_memory_estimate_grows_with_n_and_fits_small_runs():
-    assert runner.memory_needed(10**9) > 100 * 10**9 > runner.memory_needed(10**6)
-    assert runner.memory_problem(1024) is None
+    assert memory.memory_needed(10**9) > 100 * 10**9 > memory.memory_needed(10**6)
+    assert memory.memory_problem(1024) is None
 
 
 def test_the_initial_energy_reports_progress_and_slow_set_ups_say_how_long(capsys):
@@ -114,9 +115,9 @@ def test_the_initial_energy_reports_progress_and_slow_set_ups_say_how_long(capsy
     x = make_cluster(300, seed=1).positions
     w = potential_energy(x, np.full(300, 1 / 300), 0.01, progress=lambda done, total: seen.append((done, total)))
     assert w < 0 and seen[-1] == (300, 300) and len(seen) >= 1
-    runner._warn_if_slow(10**5)
+    memory.warn_if_slow(10**5)
     assert "O(N^2) potential energy takes about" in capsys.readouterr().err
-    runner._warn_if_slow(1000)
+    memory.warn_if_slow(1000)
     assert capsys.readouterr().err == ""
 
 
@@ -169,6 +170,7 @@ def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):
 
 
 def test_gpu_report_without_a_gpu_is_a_usage_error(monkeypatch):
-    monkeypatch.setattr(versions, "_cuda_availability", lambda *args, **kwargs: (False, "no GPU here"))
+    from nbsymple_versions.gpu_pairwise import backends
+    monkeypatch.setattr(backends, "availability", lambda *args, **kwargs: (False, "no GPU here"))
     rc, out, err = call(["check", "--gpu-report"])
     assert rc == 2 and out == "" and "--gpu-report needs the GPU versions" in err and "no GPU here" in err

@@ -11,11 +11,11 @@ import pytest
 
 from nbsymple_versions import cli, make_cluster
 from nbsymple_versions.core.ics import salpeter_masses
-from nbsymple_versions.core.reference import pairwise_potential_energy
+from nbsymple_versions.core.diagnostics import potential_energy
 
 
 def _virial_ratio(state):
-    w = pairwise_potential_energy(state.positions, state.m, state.eps)
+    w = potential_energy(state.positions, state.m, state.eps)
     return 0.5 * float(state.m @ (state.v * state.v).sum(axis=0)) / abs(w)
 
 

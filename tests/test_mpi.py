@@ -111,8 +111,6 @@ def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
     assert info["size"] == ranks
     sizes = [b - a for a, b in info["slices"]]
     assert sum(sizes) == N and max(sizes) - min(sizes) <= 1, info["slices"]
-    if ranks > 1:
-        assert "MpiSimulation" in info["plain_refused"]
     with np.load(out) as f:
         for precision in PRECISIONS:
             for scheme in SCHEMES:
@@ -221,8 +219,76 @@ def test_without_mpi4py_f_is_one_rank_and_refuses_a_launcher():
     assert p.returncode != 0 and "mpi4py is not installed" in p.stderr, p.stderr[-2000:]
 
 
-def test_cli_refusals(capsys, tmp_path):
+def test_cli_refusals(capsys):
     assert cli(["run", "--version", "A", "--node-version", "B", "--n", "8", "--steps", "1"]) == 2
-    assert "--node-version is for version F" in capsys.readouterr().err
-    assert cli(["run", "--version", "F", "--n", "8", "--checkpoint", str(tmp_path / "c")]) == 2
-    assert "version F does not write checkpoints" in capsys.readouterr().err
+    assert "version A takes no option node_version (its options: none)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli(["run", "--version", "F", "--node-version", "C", "--n", "8", "--steps", "1"])
+    assert e.value.code == 2 and "invalid choice: 'C'" in capsys.readouterr().err
+
+
+def _final_snapshot(folder, steps):
+    state, step = read_snapshot(list_snapshots(folder)[-1])
+    assert step == steps, (folder, step)
+    return state
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
+    """`mpiexec -n K nbsymple run --version F --checkpoint` killed with SIGKILL after a
+    checkpoint, then `--resume`d: it ends bit for bit where the uninterrupted F run and B end
+    (dp, N = 301, SI6A), and rank 0 alone wrote one checkpoint."""
+    from nbsymple_versions.checkpoint import load
+    steps, every = 3000, 100
+    run = ["-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", str(N), "--seed", str(SEED),
+           "--scheme", "si6a", "--precision", "dp", "--steps", str(steps), "--json"]
+    p = mpirun(ranks, *run, "--snapshots", str(tmp_path / "whole"), "--every", str(steps))
+    assert p.returncode == 0, p.stderr[-3000:]
+    whole = _final_snapshot(tmp_path / "whole", steps)
+    ck, folder = tmp_path / "f.ck", tmp_path / "killed"
+    job = subprocess.Popen([MPIEXEC, "-n", str(ranks), sys.executable, *run, "--snapshots", str(folder), "--every",
+                            str(steps), "--checkpoint", str(ck), "--checkpoint-every", str(every)],
+                           cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           start_new_session=True)
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline and job.poll() is None:
+        if ck.exists() and load(ck)[1]["steps_done"] >= every:
+            break
+        time.sleep(0.05)
+    assert job.poll() is None, "the run ended before it could be killed: make it longer"
+    os.killpg(job.pid, 9)
+    job.wait(timeout=60)
+    killed_at = load(ck)[1]["steps_done"]
+    assert 0 < killed_at < steps and killed_at % every == 0, killed_at
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["f.ck", "killed", "whole"]   # one file, no temporaries
+    p = mpirun(ranks, "-m", "nbsymple_versions.cli", "run", "--resume", str(ck), "--json")
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout)                      # one JSON object: rank 0's
+    assert out["resumed_from_step"] == killed_at and out["device"].startswith(f"{ranks} MPI ranks")
+    resumed = _final_snapshot(folder, steps)
+    b = Simulation(make_cluster(N, seed=SEED), "B", "si6a", "dp")
+    b.step(steps)
+    for state in (whole, resumed):
+        assert np.array_equal(state.x, b.state.x) and np.array_equal(state.v, b.state.v)
+        assert state.t == b.state.t
+    assert out["energy_error"] == b.errors()["energy_error"]
+
+
+def test_f_takes_the_run_options_of_a_e(tmp_path):
+    """F reads `--ics` (rank 0 reads, every rank gets the bodies), draws `--mass-classes` and
+    writes `--snapshot-format nbsymple`, as A-E do: B's numbers bit for bit."""
+    from nbsymple_versions.authors_format import read_nbsymple, write_nbsymple
+    ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(N, seed=SEED))
+    for name, extra in (("ics", ["--ics", str(ics)]), ("classes", ["--mass-classes", "3", "--n", str(N),
+                                                                    "--seed", str(SEED)])):
+        folder = tmp_path / name
+        p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--steps", "3", "--every", "3",
+                   "--snapshots", str(folder), "--snapshot-format", "nbsymple", "--json", *extra)
+        assert p.returncode == 0, p.stderr[-3000:]
+        out = json.loads(p.stdout)
+        start = make_cluster(N, seed=SEED, mass_classes=3) if name == "classes" else read_nbsymple(ics)
+        b = Simulation(start, "B", "leapfrog", "dp")
+        b.step(3)
+        state, step = read_snapshot(folder / "snap_00000003.txt")
+        assert step == 3 and np.array_equal(state.x, b.state.x), name     # 17 digits: float64 round trip
+        assert out["energy_error"] == b.errors()["energy_error"], name

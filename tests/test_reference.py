@@ -1,8 +1,9 @@
-"""The float64 NumPy reference: analytic two-body case, Newton's third law, softening limits."""
+"""The float64 NumPy reference and the one W (`diagnostics.potential_energy`): analytic two-body
+case, Newton's third law, softening limits, chunking."""
 import numpy as np
 import pytest
 
-from nbsymple_versions.core import reference
+from nbsymple_versions.core import diagnostics, reference
 
 
 def test_two_body_analytic():
@@ -11,7 +12,7 @@ def test_two_body_analytic():
     acc = reference.pairwise_acceleration(pos, np.array([m1, m2]), eps)
     f = 1.0 / (d * d + eps * eps) ** 1.5
     np.testing.assert_allclose(acc, [[m2 * d * f, 0, 0], [-m1 * d * f, 0, 0]], rtol=1e-14, atol=0)
-    w = reference.pairwise_potential_energy(pos, np.array([m1, m2]), eps)
+    w = diagnostics.potential_energy(pos, np.array([m1, m2]), eps)
     assert w == pytest.approx(-m1 * m2 / np.sqrt(d * d + eps * eps), rel=1e-14)
 
 
@@ -46,6 +47,6 @@ def test_chunking_does_not_change_the_answer(monkeypatch, rng):
     whole = reference.pairwise_acceleration(pos, m, 1e-2)
     monkeypatch.setattr(reference, "_CHUNK_ELEMENTS", 257 * 7)
     np.testing.assert_allclose(reference.pairwise_acceleration(pos, m, 1e-2), whole, rtol=1e-13, atol=0)
-    w = reference.pairwise_potential_energy(pos, m, 1e-2)
-    monkeypatch.setattr(reference, "_CHUNK_ELEMENTS", 1 << 21)
-    assert reference.pairwise_potential_energy(pos, m, 1e-2) == pytest.approx(w, rel=1e-13)
+    w = diagnostics.potential_energy(pos, m, 1e-2)
+    monkeypatch.setattr(diagnostics, "CHUNK_PAIRS", 257 * 7)
+    assert diagnostics.potential_energy(pos, m, 1e-2) == pytest.approx(w, rel=1e-13)

@@ -1,5 +1,8 @@
-"""The package's shape: no import cycle (function-level imports included) and one definition
-of each word of the suite's vocabulary. Both checks are shown to catch what they look for."""
+"""The package's shape: a staircase of layers (the core, then one package per version, each
+importing only the core and the versions it builds on, then the registry, the driver and
+tools, the paper, the CLI), no import cycle (function-level imports included), and one
+definition of each word of the suite's vocabulary. Each check is shown to catch what it looks
+for."""
 import ast
 from pathlib import Path
 
@@ -68,10 +71,64 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+# Lowest first. A module may import its own layer and lower ones only. Each paper version is
+# its own layer, in the paper's order, so a version package can reach the core and the
+# versions it builds on, never a later version, the registry, the driver, the paper or the CLI.
+LAYERS = (
+    ("core",),
+    ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
+    ("versions",),                                     # the registry: letters -> packages
+    ("", "progress", "authors_format", "snapshots", "checkpoint", "provenance", "simulation", "validation",
+     "runs", "gpu_asm", "gpu_report", "peers"),       # "": the package's own __init__ (its public names)
+    ("paper",),
+    ("cli",),
+)
+VERSION_PACKAGES = ("serial", "threaded", "gpu_pairwise", "gpu_threaded", "gpu_full", "mpi")
+
+
+def layer_of(module: str, layers=LAYERS) -> int:
+    """The index in `layers` of a module's top-level part (the package itself is "")."""
+    top = module.split(".")[1] if "." in module else ""
+    for index, names in enumerate(layers):
+        if top in names:
+            return index
+    raise AssertionError(f"{module}: its top-level name {top!r} is in no layer of tests/test_structure.py")
+
+
+def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """'a -> b' for every import from a lower layer to a higher one."""
+    return [f"{a} -> {b}" for a in sorted(graph) for b in sorted(graph[a]) if layer_of(b, layers) > layer_of(a, layers)]
+
+
+def test_every_import_runs_down_the_staircase():
+    graph = import_graph(package_modules())
+    assert f"{PACKAGE}.gpu_pairwise.numba_cuda" in graph[f"{PACKAGE}.gpu_pairwise.backends"]   # in functions too
+    assert upward_imports(graph) == []
+
+
+def test_the_version_packages_are_the_papers_and_fs():
+    names = sorted(p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").exists())
+    assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
+    from nbsymple_versions.versions import TABLE
+    assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
+
+
+def test_the_staircase_check_catches_an_upward_import(tmp_path):
+    pkg = tmp_path / "pkg"
+    for sub in ("core", "serial", "threaded"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "serial" / "kernels.py").write_text("from ..core import x\n")         # down: fine
+    (pkg / "threaded" / "k.py").write_text("from ..serial import kernels\n")     # down: fine
+    (pkg / "core" / "x.py").write_text("def f():\n    from ..threaded import k\n")   # up, inside a function
+    layers = (("core",), ("serial",), ("threaded",), ("",))
+    assert upward_imports(import_graph(package_modules(pkg, "pkg")), layers) == ["pkg.core.x -> pkg.threaded.k"]
+
+
 def test_the_package_has_no_import_cycle():
     graph = import_graph(package_modules())
     assert f"{PACKAGE}.versions" in graph[f"{PACKAGE}.simulation"]           # the walk sees imports
-    assert f"{PACKAGE}.kernels.cuda" in graph[f"{PACKAGE}.versions"]        # ... inside functions too
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 

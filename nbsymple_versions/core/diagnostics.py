@@ -30,33 +30,42 @@ import numpy as np
 
 from . import galaxy
 from .galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1, M2, M3
+from .ranks import ONE_RANK
 
-_CHUNK_PAIRS = 1 << 21          # target x source pairs per chunk of the W sum
+CHUNK_PAIRS = 1 << 21          # target x source pairs per chunk of the W sum
 
 
 def kinetic_energy(state) -> float:
     return 0.5 * float(state.m @ (state.v * state.v).sum(axis=0))
 
 
-def potential_energy(positions, m, eps, progress=None) -> float:
+def potential_energy(positions, m, eps, progress=None, world=ONE_RANK) -> float:
     """W = -sum_{i<j} m_i m_j / sqrt(|x_i - x_j|^2 + eps^2) for (N, 3) positions: rows of targets
     in chunks, each chunk's sum rounded once and the chunks added with `math.fsum`.
-    `progress(done, total)` is called after each chunk of targets."""
+
+    The one W of the project: the initial conditions, the diagnostics and version F use it.
+    Across ranks (`world`, version F) chunk c is summed by rank c mod K with the same rows and
+    operations, and the vector of chunk sums is summed over ranks (one non-zero term per entry:
+    exact), so W is bit for bit the one-process value on every rank.
+    `progress(done, total)` is called after each chunk of targets (on rank 0)."""
     pos = np.asarray(positions, dtype=np.float64)
     n = len(pos)
-    step = max(1, _CHUNK_PAIRS // max(n, 1))
-    sums = []
-    for start in range(0, n, step):
+    step = max(1, CHUNK_PAIRS // max(n, 1))
+    starts = range(0, n, step)
+    sums = np.zeros(len(starts))
+    for c, start in enumerate(starts):
+        if c % world.size != world.rank:
+            continue
         rows = slice(start, min(n, start + step))
         d = pos[None, :, :] - pos[rows, None, :]
         r2 = np.einsum("ijk,ijk->ij", d, d) + eps * eps
         phi = m[None, :] / np.sqrt(r2)
         k = np.arange(rows.stop - rows.start)
         phi[k, k + start] = 0.0                                   # no self term
-        sums.append(float(m[rows] @ phi.sum(axis=1)))
-        if progress is not None:
-            progress(rows.stop, n)
-    return -0.5 * math.fsum(sums)
+        sums[c] = float(m[rows] @ phi.sum(axis=1))
+        if progress is not None and world.is_root:
+            progress(min(n, rows.stop * world.size), n)
+    return -0.5 * math.fsum(world.sum(sums).tolist())
 
 
 def energy(state, w=None) -> float:

@@ -4,7 +4,7 @@ Formulas are in AS91 units (G = 1, length 1 kpc, velocity 10 km/s, so the mass u
 (10 km/s)^2 kpc / G = 2.3251e7 Msun). `acceleration` and `potential` take cluster-unit
 positions and return cluster-unit values through the scale factors of `Units`.
 The same formulas for one point, in plain `math`, are the kernels' source
-(`nbsymple_versions/kernels/as91.py`); this module is the reference they are checked against.
+(`nbsymple_versions/core/as91.py`); this module is the reference they are checked against.
 """
 import numpy as np
 

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
+from .diagnostics import potential_energy
 from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
-from .reference import pairwise_potential_energy
 from .units import Units
 
 
@@ -141,7 +141,7 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     v = _uniform_ball(rng, n)
     x -= (x @ m)[:, None]
     v -= (v @ m)[:, None]
-    w = pairwise_potential_energy(x.T, m, eps) if exact_potential else -0.6
+    w = potential_energy(x.T, m, eps) if exact_potential else -0.6
     k = 0.5 * float(m @ (v * v).sum(axis=0))
     v *= math.sqrt(virial_ratio * abs(w) / k)
     return State(x, v, m, eps, 0.0, units)

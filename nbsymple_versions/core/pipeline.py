@@ -4,7 +4,9 @@ A pairwise *backend* computes the O(N^2) accelerations, on the host or on a devi
 times its own `pairwise` and `transfer` tasks on the clock, and for version E it adds the
 galactic force in the same kernel (`includes_galactic`). *Host kernels* do the O(N) work
 on the CPU, serial or threaded: the galactic acceleration and the drifts and kicks.
-The two interfaces are the Protocols below; `versions.py` composes one of each per version.
+The two interfaces are the Protocols below; each version's package composes one of each.
+The pipeline's `world` holds the collectives of the ranks it runs on (`core.ranks`): none for
+A-E, MPI's for F.
 """
 from contextlib import contextmanager
 import time
@@ -13,6 +15,11 @@ from typing import Protocol
 import numpy as np
 
 from .clock import TaskClock
+from .ranks import ONE_RANK
+
+
+class VersionUnavailable(RuntimeError):
+    """The version cannot run on this machine (one sentence says why)."""
 
 
 class PairwiseBackend(Protocol):
@@ -43,8 +50,10 @@ class HostKernels(Protocol):
 class ForcePipeline:
     """Accelerations, drifts and kicks of one version, each task timed on `clock`."""
 
-    def __init__(self, backend: PairwiseBackend, host: HostKernels, units, clock: TaskClock | None = None):
+    def __init__(self, backend: PairwiseBackend, host: HostKernels, units, clock: TaskClock | None = None,
+                 world=ONE_RANK):
         self.backend = backend
+        self.world = world
         self.host = host
         self.units = units
         self.clock = clock or TaskClock()

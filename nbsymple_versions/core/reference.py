@@ -1,4 +1,5 @@
-"""Float64 NumPy reference forces and potential energy, for validation only (never timed).
+"""Float64 NumPy reference forces, for validation only (never timed); the potential energy W
+is `diagnostics.potential_energy`, the one W of the project.
 
 Positions are (N, 3) arrays in cluster units (G = 1); work is chunked over targets so that
 N = 16384 needs only tens of MB.
@@ -28,20 +29,6 @@ def pairwise_acceleration(pos, mass, eps):
         w = mass[None, :] / (r2 * np.sqrt(r2))
         acc[rows] = np.einsum("ij,ijk->ik", w, d)
     return acc
-
-
-def pairwise_potential_energy(pos, mass, eps):
-    """W = -sum_{i<j} m_i m_j / sqrt(|x_i - x_j|^2 + eps^2)."""
-    pos = np.asarray(pos, dtype=np.float64)
-    mass = np.asarray(mass, dtype=np.float64)
-    total = 0.0
-    for rows in _chunks(len(pos)):
-        d = pos[None, :, :] - pos[rows, None, :]
-        r2 = np.einsum("ijk,ijk->ij", d, d) + eps * eps
-        phi = mass[None, :] / np.sqrt(r2)
-        phi[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = 0.0  # no self term
-        total += float(mass[rows] @ phi.sum(axis=1))
-    return -0.5 * total
 
 
 def galactic_acceleration(pos, units: Units = Units()):

@@ -27,21 +27,57 @@ is reported (a collective every evaluation keeps the ranks' totals within one ex
 Failure: an exception on one rank aborts the job (`MPI_Abort`) with that rank's message;
 checks that may differ between ranks are agreed collectively (`comm.World.agree`).
 
-Modules: `comm` (the ranks and collectives), `engines` (slice kernels of the node engines),
-`pipeline` (`MpiPipeline`), `simulation` (`MpiSimulation`, `write_snapshot`), `run` (`nbsymple
-run --version F`), `timing` (seconds per step for asv and docs/mpi.md), `model` (the performance
-model of docs/mpi.md). mpi4py is imported on first use, never here.
+F runs through the same driver as A-E (`Simulation`, `nbsymple run`, checkpoints and all):
+its pipeline's `world` (an `mpi.comm.World`) carries the collective hooks that do nothing on
+one process (`core.ranks.OneRank`): gather the state, share out the W sum, agree on a stop,
+rank 0 alone writes and prints.
+
+Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node engines),
+`pipeline.py` (`MpiPipeline`, built on this rank's slice), `timing.py` (seconds per step for asv
+and docs/mpi.md), `model.py` (the performance model of docs/mpi.md). mpi4py is imported on
+first use, never here.
 """
 
 
-def __getattr__(name):          # lazy: importing the package initialises no MPI
-    if name in ("MpiSimulation", "write_snapshot", "gather_state"):
-        from . import simulation
-        return getattr(simulation, name)
-    if name in ("world", "World", "bounds"):
-        from . import comm
-        return getattr(comm, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from dataclasses import dataclass
+
+from ..core.options import NoOptions, option
+
+GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
+HOST = "threaded"
+NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
 
 
-__all__ = ["MpiSimulation", "World", "bounds", "gather_state", "world", "write_snapshot"]
+def check_node_version(letter):
+    if letter is not None and (not isinstance(letter, str) or letter.upper() not in NODE_VERSIONS):
+        raise ValueError(f"node_version must be one of {', '.join(NODE_VERSIONS)} (the engine each rank runs), "
+                         f"got {letter!r}")
+    return None if letter is None else letter.upper()
+
+
+@dataclass(frozen=True)
+class Options(NoOptions):
+    """The engine each rank runs (default E where this rank sees a GPU, else B)."""
+
+    node_version: str | None = option(None, "--node-version", "version F: the engine each MPI rank runs, B, D or "
+                                      "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
+
+
+def availability(options: Options) -> tuple[bool, str]:
+    from . import comm
+    return comm.availability()
+
+
+def world():
+    """This job's ranks (`comm.World`; MPI is initialised here, on first call)."""
+    from ..core.pipeline import VersionUnavailable
+    from . import comm
+    try:
+        return comm.world()
+    except RuntimeError as e:       # launched by mpiexec, but mpi4py or an MPI library is missing
+        raise VersionUnavailable(f"version F is not available: {e}") from None
+
+
+def build_pipeline(state, precision, clock, options: Options):
+    from .pipeline import build
+    return build(state, precision, clock, world(), options.node_version)

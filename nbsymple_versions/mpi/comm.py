@@ -18,6 +18,8 @@ import traceback
 
 import numpy as np
 
+from ..core.ranks import OneRank
+
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
@@ -52,15 +54,14 @@ def bounds(n: int, size: int) -> list[int]:
     return [n * r // size for r in range(size + 1)]
 
 
-class World:
-    """This rank's view of the job: rank, size, ranks on this node, and the few collectives
-    version F uses. `comm` is an mpi4py communicator, or None for one rank without MPI."""
+class World(OneRank):
+    """This rank's view of the job: rank, size, ranks on this node, and the collectives of
+    `core.ranks.OneRank` over MPI. `comm` is an mpi4py communicator, or None for one rank
+    without MPI (then every collective is OneRank's)."""
 
     def __init__(self, comm=None):
         self.comm = comm
         if comm is None:
-            self.rank, self.size, self.local_rank, self.local_size = 0, 1, 0, 1
-            self.library = "no MPI (one rank)"
             return
         from mpi4py import MPI
         self.MPI = MPI
@@ -70,10 +71,6 @@ class World:
         node.Free()
         self.library = MPI.Get_library_version().splitlines()[0].strip()
         self._layouts = {}
-
-    @property
-    def is_root(self) -> bool:
-        return self.rank == 0
 
     def slice(self, n: int) -> tuple[int, int]:
         """[start, stop) of the bodies this rank owns."""
@@ -104,9 +101,9 @@ class World:
 
     def sum(self, values) -> np.ndarray:
         """Element-wise sum over ranks (`MPI_Allreduce`) of a float64 array; every rank gets it."""
-        values = np.ascontiguousarray(values, dtype=np.float64)
         if self.size == 1:
-            return values.copy()
+            return super().sum(values)
+        values = np.ascontiguousarray(values, dtype=np.float64)
         out = np.empty_like(values)
         self.comm.Allreduce(values, out, op=self.MPI.SUM)
         return out
@@ -123,7 +120,7 @@ class World:
         """(all ranks ok, the first failing rank's reason, with its rank): the same answer on
         every rank, so that every rank raises (or goes on) together."""
         if self.size == 1:
-            return (True, "") if ok else (False, f"rank 0: {reason}")
+            return super().agree(ok, reason)
         answers = self.comm.allgather((bool(ok), reason))
         for r, (good, why) in enumerate(answers):
             if not good:

@@ -1,21 +1,23 @@
 """Node engines of version F: the pairwise forces on one rank's slice of targets, against
 all N sources, with the engines of B (threaded CPU) or of D/E (GPU).
 
-CPU: B's own threaded kernels (`kernels.cpu.CpuPairwise` with a target range [start, stop)):
-the same compiled code, so each target's sum runs over the same sources in the same order
-and every precision gives B's numbers bit for bit (a test).
+CPU: B's own threaded kernels (`serial.pairwise.CpuPairwise` over `THREADED`, with a target
+range [start, stop)): the same compiled code, so each target's sum runs over the same sources
+in the same order and every precision gives B's numbers bit for bit (a test).
 
-GPU: the CUDA kernels already take a target range [start, stop) (E's multi-device slices);
-`kernels.cuda.CudaPairwise.restrict` keeps one slice, this rank's, on the GPU `local_rank %
-GPUs` of its node (one rank per GPU; or give each rank one GPU with CUDA_VISIBLE_DEVICES).
-All N positions are uploaded, only the slice's forces come back.
+GPU: the GPU engines take a target range (E's multi-device slices are ranges too); a rank's
+engine keeps one slice, its own, built on the GPU `local_rank % GPUs` of its node (one rank
+per GPU; or give each rank one GPU with CUDA_VISIBLE_DEVICES). All N positions are uploaded,
+only the slice's forces come back.
 """
 from numba import njit, prange
 
-from ..kernels.cpu import _OPTS, FASTMATH_ALL, THREADED, CpuPairwise
+from ..serial.kernels import FASTMATH_ALL, JIT_OPTIONS
+from ..serial.pairwise import CpuPairwise
+from ..threaded.kernels import THREADED
 
 
-@njit(parallel=True, fastmath=FASTMATH_ALL, **_OPTS)
+@njit(parallel=True, fastmath=FASTMATH_ALL, **JIT_OPTIONS)
 def axpy_columns(y, x, h, start, stop):
     """y[:, start:stop] += h x[:, start:stop] on (3, N) float64 arrays, in one parallel region
     (a drift or a kick of this rank's slice; the same contracted y + h x as B's `axpy`)."""
@@ -29,10 +31,11 @@ def cpu_slice_pairwise(m, eps, precision, start, stop):
     return CpuPairwise(THREADED, m, eps, precision, start, stop)
 
 
-def cuda_slice_pairwise(m, eps, precision, start, stop, local_rank, galactic, units):
+def gpu_slice_pairwise(m, eps, precision, start, stop, local_rank, galactic, units, options):
     """The GPU engine of D (galactic=False) or E (galactic=True) on targets [start, stop), on
-    this node's GPU `local_rank % GPUs` (`CudaPairwise.restrict`)."""
-    from ..kernels import cuda
-    backend = cuda.CudaPairwise(m, eps, precision, galactic=galactic, units=units)
-    backend.restrict(start, stop, local_rank % cuda.physical_devices())
+    this node's GPU `local_rank % GPUs`, with the node version's `options` (tile, kernel, backend)."""
+    from ..gpu_pairwise.backends import engine_class
+    engine = engine_class(options.backend)
+    backend = engine(m, eps, precision, tile=options.tile, galactic=galactic, units=units, kernel=options.kernel)
+    backend.restrict(start, stop, local_rank % backend.physical_devices())
     return backend

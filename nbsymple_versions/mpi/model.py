@@ -94,14 +94,14 @@ def tables(rate_cpu: float) -> str:
 
 
 def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
-    """Run `mpi.timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
+    """Run `runs.mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
     with open(path, "a") as f:
         for _ in range(repeats):
             for n in ns:
                 for k in ranks:
-                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", "nbsymple_versions.mpi.timing",
+                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", "nbsymple_versions.runs.mpi_timing",
                                         "--n", str(n), "--min-seconds", "2"], capture_output=True, text=True,
                                        timeout=900, check=True)
                     f.write(p.stdout.strip().splitlines()[-1] + "\n")

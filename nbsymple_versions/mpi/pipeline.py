@@ -6,24 +6,22 @@ computes the pairwise forces on its targets against all N sources with its node 
 (task `pairwise`, and `transfer` on a GPU), (3) adds the Galaxy's pull on its targets
 (`galactic`; inside E's kernel when that is the engine). Drifts and kicks touch only the
 rank's own slice (`integrate`). The other ranks' columns of the positions are current only
-right after an exchange, those of the velocities and accelerations never: read the state
-through `MpiSimulation`, which gathers it.
+right after an exchange, those of the velocities and accelerations never: the driver gathers
+the state (`world.exchange`) before diagnostics, snapshots and checkpoints.
 
 Diagnostic calls (`pairwise`, `galactic`, and `accelerations` inside `off_the_clock`, as
 `Simulation.accelerations` makes them) gather the result too, so they return all N bodies on
 every rank, as A-E do.
 """
 from contextlib import contextmanager
-from contextvars import ContextVar
 import os
 
 import numba
 
-from ..core.pipeline import ForcePipeline
-from .engines import axpy_columns
+from ..core.pipeline import ForcePipeline, VersionUnavailable
+from .engines import axpy_columns, cpu_slice_pairwise, gpu_slice_pairwise
 
-NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
-OWNED = ContextVar("mpi_simulation_owns_the_pipeline", default=False)   # set by MpiSimulation
+from ..threaded.kernels import THREADED
 
 
 def threads_per_rank(world) -> int:
@@ -39,10 +37,9 @@ class MpiPipeline(ForcePipeline):
     """A-E's `ForcePipeline` on this rank's slice [start, stop) of the N bodies."""
 
     def __init__(self, backend, host, units, clock, world, n: int, node_version: str):
-        super().__init__(backend, host, units, clock)
-        self.world, self.n, self.node_version = world, n, node_version
+        super().__init__(backend, host, units, clock, world)
+        self.n, self.node_version = n, node_version
         self.start, self.stop = world.slice(n)
-        self.owned = OWNED.get()
         self.clock.device = f"{world.size} MPI rank{'s' if world.size > 1 else ''} x {backend.device}"
         self._gather = False        # diagnostics: also gather the accelerations
 
@@ -89,19 +86,8 @@ class MpiPipeline(ForcePipeline):
         self.exchange(out)
 
     def _axpy_slice(self, y, x, h):
-        if self.world.size > 1 and not self.owned:
-            raise RuntimeError("version F across MPI ranks integrates each rank's slice only: step it through "
-                               "nbsymple_versions.mpi.MpiSimulation (or `nbsymple run --version F`), which "
-                               "gathers the state for diagnostics and output; a plain Simulation cannot")
         with self.clock.task("integrate"):
             axpy_columns(y, x, h, self.start, self.stop)
-
-    def warm_up(self, x):
-        owned, self.owned = self.owned, True       # the warm-up's zero drift of a copy is fine
-        try:
-            return super().warm_up(x)
-        finally:
-            self.owned = owned
 
     def drift(self, x, v, h):
         self._axpy_slice(x, v, h)
@@ -110,16 +96,30 @@ class MpiPipeline(ForcePipeline):
         self._axpy_slice(v, a, h)
 
 
-def build(node, state, precision, clock, world, host):
-    """F's pipeline on this rank: `node` is the node engine's Version (B, D or E), `host` its
-    host kernels; the node engine must be available on every rank (checked by the caller)."""
+def default_node_version() -> str:
+    """F's node engine where none is asked for: E when this rank sees a GPU (or the CUDA
+    simulator is on), else B."""
+    from ..gpu_pairwise.backends import availability
+    return "E" if availability()[0] else "B"
+
+
+def build(state, precision, clock, world, node_version=None) -> MpiPipeline:
+    """F's pipeline on this rank of `world`, with node engine `node_version` (B, D or E; default as
+    `default_node_version`), which must be available on every rank: all ranks raise together
+    (`VersionUnavailable`), with the failing rank's reason."""
+    from .. import gpu_full, gpu_threaded, threaded
+    node = node_version or default_node_version()
+    package = {"B": threaded, "D": gpu_threaded, "E": gpu_full}[node]
+    options = package.Options()
+    ok, reason = world.agree(*package.availability(options))
+    if not ok:
+        raise VersionUnavailable(f"version F is not available: node engine {node} on {reason}")
     threads_per_rank(world)
     start, stop = world.slice(state.n)
-    if node.gpu:
-        from .engines import cuda_slice_pairwise
-        backend = cuda_slice_pairwise(state.m, state.eps, precision, start, stop, world.local_rank,
-                                      galactic=node.fused_galactic, units=state.units)
+    if package.GPU:
+        backend = gpu_slice_pairwise(state.m, state.eps, precision, start, stop, world.local_rank,
+                                     galactic=package is gpu_full, units=state.units, options=options)
     else:
-        from .engines import cpu_slice_pairwise
         backend = cpu_slice_pairwise(state.m, state.eps, precision, start, stop)
-    return MpiPipeline(backend, host, state.units, clock, world, state.n, node.letter)
+    return MpiPipeline(backend, THREADED, state.units, clock, world, state.n, node)
+

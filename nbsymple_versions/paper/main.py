@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
-from ..runner import writable
+from ..runs.errors import writable
 from ..versions import LETTERS, TABLE, get_version
 from .data import MissingData, source_line, task_share_table
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step

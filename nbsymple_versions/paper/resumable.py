@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..checkpoint import CheckpointError, load, save, temporary_files
 from ..progress import Progress
-from ..runner import StopSignals
+from ..runs.signals import StopSignals
 from ..simulation import Simulation
 from ..snapshots import list_snapshots, write_snapshot
 

@@ -1,7 +1,7 @@
 """The CuPy backend: the CUDA C kernels of `nbody.cu`, launched with CuPy (versions C, D, E).
 
-The same algorithm, layout and rules as the numba-cuda backend (`cuda.py`): body records
-padded with zero-mass bodies to a multiple of TILE (`gpu_layout.py`), one thread per target,
+The same algorithm, layout and rules as the numba-cuda backend (`numba_cuda.py`): body records
+padded with zero-mass bodies to a multiple of TILE (`records.py`), one thread per target,
 blocks of TILE threads, every thread at every barrier, targets of `devices` contiguous slices
 round-robin over the GPUs present. Kernels: `tiled` (shared-memory tiles, GPU Gems 3 ch. 31)
 or `plain` (sources straight from global memory, no shared memory, no barrier); E's fused
@@ -25,8 +25,10 @@ import numpy as np
 
 from ..core import galaxy
 from ..core.vocabulary import check_precision
-from ..provenance import cuda_simulator
-from . import gpu_layout as layout
+from .engine import SlicedGpuBackend, device_text, slices
+from .options import DEFAULT_TILE, check_tile
+from .records import fill_masses
+from .simulator import cuda_simulator
 
 UNAVAILABLE = "the CuPy backend needs a CUDA GPU, and CuPy sees none"
 SIMULATOR = ("the CuPy backend needs a CUDA GPU: CuPy has no simulator (NUMBA_ENABLE_CUDASIM=1 runs the "
@@ -43,7 +45,7 @@ KERNEL_NAMES = {("tiled", False): "pairwise_tiled", ("plain", False): "pairwise_
 
 @lru_cache(maxsize=1)
 def source() -> str:
-    """The CUDA C of all kernels (package data `kernels/nbody.cu`)."""
+    """The CUDA C of all kernels (package data `gpu_pairwise/nbody.cu`)."""
     return resources.files(__package__).joinpath("nbody.cu").read_text(encoding="utf-8")
 
 
@@ -53,11 +55,11 @@ def _as91_defines() -> tuple[str, ...]:
     return tuple(f"-DAS91_{n}=({float(getattr(galaxy, n))!r})" for n in names)
 
 
-def options(precision: str, tile: int = layout.DEFAULT_TILE) -> tuple[str, ...]:
+def options(precision: str, tile: int = DEFAULT_TILE) -> tuple[str, ...]:
     """NVRTC options of the module of one precision and tile (the target is added by the caller:
     CuPy picks the GPU's, `gpu-asm` the one it counts for)."""
     check_precision(precision)
-    layout.check_tile(tile)
+    check_tile(tile)
     return ("--std=c++14", f"-DPRECISION={_PRECISION_CODE[precision]}", f"-DTILE={tile}",
             *_as91_defines(), *(_FAST if precision == "sp" else ()))
 
@@ -103,13 +105,13 @@ class _Slice:
             self.function = function
 
 
-class CupyPairwise(layout.SlicedGpuBackend):
+class CupyPairwise(SlicedGpuBackend):
     """Pairwise backend on 1..k CUDA devices with CuPy (`devices` = k slices of targets,
     round-robin over the physical GPUs); with `galactic`, E's fused kernel adds the Galaxy."""
 
     backend = "cupy"
 
-    def __init__(self, m, eps, precision, tile=layout.DEFAULT_TILE, devices=1, galactic=False, units=None,
+    def __init__(self, m, eps, precision, tile=DEFAULT_TILE, devices=1, galactic=False, units=None,
                  kernel="tiled"):
         npad, width, ftype, out_type = self.configure(m, eps, precision, tile, devices, galactic, units, kernel)
         ok, reason = availability()
@@ -124,16 +126,16 @@ class CupyPairwise(layout.SlicedGpuBackend):
 
         # one pinned buffer of body records feeds every device
         self.host_bodies = cupyx.empty_pinned((npad, width), dtype=ftype)
-        layout.fill_masses(self.host_bodies, m)
+        fill_masses(self.host_bodies, m)
         ngpu = cupy.cuda.runtime.getDeviceCount()
         self.slices = []
-        for s, (a, b) in enumerate(layout.slices(n, devices)):
+        for s, (a, b) in enumerate(slices(n, devices)):
             gpu = s % ngpu
             with cupy.cuda.Device(gpu):
                 function = raw.get_function(name)      # compiled and loaded for this device
             self.slices.append(_Slice(cupy, cupyx, gpu, a, b, npad, width, ftype, out_type, function))
         used = sorted({s.gpu_id for s in self.slices})
-        self.device = layout.device_text([_device_name(cupy, g) for g in used], devices, len(used))
+        self.device = device_text([_device_name(cupy, g) for g in used], devices, len(used))
         self.upload_bodies()
 
     def upload_bodies(self):

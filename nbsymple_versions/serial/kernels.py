@@ -1,8 +1,9 @@
-"""CPU kernels with numba: pairwise (sp, dp, dsp), galactic, and y += h x for drifts and kicks.
+"""Version A's CPU kernels with numba: pairwise (sp, dp, dsp), galactic, and y += h x for drifts
+and kicks.
 
-One Python source per kernel, compiled twice: `njit` (serial, version A and C) and
-`njit(parallel=True)` with `prange` over targets (threaded, versions B, D and E); the thread
-count follows numba (`NUMBA_NUM_THREADS`, `numba.set_num_threads`).
+One Python source per kernel, written here once and compiled twice: `njit` (serial: `SERIAL`,
+versions A and C) and `njit(parallel=True)`, whose `prange` loops then run over targets on all
+cores (`threaded.kernels.THREADED`, versions B, D and E).
 
 Pairwise kernels take positions as separate x, y, z rows and write float64 accelerations;
 the inner loop over sources is written so that LLVM vectorises it to full-width SIMD
@@ -18,7 +19,7 @@ lanes (it only reorders the sum over sources).
   relative error ~e^3 ~ 1e-21, i.e. float64 rounding (measured: same max error vs the NumPy
   reference as an exact 1/sqrt; ~1.4x faster). Requires r2 in float32 range
   (1e-38 .. 3e38), which softening eps > 0 and any sane cluster give.
-- dsp: float32 hi/lo positions (see `dsp.py`), float32 terms and accumulators. The
+- dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
   separation (hi_j - hi_i) + (lo_j - lo_i) is emitted by `ds_diff`, an intrinsic whose three
   instructions carry the fastmath flags without `reassoc` (`FASTMATH_NO_REASSOC`); numba's
   fastmath pass only flags instructions that have none, so the rest of the kernel keeps
@@ -35,12 +36,12 @@ from numba import njit, prange
 from numba.core import types
 from numba.core.extending import intrinsic
 
-from . import dsp
-from .as91 import as91_acceleration
+from ..core import dsp
+from ..core.as91 import as91_acceleration
 
 FASTMATH_ALL = True
 FASTMATH_NO_REASSOC = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
-_OPTS = dict(error_model="numpy", cache=False)
+JIT_OPTIONS = dict(error_model="numpy", cache=False)
 _EXACT_FLAGS = tuple(sorted(FASTMATH_NO_REASSOC))
 
 
@@ -140,7 +141,7 @@ def _axpy(y, x, h):
 
 def _device_function(fn):
     # Inlined into the kernel at numba-IR level, so it takes the kernel's fastmath flags.
-    return njit(inline="always", **_OPTS)(fn)
+    return njit(inline="always", **JIT_OPTIONS)(fn)
 
 
 class CpuKernels:
@@ -148,7 +149,7 @@ class CpuKernels:
 
     def __init__(self, parallel: bool):
         self.parallel = parallel
-        jit = lambda fastmath: njit(parallel=parallel, fastmath=fastmath, **_OPTS)  # noqa: E731
+        jit = lambda fastmath: njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)  # noqa: E731
         cube_sp = _device_function(_inverse_cube_sp)
         cube_dp = _device_function(_inverse_cube_dp)
         self.pairwise = {
@@ -169,41 +170,3 @@ class CpuKernels:
 
 
 SERIAL = CpuKernels(parallel=False)
-THREADED = CpuKernels(parallel=True)
-
-
-class CpuPairwise:
-    """Pairwise backend on the host: converts positions to the precision's arrays (part of the
-    pairwise task, as on a CPU there is no transfer) and runs the kernel for targets
-    [start, stop) (default all; version F's ranks each take a slice) against all N sources,
-    writing out[:, start:stop] and leaving the other columns alone."""
-
-    includes_galactic = False
-
-    def __init__(self, kernels: CpuKernels, m, eps, precision, start: int = 0, stop: int | None = None):
-        self.kernels = kernels
-        self.precision = precision
-        self.device = kernels.device
-        n = m.shape[0]
-        self.start, self.stop = start, n if stop is None else stop
-        if precision == "dp":
-            self.m, self.eps2 = np.ascontiguousarray(m, dtype=np.float64), np.float64(eps * eps)
-        else:
-            self.m, self.eps2 = m.astype(np.float32), np.float32(eps * eps)
-            self.hi = np.empty((3, n), dtype=np.float32)
-            self.lo = np.empty((3, n), dtype=np.float32) if precision == "dsp" else None
-        self.kernel = kernels.pairwise[precision]
-
-    def forces(self, x, out, clock):
-        a, b = self.start, self.stop
-        with clock.task("pairwise"):
-            if self.precision == "dp":
-                self.kernel(x[0], x[1], x[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
-            elif self.precision == "sp":
-                h = self.hi
-                np.copyto(h, x, casting="same_kind")
-                self.kernel(h[0], h[1], h[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
-            else:
-                h, lo = dsp.split(x, self.hi, self.lo)
-                self.kernel(h[0], h[1], h[2], lo[0], lo[1], lo[2], self.m, self.eps2, a,
-                            out[0, a:b], out[1, a:b], out[2, a:b])

@@ -1,73 +1,12 @@
-"""What the two GPU backends (numba-cuda `cuda.py`, CuPy `cupy_backend.py`) share on the host:
-the options, the body records the kernels read, padding, the split of targets into slices, and
-`SlicedGpuBackend`, the upload / compute / download cycle timed as the paper's tasks.
-Pure NumPy: importing it loads neither numba-cuda nor CuPy.
-
-Body records, one per source, padded to a multiple of TILE with zero-mass bodies at the origin
-(finite, so a padded pair term is finite, and times a zero mass exactly zero):
-  sp   float32 (x, y, z, m)                    one 16-byte record (one 128-bit shared load)
-  dp   float64 (x, y, z, m)                    two 128-bit loads
-  dsp  float32 (xh, yh, zh, m, xl, yl, zl, 0)  hi and lo halves (`dsp.py`), two 128-bit loads
-The mass sits in the record, so one upload carries everything a kernel reads.
+"""The host side of a GPU pairwise engine: targets split into slices (one per device), and the
+upload / compute / download cycle timed as the paper's tasks. Pure NumPy: the backends
+(`numba_cuda.py`, `cupy_cuda.py`) bring the device calls.
 """
 import numpy as np
 
 from ..core.vocabulary import check_precision
-from . import dsp
-
-DEFAULT_TILE = 256
-BACKENDS = ("numba", "cupy")        # GPU backends: numba-cuda Python kernels, CuPy + CUDA C
-KERNEL_KINDS = ("tiled", "plain")   # shared-memory tiles with barriers, or straight from global memory
-WIDTH = {"sp": 4, "dp": 4, "dsp": 8}   # values per body record
-
-
-def check_tile(tile) -> int:
-    if isinstance(tile, bool) or not isinstance(tile, (int, np.integer)) \
-            or not 32 <= tile <= 1024 or tile & (tile - 1):
-        raise ValueError(f"tile must be a power of two between 32 and 1024 (threads per block), got {tile!r}")
-    return int(tile)
-
-
-def check_devices(devices) -> int:
-    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or devices < 1:
-        raise ValueError(f"devices must be a whole number >= 1 (slices of targets, one per device), got {devices!r}")
-    return int(devices)
-
-
-def check_backend(backend) -> str:
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown GPU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    return backend
-
-
-def check_kernel(kernel) -> str:
-    if kernel not in KERNEL_KINDS:
-        raise ValueError(f"unknown GPU kernel {kernel!r}; choose one of {', '.join(KERNEL_KINDS)}")
-    return kernel
-
-
-def real_type(precision: str):
-    """NumPy type of the kernel's positions, pair terms and sums."""
-    return np.float64 if precision == "dp" else np.float32
-
-
-def padded(n: int, tile: int) -> int:
-    return -(-n // tile) * tile
-
-
-def fill_masses(bodies: np.ndarray, m: np.ndarray) -> None:
-    """Zero every record of `bodies` (npad, WIDTH), then write the n masses (column 3)."""
-    bodies[...] = 0
-    bodies[:m.shape[0], 3] = m
-
-
-def pack(x: np.ndarray, bodies: np.ndarray, precision: str) -> None:
-    """Positions x (3, N) float64 into the first N records of `bodies` (masses untouched)."""
-    n = x.shape[1]
-    if precision == "dsp":      # straight into the records' hi and lo columns: no temporaries
-        dsp.split(x.T, bodies[:n, 0:3], bodies[:n, 4:7])
-    else:
-        np.copyto(bodies[:n, 0:3], x.T, casting="same_kind")
+from .options import check_kernel, check_tile
+from .records import WIDTH, padded, pack, real_type
 
 
 def slices(n: int, devices: int) -> list[tuple[int, int]]:
@@ -95,7 +34,7 @@ class SlicedGpuBackend:
         """Check the options and set what both backends keep; returns the buffers' shape and
         types (npad, width, real type, output type). The caller checks availability first."""
         check_precision(precision)
-        self.precision, self.tile, self.devices = precision, check_tile(tile), check_devices(devices)
+        self.precision, self.tile, self.devices = precision, check_tile(tile), int(devices)
         self.kernel_kind = check_kernel(kernel)
         self.includes_galactic = bool(galactic)
         self.n = m.shape[0]

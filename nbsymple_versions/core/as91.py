@@ -1,7 +1,7 @@
 """Allen & Santillan (1991) acceleration at one point, in plain `math`.
 
-This is kernel source, not a kernel: `kernels/cpu.py` compiles it with numba for the CPU
-and `kernels/cuda.py` compiles it as a CUDA device function, so the galactic force is
+This is kernel source, not a kernel: `serial/kernels.py` compiles it with numba for the CPU
+and `gpu_pairwise/numba_cuda.py` compiles it as a CUDA device function, so the galactic force is
 written once for every device. Input and output are in cluster units; `length_scale`
 (cluster radii -> kpc) and `accel_scale` ((10 km/s)^2/kpc -> cluster units) come from
 `Units`. Double precision throughout: the field is smooth and O(N) work.
@@ -9,7 +9,7 @@ The NumPy reference it is validated against is `nbsymple_versions/core/galaxy.py
 """
 import math
 
-from ..core.galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, M1, M2, M3
+from .galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, M1, M2, M3
 
 
 def as91_acceleration(x, y, z, length_scale, accel_scale):

@@ -10,9 +10,9 @@ tiled   GPU Gems 3, ch. 31 and the paper: one thread per target body, blocks of 
 plain   the baseline the tiling improves on: one thread per target reading every source
         straight from global memory (through L1), in the same order; no shared memory, no
         barrier.
-The CuPy backend (`cupy_backend.py`) runs the same algorithm written in CUDA C (`nbody.cu`).
+The CuPy backend (`cupy_cuda.py`) runs the same algorithm written in CUDA C (`nbody.cu`).
 
-Bodies are records (`gpu_layout.py`): sp and dp (x, y, z, m), dsp (xh, yh, zh, m, xl, yl, zl,
+Bodies are records (`records.py`): sp and dp (x, y, z, m), dsp (xh, yh, zh, m, xl, yl, zl,
 0), padded to a multiple of TILE with zero-mass bodies at the origin (a finite position, so the
 pair term is finite and times a zero mass gives exactly zero).
 
@@ -20,7 +20,7 @@ Precisions (accumulators and pair terms):
   sp   float32 throughout;
   dp   float64 throughout; r^-3 from a float32 1/sqrt seed and one third-order float64 step,
        as the CPU kernel does (relative error ~1e-21: float64 rounding; needs softening > 0);
-  dsp  float32 hi/lo positions (see `dsp.py`), dr = (hi_j - hi_i) + (lo_j - lo_i) in float32,
+  dsp  float32 hi/lo positions (see `core/dsp.py`), dr = (hi_j - hi_i) + (lo_j - lo_i) in float32,
        then the pair term in float32.
 Float32 kernels use float32 constants only (a bare Python float literal would be float64 on
 the device and promote the arithmetic); tests check the PTX and SASS for that.
@@ -41,13 +41,11 @@ about 2 ulp). Multiply-adds are written as `cuda.fma`, so both backends round al
 simulator (NUMBA_ENABLE_CUDASIM=1), which has no libdevice, NumPy stands in (and a * b + c for
 fma).
 
-Version E's kernel adds the Allen & Santillan field (`as91.py`, float64, compiled as a device
+Version E's kernel adds the Allen & Santillan field (`core/as91.py`, float64, compiled as a device
 function) at the target's position and writes float64 accelerations.
 
 Nothing here touches a GPU at import: kernels are built on first use, buffers by `CudaPairwise`.
 """
-import sys
-import threading
 import warnings
 
 import numpy as np
@@ -55,10 +53,11 @@ from numba import cuda
 from numba.cuda import float32, float64, int64, uint32
 
 from ..core.vocabulary import check_precision
-from ..provenance import cuda_simulator as simulator, gpu_name
-from . import gpu_layout as layout
-from .as91 import as91_acceleration
-from .gpu_layout import DEFAULT_TILE, check_devices, check_kernel, check_tile  # noqa: F401 (the API)
+from ..core.as91 import as91_acceleration
+from .engine import SlicedGpuBackend, device_text, slices
+from .options import DEFAULT_TILE, check_kernel
+from .records import fill_masses
+from .simulator import cuda_simulator as simulator, gpu_name, lock_shared_arrays
 
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
 
@@ -72,37 +71,6 @@ def availability() -> tuple[bool, str]:
     except Exception:   # a broken driver install reads as "no GPU"
         ok = False
     return (True, "") if ok else (False, UNAVAILABLE)
-
-
-def _lock_simulator_shared_arrays():
-    """Make the simulator's `cuda.shared.array` hand every thread of a block the same array.
-
-    numba-cuda's simulator runs each CUDA thread as a Python thread, and `FakeCUDAShared.array`
-    looks up its per-call-site array and creates it when missing without a lock; a thread switch
-    between the two lets two threads each create their own "shared" array, and the tile loop
-    then reads uninitialised memory (garbage forces, now and then a NaN). Serialising the lookup
-    fixes it. The simulator's version also lacks the `alignment` keyword (meaningless for its
-    NumPy arrays): accepted and ignored here. Simulator only; applied once.
-    """
-    from numba.cuda import types
-    from numba.cuda.np import numpy_support
-    from numba.cuda.simulator.kernelapi import FakeCUDAShared
-    if getattr(FakeCUDAShared.array, "locked", False):
-        return
-    unlocked, lock = FakeCUDAShared.array, threading.Lock()
-
-    def array(self, shape, dtype, alignment=None):
-        if shape == 0:                              # dynamic shared memory has no lookup
-            return unlocked(self, shape, dtype)
-        caller = sys._getframe(1)                   # keyed by call site, as the simulator does
-        key = (caller.f_code.co_filename, caller.f_lineno)
-        with lock:
-            if key not in self._allocations:
-                self._allocations[key] = np.empty(shape, numpy_support.as_dtype(dtype)
-                                                  if isinstance(dtype, types.Type) else dtype)
-            return self._allocations[key]
-    array.locked = True
-    FakeCUDAShared.array = array
 
 
 def _rsqrt(ftype):
@@ -126,7 +94,7 @@ def _device(fn, fastmath=False):
 
 def _inverse_cube_source(ftype, rsqrt):
     """r2^(-3/2): sp rinv^3; dp from the float32 seed `rsqrt` (libdevice rsqrtf) and one
-    third-order step, e = 1 - r2 s^2, r^-3 = s^3 (1 + 3/2 e + 15/8 e^2) (see kernels/cpu.py)."""
+    third-order step, e = 1 - r2 s^2, r^-3 = s^3 (1 + 3/2 e + 15/8 e^2) (see serial/kernels.py)."""
     if ftype is np.float32:
         def inverse_cube(r2):
             rinv = rsqrt(r2)                  # 2 (rsqrt) + 2 (r^-3)
@@ -350,7 +318,7 @@ def python_kernel(precision, tile=DEFAULT_TILE, galactic=False, kernel="tiled"):
     check_kernel(kernel)
     _as91_device()
     if simulator():
-        _lock_simulator_shared_arrays()
+        lock_shared_arrays()
     fastmath = precision == "sp"
     ftype = np.float64 if precision == "dp" else np.float32
     rsqrt = _rsqrt(np.float32)      # dp: the float32 seed of its r^-3
@@ -410,7 +378,7 @@ class _Slice:
             self.host_out = cuda.pinned_array((3, stop - start), dtype=out_type)
 
 
-class CudaPairwise(layout.SlicedGpuBackend):
+class CudaPairwise(SlicedGpuBackend):
     """Pairwise backend on 1..k CUDA devices (`devices` = k slices of targets, round-robin over
     the physical GPUs); with `galactic`, E's fused kernel also adds the Galaxy; `kernel` is
     "tiled" (shared-memory tiles) or "plain" (global memory, no barrier).
@@ -438,11 +406,11 @@ class CudaPairwise(layout.SlicedGpuBackend):
         with cuda.gpus[0]:
             self.host_flat = cuda.pinned_array(npad * width, dtype=ftype)
         self.host_bodies = self.host_flat.reshape(npad, width)     # a view: one record per row
-        layout.fill_masses(self.host_bodies, m)     # padding: zero-mass bodies at the origin
+        fill_masses(self.host_bodies, m)     # padding: zero-mass bodies at the origin
         self._buffers = (npad, width, ftype, out_type)
-        self.slices = [_Slice(s % ngpu, a, b, *self._buffers) for s, (a, b) in enumerate(layout.slices(n, devices))]
+        self.slices = [_Slice(s % ngpu, a, b, *self._buffers) for s, (a, b) in enumerate(slices(n, devices))]
         used = sorted({s.gpu_id for s in self.slices})
-        self.device = layout.device_text(device_names(used), devices, len(used))
+        self.device = device_text(device_names(used), devices, len(used))
 
     def restrict(self, start: int, stop: int, gpu_id: int = 0):
         """Compute the targets [start, stop) only, on GPU `gpu_id` (one MPI rank's share); all N

@@ -1,6 +1,6 @@
 """Time version F's steps across the ranks of this job: one JSON line from rank 0.
 
-    mpiexec -n 2 python -m nbsymple_versions.mpi.timing --n 16384 --scheme leapfrog --precision dp
+    mpiexec -n 2 python -m nbsymple_versions.runs.mpi_timing --n 16384 --scheme leapfrog --precision dp
 
 The cluster is the asv suite's timing state (the paper's set-up, seed 2011; above N = 4096
 its velocities follow the continuous sphere's virial scaling instead of the O(N^2) sum). After
@@ -14,6 +14,10 @@ import json
 import math
 import sys
 
+from ..core.ics import make_cluster
+from ..simulation import Simulation
+from ..versions import get_version
+
 EXACT_IC_MAX_N = 4096
 SEED = 2011
 
@@ -21,17 +25,14 @@ SEED = 2011
 def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: int = 3,
             min_seconds: float = 1.0, max_steps: int = 1000, node_version=None) -> dict:
     """Collective: every rank calls it; rank 0's clock is returned (on every rank)."""
-    from ..core.ics import make_cluster
-    from .simulation import MpiSimulation
-
     options = {"node_version": node_version} if node_version else {}
     state = make_cluster(n, seed=SEED, exact_potential=n <= EXACT_IC_MAX_N)
-    sim = MpiSimulation(state, "F", scheme, precision, diagnostics=False, **options)
+    sim = Simulation(state, "F", scheme, precision, diagnostics=False, **options)
     sim.step(1)
     first = sim.clock.total
     more = min(max_steps, max(min_steps, math.ceil(min_seconds / max(first, 1e-9)))) - 1
     sim.step(sim.world.broadcast_object(more))
-    return {"ranks": sim.size, "n": n, "scheme": scheme, "precision": precision, "steps": sim.steps_done,
+    return {"ranks": sim.world.size, "n": n, "scheme": scheme, "precision": precision, "steps": sim.steps_done,
             "seconds_per_step": sim.seconds_per_step, "task_seconds": dict(sim.clock.seconds),
             "task_shares": sim.clock.shares(), "threads_per_rank": sim.threads, "device": sim.device,
             "node_version": sim.forces.node_version, "compile_seconds": sim.compile_seconds,
@@ -39,7 +40,7 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.mpi.timing", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.runs.mpi_timing", description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=16384)
     p.add_argument("--scheme", default="leapfrog")
     p.add_argument("--precision", default="dp")
@@ -47,9 +48,8 @@ def main(argv=None) -> int:
     p.add_argument("--min-seconds", type=float, default=1.0)
     p.add_argument("--node-version", default=None)
     a = p.parse_args(argv)
-    from .comm import world
     result = measure(a.n, a.scheme, a.precision, a.min_steps, a.min_seconds, node_version=a.node_version)
-    if world().is_root:
+    if get_version("F").world().is_root:
         print(json.dumps(result), flush=True)
     return 0
 

@@ -1,0 +1,48 @@
+"""Typed options of a version: a frozen dataclass per version package, checked in one place.
+
+Each field carries its command-line flag and help in its metadata (`option(...)`), so that
+`nbsymple run`'s flags, `nbsymple info`, the docs' tables and the tests derive from the
+dataclasses instead of re-checking version letters. A field's validator raises ValueError in
+one sentence; unknown names are refused by `from_dict` with the version's own list.
+"""
+from dataclasses import MISSING, dataclass, field, fields
+
+
+def option(default, flag: str, help: str, check=None, choices=None):
+    """A dataclass field of a version's options: its default, command-line flag, help, an
+    optional validator (value -> value, ValueError in one sentence) and its choices."""
+    return field(default=default, metadata={"flag": flag, "help": help, "check": check, "choices": choices})
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A version that takes no options (A, B); the base of every version's options."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            check = f.metadata.get("check")
+            if check is not None:
+                object.__setattr__(self, f.name, check(getattr(self, f.name)))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def describe(cls) -> list[dict]:
+        """name, flag, default, choices and help of every option (CLI, `info`, docs)."""
+        return [{"name": f.name, "flag": f.metadata["flag"], "default": None if f.default is MISSING else f.default,
+                 "choices": f.metadata.get("choices"), "help": f.metadata["help"]} for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, given: dict, letter: str) -> "NoOptions":
+        """The options of version `letter` from keyword values; an unknown name is a ValueError."""
+        unknown = sorted(set(given) - set(cls.names()))
+        if unknown:
+            takes = ", ".join(cls.names()) or "none"
+            raise ValueError(f"version {letter} takes no option {', '.join(unknown)} (its options: {takes})")
+        return cls(**given)
+
+    def given(self) -> dict:
+        """The options that differ from their defaults (what a checkpoint records)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}

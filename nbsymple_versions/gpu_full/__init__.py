@@ -1,0 +1,36 @@
+"""Version E, `gpu_full`: the pairwise and the galactic force in one GPU kernel, on 1..n GPUs;
+the integration on all CPU cores (B's host kernels).
+
+E adds the Galaxy inside the kernel (the Allen & Santillan field of `core/as91.py`, float64,
+at each target) and `devices`: the targets split into that many slices, round-robin over the
+GPUs present, each slice with its own stream and buffers.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.options import option
+from ..gpu_pairwise import availability, gpu_pipeline  # noqa: F401  (C's GPUs)
+from ..gpu_pairwise.options import GpuOptions
+
+GPU = True
+HOST = "threaded"
+
+
+def check_devices(devices) -> int:
+    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or devices < 1:
+        raise ValueError(f"devices must be a whole number >= 1 (slices of targets, one per device), got {devices!r}")
+    return int(devices)
+
+
+@dataclass(frozen=True)
+class Options(GpuOptions):
+    """C's options and the number of device slices."""
+
+    devices: int = option(1, "--devices", "version E: slices of the targets, one per GPU, round-robin over the "
+                          "GPUs present (default 1)", check_devices)
+
+
+def build_pipeline(state, precision, clock, options: Options):
+    from ..threaded.kernels import THREADED
+    return gpu_pipeline(state, precision, clock, options, THREADED, galactic=True, devices=options.devices)

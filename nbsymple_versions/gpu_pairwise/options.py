@@ -1,0 +1,42 @@
+"""Options of the GPU versions C and D (E adds `devices`): tile, kernel and backend."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.options import NoOptions, option
+
+DEFAULT_TILE = 256
+BACKENDS = ("numba", "cupy")        # GPU backends: numba-cuda Python kernels, CuPy + CUDA C
+KERNEL_KINDS = ("tiled", "plain")   # shared-memory tiles with barriers, or straight from global memory
+
+
+def check_tile(tile) -> int:
+    if isinstance(tile, bool) or not isinstance(tile, (int, np.integer)) \
+            or not 32 <= tile <= 1024 or tile & (tile - 1):
+        raise ValueError(f"tile must be a power of two between 32 and 1024 (threads per block), got {tile!r}")
+    return int(tile)
+
+
+def check_backend(backend) -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown GPU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def check_kernel(kernel) -> str:
+    if kernel not in KERNEL_KINDS:
+        raise ValueError(f"unknown GPU kernel {kernel!r}; choose one of {', '.join(KERNEL_KINDS)}")
+    return kernel
+
+
+
+@dataclass(frozen=True)
+class GpuOptions(NoOptions):
+    """Versions C and D: the GPU kernel's block size, its kind and the backend that runs it."""
+
+    tile: int = option(DEFAULT_TILE, "--tile", "GPU threads per block and bodies per shared-memory tile "
+                       "(a power of two, 32..1024; default 256)", check_tile)
+    kernel: str = option("tiled", "--gpu-kernel", "tiled (shared memory, default) or plain (global memory)",
+                         check_kernel, KERNEL_KINDS)
+    backend: str = option("numba", "--gpu-backend", "numba (numba-cuda, default) or cupy (CuPy + CUDA C)",
+                          check_backend, BACKENDS)

@@ -1,1 +1,0 @@
-"""Compute kernels, one module per device kind: `cpu` (numba), `cuda` (numba-cuda)."""

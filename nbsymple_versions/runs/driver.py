@@ -1,0 +1,255 @@
+"""`nbsymple run` for every version, A-F: a fresh or resumed run stepped to its total, with
+snapshots, checkpoints, signals and seeds.
+
+- `--checkpoint FILE --checkpoint-every K` writes a checkpoint (`checkpoint.py`) at step 0,
+  every K steps and at the end; `kill -9` loses at most K steps. SIGINT and SIGTERM finish the
+  step under way, write a last checkpoint and exit with status 128 + the signal's number.
+- `--resume FILE` continues that run bit for bit, to its original total (or `--steps M`), its
+  snapshots in its original folder (or `--snapshots DIR`); every other setting comes from FILE.
+- A step that leaves a non-finite value stops the run there (status 3); checkpoints and
+  snapshots of good steps are kept, no bad state is written.
+- A run without `--seed` draws one and records it. A snapshot folder that holds another run's
+  snapshots is refused; temporaries left by a killed writer are removed.
+- N is checked against the memory this machine has before anything is allocated.
+- `--ics FILE` starts from a file in the authors' ASCII layout, `--snapshot-format nbsymple`
+  writes snapshots in it (`authors_format`), `--mass-classes K` draws a Salpeter spectrum.
+Every refusal is one sentence and exit status 2, with nothing written or overwritten.
+
+Version F runs this same code on every MPI rank: the ranks make the same calls, what only one
+process may do (read the user's files, check and write folders, draw the seed) happens on rank
+0 and its outcome reaches every rank (`on_root`), the state is gathered before each snapshot
+and checkpoint that rank 0 alone writes, a signal caught by any rank stops all of them after
+the same step, and rank 0 alone prints. On one process every collective does nothing.
+"""
+from pathlib import Path
+import secrets
+import signal
+import sys
+import uuid
+
+from ..authors_format import FormatError, read_nbsymple
+from ..checkpoint import CheckpointError, load, save, temporary_files
+from ..core.ics import make_cluster
+from ..progress import Progress
+from ..simulation import NonFiniteState, Simulation
+from ..snapshots import SnapshotError, prepare_folder, write_snapshot
+from ..versions import VersionUnavailable, get_version
+from .errors import RunStop, user_values, writable
+from .memory import memory_problem, warn_if_slow
+from .report import report
+from .signals import NoSignals, StopSignals
+
+RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
+ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
+DEFAULT_CHECKPOINT_EVERY = 100
+
+
+def on_root(world, task):
+    """`task()` on rank 0 alone; its result, or its RunStop, reaches every rank."""
+    result = stop = None
+    if world.is_root:
+        try:
+            result = task()
+        except RunStop as e:
+            stop = (str(e), e.status)
+    stop, result = world.broadcast_object((stop, result))
+    if stop is not None:
+        raise RunStop(*stop)
+    return result
+
+
+def _initial_state(args, explicit):
+    """The state read from `--ics FILE` (None without it); one sentence if it cannot be used."""
+    if getattr(args, "ics", None) is None:
+        return None
+    given = [f"--{k.replace('_', '-')}" for k in ICS_EXCLUDES if k in explicit]
+    if given:
+        raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
+    try:
+        state = read_nbsymple(args.ics)
+    except FormatError as e:
+        raise RunStop(str(e)) from None
+    if abs(state.m.sum() - 1.0) > 1e-6:
+        print(f"nbsymple run: the masses in {args.ics} sum to {state.m.sum():.8g}, not 1: NBSymple files give "
+              f"masses in units of the cluster's total mass", file=sys.stderr, flush=True)
+    return state
+
+
+def _fresh(args, explicit, world):
+    """(run parameters, a function building the simulation) of a new run."""
+    if args.every is not None and args.snapshots is None:
+        raise RunStop("--every needs --snapshots DIR")
+    initial = on_root(world, lambda: _initial_state(args, explicit))
+    if initial is not None:
+        args.n = initial.n
+    ok, problem = world.agree(not (problem := memory_problem(args.n)), problem or "")
+    if not ok:
+        raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+    seed = args.seed if args.seed is not None else world.broadcast_object(secrets.randbits(32))
+    run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": args.n, "seed": seed,
+           "seed_chosen": args.seed is None, "steps": args.steps,
+           "snapshots": None if args.snapshots is None else str(args.snapshots.resolve()),
+           "every": args.every or args.steps or 1,
+           "checkpoint_every": args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
+           "ics": None if initial is None else str(args.ics), "mass_classes": getattr(args, "mass_classes", None),
+           "snapshot_format": getattr(args, "snapshot_format", None) or "npz"}
+
+    def build():
+        if world.is_root:
+            warn_if_slow(args.n)
+        progress = Progress("initial energy, O(N^2)", args.n, unit="body",
+                            enabled=world.is_root and (sys.stderr.isatty() or args.n > 20000))
+        with user_values():
+            state = initial if initial is not None else make_cluster(args.n, seed=seed,
+                                                                     mass_classes=run["mass_classes"])
+            return Simulation(state, args.version, args.scheme, args.precision, args.dt,
+                              progress=lambda done, total: progress(done), **args.options)
+    return run, build
+
+
+def _resumed(args, explicit, world):
+    """(run parameters, a function building the simulation) continuing checkpoint `args.resume`."""
+    extra = sorted(explicit - RESUME_OPTIONS)
+    if extra:
+        names = ", ".join("--" + e.replace("_", "-") for e in extra)
+        raise RunStop(f"--resume takes the run's settings from its checkpoint, so {names} cannot be given with it")
+
+    def read():
+        try:
+            return load(args.resume)
+        except CheckpointError as e:
+            raise RunStop(str(e)) from None
+    run, record, state = on_root(world, read)
+    done = int(record["steps_done"])
+    if "steps" in explicit:
+        if args.steps < done:
+            raise RunStop(f"--steps {args.steps} is fewer than the {done} steps {args.resume} has already done")
+        run["steps"] = args.steps
+    if "snapshots" in explicit:
+        run["snapshots"] = str(args.snapshots.resolve())
+    if "every" in explicit:
+        run["every"] = args.every
+    if "checkpoint_every" in explicit:
+        run["checkpoint_every"] = args.checkpoint_every
+    ok, problem = world.agree(not (problem := memory_problem(state.n)), problem or "")
+    if not ok:
+        raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+
+    def build():
+        with user_values():
+            return Simulation.restore(state, record)
+    return run, build
+
+
+def _checked_paths(args, run_, checkpoint):
+    """Rank 0's checks of the checkpoint file and the snapshot folder (nothing is written but
+    the folder itself and the removal of a killed writer's temporaries); the folder or None."""
+    if checkpoint is not None and checkpoint.exists() and not (
+            args.resume and checkpoint.resolve() == Path(args.resume).resolve()):
+        raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another file")
+    if checkpoint is not None:
+        writable(checkpoint.parent, "the checkpoint")
+    folder = None if run_["snapshots"] is None else writable(Path(run_["snapshots"]), "snapshots")
+    if folder is not None:
+        try:
+            prepare_folder(folder, run_["run_id"])
+        except SnapshotError as e:
+            raise RunStop(str(e)) from None
+    if checkpoint is not None:
+        for tmp in temporary_files(checkpoint):
+            tmp.unlink(missing_ok=True)
+    return folder
+
+
+def run(args, explicit: set) -> int:
+    """`nbsymple run`; returns the exit status or raises RunStop. `args.options` holds the
+    version's options given on the command line, `explicit` the names of all options given.
+    Everything the user typed is checked (and refused with nothing written) before the initial
+    conditions are built."""
+    version = get_version(args.version)
+    with user_values():
+        options = version.options_from(args.options)      # refused before anything is built
+    ok, reason = version.package.availability(options)
+    if not ok:
+        raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
+    world = version.world()
+    try:
+        return _run(args, explicit, world)
+    except RunStop as e:
+        e.speak = world.is_root            # every rank stops alike; rank 0 says why
+        raise
+
+
+def _run(args, explicit, world) -> int:
+    if args.checkpoint_every is not None and args.checkpoint is None and args.resume is None:
+        raise RunStop("--checkpoint-every needs --checkpoint FILE")
+    if "" in (args.checkpoint, args.resume):
+        raise RunStop(f"--{'checkpoint' if args.checkpoint == '' else 'resume'} needs a file name, got ''")
+    checkpoint = Path(args.checkpoint or args.resume) if (args.checkpoint or args.resume) else None
+    run_, build = _resumed(args, explicit, world) if args.resume else _fresh(args, explicit, world)
+    folder = on_root(world, lambda: _checked_paths(args, run_, checkpoint))
+    with StopSignals() if checkpoint is not None else NoSignals() as signals:
+        sim = build()
+        return _steps(args, run_, sim, folder, checkpoint, signals)
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
+    """Step to the run's total with snapshots and checkpoints; a signal (caught by `signals` on
+    any rank) or a non-finite value stops it after a whole step."""
+    world = sim.world
+    total, every, k_every = run_["steps"], run_["every"], run_["checkpoint_every"]
+    fmt = run_.get("snapshot_format", "npz")
+    start = sim.steps_done
+
+    def write_snapshot_(step):
+        sim.gather()
+        if world.is_root:
+            write_snapshot(folder, sim.state, step, run_["run_id"], fmt)
+
+    def save_():
+        sim.gather()
+        if world.is_root:
+            save(checkpoint, run_, sim)
+        saved["step"] = sim.steps_done
+
+    saved = {"step": start}
+    if args.resume is None:
+        if folder is not None:
+            write_snapshot_(0)
+        if checkpoint is not None:
+            save_()
+    progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
+                        total - start, enabled=world.is_root and sys.stderr.isatty())
+
+    def stop_asked() -> bool:
+        return world.any(signals.signum is not None) if checkpoint is not None else False
+
+    def on_step(k):
+        step = sim.steps_done
+        stop = stop_asked()
+        if folder is not None and (step % every == 0 or step == total):
+            write_snapshot_(step)
+        if checkpoint is not None and (step % k_every == 0 or step == total or stop):
+            save_()
+        progress(step - start)
+        if stop:
+            raise _Stopped
+
+    try:
+        if stop_asked():                 # during the set-up: the checkpoint holds step `start`
+            raise _Stopped
+        sim.step(total - start, on_step)
+    except NonFiniteState as e:          # every rank raises it together
+        kept = f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept" if checkpoint else ""
+        raise RunStop(f"{e}, so the run stopped there{kept}", status=3) from None
+    except _Stopped:
+        signum = world.broadcast_object(signals.signum or signal.SIGTERM)    # rank 0's, if it caught one
+        name = signal.Signals(signum).name
+        raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total}; checkpoint written to "
+                      f"{checkpoint}; continue with: nbsymple run --resume {checkpoint}",
+                      status=128 + signum) from None
+    return report(args, run_, sim, folder, checkpoint, start)

@@ -1,0 +1,44 @@
+"""What a finished `nbsymple run` prints: the text summary, or one JSON object."""
+import json
+
+
+def report(args, run_, sim, folder, checkpoint, start) -> int:
+    """Print the finished run: one JSON object (`--json`) or the text summary; status 0. The
+    errors are collective (every rank computes them); rank 0 alone prints."""
+    errors = sim.errors()
+    if not sim.is_root:
+        return 0
+    result = {
+        "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
+        "dt": sim.dt, "steps": run_["steps"], "seed": run_["seed"], "seed_chosen": run_["seed_chosen"],
+        "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"),
+        **errors, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
+        "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares(), "threads": sim.threads,
+        "device": sim.device, "compile_seconds": sim.compile_seconds,
+        "checkpoint": None if checkpoint is None else str(checkpoint),
+        "resumed_from_step": start if args.resume else None, "run_id": run_["run_id"],
+    }
+    if args.json:
+        print(json.dumps(result, allow_nan=False))
+        return 0
+    s = sim.state
+    print(f"version {result['version']} ({sim.version.description})")
+    print(f"N = {s.n}, {sim.scheme.name}, {sim.precision}, dt = {sim.dt:g}, {run_['steps']} steps"
+          + (f" (resumed at step {start})" if args.resume else "")
+          + f", t = {s.t:g} T = {s.units.to_myr(s.t):.3g} Myr")
+    chosen = " (drawn at random; --seed {0} repeats this run)".format(run_["seed"]) if run_["seed_chosen"] else ""
+    print(f"seed {run_['seed']}{chosen}")
+    print(f"device: {sim.device}; threads: {sim.threads}")
+    print(f"energy error            {errors['energy_error']:.3e}   |E - E0| / |E0|, E = cluster + Galaxy "
+          "(the paper's definition)")
+    print(f"internal energy error   {errors['internal_energy_error']:.3e}   |E - E0| / |K_int + W|, the same "
+          "change in units of the cluster's own energy")
+    print(f"angular momentum error  {errors['angular_momentum_error']:.3e}")
+    if sim.steps_done:
+        print(f"seconds per step        {result['seconds_per_step']:.4g}")
+    print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
+    if folder is not None:
+        print(f"snapshots in {folder}")
+    if checkpoint is not None:
+        print(f"checkpoint {checkpoint} (step {sim.steps_done})")
+    return 0

@@ -1,0 +1,22 @@
+"""Version A, `serial`: the pairwise forces, the galactic force and the integration on one CPU
+core (the paper's reference).
+
+Files: `kernels.py` (the CPU kernels' sources, written once, and `SERIAL`, their serial build:
+also C's host kernels), `pairwise.py` (`CpuPairwise`, the pairwise engine on the host, and
+`cpu_pipeline`, which B reuses with its threaded build).
+"""
+from ..core.options import NoOptions
+
+Options = NoOptions    # A takes no options
+GPU = False            # where the pairwise forces run: the host
+HOST = "serial"        # the host kernels of the O(N) work
+
+
+def availability(options: Options) -> tuple[bool, str]:
+    return True, ""
+
+
+def build_pipeline(state, precision, clock, options: Options):
+    from .kernels import SERIAL
+    from .pairwise import cpu_pipeline
+    return cpu_pipeline(SERIAL, state, precision, clock)
