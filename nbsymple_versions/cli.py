@@ -63,6 +63,15 @@ def _option_flags() -> dict:
     return flags
 
 
+def options_markdown() -> str:
+    """The versions' options as a Markdown table (docs/cli.md holds it; a test compares)."""
+    rows = ["| flag | option | versions | default | what |", "|---|---|---|---|---|"]
+    for name, (d, letters) in _option_flags().items():
+        default = "the node's best" if d["default"] is None else f"`{d['default']}`"
+        rows.append(f"| `{d['flag']}` | `{name}` | {', '.join(letters)} | {default} | {d['help']} |")
+    return "\n".join(rows) + "\n"
+
+
 def _version_option_arguments(p, names=None, add=None):
     """The versions' options as flags (default: not given); `names` limits them; `add` replaces
     `p.add_argument`."""
@@ -288,7 +297,9 @@ def cmd_info(args) -> int:
     print("versions:")
     for v in all_versions():
         ok, reason = v.available()
-        print(f"  {v.letter}  {v.description}" + ("" if ok else f"  [not available: {reason}]"))
+        print(f"  {v.letter}  {v.name:13} {v.description}" + ("" if ok else f"  [not available: {reason}]"))
+        if v.options:
+            print(f"     {'':13} options: " + ", ".join(f"{d['flag']} ({d['name']})" for d in v.Options.describe()))
     return 0
 
 

@@ -88,3 +88,35 @@ def test_slug_follows_github():
     assert slug("Over a range of commits (asv-built environments)") == "over-a-range-of-commits-asv-built-environments"
     assert slug("`nbsymple info` and `nbsymple paper`") == "nbsymple-info-and-nbsymple-paper"
     assert slug("What makes the kernels fast ([`kernels/cpu.py`](../x.py))") == "what-makes-the-kernels-fast-kernelscpupy"
+
+
+def _layout_block() -> list[tuple[int, str]]:
+    """(indent, name) of each entry of docs/python_api.md's package layout block."""
+    text = (ROOT / "docs" / "python_api.md").read_text()
+    block = text.split("## Package layout", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    return [(len(line) - len(line.lstrip()), line.split()[0]) for line in block.splitlines()
+            if line.strip() and re.match(r"\s*[\w.]+/?\s", line + " ") and not line.startswith("   " * 5)]
+
+
+def test_the_layout_block_lists_the_package_tree():
+    """Every package and module right under nbsymple_versions/ is listed once, and nothing else."""
+    listed = [name for indent, name in _layout_block() if indent == 2]
+    tree = sorted(p.name + ("/" if p.is_dir() else "") for p in (ROOT / "nbsymple_versions").iterdir()
+                  if p.name != "__init__.py" and (p.suffix == ".py" or (p / "__init__.py").exists()))
+    assert sorted(listed) == tree and len(set(listed)) == len(listed)
+
+
+def test_package_docstrings_list_their_files():
+    """Each subpackage's docstring names every module (and CUDA C file) in it."""
+    import ast
+    for package in sorted(p for p in (ROOT / "nbsymple_versions").iterdir() if (p / "__init__.py").exists()):
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+        files = sorted(f.name for f in package.iterdir() if f.suffix in (".py", ".cu") and f.name != "__init__.py"
+                       and f.name != "__main__.py")
+        missing = [f for f in files if f not in doc and f"`{f[:-3]}`" not in doc]
+        assert not missing, f"{package.name}/__init__.py does not name {missing}"
+
+
+def test_the_options_table_is_the_versions_typed_options():
+    from nbsymple_versions.cli import options_markdown
+    assert options_markdown() in (ROOT / "docs" / "cli.md").read_text()

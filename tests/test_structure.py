@@ -171,3 +171,40 @@ def test_the_definition_count_sees_a_second_definition(tmp_path, monkeypatch):
     (tmp_path / "two.py").write_text("class K:\n    PRECISIONS, X = ('dp',), 1\n")
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     assert definitions("PRECISIONS", roots=(".",)) == ["one.py:1", "two.py:2"]
+
+
+def private_reaches(modules: dict[str, ast.Module]) -> list[str]:
+    """'module: name' for every private name (one leading underscore) of another module of the
+    package that a module imports or reads as an attribute of an imported module."""
+    graph_modules = set(modules)
+    found = []
+    for name, tree in modules.items():
+        bound = {}                                # local name -> package module it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                is_package = any(other.startswith(name + ".") for other in modules)
+                if node.level:
+                    parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                for a in node.names:
+                    if f"{base}.{a.name}" in graph_modules:
+                        bound[a.asname or a.name] = f"{base}.{a.name}"
+                    elif base in graph_modules and a.name.startswith("_") and not a.name.startswith("__"):
+                        found.append(f"{name}: {base}.{a.name}")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append(f"{name}: {bound[node.value.id]}.{node.attr}")
+    return sorted(set(found))
+
+
+def test_no_module_reaches_into_another_modules_private_names(tmp_path):
+    assert private_reaches(package_modules()) == []
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("_SECRET = 1\n")
+    (pkg / "b.py").write_text("from .a import _SECRET\nfrom . import a\nx = a._SECRET\n")
+    assert private_reaches(package_modules(pkg, "pkg")) == ["pkg.b: pkg.a._SECRET"]

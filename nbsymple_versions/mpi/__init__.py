@@ -41,7 +41,8 @@ first use, never here.
 
 from dataclasses import dataclass
 
-from ..core.options import NoOptions, option
+from ..core.options import option
+from ..gpu_pairwise.options import GpuOptions
 
 GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
 HOST = "threaded"
@@ -56,8 +57,9 @@ def check_node_version(letter):
 
 
 @dataclass(frozen=True)
-class Options(NoOptions):
-    """The engine each rank runs (default E where this rank sees a GPU, else B)."""
+class Options(GpuOptions):
+    """The engine each rank runs (default E where this rank sees a GPU, else B), and C's GPU
+    options for a GPU node engine (D, E: either backend, any tile and kernel)."""
 
     node_version: str | None = option(None, "--node-version", "version F: the engine each MPI rank runs, B, D or "
                                       "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
@@ -80,4 +82,4 @@ def world():
 
 def build_pipeline(state, precision, clock, options: Options):
     from .pipeline import build
-    return build(state, precision, clock, world(), options.node_version)
+    return build(state, precision, clock, world(), options)

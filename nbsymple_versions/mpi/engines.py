@@ -32,10 +32,11 @@ def cpu_slice_pairwise(m, eps, precision, start, stop):
 
 
 def gpu_slice_pairwise(m, eps, precision, start, stop, local_rank, galactic, units, options):
-    """The GPU engine of D (galactic=False) or E (galactic=True) on targets [start, stop), on
-    this node's GPU `local_rank % GPUs`, with the node version's `options` (tile, kernel, backend)."""
+    """The GPU engine of D (galactic=False) or E (galactic=True, E's fused kernel) on targets
+    [start, stop), built on this node's GPU `local_rank % GPUs`, with the node version's
+    `options` (tile, kernel, backend)."""
+    from ..gpu_full.fused import GALAXY
     from ..gpu_pairwise.backends import engine_class
     engine = engine_class(options.backend)
-    backend = engine(m, eps, precision, tile=options.tile, galactic=galactic, units=units, kernel=options.kernel)
-    backend.restrict(start, stop, local_rank % backend.physical_devices())
-    return backend
+    return engine(m, eps, precision, tile=options.tile, kernel=options.kernel, galaxy=GALAXY if galactic else None,
+                  units=units, targets=(start, stop), gpus=[local_rank % engine.device_count()])

@@ -96,29 +96,31 @@ class MpiPipeline(ForcePipeline):
         self._axpy_slice(v, a, h)
 
 
-def default_node_version() -> str:
-    """F's node engine where none is asked for: E when this rank sees a GPU (or the CUDA
-    simulator is on), else B."""
+def default_node_version(backend: str = "numba") -> str:
+    """F's node engine where none is asked for: E when this rank sees a GPU through `backend`
+    (or the CUDA simulator is on), else B."""
     from ..gpu_pairwise.backends import availability
-    return "E" if availability()[0] else "B"
+    return "E" if availability(backend)[0] else "B"
 
 
-def build(state, precision, clock, world, node_version=None) -> MpiPipeline:
-    """F's pipeline on this rank of `world`, with node engine `node_version` (B, D or E; default as
-    `default_node_version`), which must be available on every rank: all ranks raise together
-    (`VersionUnavailable`), with the failing rank's reason."""
+def build(state, precision, clock, world, options) -> MpiPipeline:
+    """F's pipeline on this rank of `world`, with node engine `options.node_version` (B, D or E;
+    default as `default_node_version`) and those of F's `options` that engine takes; it must be
+    available on every rank: all ranks raise together (`VersionUnavailable`), with the failing
+    rank's reason."""
     from .. import gpu_full, gpu_threaded, threaded
-    node = node_version or default_node_version()
+    node = options.node_version or default_node_version(options.backend)
     package = {"B": threaded, "D": gpu_threaded, "E": gpu_full}[node]
-    options = package.Options()
-    ok, reason = world.agree(*package.availability(options))
+    node_options = package.Options(**{name: getattr(options, name) for name in package.Options.names()
+                                      if name in options.names()})
+    ok, reason = world.agree(*package.availability(node_options))
     if not ok:
         raise VersionUnavailable(f"version F is not available: node engine {node} on {reason}")
     threads_per_rank(world)
     start, stop = world.slice(state.n)
     if package.GPU:
         backend = gpu_slice_pairwise(state.m, state.eps, precision, start, stop, world.local_rank,
-                                     galactic=package is gpu_full, units=state.units, options=options)
+                                     galactic=package is gpu_full, units=state.units, options=node_options)
     else:
         backend = cpu_slice_pairwise(state.m, state.eps, precision, start, stop)
     return MpiPipeline(backend, THREADED, state.units, clock, world, state.n, node)

@@ -75,19 +75,27 @@ def _inverse_cube_dp(r2):
     return (s2 * s) * (1.0 + e * (1.5 + 1.875 * e))
 
 
-def _pairwise_source(ftype, inverse_cube):
+def _separation(hj, hi, lj, li):
+    """x_j - x_i of sp and dp: one subtraction (the low words are not read)."""
+    return hj - hi
+
+
+def _pairwise_source(ftype, separation, inverse_cube):
+    """The pairwise kernel of one precision: positions as hi rows (x, y, z) and lo rows (xl, yl,
+    zl; dsp's low words, the hi rows again for sp and dp, whose `separation` ignores them)."""
     zero = ftype(0.0)
 
-    def pairwise(x, y, z, m, eps2, start, ax, ay, az):
+    def pairwise(x, y, z, xl, yl, zl, m, eps2, start, ax, ay, az):
         n = x.shape[0]
         for t in prange(ax.shape[0]):   # targets start .. start + len(ax), sources all n
             i = start + t
             xi, yi, zi = x[i], y[i], z[i]
+            xli, yli, zli = xl[i], yl[i], zl[i]
             sx, sy, sz = zero, zero, zero
             for j in range(n):        # flops per interaction: core/vocabulary.py FLOPS_PER_LINE
-                dx = x[j] - xi            # 3 (with dy, dz)
-                dy = y[j] - yi
-                dz = z[j] - zi
+                dx = separation(x[j], xi, xl[j], xli)     # 3 (with dy, dz)
+                dy = separation(y[j], yi, yl[j], yli)
+                dz = separation(z[j], zi, zl[j], zli)
                 # r2: 6; r^-3: 4; f = m r^-3: 1
                 f = m[j] * inverse_cube(dx * dx + dy * dy + dz * dz + eps2)
                 sx += f * dx              # 6 (with sy, sz)
@@ -97,30 +105,6 @@ def _pairwise_source(ftype, inverse_cube):
             ay[t] = sy
             az[t] = sz
     return pairwise
-
-
-def _pairwise_dsp_source(inverse_cube):
-    zero = np.float32(0.0)
-
-    def pairwise_dsp(xh, yh, zh, xl, yl, zl, m, eps2, start, ax, ay, az):
-        n = xh.shape[0]
-        for t in prange(ax.shape[0]):
-            i = start + t
-            xhi, yhi, zhi = xh[i], yh[i], zh[i]
-            xli, yli, zli = xl[i], yl[i], zl[i]
-            sx, sy, sz = zero, zero, zero
-            for j in range(n):
-                dx = ds_diff(xh[j], xhi, xl[j], xli)
-                dy = ds_diff(yh[j], yhi, yl[j], yli)
-                dz = ds_diff(zh[j], zhi, zl[j], zli)
-                f = m[j] * inverse_cube(dx * dx + dy * dy + dz * dz + eps2)
-                sx += f * dx
-                sy += f * dy
-                sz += f * dz
-            ax[t] = sx
-            ay[t] = sy
-            az[t] = sz
-    return pairwise_dsp
 
 
 def _galactic_source(as91):
@@ -152,10 +136,11 @@ class CpuKernels:
         jit = lambda fastmath: njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)  # noqa: E731
         cube_sp = _device_function(_inverse_cube_sp)
         cube_dp = _device_function(_inverse_cube_dp)
+        separation = _device_function(_separation)
         self.pairwise = {
-            "sp": jit(FASTMATH_ALL)(_pairwise_source(np.float32, cube_sp)),
-            "dp": jit(FASTMATH_ALL)(_pairwise_source(np.float64, cube_dp)),
-            "dsp": jit(FASTMATH_ALL)(_pairwise_dsp_source(cube_sp)),
+            "sp": jit(FASTMATH_ALL)(_pairwise_source(np.float32, separation, cube_sp)),
+            "dp": jit(FASTMATH_ALL)(_pairwise_source(np.float64, separation, cube_dp)),
+            "dsp": jit(FASTMATH_ALL)(_pairwise_source(np.float32, ds_diff, cube_sp)),
         }
         self.galactic = jit(False)(_galactic_source(njit(as91_acceleration)))
         self.axpy = jit(FASTMATH_ALL)(_axpy)

@@ -32,15 +32,14 @@ class CpuPairwise:
         a, b = self.start, self.stop
         with clock.task("pairwise"):
             if self.precision == "dp":
-                self.kernel(x[0], x[1], x[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
+                hi = lo = x
             elif self.precision == "sp":
-                h = self.hi
-                np.copyto(h, x, casting="same_kind")
-                self.kernel(h[0], h[1], h[2], self.m, self.eps2, a, out[0, a:b], out[1, a:b], out[2, a:b])
+                np.copyto(self.hi, x, casting="same_kind")
+                hi = lo = self.hi
             else:
-                h, lo = dsp.split(x, self.hi, self.lo)
-                self.kernel(h[0], h[1], h[2], lo[0], lo[1], lo[2], self.m, self.eps2, a,
-                            out[0, a:b], out[1, a:b], out[2, a:b])
+                hi, lo = dsp.split(x, self.hi, self.lo)
+            self.kernel(hi[0], hi[1], hi[2], lo[0], lo[1], lo[2], self.m, self.eps2, a,
+                        out[0, a:b], out[1, a:b], out[2, a:b])
 
 
 def cpu_pipeline(kernels: CpuKernels, state, precision, clock) -> ForcePipeline:
