@@ -17,17 +17,17 @@ venv: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# bench, bench-smoke, gate, dashboard: the asv suite (docs/tracking_performance.md)
+# bench, bench-smoke, gate, dashboard: the asv suite (benchmarks/), driven by tools/ (docs/tracking_performance.md)
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.tracking run $(ASV_ARGS)
+	$(BIN)/python -m tools.tracking run $(ASV_ARGS)
 
 # CI: asv check, then the smoke grid once (--quick), with scratch results: results/ stays as it is
 bench-smoke: $(STAMP)
-	$(BIN)/python -m benchmarks.tracking smoke
+	$(BIN)/python -m tools.tracking smoke
 
 # after a change to benchmarks/: the committed benchmarks.json must match asv's discovery
 benchmarks-json: $(STAMP)
-	$(BIN)/python -m benchmarks.tracking benchmarks-json
+	$(BIN)/python -m tools.tracking benchmarks-json
 
 # gate: exit 0 no regression, 1 regression, 2 a usage or set-up problem (its sentence says which).
 # make gives any failing recipe status 2, so the gate runs while this file is read, and a
@@ -35,7 +35,7 @@ benchmarks-json: $(STAMP)
 BASE ?= main
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
 GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
-GATE_OUT := $(shell $(BIN)/python -m benchmarks.gate --base '$(BASE)' $(GATE_ARGS) >&2)
+GATE_OUT := $(shell $(BIN)/python -m tools.gate --base '$(BASE)' $(GATE_ARGS) >&2)
 GATE_STATUS := $(.SHELLSTATUS)
 ifeq ($(GATE_STATUS),1)
 MAKEFLAGS += -q
@@ -49,7 +49,7 @@ gate:
 # find: bisect GOOD..BAD for the commit that slowed BENCH, a regex naming one benchmark and its
 # parameters (asv builds an environment per commit; results/ stays as it is)
 find: $(STAMP)
-	$(BIN)/python -m benchmarks.tracking find "$(GOOD)..$(BAD)" "$(BENCH)"
+	$(BIN)/python -m tools.tracking find "$(GOOD)..$(BAD)" "$(BENCH)"
 
 # dashboard: asv publish into html/, then local copies of the scripts and styles it loads
 dashboard: $(STAMP)
@@ -64,7 +64,7 @@ dashboard: $(STAMP)
 # run: `.venv/bin/python -m nbsymple_versions.paper --no-science`.
 paper: $(STAMP)
 	@date +%s > $(VENV)/.paper-start; echo "paper: 1/2 asv sweep (the paper's benchmarks, into .asv/paper/results)"
-	-@$(BIN)/python -m benchmarks.tracking run --results paper --bench '^(tasks|steps|throughput|accuracy|compile)\.'
+	-@$(BIN)/python -m tools.tracking run --results paper --bench '^(tasks|steps|throughput|accuracy|compile)\.'
 	@echo "paper: 2/2 figures, tables and science runs into plots/"; \
 	$(BIN)/python -m nbsymple_versions.paper --results .asv/paper/results $(PAPER_ARGS); rc=$$?; \
 	echo "paper: total wall time $$(( $$(date +%s) - $$(cat $(VENV)/.paper-start) )) s; open plots/REPORT.md"; \

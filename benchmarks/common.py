@@ -12,7 +12,7 @@ result by its parameter values, so a smoke run or a CPU-only machine never hides
 another run. What should not run here is skipped, with one sentence saying why, by
 `Benchmark.skip_reason` (raised in `setup` as NotImplementedError) or, for a skip that only one
 method of a class has, by `method_skips` (raised inside that method as SkipNotImplemented).
-`tracking.selection()` turns the same reasons into asv's `-b` patterns, so that `make bench`
+`tools.tracking.selection()` turns the same reasons into asv's `-b` patterns, so that `make bench`
 does not spawn a process per skipped combination.
 
 Extending
@@ -24,7 +24,7 @@ Extending
   class that takes it: add it to AXES and give it to new GPU-only classes over GPU_LETTERS (as
   `tasks.Transfer`), so the history of Tasks and Step stays; a value a machine lacks (no CuPy)
   is a skip reason. To add it to an existing class instead, rewrite the committed rows with
-  `benchmarks.migrate.reshape` (old rows take the axis' default value) and keep `version`.
+  `tools.migrate.reshape` (old rows take the axis' default value) and keep `version`.
 - Bump a benchmark's `version` only when what it measures changes.
 
 Environment variables (read once, at import; asv passes them on to the processes it spawns):
@@ -32,8 +32,9 @@ Environment variables (read once, at import; asv passes them on to the processes
     NBSYMPLE_BENCH_GRID      smoke | default | large   (default: default)
         smoke:   N = 256 (CI: `make bench-smoke`)
         default: N = 256, 1024, 4096, 16384; a timed call of A or B at most 16384^2 interactions
-        large:   N = 1024 ... 2^18 (GPU machines); A up to 16384^2 interactions per timed call,
-                 B up to 65536^2, C, D, E up to 7 * 2^36 (an SI6A step at N = 2^18)
+        large:   N = 1024 ... 2^18 (GPU machines); serial host kernels (A) up to 16384^2
+                 interactions per timed call, threaded ones (B, F) up to 65536^2, GPU versions
+                 (C, D, E) up to 7 * 2^36 (an SI6A step at N = 2^18)
     NBSYMPLE_BENCH_VERSIONS  letters to run, e.g. "AB" (default: A-E; GPU versions skip without
                              a GPU, which is looked for without touching a driver; F, across MPI
                              ranks, is one rank under asv and runs only when named)
@@ -71,11 +72,14 @@ VALIDATION_N = 256
 EXACT_IC_MAX_N = 4096                # above this, timed states use the analytic virial scaling
 CONSERVATION_N = 1024                # the conservation runs' N, on every grid
 
+# budget: most pair interactions per timed call, by where the version's work runs: "gpu" for
+# the GPU versions, else its host kernels, "serial" (one core) or "threaded" (all cores)
 GRIDS = {
-    "smoke": {"ns": (256,), "budget": {"cpu": 7 * 256**2, "gpu": 7 * 256**2}},
-    "default": {"ns": (256, 1024, 4096, 16384), "budget": {"cpu": 16384**2, "gpu": 7 * 16384**2}},
+    "smoke": {"ns": (256,), "budget": {"serial": 7 * 256**2, "threaded": 7 * 256**2, "gpu": 7 * 256**2}},
+    "default": {"ns": (256, 1024, 4096, 16384),
+                "budget": {"serial": 16384**2, "threaded": 16384**2, "gpu": 7 * 16384**2}},
     "large": {"ns": (1024, 4096, 16384, 65536, 131072, 262144),
-              "budget": {"A": 16384**2, "B": 65536**2, "gpu": 7 * 262144**2}},
+              "budget": {"serial": 16384**2, "threaded": 65536**2, "gpu": 7 * 262144**2}},
 }
 SIMULATOR_BUDGET = 256**2            # the CUDA simulator costs ~10 us per pair interaction
 
@@ -115,7 +119,7 @@ def _grid_name() -> str:
 
 # versions that run by default: all but those across MPI ranks (F is one rank under asv,
 # i.e. its node engine again; NBSYMPLE_BENCH_VERSIONS=...F times it)
-DEFAULT_VERSIONS = tuple(v.letter for v in TABLE if not getattr(v, "distributed", False))
+DEFAULT_VERSIONS = tuple(v.letter for v in TABLE if not v.distributed)
 
 
 def _versions() -> tuple:
@@ -135,9 +139,9 @@ NS = GRIDS[GRID]["ns"]               # the N that run on this grid
 
 def budget(letter: str) -> float:
     """Most pair interactions one timed call (or the set-up's warm call) may do in this grid."""
-    b = GRIDS[GRID]["budget"]
-    if letter not in GPU_LETTERS:       # the host's CPU (F: one rank of its node engine)
-        return b.get(letter) or b.get("cpu") or b["B"]
+    version, b = get_version(letter), GRIDS[GRID]["budget"]
+    if not version.gpu:                 # the host's CPU (F: one rank of its threaded node engine)
+        return b[version.host]
     return min(b["gpu"], SIMULATOR_BUDGET) if cuda_simulator() else b["gpu"]
 
 
@@ -160,8 +164,15 @@ def version_reason(letter: str):
         chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
         return (f"version {letter} is left out by NBSYMPLE_BENCH_VERSIONS={chosen}" if chosen else
                 f"version {letter} runs only when NBSYMPLE_BENCH_VERSIONS names it (under asv it is one MPI rank)")
-    if letter in GPU_LETTERS and not gpu_visible():
+    if get_version(letter).gpu and not gpu_visible():
         return f"version {letter} needs a GPU and none is visible (NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
+    return None
+
+
+def galactic_reason(letter: str):
+    """Why `letter` has no separate galactic task (its GPU kernel adds the Galaxy, E), or None."""
+    if get_version(letter).fused_galactic:
+        return f"version {letter} has no separate galactic task (its GPU kernel adds the Galaxy)"
     return None
 
 
@@ -259,7 +270,7 @@ class Benchmark:
 
     def skip_reason(self, *params):
         """Why these params do not run on this machine and grid (None: they run). Cheap: it
-        builds nothing, so `tracking.selection()` can ask it for every combination."""
+        builds nothing, so `tools.tracking.selection()` can ask it for every combination."""
         p = dict(zip(self.param_names, params))
         return grid_reason(p["version"], p.get("n")) if "version" in p else None
 

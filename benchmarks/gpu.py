@@ -13,7 +13,7 @@ import importlib.util
 
 from nbsymple_versions import gpu_asm
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.kernels.gpu_layout import BACKENDS, KERNEL_KINDS
+from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
 
 from .common import AXES, Benchmark, build_pipeline, grid_reason
 

@@ -2,14 +2,14 @@
 with 1 and 2 ranks (`mpiexec -n 1`, `-n 2`) at every N of the grid.
 
 MPI cannot start inside asv's benchmark process, so `setup_cache` launches one job per
-(ranks, N): `mpiexec -n RANKS python -m nbsymple_versions.mpi.timing --n N` (the timing state
+(ranks, N): `mpiexec -n RANKS python -m nbsymple_versions.runs.mpi_timing --n N` (the timing state
 of this suite, seed 2011; warm steps until the clock holds a second, rank 0's TaskClock) and
 keeps its JSON line; the `track_` methods report it. Both figures are lower-is-better. Ranks
 share the machine's cores (numba threads = cores / ranks on a node, `mpi.pipeline`), so the
 two rows compare one rank with all cores against two ranks with half each, plus the exchange.
 
 Skipped, with the reason, where mpi4py or `mpiexec` (the `mpi` extra: mpi4py and MPICH) is
-missing, for an N outside this grid, and over the grid's budget for version B (F's CPU engine).
+missing, for an N outside this grid, and over the grid's budget for F (that of its host kernels).
 """
 import itertools
 import json
@@ -56,7 +56,7 @@ class MpiStep:
             return f"version F: {reason}"
         if n not in NS:
             return f"N = {n} is not in this grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
-        return budget_reason("B", n)
+        return budget_reason("F", n)
 
     def setup_cache(self):
         return measure_each(itertools.product(*self.params), self.measure)
@@ -67,7 +67,7 @@ class MpiStep:
         reason = self.skip_reason(ranks, n)
         if reason:
             raise NotImplementedError(reason)
-        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "nbsymple_versions.mpi.timing", "--n", str(n)]
+        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "nbsymple_versions.runs.mpi_timing", "--n", str(n)]
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, env=env)
         if p.returncode != 0:

@@ -7,7 +7,7 @@ Transfer.time_transfer (task 4), which only the GPU versions have.
 """
 import numpy as np
 
-from .common import Benchmark, SkipNotImplemented, axes
+from .common import Benchmark, SkipNotImplemented, axes, galactic_reason
 
 
 class Tasks(Benchmark):
@@ -40,9 +40,7 @@ class HostTasks(Benchmark):
 
     version = "1"
     params, param_names = axes("version", "n")
-    method_skips = {"time_galactic": lambda self, version, n: (
-        f"version {version} has no separate galactic task (its GPU kernel adds the Galaxy)"
-        if version == "E" else None)}
+    method_skips = {"time_galactic": lambda self, version, n: galactic_reason(version)}
 
     def setup(self, version, n):
         self.check_params(version, n)

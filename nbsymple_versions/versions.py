@@ -3,8 +3,9 @@
 Each version is a package beside `core/` that holds the code it introduces and builds on the
 earlier ones (A `serial`, B `threaded`, C `gpu_pairwise`, D `gpu_threaded`, E `gpu_full`,
 beyond the paper F `mpi`). A package declares its typed `Options`, `availability(options)`,
-`build_pipeline(state, precision, clock, options)`, and `GPU` and `HOST` (where its pairwise forces
-and its O(N) host work run). This registry only names them; nothing below it imports it.
+`build_pipeline(state, precision, clock, options)`, and `GPU`, `HOST` and `GALAXY_IN_KERNEL`
+(where its pairwise forces, its O(N) host work and its galactic force run). This registry only
+names them; nothing below it imports it.
 """
 from dataclasses import dataclass
 from types import ModuleType
@@ -49,6 +50,11 @@ class Version:
     def host(self) -> str:
         """The host kernels of the O(N) work: "serial" or "threaded"."""
         return self.package.HOST
+
+    @property
+    def fused_galactic(self) -> bool:
+        """The GPU kernel adds the galactic force itself (E): there is no separate galactic task."""
+        return self.package.GALAXY_IN_KERNEL
 
     @property
     def distributed(self) -> bool:

@@ -1,8 +1,10 @@
-"""The asv suite (benchmarks/): asv's own discovery loads it with the same parameters on every
-grid and machine, skips say why, every figure that can gate reads lower-is-better, machine
-names tell machines apart, every class validates before it times (a wrong kernel makes
-`setup` raise), and every track_ gives a finite number of the right sign at a tiny
-configuration. No timing assertions (the gate's self-test is tests/test_gate.py)."""
+"""The asv suite (benchmarks/): it holds benchmarks only (its tooling is tools/), asv's own
+discovery loads it with the same parameters on every grid and machine, skips say why, every
+figure that can gate reads lower-is-better, machine names tell machines apart, every class
+validates before it times (a wrong kernel makes `setup` raise), and every track_ gives a finite
+number of the right sign at a tiny configuration. No timing assertions (the gate's self-test is
+tests/test_gate.py)."""
+import ast
 import itertools
 import json
 import math
@@ -20,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import common, tracking  # noqa: E402
+from benchmarks import common  # noqa: E402
 from benchmarks.accuracy import Conservation  # noqa: E402
 from benchmarks.common import ValidationError, build_pipeline  # noqa: E402
 from benchmarks.compile import Compile  # noqa: E402
@@ -30,6 +32,7 @@ from benchmarks.throughput import Threads, Throughput  # noqa: E402
 from nbsymple_versions.core.pipeline import ForcePipeline  # noqa: E402
 from nbsymple_versions.core.vocabulary import TASKS  # noqa: E402
 from nbsymple_versions.versions import CPU_LETTERS, GPU_LETTERS, LETTERS  # noqa: E402
+from tools import tracking  # noqa: E402
 
 N = 64          # tiny N for every direct call (put into the grid by the fixture below)
 
@@ -99,6 +102,43 @@ def test_asv_discovery_finds_the_contract():
     assert found["tasks.Transfer.time_transfer"]["params"][0] == [repr(v) for v in GPU_LETTERS]
     assert found["steps.TaskShares.track_share"]["params"][2] == [repr(t) for t in TASKS]
     assert found["accuracy.Conservation.track_energy_error"]["params"][1] == ["'sp'", "'dp'", "'dsp'"]
+
+
+# what a benchmark module may import: what asv's benchmark processes have (the standard library,
+# the package with its `bench` extra, asv's runner) and the suite's own modules (relative imports)
+SUITE_IMPORTS = frozenset(sys.stdlib_module_names) | {"numpy", "numba", "asv_runner", "nbsymple_versions"}
+
+
+def foreign_imports(folder: Path) -> list[str]:
+    """'file:line name' of every import in the modules of `folder` (functions too) from outside
+    SUITE_IMPORTS: the tooling (tools/), tests, anything else."""
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module]
+            else:
+                continue
+            found += [f"{path.name}:{node.lineno} {n}" for n in names if n.split(".")[0] not in SUITE_IMPORTS]
+    return found
+
+
+def test_benchmarks_holds_benchmarks():
+    """Every module of benchmarks/ but `common` (the shared base) defines benchmarks asv
+    discovers, and none imports from outside the suite, the package and what asv's processes
+    have: the tooling in tools/ drives the suite, never the other way round."""
+    modules = {p.stem for p in (ROOT / "benchmarks").glob("*.py")} - {"__init__"}
+    assert {name.split(".")[0] for name in _discover()} == modules - {"common"}
+    assert foreign_imports(ROOT / "benchmarks") == []
+
+
+def test_the_import_check_catches_a_foreign_import(tmp_path):
+    (tmp_path / "fine.py").write_text("import json\nimport numpy as np\nfrom nbsymple_versions import TaskClock\n"
+                                      "from .common import Benchmark\n")
+    (tmp_path / "bad.py").write_text("import os\n\n\ndef f():\n    from tools import tracking\n")
+    assert foreign_imports(tmp_path) == ["bad.py:5 tools"]
 
 
 def test_parameters_are_the_same_on_every_grid_and_machine():

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from cli_call import call
-from nbsymple_versions import versions
-from nbsymple_versions.runs import memory
 from nbsymple_versions.core.diagnostics import potential_energy
+from nbsymple_versions.runs import memory
 from nbsymple_versions.snapshots import SnapshotError, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
 

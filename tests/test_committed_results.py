@@ -16,7 +16,7 @@ DEFAULT_NS = (256, 1024, 4096, 16384)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import tracking  # noqa: E402
+from tools import tracking  # noqa: E402
 
 
 @pytest.fixture(scope="module")

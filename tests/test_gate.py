@@ -11,11 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 SLOWDOWN = 20           # far beyond the gate's factors, busy machine included, at N = 256
 GATE_BENCH = r"\('A', 256, 'dp'\)|\('A', 256\)"      # A's pairwise (dp), galactic and integrate
 
-# appended to nbsymple_versions/kernels/cpu.py in the slowed commit: every CPU kernel does its
-# work SLOWDOWN times (the extra calls on scratch copies of what it writes)
+# appended in the slowed commit to KERNELS, the module of the serial CPU kernels (version A's,
+# which the gate times here): every kernel does its work SLOWDOWN times (the extra calls on
+# scratch copies of what it writes)
+KERNELS = Path("nbsymple_versions", "serial", "kernels.py")
 SLOWED = f'''
 
 # ---- the gate's self-test: deliberately slowed kernels ----
@@ -27,10 +31,9 @@ def _slowed(kernel, written):
     return slowed
 
 
-for _kernels in (SERIAL, THREADED):
-    _kernels.pairwise = {{p: _slowed(k, ()) for p, k in _kernels.pairwise.items()}}
-    _kernels.galactic = _slowed(_kernels.galactic, (3, 4, 5))
-    _kernels.axpy = _slowed(_kernels.axpy, (0,))
+SERIAL.pairwise = {{p: _slowed(k, ()) for p, k in SERIAL.pairwise.items()}}
+SERIAL.galactic = _slowed(SERIAL.galactic, (3, 4, 5))
+SERIAL.axpy = _slowed(SERIAL.axpy, (0,))
 '''
 
 
@@ -56,7 +59,7 @@ def repo(tmp_path_factory):
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "normal")
     normal = _git(repo, "rev-parse", "HEAD")
-    with open(repo / "nbsymple_versions" / "kernels" / "cpu.py", "a") as f:
+    with open(repo / KERNELS, "a") as f:
         f.write(SLOWED)
     _git(repo, "commit", "-q", "-am", "slowed")
     return repo, normal, _git(repo, "rev-parse", "HEAD")
@@ -65,7 +68,7 @@ def repo(tmp_path_factory):
 def _gate(repo, base, *args):
     env = dict(os.environ, NBSYMPLE_BENCH_GRID="smoke", NBSYMPLE_BENCH_VERSIONS="A", HOME=str(repo.parent))
     env.pop("PYTHONPATH", None)
-    return subprocess.run([sys.executable, "-m", "benchmarks.gate", "--base", base, "--rounds", "1",
+    return subprocess.run([sys.executable, "-m", "tools.gate", "--base", base, "--rounds", "1",
                            "--bench", GATE_BENCH, *args], cwd=repo, env=env, capture_output=True, text=True,
                           timeout=900)
 
@@ -95,3 +98,14 @@ def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     assert r.returncode == 2 and "is not a commit" in r.stderr, r.stderr
     r = _gate(path, normal, "--factor", "0.5")
     assert r.returncode == 2 and "--factor" in r.stderr, r.stderr
+
+
+def test_the_factor_is_wider_only_for_pairwise_timings_on_all_cores():
+    """THREADED_FACTOR for a pairwise kernel on all CPU cores (B), FACTOR for one core (A), a
+    GPU (C, E) or a host task, BUSY_FACTOR for everything on a busy machine."""
+    from tools import gate
+    factor = {(v, task): gate.factor_for(f"tasks.{task}({v!r}, 16384{rest})", busy=False)
+              for v in "ABCE" for task, rest in (("Tasks.time_pairwise", ", 'dp'"), ("HostTasks.time_galactic", ""))}
+    assert factor.pop(("B", "Tasks.time_pairwise")) == gate.THREADED_FACTOR
+    assert set(factor.values()) == {gate.FACTOR}, factor
+    assert gate.factor_for("tasks.Tasks.time_pairwise('A', 16384, 'dp')", busy=True) == gate.BUSY_FACTOR

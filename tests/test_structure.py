@@ -145,7 +145,7 @@ def test_the_cycle_check_catches_a_cycle(tmp_path):
     assert cycle == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
 
 
-def definitions(word: str, roots=("nbsymple_versions", "benchmarks", "tests")) -> list[str]:
+def definitions(word: str, roots=("nbsymple_versions", "benchmarks", "tools", "tests")) -> list[str]:
     """'path:line' of every module-level or class-level assignment to `word`."""
     found = []
     for root in roots:

@@ -46,6 +46,7 @@ from ..gpu_pairwise.options import GpuOptions
 
 GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
 HOST = "threaded"
+GALAXY_IN_KERNEL = False
 NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
 
 

@@ -36,7 +36,6 @@ from numba import njit, prange
 from numba.core import types
 from numba.core.extending import intrinsic
 
-from ..core import dsp
 from ..core.as91 import as91_acceleration
 
 FASTMATH_ALL = True

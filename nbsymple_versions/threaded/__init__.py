@@ -8,6 +8,7 @@ from ..serial import Options, availability  # noqa: F401  (B takes no options an
 
 GPU = False
 HOST = "threaded"
+GALAXY_IN_KERNEL = False
 
 
 def build_pipeline(state, precision, clock, options: Options):

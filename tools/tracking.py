@@ -2,15 +2,15 @@
 name for `--python=same` runs, provenance in the results, and scratch configurations so that
 checks never rewrite committed data. The Makefile's bench targets call this module:
 
-    python -m benchmarks.tracking machine            register this machine with asv, print its name
-    python -m benchmarks.tracking run [OPTIONS]      asv run --python=same of HEAD on the grid
-    python -m benchmarks.tracking smoke              asv check, then the smoke grid (--quick, nothing saved)
-    python -m benchmarks.tracking benchmarks-json    rewrite results/benchmarks.json from discovery
-    python -m benchmarks.tracking select [--gate]    the -b patterns of this grid (or of the gate)
-    python -m benchmarks.tracking find GOOD..BAD BENCH   asv find, results kept out of results/
+    python -m tools.tracking machine            register this machine with asv, print its name
+    python -m tools.tracking run [OPTIONS]      asv run --python=same of HEAD on the grid
+    python -m tools.tracking smoke              asv check, then the smoke grid (--quick, nothing saved)
+    python -m tools.tracking benchmarks-json    rewrite results/benchmarks.json from discovery
+    python -m tools.tracking select [--gate]    the -b patterns of this grid (or of the gate)
+    python -m tools.tracking find GOOD..BAD BENCH   asv find, results kept out of results/
 
-Nothing here is a benchmark; asv imports this module while discovering the suite, so it only
-imports the standard library at the top.
+It lies outside asv's `benchmark_dir` (benchmarks/), so asv never imports it; asv, the suite
+and the package are imported where they are used (`machine` needs only the package's provenance).
 """
 import argparse
 import itertools
@@ -95,7 +95,7 @@ def run_provenance() -> dict:
     tracked files differ from it), the grid and the environment variables that choose it."""
     from nbsymple_versions import provenance
 
-    from .common import configure_threads
+    from benchmarks.common import configure_threads
     configure_threads()
     d = provenance.describe(gpu=True)
     d.pop("host", None)
@@ -339,7 +339,7 @@ def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json"):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.tracking", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.tracking", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("machine", help="register this machine with asv and print its name")
     r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")

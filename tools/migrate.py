@@ -4,7 +4,7 @@ parameters (rows matched by value, new combinations empty), the current explicit
 stamped on rows whose measurement is unchanged, the machine folder and machine.json renamed to
 today's identity, and the fixed `--python=same` environment name.
 
-    python -m benchmarks.migrate FOLDER --isa ISA [--dry-run]
+    python -m tools.migrate FOLDER --isa ISA [--dry-run]
 
 FOLDER is a machine folder under results/ written before machine names carried the vector ISA
 (which is then given by hand, from what is known of that run). The rows of the migration the
@@ -119,7 +119,7 @@ def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.migrate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=Path, help="a machine folder under results/")
     p.add_argument("--isa", required=True, help="the vector ISA of the machine that wrote it (avx512, avx2, ...)")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")

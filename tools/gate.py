@@ -1,7 +1,7 @@
 """The regression gate: this checkout (HEAD plus any uncommitted change) against BASE, on every
 timed task at the largest N the grid runs for each version, on this machine.
 
-    make gate [BASE=main]                     (or: python -m benchmarks.gate --base main)
+    make gate [BASE=main]                     (or: python -m tools.gate --base main)
 
 Exit status: 0 no regression; 1 a regression (a gate benchmark slower by more than the factor and
 significantly so by asv's statistics, or failing where BASE ran); 2 a usage problem (not a git
@@ -91,11 +91,18 @@ def _unrolled(rows) -> dict:
     return out
 
 
+def on_all_cores(letter: str) -> bool:
+    """The version's pairwise forces run on all CPU cores (B; F's CPU node engine), not on one
+    core or a GPU."""
+    from nbsymple_versions.versions import get_version
+    version = get_version(letter)
+    return not version.gpu and version.host == "threaded"
+
+
 def factor_for(name: str, busy: bool) -> float:
     """The gate's factor for one benchmark, e.g. "tasks.Tasks.time_pairwise('B', 16384, 'dp')"."""
-    from nbsymple_versions.versions import get_version
     letter = re.search(r"\('([A-Z])'", name)
-    threaded = letter is not None and get_version(letter.group(1)).pairwise == "threaded" and "time_pairwise" in name
+    threaded = letter is not None and "time_pairwise" in name and on_all_cores(letter.group(1))
     return max(THREADED_FACTOR if threaded else FACTOR, BUSY_FACTOR if busy else 1.0)
 
 
@@ -237,7 +244,7 @@ def noise(runs: int, bench: str | None = None) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.gate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.gate", description=__doc__.split("\n\n")[0])
     p.add_argument("--base", default="main", help="the commit to compare with (default: main)")
     p.add_argument("--factor", type=float, help=f"slowdown that fails the gate, for every benchmark (default "
                                                  f"{FACTOR}, {THREADED_FACTOR} for timings on all cores, {BUSY_FACTOR} "
