@@ -18,6 +18,9 @@ import numpy as np
 
 from .core.ics import make_cluster
 from .core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
+from .gpu_full import check_devices
+from .gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS, check_tile
+from .gpu_pairwise.simulator import cuda_simulator
 from .versions import GPU_LETTERS as LETTERS, get_version
 
 DEFAULT_SIZES = (2**14, 2**16, 2**17)
@@ -30,13 +33,13 @@ def _parser():
     p.add_argument("--validate-n", type=int, default=None,
                    help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
     p.add_argument("--steps", type=int, default=3, help="leapfrog steps timed per version (default 3)")
-    p.add_argument("--tile", type=int, default=256, help="threads per block (default 256)")
+    p.add_argument("--tile", type=int, default=DEFAULT_TILE, help=f"threads per block (default {DEFAULT_TILE})")
     p.add_argument("--devices", type=int, default=1, help="slices of targets for version E (default 1)")
     p.add_argument("--min-seconds", type=float, default=0.2,
                    help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
-    p.add_argument("--backend", default="numba", choices=("numba", "cupy"),
+    p.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS,
                    help="GPU backend: numba (numba-cuda, default) or cupy (CuPy + CUDA C)")
-    p.add_argument("--kernel", default="tiled", choices=("tiled", "plain"),
+    p.add_argument("--kernel", default=KERNEL_KINDS[0], choices=KERNEL_KINDS,
                    help="kernel of the validation and step rows: tiled (default) or plain; both are timed")
     return p
 
@@ -67,20 +70,21 @@ def main(argv=None) -> int:
     if not ok:
         print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
         return 1
-    from .gpu_pairwise import numba_cuda as kc
+    from .gpu_pairwise.backends import engine_class
 
     options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     try:
-        kc.check_tile(args.tile)
-        kc.check_devices(args.devices)
+        check_tile(args.tile)
+        check_devices(args.devices)
         if min(args.sizes) < 2 or args.steps < 1:
             raise ValueError("sizes must be >= 2 and steps >= 1")
     except ValueError as e:
         print(f"nbsymple check --gpu-report: {e}", file=sys.stderr)
         return 2
-    sim = kc.simulator()
+    sim = cuda_simulator()
     validate_n = args.validate_n or (96 if sim else 2048)
-    names = kc.device_names(range(kc.physical_devices()))
+    engine = engine_class(args.backend)
+    names = engine.device_names(range(engine.device_count()))
     print(f"GPU report: {', '.join(names)}" + (" (simulator: numbers below are meaningless)" if sim else ""))
     print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s); "
           f"{FLOPS} flops per interaction")
@@ -140,7 +144,7 @@ def _tiling(version, args) -> int:
         for precision in PRECISIONS:
             state = make_cluster(n, seed=2011, exact_potential=False, radius_kpc=FRAME_KPC[precision])
             rates, acc = {}, {}
-            for kernel in ("tiled", "plain"):
+            for kernel in KERNEL_KINDS:
                 forces = version.pipeline(state, precision, tile=args.tile, backend=args.backend, kernel=kernel)
                 forces.warm_up(state.x)
                 backend, out = forces.backend, np.empty_like(state.x)

@@ -38,11 +38,12 @@ def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
 
 
 def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
-    """Call `write(file)` on a temporary file `prefix*suffix` in `path`'s folder, fsync it, give it
+    """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
+    writer's process id in its name), fsync it, give it
     the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
     temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

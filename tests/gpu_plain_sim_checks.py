@@ -17,8 +17,9 @@ from nbsymple_versions.core import reference
 from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import make_cluster
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.kernels import cuda as kc
-from nbsymple_versions.kernels.cupy_backend import SIMULATOR as CUPY_UNAVAILABLE
+from nbsymple_versions.gpu_full.fused import GALAXY
+from nbsymple_versions.gpu_pairwise import numba_cuda as kc
+from nbsymple_versions.gpu_pairwise.cupy_cuda import SIMULATOR as CUPY_UNAVAILABLE
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_error, validate
 from nbsymple_versions.versions import VersionUnavailable, get_version
 
@@ -28,10 +29,9 @@ if not config.ENABLE_CUDASIM:    # not a test module of its own: tests/test_gpu_
 sys.setswitchinterval(5e-4)      # the simulator's barriers poll holding the GIL (see gpu_sim_checks.py)
 
 
-
 def forces(state, precision, kernel, galactic, **options):
-    backend = kc.CudaPairwise(state.m, state.eps, precision, galactic=galactic, units=state.units,
-                              kernel=kernel, **options)
+    backend = kc.CudaPairwise(state.m, state.eps, precision, galaxy=GALAXY if galactic else None,
+                              units=state.units, kernel=kernel, **options)
     assert backend.kernel_kind == kernel and backend.backend == "numba"
     out = np.full_like(state.x, np.nan)
     backend.forces(state.x, out, TaskClock())

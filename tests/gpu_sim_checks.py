@@ -25,7 +25,8 @@ from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import State, default_softening
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.kernels import cuda as kc, gpu_layout as layout
+from nbsymple_versions.gpu_full.fused import GALAXY
+from nbsymple_versions.gpu_pairwise import numba_cuda as kc, records as layout
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_error
 from nbsymple_versions.versions import GPU_LETTERS, get_version
 
@@ -54,8 +55,8 @@ def random_state(rng, n, precision):
 
 
 def gpu_forces(state, precision, kind, **options):
-    backend = kc.CudaPairwise(state.m, state.eps, precision, galactic=kind == "fused", units=state.units,
-                              **options)
+    backend = kc.CudaPairwise(state.m, state.eps, precision, galaxy=GALAXY if kind == "fused" else None,
+                              units=state.units, **options)
     out = np.full_like(state.x, np.nan)
     backend.forces(state.x, out, TaskClock())
     acc = out.T
@@ -125,7 +126,7 @@ def test_e_slices_agree(rng, precision):
     state = random_state(rng, 257, precision)
     out = {}
     for k in (1, 2, 3):
-        backend = kc.CudaPairwise(state.m, state.eps, precision, tile=32, devices=k, galactic=True,
+        backend = kc.CudaPairwise(state.m, state.eps, precision, tile=32, devices=k, galaxy=GALAXY,
                                   units=state.units)
         assert len(backend.slices) == k and backend.slices[-1].stop == 257
         assert k == 1 or f"{k} slices" in backend.device
@@ -135,10 +136,30 @@ def test_e_slices_agree(rng, precision):
     np.testing.assert_array_equal(out[1], out[3])
 
 
+@pytest.mark.parametrize("galactic", [False, True], ids=["pairwise", "fused"])
+def test_target_range_agrees_with_all_targets(rng, galactic):
+    """An engine built for targets [start, stop) on one GPU (an MPI rank's share) computes exactly
+    the full engine's accelerations there, against all N sources, and writes nothing else; an
+    empty range has no slice."""
+    state = random_state(rng, 97, "dp")
+    galaxy = GALAXY if galactic else None
+    full = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, galaxy=galaxy, units=state.units)
+    part = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, galaxy=galaxy, units=state.units,
+                           targets=(40, 90), gpus=[0])
+    a, b = np.full_like(state.x, np.nan), np.full_like(state.x, np.nan)
+    full.forces(state.x, a, TaskClock())
+    part.forces(state.x, b, TaskClock())
+    assert [(s.start, s.stop, s.gpu) for s in part.slices] == [(40, 90, 0)] and part.device == "CUDA simulator"
+    np.testing.assert_array_equal(b[:, 40:90], a[:, 40:90])
+    assert np.isnan(b[:, :40]).all() and np.isnan(b[:, 90:]).all()
+    empty = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, targets=(97, 97), gpus=[0])
+    assert empty.slices == [] and empty.device == "CUDA simulator"
+
+
 def test_e_more_slices_than_bodies(rng):
     state = random_state(rng, 2, "dp")
-    two = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, devices=3, galactic=True, units=state.units)
-    one = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, devices=1, galactic=True, units=state.units)
+    two = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, devices=3, galaxy=GALAXY, units=state.units)
+    one = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, devices=1, galaxy=GALAXY, units=state.units)
     a, b = np.empty_like(state.x), np.empty_like(state.x)
     two.forces(state.x, a, TaskClock())
     one.forces(state.x, b, TaskClock())

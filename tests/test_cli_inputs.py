@@ -147,11 +147,12 @@ def test_the_same_run_resumed_cleans_stale_temporaries(tmp_path):
     rc, _, err = call(["run", "--n", 8, "--steps", 2, "--seed", 1, "--snapshots", folder, "--checkpoint", ck])
     assert rc == 0, err
     (folder / ".snap_killed.npz.tmp").write_bytes(b"half a snapshot")
-    (tmp_path / ".run.ck.killed.tmp").write_bytes(b"half a checkpoint")
+    (tmp_path / ".run.ck.99999.killed.tmp").write_bytes(b"half a checkpoint")
+    (tmp_path / ".run.ck.v2.99999.other.tmp").write_bytes(b"another run's, in flight")
     rc, _, err = call(["run", "--resume", ck, "--steps", 4])
     assert rc == 0, err
-    assert sorted(p.name for p in folder.iterdir()) == [f"snap_{k:08d}.npz" for k in (0, 2, 4)]
-    assert not list(tmp_path.glob(".*.tmp"))
+    assert sorted(p.name for p in folder.glob("snap_*")) == [f"snap_{k:08d}.npz" for k in (0, 2, 4)]
+    assert [p.name for p in tmp_path.glob(".*.tmp")] == [".run.ck.v2.99999.other.tmp"]     # not this run's
 
 
 def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):

@@ -2,7 +2,8 @@
 
 CuPy cannot run here (without a driver, creating any array raises), so the backend is checked
 in three parts:
-- its CUDA C (`kernels/nbody.cu`) compiled as host C++ by the system compiler, each block of
+- its CUDA C (`gpu_pairwise/nbody.cu` and E's `gpu_full/fused.cu`) compiled as host C++ by the
+  system compiler, each block of
   TILE threads run as TILE std::threads with a std::barrier for `__syncthreads` and the
   `__shared__` tile as one array per block: every kernel x precision against the float64
   reference, at N not a multiple of the tile, plain against tiled;
@@ -28,13 +29,15 @@ from nbsymple_versions.core import reference
 from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import make_cluster
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.kernels import cupy_backend, gpu_layout as layout
+from nbsymple_versions.gpu_full.fused import GALAXY
+from nbsymple_versions.gpu_pairwise import cupy_cuda as cupy_backend, records as layout
+from nbsymple_versions.gpu_pairwise.options import KERNEL_KINDS, entry_name
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, max_relative_error
 from nbsymple_versions.versions import VersionUnavailable, get_version
 
 REPO = Path(__file__).resolve().parents[1]
 TILE = 32
-KERNELS = ("pairwise_tiled", "pairwise_plain", "fused_tiled", "fused_plain")
+KERNELS = tuple(entry_name(k) for k in KERNEL_KINDS) + tuple(entry_name(k, GALAXY.name) for k in KERNEL_KINDS)
 
 # CUDA's names for host C++: one block runs at a time, its threads as std::threads.
 PRELUDE = r"""
@@ -58,6 +61,7 @@ inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float fmaf(float a, float b, float c) { return std::fma(a, b, c); }
 #include "nbody.cu"
+#include "fused.cu"
 
 // which: 0 pairwise_tiled, 1 pairwise_plain, 2 fused_tiled, 3 fused_plain
 extern "C" void launch(int which, int grid, const void* pos, int npad, double eps2, double ls, double as,
@@ -94,13 +98,14 @@ def host_kernels(tmp_path_factory):
     """{precision: the CUDA C module compiled for the host (ctypes), TILE = 32}."""
     out = tmp_path_factory.mktemp("cuda_c_host")
     (out / "host.cpp").write_text(PRELUDE)
-    kernels = cupy_backend.resources.files("nbsymple_versions.kernels")
+    include = [f"-I{cupy_backend.resources.files(package)}"
+               for package in ("nbsymple_versions.gpu_pairwise", "nbsymple_versions.gpu_full")]
     libs = {}
     for precision in PRECISIONS:
-        defines = [o for o in cupy_backend.options(precision, TILE) if o.startswith("-D")]
+        defines = [o for o in cupy_backend.options(precision, TILE, GALAXY) if o.startswith("-D")]
         lib = out / f"nbody_{precision}.so"
         p = subprocess.run([compiler(), "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", *defines,
-                            f"-I{kernels}", str(out / "host.cpp"), "-o", str(lib)],
+                            *include, str(out / "host.cpp"), "-o", str(lib)],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr[-4000:]
         libs[precision] = ctypes.CDLL(str(lib))
@@ -211,7 +216,8 @@ def fake_cupy(host_kernels, devices=1, launches=None):
 
     class RawModule:
         def __init__(self, *, code, options):
-            assert code == cupy_backend.source() and isinstance(options, tuple)
+            assert code in (cupy_backend.source(), cupy_backend.source(GALAXY)) and isinstance(options, tuple)
+            assert (code == cupy_backend.source(GALAXY)) == any(o.startswith("-DAS91_") for o in options)
             self.precision = {f"-DPRECISION={v}": k for k, v in cupy_backend._PRECISION_CODE.items()}[options[1]]
             assert f"-DTILE={TILE}" in options
 
@@ -235,8 +241,8 @@ def fake_cupy(host_kernels, devices=1, launches=None):
                 start, stop, out = rest[-3], rest[-2], rest[-1]
                 assert out.shape == (3, stop - start) and grid[0] == -(-(stop - start) // TILE)
                 launches.append((name, state["device"], int(start), int(stop)))
-                run_host(lib, name, bodies, rest[1], tuple(map(float, rest[2:4])) if fused else (),
-                         int(start), int(stop), out)
+                run_host(lib, name, bodies.reshape(int(rest[0]), -1), rest[1],   # the flat records, npad rows
+                         tuple(map(float, rest[2:4])) if fused else (), int(start), int(stop), out)
             return kernel
 
     def array(shape, dtype):
@@ -318,7 +324,7 @@ import json, sys
 sys.modules["cupy"] = None                   # as if CuPy were not installed
 from nbsymple_versions.core.ics import make_cluster
 from nbsymple_versions.versions import VersionUnavailable, get_version
-from nbsymple_versions.kernels import cupy_backend
+from nbsymple_versions.gpu_pairwise import cupy_cuda as cupy_backend
 out = {"available": get_version("D").available("cupy")}
 try:
     get_version("D").pipeline(make_cluster(8, seed=1), "dp", backend="cupy")
@@ -361,7 +367,7 @@ def test_cli_asks_for_cupy_without_a_gpu():
 _CPU_IMPORTS = r"""
 import json, sys
 from nbsymple_versions import cli, versions
-from nbsymple_versions.kernels import cupy_backend, gpu_layout
+from nbsymple_versions.gpu_pairwise import cupy_cuda as cupy_backend, records as gpu_layout
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.core.ics import make_cluster
 Simulation(make_cluster(32, seed=1), "A", diagnostics=False).step(1)
@@ -378,15 +384,17 @@ def test_cpu_users_never_import_cupy():
 
 
 def test_options_and_source():
-    """The module's source ships as package data; its options carry the Galaxy's constants from
-    core/galaxy.py and numba-cuda's fastmath for sp only."""
+    """C's source and E's ship as package data (E's follows C's in E's module); E's options carry
+    the Galaxy's constants from core/galaxy.py, and numba-cuda's fastmath is for sp only."""
     from nbsymple_versions.core import galaxy
-    src = cupy_backend.source()
-    assert 'extern "C" __global__' in src and all(f" {k}(" in src or f"\n{k}(" in src for k in KERNELS)
+    c, e = cupy_backend.source(), cupy_backend.source(GALAXY)
+    assert e.startswith(c) and 'extern "C" __global__' in c and "as91(" in e and "as91(" not in c
+    assert all(f"PAIRWISE_KERNEL({k})" in c and f"FUSED_KERNEL({k})" in e for k in KERNEL_KINDS)
     for precision, code in (("sp", 0), ("dp", 1), ("dsp", 2)):
-        opts = cupy_backend.options(precision, 128)
+        opts = cupy_backend.options(precision, 128, GALAXY)
         assert f"-DPRECISION={code}" in opts and "-DTILE=128" in opts
         assert f"-DAS91_M1=({galaxy.M1!r})" in opts and f"-DAS91_HALO_GAMMA=({galaxy.HALO_GAMMA!r})" in opts
+        assert not any(o.startswith("-DAS91_") for o in cupy_backend.options(precision, 128))
         assert ("-ftz=true" in opts) == (precision == "sp")
     with pytest.raises(ValueError, match="power of two"):
         cupy_backend.options("sp", 48)

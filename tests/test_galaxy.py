@@ -5,7 +5,7 @@ import pytest
 
 from nbsymple_versions.core import galaxy
 from nbsymple_versions.core.units import G_PC_KMS2_PER_MSUN, Units
-from nbsymple_versions.kernels.as91 import as91_acceleration
+from nbsymple_versions.core.as91 import as91_acceleration
 
 
 @pytest.mark.parametrize("R, vc", [(8.5, 220.0), (1, 232.4), (2, 202.8), (4, 206.7), (10, 219.3),

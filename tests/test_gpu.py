@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from nbsymple_versions.core.vocabulary import PRECISIONS
@@ -49,13 +48,13 @@ def test_simulator_checks():
 
 @pytest.fixture
 def kc(monkeypatch):
-    """kernels.cuda, with compile_ptx able to compile kernels that call device functions."""
+    """gpu_pairwise.numba_cuda, with compile_ptx able to compile kernels that call device functions."""
     from numba.cuda.core import config
     if config.ENABLE_CUDASIM:
         pytest.skip("NUMBA_ENABLE_CUDASIM is set in this process: no real compiler")
     import numba.cuda.dispatcher
 
-    from nbsymple_versions.kernels import cuda as kc
+    from nbsymple_versions.gpu_pairwise import numba_cuda as kc
 
     # Without a GPU, compiling a kernel that calls a cuda.jit(device=True) function fails: the
     # device dispatcher asks get_current_device().compute_capability, which needs a driver.
@@ -69,8 +68,10 @@ def kc(monkeypatch):
 
 def ptx_of(kc, precision, galactic=False, tile=256):
     from numba import cuda
-    fn, fastmath = kc.python_kernel(precision, tile, galactic)
-    ptx, _ = cuda.compile_ptx(fn, kc.signature(precision, galactic), cc=(9, 0), fastmath=fastmath)
+
+    from nbsymple_versions.gpu_full.fused import GALAXY
+    source = kc.kernel_source(precision, tile, galaxy=GALAXY if galactic else None)
+    ptx, _ = cuda.compile_ptx(source.function, source.signature, cc=(9, 0), fastmath=source.fastmath)
     return ptx
 
 
@@ -116,7 +117,7 @@ def test_float32_kernels_have_no_float64(kc):
     assert counts["dp"] > 20                  # the check does see float64 code
 
 
-def test_float64_check_catches_promotion(kc):
+def test_float64_check_catches_promotion(kc, monkeypatch):
     """The same sp kernel with one bare Python literal (1.0 / sqrt) is promoted to float64."""
     import math
 
@@ -125,10 +126,8 @@ def test_float64_check_catches_promotion(kc):
     def promoted_rsqrt(r2):
         return 1.0 / math.sqrt(r2)
 
-    tiles = cuda.jit(device=True, fastmath=True)(kc._tiles_source(np.float32, 256, cuda.jit(device=True)(promoted_rsqrt)))
-    pairwise, _ = kc._kernel_sources("sp", tiles)
-    ptx, _ = cuda.compile_ptx(pairwise, kc.signature("sp"), cc=(9, 0), fastmath=True)
-    found = float64_instructions(ptx)
+    monkeypatch.setattr(kc, "_rsqrt", lambda: cuda.jit(device=True)(promoted_rsqrt))
+    found = float64_instructions(ptx_of(kc, "sp"))
     print(len(found), sorted(set(found)))
     assert len(found) > 5 and any(op.startswith("cvt") for op in found)
 

@@ -12,16 +12,18 @@ process (`tests/gpu_plain_sim_checks.py`).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nbsymple_versions import gpu_asm
-from nbsymple_versions.cli import main as cli_main
 from nbsymple_versions.core.vocabulary import PRECISIONS
+from nbsymple_versions.gpu_pairwise.options import BACKENDS
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -29,11 +31,16 @@ PARITY = 1.15          # numba / CUDA C instructions per interaction, tiled kern
 
 
 @pytest.fixture(scope="module")
-def counted(tmp_path_factory):
-    """Every kernel of both backends for sm_90 at tile 256, its SASS kept."""
+def real_compiler():
+    """numba-cuda compiles real kernels in this process (not under its simulator)."""
     from numba.cuda.core import config
     if config.ENABLE_CUDASIM:
         pytest.skip("NUMBA_ENABLE_CUDASIM is set in this process: no real compiler")
+
+
+@pytest.fixture(scope="module")
+def counted(real_compiler, tmp_path_factory):
+    """Every kernel of both backends for sm_90 at tile 256, its SASS kept."""
     keep = tmp_path_factory.mktemp("sass")
     rows = gpu_asm.count_all("sm_90", 256, keep=keep)
     print(gpu_asm.table(rows))
@@ -47,7 +54,7 @@ def by_key(rows):
 def test_every_kernel_of_both_backends_compiles_for_sm90(counted):
     rows, keep = counted
     keys = sorted(by_key(rows))
-    assert keys == sorted((b, p, k) for b in ("numba", "cupy") for p in PRECISIONS for k in gpu_asm.KINDS)
+    assert keys == sorted((b, p, k) for b in BACKENDS for p in PRECISIONS for k in gpu_asm.KINDS)
     for r in rows:
         assert r.arch == "sm_90" and r.tile == 256
         assert r.interactions_per_loop >= 1 and 10 < r.instructions_per_interaction < 60, r
@@ -93,7 +100,7 @@ def test_float32_kernels_have_no_float64_instruction(counted):
         assert k[backend, "sp", "fused"].float64_instructions > 50               # E's Galaxy is float64
 
 
-def test_the_parity_check_catches_a_range_loop_kernel(monkeypatch):
+def test_the_parity_check_catches_a_range_loop_kernel(real_compiler, monkeypatch):
     """The tile loop as numba users first write it (`range` loops over a (4, TILE) tile) issues
     about twice CUDA C's instructions: 64-bit induction variables, negative-index wraparound
     selects and four scalar shared loads per interaction (numba issue 4647)."""
@@ -101,7 +108,7 @@ def test_the_parity_check_catches_a_range_loop_kernel(monkeypatch):
     from numba import cuda
     from numba.cuda import float32, int64
 
-    monkeypatch.setattr(dispatcher, "get_current_device", lambda: gpu_asm._TargetDevice((9, 0)))
+    monkeypatch.setattr(dispatcher, "get_current_device", lambda: gpu_asm.TargetDevice((9, 0)))
     tile = 256
 
     @cuda.jit(device=True, fastmath=True)
@@ -130,7 +137,7 @@ def test_the_parity_check_catches_a_range_loop_kernel(monkeypatch):
 
     ptx, _ = cuda.compile_ptx(kernel, (float32[::1], float32, int64, int64, float32[:, ::1]), cc=(9, 0),
                               fastmath=True)
-    with gpu_asm.tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         resources, sass = gpu_asm.assemble(ptx, "sm_90", Path(tmp))
     (name, text), = sass.items()
     naive = gpu_asm.count("numba", "sp", "tiled", "sm_90", 256, resources[name], text)
@@ -141,18 +148,17 @@ def test_the_parity_check_catches_a_range_loop_kernel(monkeypatch):
 
 
 def _cuda_c(precision, name, arch="sm_90"):
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         resources, sass = gpu_asm.assemble(gpu_asm.cuda_c_ptx(precision, 256, arch), arch, Path(tmp))
     return resources[name], sass[name]
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_100"])
-def test_other_targets_compile(arch, monkeypatch):
+def test_other_targets_compile(real_compiler, arch):
     """A100 and B200: the CUDA C module and a numba kernel assemble; figures for the prediction."""
     c = gpu_asm.count("cupy", "sp", "tiled", arch, 256, *_cuda_c("sp", "pairwise_tiled", arch))
     assert c.spills == 0 and c.instructions_per_interaction < 17 and c.predicted_interactions_per_second > 1e11
-    with gpu_asm.tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         resources, sass = gpu_asm.assemble(gpu_asm.numba_ptx("sp", "tiled", 256, arch), arch, Path(tmp))
     (name, text), = sass.items()
     n = gpu_asm.count("numba", "sp", "tiled", arch, 256, resources[name], text)
@@ -217,6 +223,11 @@ def test_model_and_occupancy():
 
 # ------------------------------------------------------------------ the command
 
+def cli_main(argv):
+    from nbsymple_versions.cli import main      # here: the rest of this file needs no CLI
+    return main(argv)
+
+
 def test_cli_json_and_keep(counted, monkeypatch, capsys, tmp_path):
     rows, _ = counted
     seen = {}
@@ -224,7 +235,7 @@ def test_cli_json_and_keep(counted, monkeypatch, capsys, tmp_path):
     def fake_count_all(arch, tile, keep=None):
         seen.update(arch=arch, tile=tile, keep=keep)
         return rows
-    monkeypatch.setattr(gpu_asm, "count_all", fake_count_all)
+    monkeypatch.setattr(gpu_asm.report, "count_all", fake_count_all)
     assert cli_main(["gpu-asm", "--arch", "sm_90", "--json", "--keep", str(tmp_path / "k")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert seen == {"arch": "sm_90", "tile": 256, "keep": tmp_path / "k"} and (tmp_path / "k").is_dir()
@@ -250,7 +261,7 @@ def test_cli_mistakes_are_one_sentence(argv, words, capsys):
 
 
 def test_cli_without_ptxas_is_one_sentence(monkeypatch, capsys):
-    monkeypatch.setattr(gpu_asm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setitem(sys.modules, "nvidia", None)         # no wheels either
     assert cli_main(["gpu-asm"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -271,7 +282,8 @@ def test_plain_kernels_in_the_simulator():
 
 
 def test_layout_packs_records():
-    from nbsymple_versions.kernels import dsp, gpu_layout as layout
+    from nbsymple_versions.core import dsp
+    from nbsymple_versions.gpu_pairwise import engine, records as layout
     x = np.array([[1.0, 2.0], [3.0, 4.0], [8.5e3 + 1e-5, -5.0]])
     m = np.array([0.25, 0.75])
     for precision in PRECISIONS:
@@ -286,4 +298,4 @@ def test_layout_packs_records():
             assert np.all(bodies[:, 7] == 0) and bodies[0, 6] != 0      # a low word survives
         else:
             np.testing.assert_array_equal(bodies[:2, 0:3], x.T.astype(bodies.dtype))
-    assert layout.slices(5, 3) == [(0, 1), (1, 3), (3, 5)] and layout.slices(2, 3) == [(0, 1), (1, 2)]
+    assert engine.slices(5, 3) == [(0, 1), (1, 3), (3, 5)] and engine.slices(2, 3) == [(0, 1), (1, 2)]

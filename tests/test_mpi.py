@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -292,3 +293,36 @@ def test_f_takes_the_run_options_of_a_e(tmp_path):
         state, step = read_snapshot(folder / "snap_00000003.txt")
         assert step == 3 and np.array_equal(state.x, b.state.x), name     # 17 digits: float64 round trip
         assert out["energy_error"] == b.errors()["energy_error"], name
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_mpiexec_ends_the_job_within_2_s(tmp_path, sig, status):
+    """SIGINT or SIGTERM to mpiexec mid-run (a 2-rank F job with a checkpoint, and one without):
+    the whole job ends within 2 s with 128 + the signal, rank 0 alone saying why in one
+    sentence; with a checkpoint that sentence names it and the command that resumes it."""
+    from nbsymple_versions.checkpoint import load
+    for checkpoint in (tmp_path / f"{sig.name}.ck", None):
+        extra = ["--checkpoint", str(checkpoint), "--checkpoint-every", "20"] if checkpoint else \
+            ["--snapshots", str(tmp_path / sig.name), "--every", "20"]
+        job = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, "-m", "nbsymple_versions.cli", "run", "--version",
+                                "F", "--n", "512", "--steps", "1000000", "--seed", "1", *extra], cwd=REPO, env=_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        marker = checkpoint if checkpoint else tmp_path / sig.name / "snap_00000040.npz"
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and not (marker.exists() and (checkpoint is None or load(marker)[1]["steps_done"]
+                                                                  >= 20)):
+            time.sleep(0.05)
+        sent = time.time()
+        job.send_signal(sig)
+        try:
+            _, err = job.communicate(timeout=30)
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, 9)
+        took = time.time() - sent
+        print(f"{sig.name}, checkpoint {checkpoint is not None}: ended {took:.2f} s after the signal: {err!r}")
+        assert job.returncode == status and took < 2, (job.returncode, took, err)
+        lines = [line for line in err.splitlines() if line.startswith("nbsymple run:")]
+        assert len(lines) == 1 and f"stopped by {sig.name} after step" in lines[0], err
+        if checkpoint:
+            assert f"continue with: nbsymple run --resume {checkpoint}" in lines[0]

@@ -9,6 +9,7 @@ import pytest
 from nbsymple_versions import paper
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.paper import resumable
+from nbsymple_versions.runs.locks import hold
 from nbsymple_versions.paper.science_runs import run_tidal_tails
 from nbsymple_versions.paper.tides import fraction_beyond, jacobi_radius, point_mass_radius
 from nbsymple_versions.snapshots import list_snapshots, read_snapshot
@@ -64,10 +65,10 @@ def test_signal_stops_a_science_run_and_the_same_call_resumes_it_bit_for_bit(tmp
 def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
     folder = tmp_path / "plots" / "runs" / "tidal_tails_n64"
     folder.mkdir(parents=True)
-    with resumable._locked(folder):          # another open file description: as another process
+    with hold(folder, "the folder", folder=True):     # another open file description: as another process
         rc = paper.main(["--full", "--out", str(tmp_path / "plots"), "--tidal-n", "64", "--science-version", "A"])
     err = capsys.readouterr().err
-    assert rc == 2 and "another process is running" in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and "is in use by another run (process " in err and len(err.strip().splitlines()) == 1
     assert not any(folder.glob("snap_*"))
 
 

@@ -9,6 +9,7 @@
   pipeline.py     `ForcePipeline` and the engine / host-kernel Protocols
   ranks.py        `OneRank`: the collectives of one process (F's ranks follow its interface)
   options.py      typed version options (`NoOptions`, `option`)
+  checks.py       user values checked in one place, each refusal one sentence naming the value
   diagnostics.py  energy (the one W), its parts, angular momentum, errors
   clock.py        `TaskClock`: warm time per task
   reference.py    float64 NumPy forces for validation

@@ -1,7 +1,7 @@
 """Allen & Santillan (1991) acceleration at one point, in plain `math`.
 
 This is kernel source, not a kernel: `serial/kernels.py` compiles it with numba for the CPU
-and `gpu_pairwise/numba_cuda.py` compiles it as a CUDA device function, so the galactic force is
+and `gpu_full/fused_numba.py` compiles it as a CUDA device function, so the galactic force is
 written once for every device. Input and output are in cluster units; `length_scale`
 (cluster radii -> kpc) and `accel_scale` ((10 km/s)^2/kpc -> cluster units) come from
 `Units`. Double precision throughout: the field is smooth and O(N) work.

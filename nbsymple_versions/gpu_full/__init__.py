@@ -2,8 +2,13 @@
 the integration on all CPU cores (B's host kernels).
 
 E adds the Galaxy inside the kernel (the Allen & Santillan field of `core/as91.py`, float64,
-at each target) and `devices`: the targets split into that many slices, round-robin over the
-GPUs present, each slice with its own stream and buffers.
+at each target), handed to C's engine as `fused.GALAXY`, and `devices`: the targets split
+into that many slices, round-robin over the GPUs present, each slice with its own stream and
+buffers (C's engine slices). Files:
+  __init__.py     `Options` (C's and `devices`), the pipeline
+  fused.py        `GALAXY`: E's fused kernels for both backends, their arguments and constants
+  fused_numba.py  the fused kernel for numba-cuda (imported when one is built)
+  fused.cu        the fused kernels in CUDA C, compiled after C's `nbody.cu` (package data)
 """
 from dataclasses import dataclass
 
@@ -12,9 +17,11 @@ import numpy as np
 from ..core.options import option
 from ..gpu_pairwise import availability, gpu_pipeline  # noqa: F401  (C's GPUs)
 from ..gpu_pairwise.options import GpuOptions
+from .fused import GALAXY
 
 GPU = True
 HOST = "threaded"
+GALAXY_IN_KERNEL = True
 
 
 def check_devices(devices) -> int:
@@ -33,4 +40,4 @@ class Options(GpuOptions):
 
 def build_pipeline(state, precision, clock, options: Options):
     from ..threaded.kernels import THREADED
-    return gpu_pipeline(state, precision, clock, options, THREADED, galactic=True, devices=options.devices)
+    return gpu_pipeline(state, precision, clock, options, THREADED, galaxy=GALAXY, devices=options.devices)

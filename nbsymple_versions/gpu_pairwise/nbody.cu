@@ -1,27 +1,27 @@
-// Pairwise gravitational accelerations in CUDA C: the CuPy backend's kernels
-// (kernels/cupy_backend.py) and the instruction-count yardstick of `nbsymple gpu-asm`.
+// Pairwise gravitational accelerations in CUDA C: the CuPy backend's kernels (cupy_cuda.py)
+// and the instruction-count yardstick of `nbsymple gpu-asm`. Version E's fused kernels
+// (gpu_full/fused.cu) are compiled after this file and use its records, sums and KERNEL_HEAD.
 //
-// The same algorithm as the numba-cuda kernels of kernels/cuda.py, line for line:
+// The same algorithm as the numba-cuda kernels of numba_cuda.py, part for part:
 //   tiled   one thread per target; each tile of TILE sources is loaded into shared memory by
 //           the block (one body per thread), __syncthreads, every thread sums the tile's pull,
 //           __syncthreads (GPU Gems 3, ch. 31). Every thread reaches every barrier: threads past
 //           the end of the slice load, wait and compute on a clamped target, and write nothing.
 //   plain   one thread per target reading every source straight from global memory (through
 //           L1): no shared memory, no barrier.
-//   fused_* version E: the pairwise sum plus the Allen & Santillan (1991) field at the target,
-//           in float64, written as float64.
 //
-// Bodies (padded with zero-mass bodies at the origin to a multiple of TILE), one record each:
-//   sp   float4 (x, y, z, m)
-//   dp   double (x, y, z, m), 16-byte aligned (two 128-bit loads)
-//   dsp  float4 hi (xh, yh, zh, m) and float4 lo (xl, yl, zl, 0): x = xh + xl (kernels/dsp.py)
+// Bodies (padded with zero-mass bodies at the origin to a multiple of TILE), one record each
+// (records.py):
+//   sp   float4 (x, y, z, w = m)
+//   dp   double (x, y, z, w = m), 16-byte aligned (two 128-bit loads)
+//   dsp  float4 hi (xh, yh, zh, m) and float4 lo (xl, yl, zl, 0): x = xh + xl (core/dsp.py)
 // Output: 3 rows of (stop - start) accelerations, row-major.
 //
-// Compile-time parameters, given by cupy_backend.py as -D options: PRECISION (0 sp, 1 dp,
-// 2 dsp), TILE, and the AS91_* constants (from core/galaxy.py). sp is compiled with
-// -ftz=true -prec-div=false -prec-sqrt=false (numba-cuda's fastmath), dp and dsp with IEEE
-// defaults; both compilers contract a * b + c into FMA. CUDA C never reassociates, so the
-// double-single difference (hi_j - hi_i) + (lo_j - lo_i) keeps its order here as in numba.
+// Compile-time parameters, given by cupy_cuda.py as -D options: PRECISION (0 sp, 1 dp,
+// 2 dsp) and TILE. sp is compiled with -ftz=true -prec-div=false -prec-sqrt=false (numba-cuda's
+// fastmath), dp and dsp with IEEE defaults; both compilers contract a * b + c into FMA. CUDA C
+// never reassociates, so the double-single difference (hi_j - hi_i) + (lo_j - lo_i) keeps its
+// order here as in numba.
 
 #ifndef TILE
 #define TILE 256
@@ -37,18 +37,54 @@
 #define BOUNDS
 #endif
 
-#if PRECISION == 1
-typedef double real;
-struct __align__(16) body { double x, y, z, m; };
-struct target { double x, y, z; };
-#elif PRECISION == 2
+// ---------------------------------------------------------------- the records
+// load_target: a target's position; separation: body minus target; mass: the body's mass.
+
+#if PRECISION == 2
 typedef float real;
 struct __align__(16) body { float4 hi; float4 lo; };
 struct target { float xh, yh, zh, xl, yl, zl; };
+
+__device__ __forceinline__ target load_target(const body* pos, int i)
+{
+    body b = pos[i];
+    target t = {b.hi.x, b.hi.y, b.hi.z, b.lo.x, b.lo.y, b.lo.z};
+    return t;
+}
+
+__device__ __forceinline__ void separation(const body& b, const target& t, real& dx, real& dy, real& dz)
+{
+    dx = (b.hi.x - t.xh) + (b.lo.x - t.xl);          // order matters: hi and lo differences first
+    dy = (b.hi.y - t.yh) + (b.lo.y - t.yl);
+    dz = (b.hi.z - t.zh) + (b.lo.z - t.zl);
+}
+
+__device__ __forceinline__ real mass(const body& b) { return b.hi.w; }
+#else
+#if PRECISION == 1
+typedef double real;
+struct __align__(16) body { double x, y, z, w; };
 #else
 typedef float real;
 typedef float4 body;
-struct target { float x, y, z; };
+#endif
+struct target { real x, y, z; };
+
+__device__ __forceinline__ target load_target(const body* pos, int i)
+{
+    body b = pos[i];
+    target t = {b.x, b.y, b.z};
+    return t;
+}
+
+__device__ __forceinline__ void separation(const body& b, const target& t, real& dx, real& dy, real& dz)
+{
+    dx = b.x - t.x;
+    dy = b.y - t.y;
+    dz = b.z - t.z;
+}
+
+__device__ __forceinline__ real mass(const body& b) { return b.w; }
 #endif
 
 // ---------------------------------------------------------------- one pair interaction
@@ -56,7 +92,7 @@ struct target { float x, y, z; };
 
 #if PRECISION == 1
 // r^-3 from a float32 1/sqrt seed (MUFU.RSQ) and one third-order step in float64, as the CPU
-// kernel does (kernels/cpu.py): e = 1 - r2 s^2, r^-3 = s^3 (1 + 3/2 e + 15/8 e^2); relative
+// kernel does (serial/kernels.py): e = 1 - r2 s^2, r^-3 = s^3 (1 + 3/2 e + 15/8 e^2); relative
 // error ~e^3 ~ 1e-21, i.e. float64 rounding. Needs r2 within float32 range (softening > 0).
 __device__ __forceinline__ double inverse_cube(double r2)
 {
@@ -73,63 +109,16 @@ __device__ __forceinline__ float inverse_cube(float r2)
 }
 #endif
 
-#if PRECISION == 2
-__device__ __forceinline__ target load_target(const body* pos, int i)
-{
-    body b = pos[i];
-    target t = {b.hi.x, b.hi.y, b.hi.z, b.lo.x, b.lo.y, b.lo.z};
-    return t;
-}
-
 __device__ __forceinline__ void pair(const body& b, const target& t, real eps2, real& ax, real& ay, real& az)
 {
-    real dx = (b.hi.x - t.xh) + (b.lo.x - t.xl);     // order matters: hi and lo differences first
-    real dy = (b.hi.y - t.yh) + (b.lo.y - t.yl);
-    real dz = (b.hi.z - t.zh) + (b.lo.z - t.zl);
-    real r2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, eps2)));
-    real f = b.hi.w * inverse_cube(r2);
-    ax = fmaf(f, dx, ax);
-    ay = fmaf(f, dy, ay);
-    az = fmaf(f, dz, az);
-}
-
-__device__ __forceinline__ void target_position(const target& t, double& x, double& y, double& z)
-{
-    x = (double)t.xh + (double)t.xl;                 // the galaxy sees hi + lo in float64
-    y = (double)t.yh + (double)t.yl;
-    z = (double)t.zh + (double)t.zl;
-}
-#else
-__device__ __forceinline__ target load_target(const body* pos, int i)
-{
-    body b = pos[i];
-    target t = {b.x, b.y, b.z};
-    return t;
-}
-
-__device__ __forceinline__ void pair(const body& b, const target& t, real eps2, real& ax, real& ay, real& az)
-{
-    real dx = b.x - t.x;
-    real dy = b.y - t.y;
-    real dz = b.z - t.z;
+    real dx, dy, dz;
+    separation(b, t, dx, dy, dz);
     real r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, eps2)));
-#if PRECISION == 1
-    real f = b.m * inverse_cube(r2);
-#else
-    real f = b.w * inverse_cube(r2);
-#endif
+    real f = mass(b) * inverse_cube(r2);
     ax = fma(f, dx, ax);
     ay = fma(f, dy, ay);
     az = fma(f, dz, az);
 }
-
-__device__ __forceinline__ void target_position(const target& t, double& x, double& y, double& z)
-{
-    x = (double)t.x;
-    y = (double)t.y;
-    z = (double)t.z;
-}
-#endif
 
 // ---------------------------------------------------------------- the two source loops
 
@@ -158,92 +147,31 @@ __device__ __forceinline__ void plain_sum(const body* __restrict__ pos, int npad
     }
 }
 
-// ---------------------------------------------------------------- Allen & Santillan (1991)
-// kernels/as91.py in CUDA C: cluster units in and out, float64.
-
-__device__ void as91(double x, double y, double z, double length_scale, double accel_scale,
-                     double& gx, double& gy, double& gz)
-{
-    x *= length_scale;
-    y *= length_scale;
-    z *= length_scale;
-    double r2 = x * x + y * y + z * z;
-    double bulge = -AS91_M1 / (sqrt(r2 + AS91_B1 * AS91_B1) * (r2 + AS91_B1 * AS91_B1));
-    double zb = sqrt(z * z + AS91_B2 * AS91_B2);
-    double s = AS91_A2 + zb;
-    double d2 = x * x + y * y + s * s;
-    double disk = -AS91_M2 / (sqrt(d2) * d2);
-    double r = sqrt(r2);
-    double halo = 0.0;
-    if (r > 0.0) {
-        double u = fmin(r, AS91_HALO_CUTOFF) / AS91_A3;
-        halo = -AS91_M3 * pow(u, 1.0 + AS91_HALO_GAMMA) / (1.0 + pow(u, AS91_HALO_GAMMA)) / (r2 * r);
-    }
-    double fxy = (bulge + disk + halo) * accel_scale;
-    double fz = (bulge + disk * s / zb + halo) * accel_scale;
-    gx = fxy * x;
-    gy = fxy * y;
-    gz = fz * z;
-}
-
 // ---------------------------------------------------------------- kernels
 // Thread t of block b handles target i = start + b * TILE + t; targets i >= stop (the slice's
 // padding) compute on body stop - 1, take part in every barrier and write nothing.
+// KIND_sum(...) is the sum of kernel KIND: tiled or plain (options.py KERNEL_KINDS).
 
-#define KERNEL_HEAD                                                             \
+#define KERNEL_HEAD(KIND)                                                       \
     const long long i = start + (long long)blockIdx.x * TILE + threadIdx.x;    \
     const target t = load_target(pos, (int)(i < stop ? i : stop - 1));         \
     const long long nslice = stop - start;                                     \
-    real ax = 0, ay = 0, az = 0;
+    real ax = 0, ay = 0, az = 0;                                               \
+    KIND##_sum(pos, npad, eps2, t, ax, ay, az);
 
-extern "C" __global__ void BOUNDS
-pairwise_tiled(const body* __restrict__ pos, int npad, real eps2, long long start, long long stop, real* out)
-{
-    KERNEL_HEAD
-    tiled_sum(pos, npad, eps2, t, ax, ay, az);
-    if (i < stop) {
-        out[i - start] = ax;
-        out[nslice + i - start] = ay;
-        out[2 * nslice + i - start] = az;
-    }
-}
-
-extern "C" __global__ void BOUNDS
-pairwise_plain(const body* __restrict__ pos, int npad, real eps2, long long start, long long stop, real* out)
-{
-    KERNEL_HEAD
-    plain_sum(pos, npad, eps2, t, ax, ay, az);
-    if (i < stop) {
-        out[i - start] = ax;
-        out[nslice + i - start] = ay;
-        out[2 * nslice + i - start] = az;
-    }
-}
-
-#define FUSED_TAIL                                                              \
-    if (i < stop) {                                                             \
-        double x, y, z, gx, gy, gz;                                             \
-        target_position(t, x, y, z);                                            \
-        as91(x, y, z, length_scale, accel_scale, gx, gy, gz);                   \
-        out[i - start] = (double)ax + gx;                                       \
-        out[nslice + i - start] = (double)ay + gy;                              \
-        out[2 * nslice + i - start] = (double)az + gz;                          \
+// pairwise_tiled, pairwise_plain (options.py entry_name)
+#define PAIRWISE_KERNEL(KIND)                                                   \
+    extern "C" __global__ void BOUNDS                                           \
+    pairwise_##KIND(const body* __restrict__ pos, int npad, real eps2, long long start, long long stop, \
+                    real* out)                                                  \
+    {                                                                           \
+        KERNEL_HEAD(KIND)                                                       \
+        if (i < stop) {                                                         \
+            out[i - start] = ax;                                                \
+            out[nslice + i - start] = ay;                                       \
+            out[2 * nslice + i - start] = az;                                   \
+        }                                                                       \
     }
 
-extern "C" __global__ void BOUNDS
-fused_tiled(const body* __restrict__ pos, int npad, real eps2, double length_scale, double accel_scale,
-            long long start, long long stop, double* out)
-{
-    KERNEL_HEAD
-    tiled_sum(pos, npad, eps2, t, ax, ay, az);
-    FUSED_TAIL
-}
-
-extern "C" __global__ void BOUNDS
-fused_plain(const body* __restrict__ pos, int npad, real eps2, double length_scale, double accel_scale,
-            long long start, long long stop, double* out)
-{
-    KERNEL_HEAD
-    plain_sum(pos, npad, eps2, t, ax, ay, az);
-    FUSED_TAIL
-}
+PAIRWISE_KERNEL(tiled)
+PAIRWISE_KERNEL(plain)

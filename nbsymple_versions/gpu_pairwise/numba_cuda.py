@@ -1,5 +1,5 @@
-"""CUDA kernels with numba-cuda: pairwise forces (sp, dp, dsp), tiled or plain, and pairwise +
-galactic (E).
+"""CUDA kernels with numba-cuda: pairwise forces (sp, dp, dsp), tiled or plain, and the engine
+`CudaPairwise` that runs them (or a later version's fused kernel, given as `galaxy`).
 
 tiled   GPU Gems 3, ch. 31 and the paper: one thread per target body, blocks of TILE threads;
         for each tile of TILE source bodies every thread of the block loads one body into
@@ -12,9 +12,12 @@ plain   the baseline the tiling improves on: one thread per target reading every
         barrier.
 The CuPy backend (`cupy_cuda.py`) runs the same algorithm written in CUDA C (`nbody.cu`).
 
-Bodies are records (`records.py`): sp and dp (x, y, z, m), dsp (xh, yh, zh, m, xl, yl, zl,
-0), padded to a multiple of TILE with zero-mass bodies at the origin (a finite position, so the
-pair term is finite and times a zero mass gives exactly zero).
+A kernel is assembled from parts written once each:
+  record   how one precision's body records (`records.py`) are read (`Record`): a target's
+           position, a body of the shared tile or of global memory, body minus target;
+  pair     one interaction: the precision's r^-3 and the pull, accumulated with fma;
+  sources  the sum over all sources, tiled or plain, of `pair`;
+  kernel   C's pairwise kernel around `sources` (`pairwise_source`), or E's fused one.
 
 Precisions (accumulators and pair terms):
   sp   float32 throughout;
@@ -41,11 +44,9 @@ about 2 ulp). Multiply-adds are written as `cuda.fma`, so both backends round al
 simulator (NUMBA_ENABLE_CUDASIM=1), which has no libdevice, NumPy stands in (and a * b + c for
 fma).
 
-Version E's kernel adds the Allen & Santillan field (`core/as91.py`, float64, compiled as a device
-function) at the target's position and writes float64 accelerations.
-
 Nothing here touches a GPU at import: kernels are built on first use, buffers by `CudaPairwise`.
 """
+from typing import Callable, NamedTuple
 import warnings
 
 import numpy as np
@@ -53,10 +54,9 @@ from numba import cuda
 from numba.cuda import float32, float64, int64, uint32
 
 from ..core.vocabulary import check_precision
-from ..core.as91 import as91_acceleration
-from .engine import SlicedGpuBackend, device_text, slices
+from .engine import GpuEngine
 from .options import DEFAULT_TILE, check_kernel
-from .records import fill_masses
+from .records import WIDTH, real_type
 from .simulator import cuda_simulator as simulator, gpu_name, lock_shared_arrays
 
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
@@ -73,20 +73,64 @@ def availability() -> tuple[bool, str]:
     return (True, "") if ok else (False, UNAVAILABLE)
 
 
-def _rsqrt(ftype):
-    """1/sqrt(x) for the kernels of `ftype`: libdevice on the device, NumPy in the simulator."""
+def _rsqrt():
+    """The float32 1/sqrt of every precision (dp: its seed): libdevice on the device, NumPy in
+    the simulator."""
     if simulator():
-        one = ftype(1.0)
+        one = np.float32(1.0)
         # a plain function: the simulator runs device code as Python, and wrapping this in
         # cuda.jit(device=True) would swap module globals on every pair interaction
         return lambda r2: one / np.sqrt(r2)
-    return cuda.libdevice.rsqrtf if ftype is np.float32 else cuda.libdevice.rsqrt
+    return cuda.libdevice.rsqrtf
 
 
-def _device(fn, fastmath=False):
+def device_function(fn, fastmath=False):
     """A per-interaction helper as a device function (inlined by NVVM), or the plain Python
     function in the simulator."""
     return fn if simulator() else cuda.jit(device=True, fastmath=fastmath)(fn)
+
+
+# ---------------------------------------------------------------- the records
+
+class Record(NamedTuple):
+    """How the kernels read one precision's body records; the callables are device functions."""
+    precision: str
+    width: int              # values per record (records.py WIDTH)
+    target: Callable        # (pos, i) -> target i's position: (x, y, z); dsp (xh, yh, zh, xl, yl, zl)
+    shared: Callable        # (sh, k) -> row k of a shared tile: (x, y, z, m); dsp (xh, yh, zh, m, xl, yl, zl)
+    stored: Callable        # (pos, j) -> the same, from global memory at flat offset j
+    separation: Callable    # (body, target) -> (dx, dy, dz), body minus target
+
+
+def _record(precision) -> Record:
+    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
+    if precision == "dsp":
+        def target(pos, i):
+            return pos[8 * i], pos[8 * i + 1], pos[8 * i + 2], pos[8 * i + 4], pos[8 * i + 5], pos[8 * i + 6]
+
+        def shared(sh, k):
+            return sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3], sh[k, 4], sh[k, 5], sh[k, 6]
+
+        def stored(pos, j):
+            return pos[j], pos[j + one], pos[j + two], pos[j + three], pos[j + four], pos[j + five], pos[j + six]
+
+        def separation(b, t):       # order matters (no reassociation): hi and lo differences first
+            return (b[0] - t[0]) + (b[4] - t[3]), (b[1] - t[1]) + (b[5] - t[4]), (b[2] - t[2]) + (b[6] - t[5])
+    else:
+        def target(pos, i):
+            return pos[4 * i], pos[4 * i + 1], pos[4 * i + 2]
+
+        def shared(sh, k):
+            return sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3]
+
+        def stored(pos, j):
+            return pos[j], pos[j + one], pos[j + two], pos[j + three]
+
+        def separation(b, t):
+            return b[0] - t[0], b[1] - t[1], b[2] - t[2]
+    fastmath = precision == "sp"
+    return Record(precision, WIDTH[precision],
+                  *(device_function(f, fastmath) for f in (target, shared, stored, separation)))
 
 
 # ---------------------------------------------------------------- one pair interaction
@@ -109,331 +153,167 @@ def _inverse_cube_source(ftype, rsqrt):
     return inverse_cube_dp
 
 
-def _pair_source(inverse_cube):
-    """The pull of body (bx, by, bz, bm) on target (xi, yi, zi), added to (ax, ay, az)."""
+def _pair_source(separation, inverse_cube):
+    """The pull of body b (mass b[3]) on target t, added to (ax, ay, az)."""
 
-    def pair(bx, by, bz, bm, xi, yi, zi, eps2, ax, ay, az):
-        dx = bx - xi                          # 3 (with dy, dz)
-        dy = by - yi
-        dz = bz - zi
+    def pair(b, t, eps2, ax, ay, az):
+        dx, dy, dz = separation(b, t)         # 3 (dsp: 9)
         r2 = cuda.fma(dz, dz, cuda.fma(dy, dy, cuda.fma(dx, dx, eps2)))   # 6
-        f = bm * inverse_cube(r2)             # 4 + 1
+        f = b[3] * inverse_cube(r2)           # 4 + 1
         return cuda.fma(f, dx, ax), cuda.fma(f, dy, ay), cuda.fma(f, dz, az)   # 6
     return pair
 
 
-def _pair_dsp_source(inverse_cube):
-
-    def pair_dsp(bxh, byh, bzh, bm, bxl, byl, bzl, xh, yh, zh, xl, yl, zl, eps2, ax, ay, az):
-        dx = (bxh - xh) + (bxl - xl)          # order matters: no reassociation
-        dy = (byh - yh) + (byl - yl)
-        dz = (bzh - zh) + (bzl - zl)
-        r2 = cuda.fma(dz, dz, cuda.fma(dy, dy, cuda.fma(dx, dx, eps2)))
-        f = bm * inverse_cube(r2)
-        return cuda.fma(f, dx, ax), cuda.fma(f, dy, ay), cuda.fma(f, dz, az)
-    return pair_dsp
-
-
-def _pair(ftype, rsqrt, dsp=False):
-    fastmath = ftype is np.float32 and not dsp
-    cube = _device(_inverse_cube_source(ftype, rsqrt), fastmath)
-    return _device((_pair_dsp_source if dsp else _pair_source)(cube), fastmath)
-
-
 # ---------------------------------------------------------------- sums over all sources
-# `tiles*` (shared-memory tiles) and `plain*` (global memory) take the same arguments and sum
-# the sources in the same order: the kernels below take either.
+# tiled (shared-memory tiles) and plain (global memory) take the same arguments and sum the
+# sources in the same order: every kernel takes either.
 
-def _tiles_source(ftype, tile, rsqrt):
-    """Sum over all sources of the pull on target (xi, yi, zi), tile by tile; sp and dp."""
+def _sources_source(record, tile, kernel, pair):
+    """Sum over all sources of the pull on `target`: tile by tile, or straight from global memory."""
+    ftype = real_type(record.precision)
+    zero, width, size, one = ftype(0.0), record.width, uint32(tile), uint32(1)
+    wide = uint32(width)
+    if kernel == "plain":
+        body = record.stored
+
+        def plain(pos, eps2, target):
+            ax, ay, az = zero, zero, zero
+            n = uint32(pos.shape[0] // width)
+            base = uint32(0)
+            while base < n:                   # n is a multiple of TILE: the inner loop unrolls
+                k = uint32(0)
+                while k < size:
+                    ax, ay, az = pair(body(pos, uint32(wide * uint32(base + k))), target, eps2, ax, ay, az)
+                    k = uint32(k + one)
+                base = uint32(base + size)
+            return ax, ay, az
+        return plain
+
     nbtype = float32 if ftype is np.float32 else float64
-    zero, width, step = ftype(0.0), uint32(tile), uint32(tile)
-    one, two, three = uint32(1), uint32(2), uint32(3)
-    pair = _pair(ftype, rsqrt)
+    body = record.shared
 
-    def tiles(pos, eps2, xi, yi, zi):
+    def tiles(pos, eps2, target):
         t = cuda.threadIdx.x
-        sh = cuda.shared.array((tile, 4), nbtype, alignment=16)   # (x, y, z, m): one 128-bit load
+        sh = cuda.shared.array((tile, width), nbtype, alignment=16)   # one record a row: 128-bit loads
         ax, ay, az = zero, zero, zero
-        n = uint32(pos.shape[0] // 4)
+        n = uint32(pos.shape[0] // width)
         base = uint32(0)
         while base < n:
-            j = uint32(4) * uint32(base + t)
-            sh[t, 0] = pos[j]
-            sh[t, 1] = pos[j + one]
-            sh[t, 2] = pos[j + two]
-            sh[t, 3] = pos[j + three]
+            j = wide * uint32(base + t)
+            for c in range(width):
+                sh[t, c] = pos[j + uint32(c)]
             cuda.syncthreads()
             k = uint32(0)
-            while k < width:
-                ax, ay, az = pair(sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3], xi, yi, zi, eps2, ax, ay, az)
+            while k < size:
+                ax, ay, az = pair(body(sh, k), target, eps2, ax, ay, az)
                 k = uint32(k + one)
             cuda.syncthreads()
-            base = uint32(base + step)
+            base = uint32(base + size)
         return ax, ay, az
     return tiles
 
 
-def _plain_source(ftype, tile, rsqrt):
-    """The same sum read straight from global memory: no shared memory, no barrier."""
-    zero, width, step = ftype(0.0), uint32(tile), uint32(tile)
-    one, two, three = uint32(1), uint32(2), uint32(3)
-    pair = _pair(ftype, rsqrt)
-
-    def plain(pos, eps2, xi, yi, zi):
-        ax, ay, az = zero, zero, zero
-        n = uint32(pos.shape[0] // 4)
-        base = uint32(0)
-        while base < n:                       # n is a multiple of TILE: the inner loop unrolls
-            k = uint32(0)
-            while k < width:
-                j = uint32(uint32(4) * uint32(base + k))
-                ax, ay, az = pair(pos[j], pos[j + one], pos[j + two], pos[j + three], xi, yi, zi, eps2, ax, ay, az)
-                k = uint32(k + one)
-            base = uint32(base + step)
-        return ax, ay, az
-    return plain
-
-
-def _tiles_dsp_source(tile, rsqrt):
-    """dsp: records (xh, yh, zh, m, xl, yl, zl, 0); float32 throughout."""
-    zero, width, step = np.float32(0.0), uint32(tile), uint32(tile)
-    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
-    pair = _pair(np.float32, rsqrt, dsp=True)
-
-    def tiles_dsp(pos, eps2, xh, yh, zh, xl, yl, zl):
-        t = cuda.threadIdx.x
-        sh = cuda.shared.array((tile, 8), float32, alignment=16)   # hi and lo: two 128-bit loads
-        ax, ay, az = zero, zero, zero
-        n = uint32(pos.shape[0] // 8)
-        base = uint32(0)
-        while base < n:
-            j = uint32(8) * uint32(base + t)
-            for c in range(8):
-                sh[t, c] = pos[j + uint32(c)]
-            cuda.syncthreads()
-            k = uint32(0)
-            while k < width:
-                ax, ay, az = pair(sh[k, 0], sh[k, 1], sh[k, 2], sh[k, 3], sh[k, 4], sh[k, 5], sh[k, 6],
-                                  xh, yh, zh, xl, yl, zl, eps2, ax, ay, az)
-                k = uint32(k + one)
-            cuda.syncthreads()
-            base = uint32(base + step)
-        return ax, ay, az
-    return tiles_dsp
-
-
-def _plain_dsp_source(tile, rsqrt):
-    zero, width, step = np.float32(0.0), uint32(tile), uint32(tile)
-    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
-    pair = _pair(np.float32, rsqrt, dsp=True)
-
-    def plain_dsp(pos, eps2, xh, yh, zh, xl, yl, zl):
-        ax, ay, az = zero, zero, zero
-        n = uint32(pos.shape[0] // 8)
-        base = uint32(0)
-        while base < n:
-            k = uint32(0)
-            while k < width:
-                j = uint32(uint32(8) * uint32(base + k))
-                ax, ay, az = pair(pos[j], pos[j + one], pos[j + two], pos[j + three], pos[j + four], pos[j + five],
-                                  pos[j + six], xh, yh, zh, xl, yl, zl, eps2, ax, ay, az)
-                k = uint32(k + one)
-            base = uint32(base + step)
-        return ax, ay, az
-    return plain_dsp
-
-
 # ---------------------------------------------------------------- kernels
-# Arguments: pos (Npad * 4 or Npad * 8,) the body records, flat (indexed by 32-bit offsets from one
-# pointer), eps2, [length_scale, accel_scale,] start, stop, out (3, stop - start). Thread t of block b
-# handles target i = start + b*TILE + t; targets i >= stop (padding of the slice) compute on body
-# stop-1, take part in every barrier, write nothing.
+# Arguments: pos (Npad * WIDTH,) the body records, flat (indexed by 32-bit offsets from one
+# pointer), eps2, [a fused field's float64 scalars,] start, stop, out (3, stop - start). Thread t
+# of block b handles target i = start + b*TILE + t; targets i >= stop (padding of the slice)
+# compute on body stop-1, take part in every barrier, write nothing.
 
-def _kernel_sources(precision, tiles):
-    """(pairwise, fused) kernels around a sum over sources (`tiles*` or `plain*`)."""
-    if precision != "dsp":
-        def pairwise(pos, eps2, start, stop, out):
-            i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-            it = min(i, stop - 1)
-            ax, ay, az = tiles(pos, eps2, pos[4 * it], pos[4 * it + 1], pos[4 * it + 2])
-            if i < stop:
-                out[0, i - start] = ax
-                out[1, i - start] = ay
-                out[2, i - start] = az
+def pairwise_source(record, sources):
+    """C's kernel: the pairwise accelerations of the slice's targets, in the precision's type."""
+    target = record.target
 
-        def fused(pos, eps2, length_scale, accel_scale, start, stop, out):
-            i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-            it = min(i, stop - 1)
-            xi, yi, zi = pos[4 * it], pos[4 * it + 1], pos[4 * it + 2]
-            ax, ay, az = tiles(pos, eps2, xi, yi, zi)
-            if i < stop:
-                gx, gy, gz = _as91(float64(xi), float64(yi), float64(zi), length_scale, accel_scale)
-                out[0, i - start] = float64(ax) + gx
-                out[1, i - start] = float64(ay) + gy
-                out[2, i - start] = float64(az) + gz
-        return pairwise, fused
-
-    def pairwise_dsp(pos, eps2, start, stop, out):
+    def pairwise(pos, eps2, start, stop, out):
         i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        it = min(i, stop - 1)
-        ax, ay, az = tiles(pos, eps2, pos[8 * it], pos[8 * it + 1], pos[8 * it + 2],
-                           pos[8 * it + 4], pos[8 * it + 5], pos[8 * it + 6])
+        ax, ay, az = sources(pos, eps2, target(pos, min(i, stop - 1)))
         if i < stop:
             out[0, i - start] = ax
             out[1, i - start] = ay
             out[2, i - start] = az
-
-    def fused_dsp(pos, eps2, length_scale, accel_scale, start, stop, out):
-        i = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        it = min(i, stop - 1)
-        xh, yh, zh = pos[8 * it], pos[8 * it + 1], pos[8 * it + 2]
-        xl, yl, zl = pos[8 * it + 4], pos[8 * it + 5], pos[8 * it + 6]
-        ax, ay, az = tiles(pos, eps2, xh, yh, zh, xl, yl, zl)
-        if i < stop:
-            # the galaxy sees the full float64 position hi + lo
-            gx, gy, gz = _as91(float64(xh) + float64(xl), float64(yh) + float64(yl),
-                               float64(zh) + float64(zl), length_scale, accel_scale)
-            out[0, i - start] = float64(ax) + gx
-            out[1, i - start] = float64(ay) + gy
-            out[2, i - start] = float64(az) + gz
-    return pairwise_dsp, fused_dsp
+    return pairwise
 
 
-_as91 = None            # the CUDA device function, built on first use
-_KERNELS = {}
+class KernelSource(NamedTuple):
+    function: Callable      # the Python kernel, for cuda.jit or cuda.compile_ptx
+    signature: tuple        # its argument types, as `CudaPairwise` launches it
+    fastmath: bool
 
 
-def _as91_device():
-    global _as91
-    if _as91 is None:
-        _as91 = cuda.jit(device=True)(as91_acceleration)
-    return _as91
-
-
-def python_kernel(precision, tile=DEFAULT_TILE, galactic=False, kernel="tiled"):
-    """The plain Python kernel function (for `cuda.compile_ptx`: tests, `nbsymple gpu-asm`) and
-    its fastmath flag; `kernel` is "tiled" or "plain"."""
+def kernel_source(precision, tile=DEFAULT_TILE, kernel="tiled", galaxy=None) -> KernelSource:
+    """The kernel of precision x tile x kernel ("tiled" or "plain"), C's or, with `galaxy`
+    (`engine.Galaxy`), its fused one; uncompiled (tests and `nbsymple gpu-asm` compile it)."""
     check_precision(precision)
     check_kernel(kernel)
-    _as91_device()
     if simulator():
         lock_shared_arrays()
     fastmath = precision == "sp"
-    ftype = np.float64 if precision == "dp" else np.float32
-    rsqrt = _rsqrt(np.float32)      # dp: the float32 seed of its r^-3
-    if precision == "dsp":
-        source = _tiles_dsp_source if kernel == "tiled" else _plain_dsp_source
-        tiles = cuda.jit(device=True)(source(tile, rsqrt))
-    else:
-        source = _tiles_source if kernel == "tiled" else _plain_source
-        tiles = cuda.jit(device=True, fastmath=fastmath)(source(ftype, tile, rsqrt))
-    pairwise, fused = _kernel_sources(precision, tiles)
-    return (fused if galactic else pairwise), fastmath
+    record = _record(precision)
+    cube = device_function(_inverse_cube_source(real_type(precision), _rsqrt()), fastmath)
+    pair = device_function(_pair_source(record.separation, cube), fastmath)
+    sources = cuda.jit(device=True, fastmath=fastmath)(_sources_source(record, tile, kernel, pair))
+    function = galaxy.numba_kernel(record, sources) if galaxy else pairwise_source(record, sources)
+    return KernelSource(function, signature(precision, galaxy), fastmath)
 
 
-def compiled_kernel(precision, tile=DEFAULT_TILE, galactic=False, kind="tiled"):
-    """The compiled (lazily, per argument types) kernel for precision x tile x galactic x kind."""
-    key = (precision, tile, galactic, kind)
+def signature(precision, galaxy=None) -> tuple:
+    ft = float64 if precision == "dp" else float32
+    scalars = (float64,) * len(galaxy.scalars) if galaxy else ()
+    out = float64 if galaxy else ft
+    return (ft[::1], ft, *scalars, int64, int64, out[:, ::1])
+
+
+_KERNELS = {}
+
+
+def compiled_kernel(precision, tile=DEFAULT_TILE, kernel="tiled", galaxy=None):
+    """The compiled (lazily, per argument types) kernel for precision x tile x kernel x galaxy."""
+    key = (precision, tile, kernel, galaxy)
     if key not in _KERNELS:
-        fn, fastmath = python_kernel(precision, tile, galactic, kind)
+        source = kernel_source(precision, tile, kernel, galaxy)
         # a block of more than 256 threads must fit the SM's 65536 registers
         limit = {} if tile <= 256 or simulator() else {"max_registers": 65536 // tile}
-        _KERNELS[key] = cuda.jit(fastmath=fastmath, **limit)(fn)
+        _KERNELS[key] = cuda.jit(fastmath=source.fastmath, **limit)(source.function)
     return _KERNELS[key]
 
 
-def signature(precision, galactic=False):
-    """The kernel's argument types, as launched by `CudaPairwise` (for compile_ptx)."""
-    ft = float64 if precision == "dp" else float32
-    args = [ft[::1], ft]
-    if galactic:
-        args += [float64, float64]
-    out = float64 if galactic else ft
-    return tuple(args + [int64, int64, out[:, ::1]])
+# ---------------------------------------------------------------- the engine
 
-
-# ---------------------------------------------------------------- the backend
-
-def device_names(ids) -> list[str]:
-    if simulator():
-        return ["CUDA simulator" for _ in ids]
-    return [gpu_name(cuda.gpus[d]) for d in ids]
-
-
-def physical_devices() -> int:
-    return 1 if simulator() else len(cuda.gpus)
-
-
-class _Slice:
-    """One device's share: targets [start, stop), all N bodies, its own stream and buffers."""
-
-    def __init__(self, gpu_id, start, stop, npad, width, ftype, out_type):
-        self.gpu_id, self.start, self.stop = gpu_id, start, stop
-        self.gpu = cuda.gpus[gpu_id]
-        with self.gpu:
-            self.stream = cuda.stream()
-            self.bodies = cuda.device_array(npad * width, dtype=ftype)     # flat records
-            self.out = cuda.device_array((3, stop - start), dtype=out_type)
-            self.host_out = cuda.pinned_array((3, stop - start), dtype=out_type)
-
-
-class CudaPairwise(SlicedGpuBackend):
-    """Pairwise backend on 1..k CUDA devices (`devices` = k slices of targets, round-robin over
-    the physical GPUs); with `galactic`, E's fused kernel also adds the Galaxy; `kernel` is
-    "tiled" (shared-memory tiles) or "plain" (global memory, no barrier).
-
-    Buffers are allocated once here: a pinned host buffer of body records in the kernel's type
-    (padded; masses written once), per slice a device copy of all bodies, a device and a pinned
-    host buffer of its accelerations. `upload`, `compute`, `download` each end synchronised."""
+class CudaPairwise(GpuEngine):
+    """`GpuEngine` on numba-cuda: the kernels above, numba-cuda's devices, streams and arrays."""
 
     backend = "numba"
+    availability = staticmethod(availability)
 
-    def __init__(self, m, eps, precision, tile=DEFAULT_TILE, devices=1, galactic=False, units=None,
-                 kernel="tiled"):
-        npad, width, ftype, out_type = self.configure(m, eps, precision, tile, devices, galactic, units, kernel)
-        ok, reason = availability()
-        if not ok:
-            raise RuntimeError(reason)
-        n = self.n
-        self.kernel = compiled_kernel(precision, tile, self.includes_galactic, kernel)
+    @staticmethod
+    def device_count() -> int:
+        return 1 if simulator() else len(cuda.gpus)
 
-        # Small N means few blocks by design; numba-cuda would warn about occupancy on every launch.
+    @staticmethod
+    def device_names(ids) -> list[str]:
+        return ["CUDA simulator" if simulator() else gpu_name(cuda.gpus[g]) for g in ids]
+
+    def on(self, gpu):
+        return cuda.gpus[gpu]
+
+    def stream(self):
+        return cuda.stream()
+
+    def device_array(self, shape, dtype):
+        return cuda.device_array(shape, dtype=dtype)
+
+    def pinned_array(self, shape, dtype):
+        return cuda.pinned_array(shape, dtype=dtype)
+
+    def load_kernel(self):
+        # small N means few blocks by design; numba-cuda would warn about occupancy on every launch
         warnings.filterwarnings("ignore", message="Grid size .* will likely result in GPU under-utilization")
-        ngpu = physical_devices()
-        # one pinned buffer feeds every device: with unified addressing (64-bit Linux) host
-        # memory pinned in one context counts as pinned in all of them
-        with cuda.gpus[0]:
-            self.host_flat = cuda.pinned_array(npad * width, dtype=ftype)
-        self.host_bodies = self.host_flat.reshape(npad, width)     # a view: one record per row
-        fill_masses(self.host_bodies, m)     # padding: zero-mass bodies at the origin
-        self._buffers = (npad, width, ftype, out_type)
-        self.slices = [_Slice(s % ngpu, a, b, *self._buffers) for s, (a, b) in enumerate(slices(n, devices))]
-        used = sorted({s.gpu_id for s in self.slices})
-        self.device = device_text(device_names(used), devices, len(used))
+        return compiled_kernel(self.precision, self.tile, self.kernel_kind, self.galaxy)
 
-    def restrict(self, start: int, stop: int, gpu_id: int = 0):
-        """Compute the targets [start, stop) only, on GPU `gpu_id` (one MPI rank's share); all N
-        bodies still act as sources. An empty range leaves no slice (nothing is launched)."""
-        self.slices = [_Slice(gpu_id, start, stop, *self._buffers)] if stop > start else []
-        self.device = device_names([gpu_id])[0]
+    def to_device(self, s):
+        s.bodies.copy_to_device(self.host_flat, stream=s.stream)
 
-    def upload_bodies(self):
-        """The pinned body records -> every slice's device."""
-        for s in self.slices:
-            with s.gpu:
-                s.bodies.copy_to_device(self.host_flat, stream=s.stream)
-        self.synchronize()
+    def to_host(self, s):
+        s.out.copy_to_host(s.host_out, stream=s.stream)
 
-    def launch(self):
-        """Start the kernel on every slice (all devices work at once); does not wait."""
-        for s in self.slices:
-            grid = -(-(s.stop - s.start) // self.tile)
-            with s.gpu:
-                self.kernel[grid, self.tile, s.stream](s.bodies, self.eps2, *self.scales, s.start, s.stop, s.out)
-
-    def copy_out(self):
-        """Every slice's accelerations -> its pinned buffer, all slices at once (no wait)."""
-        for s in self.slices:
-            with s.gpu:
-                s.out.copy_to_host(s.host_out, stream=s.stream)
+    def launch_slice(self, s, grid):
+        s.kernel[grid, self.tile, s.stream](s.bodies, self.eps2, *self.scalars, s.start, s.stop, s.out)

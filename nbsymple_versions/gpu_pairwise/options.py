@@ -8,6 +8,13 @@ from ..core.options import NoOptions, option
 DEFAULT_TILE = 256
 BACKENDS = ("numba", "cupy")        # GPU backends: numba-cuda Python kernels, CuPy + CUDA C
 KERNEL_KINDS = ("tiled", "plain")   # shared-memory tiles with barriers, or straight from global memory
+PAIRWISE = "pairwise"               # C's kernels; E's fused ones are named by E (`gpu_full/fused.py`)
+
+
+def entry_name(kind: str, prefix: str = PAIRWISE) -> str:
+    """A kernel's entry name in both backends (`nbody.cu` pastes the same): pairwise_tiled,
+    pairwise_plain; E's fused_tiled, fused_plain."""
+    return f"{prefix}_{check_kernel(kind)}"
 
 
 def check_tile(tile) -> int:
@@ -27,7 +34,6 @@ def check_kernel(kernel) -> str:
     if kernel not in KERNEL_KINDS:
         raise ValueError(f"unknown GPU kernel {kernel!r}; choose one of {', '.join(KERNEL_KINDS)}")
     return kernel
-
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,6 @@ sessions it took and how many of them a signal ended, and provenance).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-import fcntl
 import json
 import signal
 import sys
@@ -20,13 +18,13 @@ from pathlib import Path
 
 from ..checkpoint import CheckpointError, load, save, temporary_files
 from ..progress import Progress
+from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.signals import StopSignals
 from ..simulation import Simulation
 from ..snapshots import list_snapshots, write_snapshot
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.nbsc"
-LOCK = ".lock"
 
 
 class Interrupted(Exception):
@@ -35,22 +33,6 @@ class Interrupted(Exception):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.signum = signum
-
-
-class Busy(RuntimeError):
-    """Another process is running this run (it holds the folder's lock)."""
-
-
-@contextmanager
-def _locked(folder: Path):
-    """Hold an exclusive lock on `folder` (released when the process ends, however it ends)."""
-    with open(folder / LOCK, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise Busy(f"another process is running the simulation in {folder}; wait for it, or stop it "
-                       f"(it then leaves a checkpoint that the same command resumes)") from None
-        yield
 
 
 def _resumable(folder: Path, params: dict):
@@ -80,7 +62,7 @@ def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool 
     content. `provenance(sim)` adds where it ran."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):
+    with hold(folder, "the science run's folder", folder=True):
         return _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun,
                     provenance)
 

@@ -21,10 +21,13 @@ process may do (read the user's files, check and write folders, draw the seed) h
 and checkpoint that rank 0 alone writes, a signal caught by any rank stops all of them after
 the same step, and rank 0 alone prints. On one process every collective does nothing.
 """
+from contextlib import ExitStack
+import json
 from pathlib import Path
 import secrets
 import signal
 import sys
+import time
 import uuid
 
 from ..authors_format import FormatError, read_nbsymple
@@ -32,16 +35,20 @@ from ..checkpoint import CheckpointError, load, save, temporary_files
 from ..core.ics import make_cluster
 from ..progress import Progress
 from ..simulation import NonFiniteState, Simulation
-from ..snapshots import SnapshotError, prepare_folder, write_snapshot
+from ..snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, snapshot_path, write_atomically,
+                         write_snapshot)
 from ..versions import VersionUnavailable, get_version
 from .errors import RunStop, user_values, writable
+from .locks import PathBusy, hold
 from .memory import memory_problem, warn_if_slow
 from .report import report
-from .signals import NoSignals, StopSignals
+from .signals import StopNow, StopSignals
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
 DEFAULT_CHECKPOINT_EVERY = 100
+FAULT = 4                          # exit status of a run a fault of the machine stopped
+RUN_RECORD = "nbsymple-run.json"   # in the snapshot folder: which run writes it, and whether it finished
 
 
 def on_root(world, task):
@@ -141,69 +148,153 @@ def _resumed(args, explicit, world):
     return run, build
 
 
-def _checked_paths(args, run_, checkpoint):
-    """Rank 0's checks of the checkpoint file and the snapshot folder (nothing is written but
-    the folder itself and the removal of a killed writer's temporaries); the folder or None."""
-    if checkpoint is not None and checkpoint.exists() and not (
-            args.resume and checkpoint.resolve() == Path(args.resume).resolve()):
-        raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another file")
+def _command(args, run_, checkpoint) -> dict:
+    """What makes two runs the same run (the run id and a drawn seed aside), as JSON values."""
+    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
+    same.update(seed=None if run_["seed_chosen"] else run_["seed"], checkpoint=None if checkpoint is None
+                else str(checkpoint.resolve()), version=args.version, scheme=args.scheme, precision=args.precision,
+                dt=args.dt, options=args.options)
+    return json.loads(json.dumps(same))
+
+
+def _restartable(folder: Path, command: dict) -> bool:
+    """True when `folder` holds snapshots of an unfinished run of the same command that left no
+    checkpoint to resume (killed before its first one): the same command may start it again."""
+    try:
+        record = json.loads((folder / RUN_RECORD).read_text())
+    except (OSError, ValueError):
+        return False
+    left = record.get("command", {}).get("checkpoint")
+    return (not record.get("finished") and record.get("command") == command
+            and (left is None or not Path(left).exists()))
+
+
+def _checked_paths(args, run_, checkpoint, locks) -> Path | None:
+    """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
+    the run (`locks`, an ExitStack); nothing is written but the folder, the lock files and the
+    folder's run record, and a killed writer's temporaries are removed. The folder or None."""
+    folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
+        if checkpoint.is_dir() or (folder is not None and folder.resolve() == checkpoint.resolve()):
+            raise RunStop(f"--checkpoint {checkpoint} names a folder{' (the snapshot folder)' if folder else ''}; "
+                          f"give it a file name")
         writable(checkpoint.parent, "the checkpoint")
-    folder = None if run_["snapshots"] is None else writable(Path(run_["snapshots"]), "snapshots")
+        _lock(locks, checkpoint, "the checkpoint", folder=False)
+        if checkpoint.exists() and not (args.resume and checkpoint.resolve() == Path(args.resume).resolve()):
+            raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another "
+                          f"file")
+        for tmp in temporary_files(checkpoint):
+            tmp.unlink(missing_ok=True)
     if folder is not None:
+        writable(folder, "snapshots")
+        _lock(locks, folder, "the snapshot folder", folder=True)
+        command = _command(args, run_, checkpoint)
+        if args.resume is None and _restartable(folder, command):
+            for old in list_snapshots(folder) + sorted(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
+                old.unlink(missing_ok=True)
         try:
             prepare_folder(folder, run_["run_id"])
         except SnapshotError as e:
             raise RunStop(str(e)) from None
-    if checkpoint is not None:
-        for tmp in temporary_files(checkpoint):
-            tmp.unlink(missing_ok=True)
+        if args.resume is None or not (folder / RUN_RECORD).exists():
+            _write_record(folder, {"run_id": run_["run_id"], "command": command, "finished": False})
     return folder
+
+
+def _lock(locks, path, what, folder):
+    try:
+        locks.enter_context(hold(path, what, folder))
+    except PathBusy as e:
+        raise RunStop(str(e)) from None
+
+
+def _write_record(folder: Path, record: dict):
+    body = (json.dumps(record, indent=1) + "\n").encode()
+    write_atomically(folder / RUN_RECORD, lambda f: f.write(body), f".{RUN_RECORD}.")
 
 
 def run(args, explicit: set) -> int:
     """`nbsymple run`; returns the exit status or raises RunStop. `args.options` holds the
     version's options given on the command line, `explicit` the names of all options given.
     Everything the user typed is checked (and refused with nothing written) before the initial
-    conditions are built."""
-    version = get_version(args.version)
-    with user_values():
-        options = version.options_from(args.options)      # refused before anything is built
-    ok, reason = version.package.availability(options)
-    if not ok:
-        raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
-    world = version.world()
-    try:
-        return _run(args, explicit, world)
-    except RunStop as e:
-        e.speak = world.is_root            # every rank stops alike; rank 0 says why
-        raise
+    conditions are built. SIGINT and SIGTERM are answered from the first line (`StopSignals`)."""
+    ranks = {}
+
+    def at_once(signum):                 # across ranks MPI_Abort, else StopNow where it landed
+        if ranks.get("world") is not None and ranks["world"].size > 1:
+            if signals.immediate:
+                _abort_at_once(signum, ranks["world"], _set_up_stop(signum, args.resume))
+            checkpoint = args.checkpoint or args.resume
+            _abort_at_once(signum, ranks["world"], f"stopped at once by a second {signal.Signals(signum).name}"
+                           + (f"; continue from the last checkpoint written: nbsymple run --resume {checkpoint}"
+                              if checkpoint else ""))
+        raise StopNow(signum)
+
+    with StopSignals(at_once, immediate=True) as signals:
+        try:
+            version = get_version(args.version)
+            with user_values():
+                options = version.options_from(args.options)      # refused before anything is built
+            ok, reason = version.package.availability(options)
+            if not ok:
+                raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
+            world = ranks["world"] = version.world()
+            try:
+                return _run(args, explicit, world, signals)
+            except RunStop as e:
+                e.speak = world.is_root            # every rank stops alike; rank 0 says why
+                raise
+        except StopNow as e:
+            raise RunStop(_set_up_stop(e.signum, args.resume), status=128 + e.signum) from None
 
 
-def _run(args, explicit, world) -> int:
+def _run(args, explicit, world, signals) -> int:
     if args.checkpoint_every is not None and args.checkpoint is None and args.resume is None:
         raise RunStop("--checkpoint-every needs --checkpoint FILE")
-    if "" in (args.checkpoint, args.resume):
-        raise RunStop(f"--{'checkpoint' if args.checkpoint == '' else 'resume'} needs a file name, got ''")
     checkpoint = Path(args.checkpoint or args.resume) if (args.checkpoint or args.resume) else None
     run_, build = _resumed(args, explicit, world) if args.resume else _fresh(args, explicit, world)
-    folder = on_root(world, lambda: _checked_paths(args, run_, checkpoint))
-    with StopSignals() if checkpoint is not None else NoSignals() as signals:
+    with ExitStack() as locks:
+        folder = on_root(world, lambda: _checked_paths(args, run_, checkpoint, locks))
+        signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
         sim = build()
-        return _steps(args, run_, sim, folder, checkpoint, signals)
+        status = _steps(args, run_, sim, folder, checkpoint, signals)
+        if folder is not None and world.is_root:
+            record = json.loads((folder / RUN_RECORD).read_text())
+            _write_record(folder, {**record, "finished": True})
+        return status
 
 
 class _Stopped(Exception):
     pass
 
 
+def _set_up_stop(signum: int, resume) -> str:
+    """The sentence of a signal that stopped the run at once: before the first step (which loses
+    nothing), or, without a checkpoint, during a step."""
+    kept = f"; {resume} is unchanged" if resume else "; no step had run: the same command starts it again"
+    return f"stopped by {signal.Signals(signum).name} during the set-up, before the first step{kept}"
+
+
+def _abort_at_once(signum: int, world, message: str):
+    """Across ranks, a signal that must stop the job at once ends it with `MPI_Abort`, from the
+    signal handler (a rank may be waiting in a collective, or inside compiled code that would
+    swallow an exception), rank 0 saying why."""
+    if world.is_root:
+        print(f"nbsymple run: {message}", file=sys.stderr, flush=True)
+    time.sleep(0.2)                      # let the sentence reach mpiexec before the abort
+    world.abort(128 + signum)
+
+
 def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
     """Step to the run's total with snapshots and checkpoints; a signal (caught by `signals` on
-    any rank) or a non-finite value stops it after a whole step."""
+    any rank) or a non-finite value stops it after a whole step, a fault of the machine (a full
+    disk, a folder removed) at the write that failed: each in one sentence that names the last
+    good checkpoint and how to resume it."""
     world = sim.world
     total, every, k_every = run_["steps"], run_["every"], run_["checkpoint_every"]
     fmt = run_.get("snapshot_format", "npz")
     start = sim.steps_done
+    saved = {"step": start if args.resume else None}
 
     def write_snapshot_(step):
         sim.gather()
@@ -216,17 +307,17 @@ def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
             save(checkpoint, run_, sim)
         saved["step"] = sim.steps_done
 
-    saved = {"step": start}
-    if args.resume is None:
-        if folder is not None:
-            write_snapshot_(0)
-        if checkpoint is not None:
-            save_()
+    def resume_hint() -> str:
+        if checkpoint is None or saved["step"] is None:
+            return "" if checkpoint is None else f"; no checkpoint was written yet ({checkpoint} does not exist)"
+        return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
+                f"nbsymple run --resume {checkpoint}")
+
     progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
                         total - start, enabled=world.is_root and sys.stderr.isatty())
 
     def stop_asked() -> bool:
-        return world.any(signals.signum is not None) if checkpoint is not None else False
+        return world.any(signals.signum is not None) if signals.catching else False
 
     def on_step(k):
         step = sim.steps_done
@@ -240,16 +331,32 @@ def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
             raise _Stopped
 
     try:
+        signals.immediate = not signals.catching     # from here on a signal stops after a whole step
+        if checkpoint is not None and args.resume is None:
+            save_()
+        due = start % every == 0 or start == total
+        if folder is not None and due and not snapshot_path(folder, start, fmt).exists():
+            write_snapshot_(start)       # step 0, or a resumed step whose snapshot a kill prevented
         if stop_asked():                 # during the set-up: the checkpoint holds step `start`
             raise _Stopped
         sim.step(total - start, on_step)
     except NonFiniteState as e:          # every rank raises it together
-        kept = f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept" if checkpoint else ""
-        raise RunStop(f"{e}, so the run stopped there{kept}", status=3) from None
+        raise RunStop(f"{e}, so the run stopped there{resume_hint()}", status=3) from None
     except _Stopped:
         signum = world.broadcast_object(signals.signum or signal.SIGTERM)    # rank 0's, if it caught one
         name = signal.Signals(signum).name
+        if checkpoint is None:
+            raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total} (no --checkpoint: it cannot "
+                          f"be resumed)", status=128 + signum) from None
         raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total}; checkpoint written to "
                       f"{checkpoint}; continue with: nbsymple run --resume {checkpoint}",
                       status=128 + signum) from None
+    except StopNow as e:                 # at once, mid-step: no checkpoint, or a second signal
+        lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"
+        raise RunStop(f"stopped by {signal.Signals(e.signum).name} during step {sim.steps_done + 1} of {total}"
+                      f"{lost}", status=128 + e.signum) from None
+    except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
+        where = f" ({e.filename})" if e.filename else ""
+        raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e.strerror or e}{where}"
+                      f"{resume_hint()}", status=FAULT) from None
     return report(args, run_, sim, folder, checkpoint, start)

@@ -1,0 +1,170 @@
+"""The tools that turn each kernel into SASS without a GPU: numba-cuda's `compile_ptx` for the
+numba kernels, NVRTC for the CUDA C of the CuPy backend, `ptxas` to assemble and `nvdisasm`
+to disassemble (the PyPI wheels nvidia-cuda-nvcc and nvidia-cuda-nvdisasm; no driver needed).
+
+The kernels, by the names `--keep`, `--json` and the benchmarks use (`KINDS`): C's tiled and
+plain kernels, and E's fused ones (`fused` for the tiled one, `fused_plain`).
+"""
+from dataclasses import dataclass
+import os
+from pathlib import Path
+import re
+import shutil
+import subprocess
+
+from ..gpu_full.fused import GALAXY
+from ..gpu_pairwise.options import KERNEL_KINDS, PAIRWISE, entry_name
+from .sass import split_functions
+
+# label -> (kernel kind, fused with E's Galaxy); the first kind (tiled) is the default
+KINDS = {**{kind: (kind, False) for kind in KERNEL_KINDS},
+         **{(GALAXY.name if kind == KERNEL_KINDS[0] else f"{GALAXY.name}_{kind}"): (kind, True)
+            for kind in KERNEL_KINDS}}
+
+
+class ToolMissing(RuntimeError):
+    """ptxas or nvdisasm (or the CUDA C compiler) is not installed: one sentence says how to get it."""
+
+
+class CompileFailed(RuntimeError):
+    """A compiler or tool refused (e.g. a target it does not support): its first lines say why."""
+
+
+def tool(name: str) -> str:
+    """Path of `ptxas` or `nvdisasm`: from the nvidia-cuda-nvcc / nvidia-cuda-nvdisasm wheels
+    (site-packages/nvidia/cu13/bin), else from PATH."""
+    try:
+        import nvidia
+        for root in nvidia.__path__:
+            for sub in sorted(Path(root).glob("cu*/bin")):
+                if (sub / name).is_file() and os.access(sub / name, os.X_OK):
+                    return str(sub / name)
+    except ImportError:
+        pass
+    found = shutil.which(name)
+    if found:
+        return found
+    wheel = "nvidia-cuda-nvcc" if name == "ptxas" else "nvidia-cuda-nvdisasm"
+    raise ToolMissing(f"{name} not found: pip install {wheel} (the `test` extra installs it)")
+
+
+def _run(args: list[str]) -> str:
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise CompileFailed(f"{Path(args[0]).name} failed: {(p.stderr or p.stdout).strip()[:2000]}")
+    return p.stdout + p.stderr
+
+
+@dataclass
+class Resources:
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack: int
+    shared: int
+
+
+_PTXAS_FUNCTION = re.compile(r"Function properties for (\S+)")
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+
+
+def assemble(ptx: str, arch: str, workdir: Path) -> tuple[dict[str, Resources], dict[str, str]]:
+    """PTX -> (resources per entry function from `ptxas -v`, SASS text per function)."""
+    stem = f"k{len(list(workdir.iterdir()))}"
+    src, cubin = workdir / f"{stem}.ptx", workdir / f"{stem}.cubin"
+    src.write_text(ptx)
+    log = _run([tool("ptxas"), f"-arch={arch}", "-O3", "-v", str(src), "-o", str(cubin)])
+    resources, current = {}, None
+    for line in log.splitlines():
+        if m := _PTXAS_ENTRY.search(line):
+            current = m.group(1)
+        elif m := _PTXAS_FUNCTION.search(line):
+            current = m.group(1)
+        elif current and "bytes stack frame" in line:
+            nums = [int(v) for v in re.findall(r"(\d+) bytes", line)]
+            resources[current] = Resources(0, nums[1], nums[2], nums[0], 0)
+        elif current and (m := re.search(r"Used (\d+) registers", line)):
+            r = resources.setdefault(current, Resources(0, 0, 0, 0, 0))
+            r.registers = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            r.shared = int(s.group(1)) if s else 0
+    sass = _run([tool("nvdisasm"), "-c", str(cubin)])
+    return resources, split_functions(sass)
+
+
+def compute_capability(arch: str) -> tuple[int, int]:
+    """'sm_90' -> (9, 0)."""
+    m = re.fullmatch(r"sm_(\d+)(\d)", arch)
+    if not m:
+        raise ValueError(f"unknown architecture {arch!r}; expected sm_XY such as sm_90")
+    return int(m.group(1)), int(m.group(2))
+
+
+def cuda_c_ptx(precision: str, tile: int, arch: str) -> str:
+    """PTX of the CuPy backend's module for one precision, with E's fused kernels (`nbody.cu`
+    and `gpu_full/fused.cu`), compiled by NVRTC with the options the backend gives CuPy. NVRTC
+    needs no driver; `cuda.bindings` (installed with numba-cuda[cu13]) loads the same libnvrtc
+    as cupy-cuda13x."""
+    from ..gpu_pairwise import cupy_cuda
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:
+        raise ToolMissing(f"NVRTC not found: pip install 'numba-cuda[cu13]' (the `test` extra installs it): {e}") \
+            from None
+
+    def check(result):
+        err, *rest = result
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileFailed(f"NVRTC: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
+        return rest[0] if len(rest) == 1 else rest
+
+    major, minor = compute_capability(arch)
+    program = check(nvrtc.nvrtcCreateProgram(cupy_cuda.source(GALAXY).encode(), b"nbody.cu", 0, [], []))
+    try:
+        opts = [o.encode() for o in (*cupy_cuda.options(precision, tile, GALAXY), f"-arch=compute_{major}{minor}")]
+        err, = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = check(nvrtc.nvrtcGetProgramLogSize(program))
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(program, log)
+            raise CompileFailed(f"NVRTC could not compile nbody.cu ({precision}, {arch}): "
+                                f"{log.decode(errors='replace').strip()[:2000]}")
+        size = check(nvrtc.nvrtcGetPTXSize(program))
+        ptx = b" " * size
+        check((nvrtc.nvrtcGetPTX(program, ptx)[0], None))
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    return ptx.rstrip(b"\0 ").decode()
+
+
+class TargetDevice:
+    """Stands in for `numba.cuda.get_current_device()` while compiling: without a GPU, compiling
+    a kernel that calls a `cuda.jit(device=True)` function asks the current device's compute
+    capability (numba-cuda 0.30), although `compile_ptx` is told the target already."""
+
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
+    """PTX of one numba-cuda kernel (`gpu_pairwise/numba_cuda.py`; E's from `gpu_full`) for the target."""
+    import numba.cuda.dispatcher as dispatcher
+    from numba import cuda
+
+    from ..gpu_pairwise import numba_cuda
+    cc = compute_capability(arch)
+    kernel, fused = KINDS[kind]
+    saved = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: TargetDevice(cc)
+    try:
+        source = numba_cuda.kernel_source(precision, tile, kernel, GALAXY if fused else None)
+        ptx, _ = cuda.compile_ptx(source.function, source.signature, cc=cc, fastmath=source.fastmath)
+    finally:
+        dispatcher.get_current_device = saved
+    return ptx
+
+
+def entry_of(kind: str) -> str:
+    """The CUDA C entry name of `kind`'s kernel (`nbody.cu`, `fused.cu`)."""
+    kernel, fused = KINDS[kind]
+    return entry_name(kernel, GALAXY.name if fused else PAIRWISE)

@@ -1,0 +1,162 @@
+"""A run owns its paths and every failure ends in one sentence, losing nothing: empty paths,
+two runs on one path, a run killed before its first checkpoint, a full disk, a folder removed
+mid-run, a broken pipe. Runs go through `nbsymple run` (in this process where nothing kills it,
+else a child)."""
+import json
+import os
+from pathlib import Path
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from cli_call import call
+from nbsymple_versions.checkpoint import load, temporary_files
+from nbsymple_versions.snapshots import list_snapshots, read_snapshot, snapshot_run_id
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = [sys.executable, "-m", "nbsymple_versions.cli", "run"]
+LONG = ["--n", "64", "--steps", "200000", "--seed", "3"]
+
+
+def one_sentence(err: str) -> bool:
+    return len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def start(args, cwd) -> subprocess.Popen:
+    return subprocess.Popen(RUN + [str(a) for a in args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def wait_for(condition, seconds=120):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def checkpoint_step(path: Path) -> int:
+    try:
+        return int(load(path)[1]["steps_done"])
+    except Exception:       # noqa: BLE001 - not written yet
+        return -1
+
+
+@pytest.mark.parametrize("option", ["--snapshots", "--checkpoint", "--resume", "--ics"])
+def test_an_empty_path_is_refused_not_taken_as_none_or_here(tmp_path, option, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, option, ""])
+    assert rc == 2 and out == "" and one_sentence(err) and "needs a file or folder name, got ''" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_checkpoint_and_snapshots_on_one_path_is_one_sentence(tmp_path):
+    same = tmp_path / "same"
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, "--snapshots", same, "--checkpoint", same])
+    assert rc == 2 and one_sentence(err) and "names a folder (the snapshot folder)" in err, err
+    assert not same.exists()
+
+
+def test_two_runs_on_one_folder_and_checkpoint_never_both_succeed(tmp_path):
+    folder, ck = tmp_path / "snaps", tmp_path / "run.ck"
+    first = start([*LONG, "--every", "50", "--snapshots", folder, "--checkpoint", ck, "--checkpoint-every", "50"],
+                  tmp_path)
+    wait_for(lambda: checkpoint_step(ck) >= 0)
+    for clash in (["--snapshots", folder], ["--checkpoint", ck], ["--resume", ck]):
+        args = clash if clash[0] == "--resume" else ["--n", "64", "--steps", "10", "--seed", "4", *clash]
+        rc, out, err = call(["run", *args])
+        assert rc == 2 and out == "" and one_sentence(err), (clash, err)
+        assert f"is in use by another run (process {first.pid})" in err, (clash, err)
+    first.send_signal(signal.SIGTERM)
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 143 and "continue with: nbsymple run --resume" in err, err
+    run_id = load(ck)[0]["run_id"]
+    assert all(snapshot_run_id(p) == run_id for p in list_snapshots(folder))      # whole, and all the first run's
+    assert not temporary_files(ck)
+
+
+def test_temporaries_of_a_longer_checkpoint_name_are_not_this_runs(tmp_path):
+    (tmp_path / ".c1.ck.v2.123.abc.tmp").write_text("another run's, in flight")
+    (tmp_path / ".c1.ck.456.def.tmp").write_text("this name's")
+    assert [p.name for p in temporary_files(tmp_path / "c1.ck")] == [".c1.ck.456.def.tmp"]
+
+
+def test_a_run_killed_before_its_first_checkpoint_restarts_with_the_same_command(tmp_path):
+    folder = tmp_path / "snaps"
+    args = [*LONG, "--every", "20", "--snapshots", folder]
+    killed = start(args, tmp_path)
+    wait_for(lambda: len(list_snapshots(folder)) >= 2)
+    killed.kill()
+    killed.wait(timeout=60)
+    rc, out, err = call(["run", "--n", "64", "--steps", "40", "--seed", "3", "--snapshots", folder])  # not the same
+    assert rc == 2 and "already holds snapshots of another run" in err
+    args[args.index("200000")] = "40"         # the same command but for how far it goes
+    rc, out, err = call(["run", *[str(a) for a in args]])
+    assert rc == 0, err
+    steps = [read_snapshot(p)[1] for p in list_snapshots(folder)]
+    assert steps == [0, 20, 40]
+    assert json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True
+
+
+def _fault_run(tmp_path, folder):
+    """A long run writing a snapshot every step into `folder`, its checkpoint beside the test."""
+    ck = tmp_path / "run.ck"
+    return ck, start([*LONG, "--every", "1", "--snapshots", folder, "--checkpoint", ck, "--checkpoint-every",
+                      "25"], tmp_path)
+
+
+def _assert_fault_sentence(job, ck, expect):
+    _, err = job.communicate(timeout=120)
+    assert job.returncode == 4 and one_sentence(err), (job.returncode, err)
+    done = checkpoint_step(ck)
+    assert expect in err and f"the last good checkpoint, {ck} (step {done}), is kept" in err, err
+    assert f"continue with: nbsymple run --resume {ck}" in err and done >= 25
+    assert not temporary_files(ck)
+    return done
+
+
+def test_a_snapshot_folder_removed_mid_run_ends_in_one_sentence(tmp_path):
+    folder = tmp_path / "snaps"
+    ck, job = _fault_run(tmp_path, folder)
+    wait_for(lambda: checkpoint_step(ck) >= 25)
+    folder.rename(tmp_path / "gone")          # atomic: the run's folder is gone at once
+    shutil.rmtree(tmp_path / "gone", ignore_errors=True)
+    done = _assert_fault_sentence(job, ck, "No such file or directory")
+    rc, out, err = call(["run", "--resume", ck, "--steps", done + 30, "--snapshots", tmp_path / "again"])
+    assert rc == 0, err
+
+
+def test_a_full_disk_ends_in_one_sentence_naming_the_checkpoint(tmp_path):
+    """Snapshots into a 256 kB tmpfs (root: a real ENOSPC from the kernel)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True)
+    assert mounted.returncode == 0, f"this test mounts a tmpfs and needs root: {mounted.stderr.decode()}"
+    try:
+        ck, job = _fault_run(tmp_path, disk / "snaps")
+        done = _assert_fault_sentence(job, ck, "No space left on device")
+        assert not [p for p in (disk / "snaps").iterdir() if p.name.endswith(".tmp")]     # nothing partial
+        ok = list_snapshots(disk / "snaps")
+        assert ok and all(read_snapshot(p)[1] >= 0 for p in ok)
+        state, _ = read_snapshot(ok[-1])
+        assert np.isfinite(state.x).all()
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    rc, _, err = call(["run", "--resume", ck, "--steps", done + 10, "--snapshots", tmp_path / "roomy"])
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("argv", [["info"], ["run", "--n", "16", "--steps", "2", "--json"]])
+def test_a_broken_pipe_is_quiet(argv):
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", *argv], cwd=REPO, stdout=reader.stdin,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    reader.stdin.close()
+    reader.wait()
+    assert p.stderr == "" and p.returncode in (0, 141), (p.returncode, p.stderr)
