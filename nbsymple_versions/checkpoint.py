@@ -17,8 +17,10 @@ Layout of format 1 (integers little-endian):
     last 32 bytes SHA-256 of every byte before them
 
 Floats in the header are JSON numbers written with Python's shortest round-trip repr, so they
-read back to the same bits. Every later format keeps the magic, the version field at bytes
-20-23 and the SHA-256 trailer, so a file from a newer nbsymple is recognised as such.
+read back to the same bits; the header is strict JSON (no NaN or Infinity: a figure that is
+not finite, such as an L0 component beyond float64's range, is written as null). Every later
+format keeps the magic, the version field at bytes 20-23 and the SHA-256 trailer, so a file
+from a newer nbsymple is recognised as such.
 A file is written to a temporary file in the same folder, fsynced and renamed over the old
 one: a kill at any moment leaves the previous checkpoint or the new one, never a mix.
 """
@@ -26,6 +28,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+import re
 import struct
 
 import numpy as np
@@ -46,9 +49,12 @@ class CheckpointError(ValueError):
 
 
 def temporary_files(path) -> list[Path]:
-    """Left-over temporary files of checkpoint `path` (from a writer killed mid-write)."""
+    """Temporary files of checkpoint `path` (`.NAME.<pid>.<random>.tmp`, from `write_atomically`):
+    only this name's, never those of a longer name such as `NAME.v2`. Remove them only while
+    holding the checkpoint's lock (`runs.locks`): then their writers are dead."""
     path = Path(path)
-    return sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    own = re.compile(rf"\.{re.escape(path.name)}\.\d+\.\w+\.tmp")
+    return sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if own.fullmatch(p.name))
 
 
 def save(path, run: dict, sim) -> Path:
@@ -69,6 +75,12 @@ def save(path, run: dict, sim) -> Path:
             f.write(chunk)
         f.write(digest.digest())
     return write_atomically(path, write, f".{path.name}.")
+
+
+def _refuse_constant(name: str):
+    """The header is strict JSON (written with allow_nan=False; an undefined figure is null):
+    NaN, Infinity or -Infinity in it is no checkpoint of ours."""
+    raise ValueError(f"its header holds {name}, which JSON does not allow (undefined values are null)")
 
 
 def _check(path: Path, f, size: int) -> int:
@@ -108,7 +120,7 @@ def load(path) -> tuple[dict, dict, State]:
             size = os.fstat(f.fileno()).st_size
             head_len = _check(path, f, size)
             f.seek(len(MAGIC) + _PREFIX.size)
-            header = json.loads(f.read(head_len))
+            header = json.loads(f.read(head_len), parse_constant=_refuse_constant)
             arrays = {}
             for name, shape in header["arrays"]:
                 count = int(np.prod(shape))

@@ -7,6 +7,7 @@ never a traceback.
 import argparse
 import json
 import math
+import os
 import re
 import sys
 import tempfile
@@ -44,6 +45,14 @@ def _positive_float(text):
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
     return value
+
+
+def _path(text):
+    """argparse type: a file or folder name; an empty one (an unset shell variable) is refused,
+    never read as "none" or as the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
+    return Path(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,20 +129,20 @@ def _parser(explicit_only=False):
     add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
     add("--seed", type=int, default=None, help="random seed of the initial conditions")
     _version_option_arguments(r, add=add)
-    add("--snapshots", type=Path, default=None, metavar="DIR", help="write snapshots into DIR")
+    add("--snapshots", type=_path, default=None, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
-    add("--ics", type=Path, default=None, metavar="FILE",
+    add("--ics", type=_path, default=None, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
     add("--mass-classes", type=_whole_number(1), default=None, metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
     add("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
     add("--json", action="store_true", default=False, help="print one JSON object and nothing else on stdout")
-    add("--checkpoint", default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint", type=_path, default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
-    add("--resume", default=None, metavar="FILE",
+    add("--resume", type=_path, default=None, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
@@ -158,7 +167,7 @@ def _parser(explicit_only=False):
                    help="target: sm_90 (H200, default), sm_80 (A100), sm_100 (B200) or another sm_XY (counted only)")
     a.add_argument("--tile", type=_whole_number(1), default=256, help="threads per block (default 256)")
     a.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
-    a.add_argument("--keep", type=Path, default=None, metavar="DIR",
+    a.add_argument("--keep", type=_path, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")
@@ -233,15 +242,28 @@ def cmd_profile(args) -> int:
         raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
     if problem := next(filter(None, map(memory_problem, args.n)), None):
         raise UsageError(problem)
+    letters = list(dict.fromkeys(args.versions))
+    if not letters:
+        raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")
+    why_not = {}
+    for letter in letters:
+        ok, reason = get_version(letter).available(version_options(args, get_version(letter)).get("backend", "numba"))
+        if not ok:
+            why_not[letter] = reason
+    if len(why_not) == len(letters):
+        by_reason = {}
+        for letter, reason in why_not.items():
+            by_reason.setdefault(reason.rstrip("."), []).append(letter)
+        raise UsageError("none of the versions asked for can run here ("
+                         + "; ".join(f"{', '.join(ls)}: {reason}" for reason, ls in by_reason.items()) + ")")
     if not args.json:
         print(f"{args.scheme}, {args.precision}; % of the step per task")
         print(f"{'version':8}{'N':>8}{'s per step':>16}" + "".join(f"{t:>12}" for t in TASKS) + "   device")
     rows = []
-    for letter in dict.fromkeys(args.versions):
+    for letter in letters:
         options = version_options(args, get_version(letter))
-        ok, reason = get_version(letter).available(options.get("backend", "numba"))
-        if not ok:
-            print(f"{letter}: not available: {reason}", file=sys.stderr)
+        if letter in why_not:
+            print(f"{letter}: not available: {why_not[letter]}", file=sys.stderr)
             continue
         for n in args.n:
             with user_values(UsageError):
@@ -303,23 +325,40 @@ def cmd_info(args) -> int:
     return 0
 
 
+BROKEN_PIPE = 141          # 128 + SIGPIPE: the reader of our output went away (`| head`)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["paper"]:
-        from .paper import main as paper_main
-        return paper_main(argv[1:])
-    args = _parser().parse_args(argv)
-    args.argv = argv
+    command = argv[0] if argv else "nbsymple"
     try:
+        if argv[:1] == ["paper"]:
+            from .paper import main as paper_main
+            return paper_main(argv[1:])
+        args = _parser().parse_args(argv)
+        args.argv = argv
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
                     "gpu-asm": cmd_gpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
-        print(f"nbsymple {args.command}: {e}", file=sys.stderr)
+        print(f"nbsymple {command}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"nbsymple {args.command}: interrupted", file=sys.stderr)
+        print(f"nbsymple {command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return BROKEN_PIPE
+
+
+def _quiet_stdout():
+    """After a broken pipe: send what is still buffered for stdout nowhere, so that the
+    interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):    # stdout is no file (a test's StringIO): nothing is buffered
+        pass
 
 
 if __name__ == "__main__":

@@ -10,22 +10,36 @@ collectives, which do nothing on one process: rank 0's bodies go to every rank f
 touch each rank's slice only, `gather()` makes the state whole, the diagnostics gather first
 and share out the O(N^2) W sum, and a non-finite value anywhere stops every rank together.
 
-A step that leaves a non-finite position, velocity or acceleration raises `NonFiniteState`
-at once (an O(N) check on the host arrays). `record()` and `Simulation.restore` carry
-everything but the arrays through a checkpoint, so a restored run continues bit for bit.
+The user's values are checked where they come in (`core.checks`: version, scheme and precision
+in any case, dt and steps) and bodies whose energies float64 cannot represent are refused
+(`core.diagnostics.energy_problem`), each with a ValueError in one sentence. An error figure
+is a float, or None where it is undefined (a zero reference: L0 of bodies at rest);
+`undefined_reasons` says why. A step that leaves a non-finite position, velocity or
+acceleration raises `NonFiniteState` at once (an O(N) check on the host arrays). `record()`
+and `Simulation.restore` carry everything but the arrays through a checkpoint, so a restored
+run continues bit for bit.
 """
 import math
 
 import numpy as np
 
+from .core.checks import positive_number, whole_number
 from .core.clock import TaskClock
-from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts,
-                               internal_energy_error, potential_energy, relative_error)
+from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts, energy_problem,
+                               internal_energy_error, potential_energy, relative_error, undefined_reason)
 from .core.integrator import advance
 from .core.schemes import get_scheme
+from .core.vocabulary import precision_name
 from .versions import get_version
 
 ACCELERATION_KINDS = ("total", "pairwise", "galactic")   # what `Simulation.accelerations` returns
+# each error's reference, as the report names it where the error is undefined
+ERROR_REFERENCES = {"energy_error": "E0", "internal_energy_error": "K_int0 + W0", "angular_momentum_error": "L0"}
+
+
+def _json_floats(values):
+    """A list of floats for JSON: a non-finite one (an L0 beyond float64's range) as None."""
+    return [v if math.isfinite(v) else None for v in map(float, values)]
 
 
 class NonFiniteState(RuntimeError):
@@ -50,31 +64,36 @@ def share_state(state, world):
 class Simulation:
     """Integrates `state` in place with a version's force pipeline.
 
-    `options` go to the version (e.g. `tile`, `devices` for GPU versions). The pipeline is
-    compiled and warmed before the first step; `clock` then holds warm per-task times.
-    With `diagnostics=False` the O(N^2) initial energy is not computed (for timing runs);
-    `progress(done, total)` reports on that O(N^2) sum otherwise."""
+    `options` go to the version (e.g. `tile`, `devices` for GPU versions). `version`, `scheme`
+    and `precision` are taken in any case and kept in the code's spelling ("B", "si6a", "dp").
+    Bodies whose energies cannot be represented in float64 are refused (ValueError). The
+    pipeline is compiled and warmed before the first step; `clock` then holds warm per-task
+    times. With `diagnostics=False` the O(N^2) initial energy is not computed (for timing
+    runs); `progress(done, total)` reports on that O(N^2) sum otherwise."""
 
     def __init__(self, state, version="A", scheme="leapfrog", precision="dp", dt=5e-4,
                  diagnostics=True, progress=None, **options):
-        dt = float(dt)
-        if not (dt > 0 and math.isfinite(dt)):
-            raise ValueError(f"time step must be positive and finite, got dt = {dt}")
+        dt = positive_number(dt, "dt (the time step)")
         self.state = state
         self.version = get_version(version)
         self.scheme = get_scheme(scheme)
-        self.precision = precision
+        self.precision = precision_name(precision)
         self.dt = dt
         self.options = dict(options)
         self.clock = TaskClock()
         self.world = self.version.world()
         share_state(state, self.world)
-        self.forces = self.version.pipeline(state, precision, self.clock, **options)
+        if problem := energy_problem(state):       # every rank holds rank 0's bodies: all refuse alike
+            raise ValueError(problem)
+        self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done = 0
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
         self._acc = np.zeros_like(state.x)
         self.energy_parts0 = self.energy_parts(progress) if diagnostics else None
+        if diagnostics and not self.energy_parts0.finite:
+            raise ValueError(f"the bodies' energies cannot be represented in float64 (W = {self.energy_parts0.potential:g}, "
+                             f"E = {self.energy_parts0.total:g})")
         self.energy0 = self.energy_parts0.total if diagnostics else None
         self.angular_momentum0 = self.angular_momentum() if diagnostics else None
 
@@ -82,9 +101,7 @@ class Simulation:
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
         step that leaves a non-finite value, before `on_step` sees it."""
-        steps = int(steps)
-        if steps < 0:
-            raise ValueError(f"number of steps must be >= 0, got {steps}")
+        steps = whole_number(steps, "steps", 0)
         base = self.steps_done
 
         def after(k):
@@ -101,7 +118,8 @@ class Simulation:
         n, world = self.state.n, self.world
         a, b = world.slice(n)
         mine = [arr[:, a:b] for arr in (self.state.x, self.state.v, self._acc)]
-        bad = not math.isfinite(sum(float(arr.sum()) for arr in mine))
+        with np.errstate(over="ignore", invalid="ignore"):       # inf + -inf: bad, without a warning
+            bad = not math.isfinite(sum(float(arr.sum()) for arr in mine))
         if world.size > 1:
             with self.clock.task("communicate"):
                 bad = world.any(bad)
@@ -154,27 +172,37 @@ class Simulation:
     def angular_momentum(self) -> np.ndarray:
         return angular_momentum(self.gather())
 
-    def energy_error(self) -> float:
+    def energy_error(self) -> float | None:
         """|E - E0| / |E0| since the simulation was created: the paper's figure, dominated by
-        the orbital energy (see `core.diagnostics`)."""
+        the orbital energy (see `core.diagnostics`); None where E0 = 0 (`undefined_reasons`)."""
         return relative_error(self.energy(), self.energy0)
 
-    def internal_energy_error(self) -> float:
+    def internal_energy_error(self) -> float | None:
         """|E - E0| / |K_int0 + W0|: the change of the same total in units of the cluster's
-        internal energy, computed below float64 rounding of the orbital term."""
+        internal energy, computed below float64 rounding of the orbital term; None where
+        K_int0 + W0 = 0 (a lone body)."""
         return internal_energy_error(self.energy_parts(), self.energy_parts0, self.state.units)
 
     def errors(self) -> dict:
         """All three errors from one O(N^2) evaluation: energy_error, internal_energy_error,
-        angular_momentum_error."""
+        angular_momentum_error, each a float or None where undefined (`undefined_reasons`)."""
         parts = self.energy_parts()
         return {"energy_error": relative_error(parts.total, self.energy0),
                 "internal_energy_error": internal_energy_error(parts, self.energy_parts0, self.state.units),
                 "angular_momentum_error": self.angular_momentum_error()}
 
-    def angular_momentum_error(self) -> float:
-        """|L_z - L_z0| / |L0| since the simulation was created (see `diagnostics`)."""
+    def angular_momentum_error(self) -> float | None:
+        """|L_z - L_z0| / |L0| since the simulation was created (see `diagnostics`); None where
+        L0 = 0 (bodies at rest)."""
         return angular_momentum_error(self.angular_momentum(), self.angular_momentum0)
+
+    def undefined_reasons(self, errors: dict) -> dict:
+        """For each None in `errors` (as `errors()` returns them), why, in words: "L0 = 0",
+        "E0 is not representable in float64", ..."""
+        references = {"energy_error": self.energy0, "angular_momentum_error": self.angular_momentum0,
+                      "internal_energy_error": None if self.energy_parts0 is None else self.energy_parts0.internal}
+        return {name: undefined_reason(references[name], ERROR_REFERENCES[name])
+                for name, value in errors.items() if value is None}
 
     def record(self) -> dict:
         """What a checkpoint needs besides the state's arrays: plain JSON values."""
@@ -182,7 +210,7 @@ class Simulation:
                 "dt": self.dt, "options": self.options, "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
                 "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None
-                else self.angular_momentum0.tolist(),
+                else _json_floats(self.angular_momentum0),
                 "energy_parts0": None if self.energy_parts0 is None else self.energy_parts0.as_dict()}
 
     @classmethod
@@ -196,7 +224,7 @@ class Simulation:
         sim.clock.calls.update(record["clock"]["calls"])
         if record["energy0"] is not None:
             sim.energy0 = float(record["energy0"])
-            sim.angular_momentum0 = np.array(record["angular_momentum0"], dtype=np.float64)
+            sim.angular_momentum0 = np.array([math.nan if c is None else float(c) for c in record["angular_momentum0"]])
             sim.energy_parts0 = EnergyParts.from_dict(record["energy_parts0"])
         return sim
 

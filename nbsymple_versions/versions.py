@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from . import gpu_full, gpu_pairwise, gpu_threaded, mpi, serial, threaded
+from .core.checks import one_of
 from .core.clock import TaskClock
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
@@ -114,10 +115,8 @@ _BY_LETTER = {v.letter: v for v in TABLE}
 
 
 def get_version(letter: str) -> Version:
-    key = str(letter).upper()
-    if key not in _BY_LETTER:
-        raise ValueError(f"unknown version {letter!r}; choose one of {', '.join(LETTERS)}")
-    return _BY_LETTER[key]
+    """The version `letter` names in any case ('b' -> B); a ValueError lists them."""
+    return _BY_LETTER[one_of(letter, LETTERS, "version")]
 
 
 def all_versions() -> list[Version]:

@@ -112,7 +112,8 @@ def test_check_json_and_table():
 def test_info():
     p = nbsymple("info")
     assert p.returncode == 0, p.stderr
-    assert "threading layer" in p.stdout and "A  pairwise: 1 CPU core" in p.stdout
+    assert "threading layer" in p.stdout and "A  serial        pairwise: 1 CPU core" in p.stdout
+    assert "options: --tile (tile), --gpu-kernel (kernel), --gpu-backend (backend), --devices (devices)" in p.stdout
 
 
 def test_profile_json():

@@ -261,7 +261,7 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     job.wait(timeout=60)
     killed_at = load(ck)[1]["steps_done"]
     assert 0 < killed_at < steps and killed_at % every == 0, killed_at
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["f.ck", "killed", "whole"]   # one file, no temporaries
+    assert sorted(f.name for f in tmp_path.iterdir()) == [".f.ck.lock", "f.ck", "killed", "whole"]   # no temporaries
     p = mpirun(ranks, "-m", "nbsymple_versions.cli", "run", "--resume", str(ck), "--json")
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout)                      # one JSON object: rank 0's

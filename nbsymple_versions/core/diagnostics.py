@@ -20,11 +20,19 @@ Two energy errors, of the same conserved total E = K + W + sum_i m_i Phi_gal(x_i
   (`galaxy_potential_difference`), the orbital Phi(B) - Phi(B0) from 40-digit decimals and
   |V|^2 - |V0|^2 from exact fractions, so E - E0 is accurate to ~1e-15 of the internal
   energy, where |E - E0| / |E0| rounds at ~1e-11 of it.
+
+Every error is a number or None: a relative error whose reference is zero (L0 of bodies at
+rest, the internal energy of a lone body) or not representable in float64, or whose value is
+not, is None, and `undefined_reason` says which in words. Nothing here raises on a state whose
+float64 energies are finite: `energy_problem` names the states that are not (bodies so far out
+or so fast that the squares their energies sum leave float64's range), which `Simulation`
+refuses before it starts.
 """
 from dataclasses import asdict, dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 import math
+import sys
 
 import numpy as np
 
@@ -33,6 +41,77 @@ from .galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1,
 from .ranks import ONE_RANK
 
 CHUNK_PAIRS = 1 << 21          # target x source pairs per chunk of the W sum
+# Largest |coordinate| (cluster radii and kpc) and |velocity component| of a state whose energies
+# can be represented: the parts of E sum squares and products of differences of such numbers (at
+# most 16 times the largest square, in `energy_parts`; 32 leaves room for rounding), which then
+# stay below float64's maximum.
+COMPONENT_LIMIT = math.sqrt(sys.float_info.max / 32)          # 2.4e153
+PLAIN_NORM = (1e-140, 1e140)   # entries whose squares are normal float64: np.linalg.norm as it is
+
+
+def _sum(values) -> float:
+    """`math.fsum`, or where the terms are not finite or their sum overflows, the float sum
+    (inf or NaN) instead of an exception."""
+    try:
+        return math.fsum(values)
+    except (OverflowError, ValueError):
+        with np.errstate(all="ignore"):
+            return float(np.sum(np.asarray(values, dtype=np.float64)))
+
+
+def _norm(a) -> float:
+    """The Euclidean norm of a float64 array: NumPy's where the largest |entry| lies in
+    PLAIN_NORM (the figures of every ordinary run, bit for bit), else scaled by that entry,
+    so that squares below or above float64's range do not make it 0 or inf."""
+    a = np.asarray(a, dtype=np.float64)
+    big = float(np.abs(a).max(initial=0.0))
+    with np.errstate(all="ignore"):
+        if big == 0 or not math.isfinite(big) or PLAIN_NORM[0] <= big <= PLAIN_NORM[1]:
+            return float(np.linalg.norm(a))
+        return big * float(np.linalg.norm(a / big))
+
+
+def _ratio(numerator: float, reference: float) -> float | None:
+    """numerator / reference, or None where the reference is zero or either is not finite, or
+    the quotient overflows."""
+    if reference == 0 or not (math.isfinite(reference) and math.isfinite(numerator)):
+        return None
+    ratio = numerator / reference
+    return ratio if math.isfinite(ratio) else None
+
+
+def undefined_reason(reference, symbol: str) -> str:
+    """Why a relative error against `reference` (called `symbol`, e.g. "L0") is None, in words
+    for the report: "L0 = 0", "L0 is not representable in float64", or that the error itself is not."""
+    norm = _norm(reference)
+    if norm == 0:
+        return f"{symbol} = 0"
+    if not math.isfinite(norm):
+        return f"{symbol} is not representable in float64"
+    return "the change is not representable in float64"
+
+
+def energy_problem(state) -> str | None:
+    """One sentence when the float64 energies of `state` cannot be represented, else None (O(N)):
+    a |coordinate| (in cluster radii or kpc) or |velocity component| above COMPONENT_LIMIT, whose
+    squares the energies sum, or a kinetic energy or energy in the Galaxy that is not finite."""
+    s = max(1.0, state.units.galaxy_length_scale)
+    for what, a, limit in (("position", state.x, COMPONENT_LIMIT / s), ("velocity", state.v, COMPONENT_LIMIT)):
+        big = np.abs(a).max(axis=0, initial=0.0)
+        if (big > limit).any():
+            i = int(np.argmax(big))
+            return (f"body {i}'s {what} has a component of {big[i]:.3g}, beyond the {limit:.2g} up to which "
+                    f"float64 holds the squares its energy sums, so the bodies' energies cannot be represented")
+    with np.errstate(all="ignore"):
+        energies = {"kinetic energy": 0.5 * state.m * (state.v * state.v).sum(axis=0),
+                    "energy in the Galaxy": state.m * galaxy.potential(state.positions, state.units)}
+    for what, e in energies.items():
+        bad = np.flatnonzero(~np.isfinite(e))
+        if len(bad) or not math.isfinite(_sum(e)):
+            i = int(bad[0]) if len(bad) else int(np.argmax(np.abs(e)))
+            return (f"the bodies' {what} is beyond float64's range (body {i} has mass {state.m[i]:.3g}), "
+                    f"so it cannot be represented")
+    return None
 
 
 def kinetic_energy(state) -> float:
@@ -53,19 +132,20 @@ def potential_energy(positions, m, eps, progress=None, world=ONE_RANK) -> float:
     step = max(1, CHUNK_PAIRS // max(n, 1))
     starts = range(0, n, step)
     sums = np.zeros(len(starts))
-    for c, start in enumerate(starts):
-        if c % world.size != world.rank:
-            continue
-        rows = slice(start, min(n, start + step))
-        d = pos[None, :, :] - pos[rows, None, :]
-        r2 = np.einsum("ijk,ijk->ij", d, d) + eps * eps
-        phi = m[None, :] / np.sqrt(r2)
-        k = np.arange(rows.stop - rows.start)
-        phi[k, k + start] = 0.0                                   # no self term
-        sums[c] = float(m[rows] @ phi.sum(axis=1))
-        if progress is not None and world.is_root:
-            progress(min(n, rows.stop * world.size), n)
-    return -0.5 * math.fsum(world.sum(sums).tolist())
+    with np.errstate(over="ignore", invalid="ignore"):    # heavy bodies: W = -inf, refused by `Simulation`
+        for c, start in enumerate(starts):
+            if c % world.size != world.rank:
+                continue
+            rows = slice(start, min(n, start + step))
+            d = pos[None, :, :] - pos[rows, None, :]
+            r2 = np.einsum("ijk,ijk->ij", d, d) + eps * eps
+            phi = m[None, :] / np.sqrt(r2)
+            k = np.arange(rows.stop - rows.start)
+            phi[k, k + start] = 0.0                                   # no self term
+            sums[c] = float(m[rows] @ phi.sum(axis=1))
+            if progress is not None and world.is_root:
+                progress(min(n, rows.stop * world.size), n)
+    return -0.5 * _sum(world.sum(sums).tolist())
 
 
 def energy(state, w=None) -> float:
@@ -123,6 +203,12 @@ class EnergyParts:
     total: float                 # E as the paper's code sums it (for the paper's error)
 
     @property
+    def finite(self) -> bool:
+        """Every part is a finite float64 (false for a state beyond float64's range)."""
+        return all(math.isfinite(v) for v in (self.mass, *self.base, *self.velocity, self.kinetic_internal,
+                                               self.potential, self.cross, self.tidal, self.total))
+
+    @property
     def internal(self) -> float:
         """K_int + W, the cluster's own (binding) energy."""
         return self.kinetic_internal + self.potential
@@ -137,10 +223,23 @@ class EnergyParts:
 
 
 def _scaled_square(a, s) -> tuple[float, float]:
-    """(s^2 sum_k a_k^2 rounded once, the exact remainder rounded) for floats a_k, s."""
+    """(s^2 sum_k a_k^2 rounded once, the exact remainder rounded) for floats a_k, s; (inf, 0)
+    or (NaN, 0) where that square is not a finite float64."""
+    if not all(math.isfinite(x) for x in (*a, s)):
+        return math.nan, 0.0
     exact = Fraction(s) ** 2 * sum(Fraction(x) ** 2 for x in a)
-    rounded = float(exact)
+    try:
+        rounded = float(exact)
+    except OverflowError:
+        return math.inf, 0.0
     return rounded, float(exact - Fraction(rounded))
+
+
+def _mean(a, m, mass):
+    """The mass-weighted mean a @ m / mass (3,); a @ (m / mass) where a @ m overflows (heavy
+    bodies far out)."""
+    mean = a @ m / mass
+    return mean if np.isfinite(mean).all() else a @ (m / mass)
 
 
 def energy_parts(state, progress=None, w=None) -> EnergyParts:
@@ -148,10 +247,14 @@ def energy_parts(state, progress=None, w=None) -> EnergyParts:
     The Galaxy is evaluated at squared radii R^2 = R_B^2 + dR_i^2 (AS91 units) whose base R_B^2
     is one float and whose offsets carry the base's rounding remainder, so that the tidal sum
     and the orbital term (`energy_change`) refer to exactly the same points."""
+    with np.errstate(all="ignore"):          # a state beyond float64's range gives inf or NaN parts
+        return _energy_parts(state, progress, w)
+
+
+def _energy_parts(state, progress, w) -> EnergyParts:
     m, u = state.m, state.units
-    mass = math.fsum(m)
-    base = state.x @ m / mass
-    vel = state.v @ m / mass
+    mass = _sum(m)
+    base, vel = _mean(state.x, m, mass), _mean(state.v, m, mass)
     d = state.x - base[:, None]                          # exact where |x_i| ~ |B| (Sterbenz)
     dv = state.v - vel[:, None]
     w = potential_energy(state.positions, m, state.eps, progress) if w is None else w   # w: W computed elsewhere (F)
@@ -163,9 +266,9 @@ def energy_parts(state, progress=None, w=None) -> EnergyParts:
     dphi = galaxy_potential_difference(R2, z2, dR2, dz2)
     return EnergyParts(
         mass=mass, base=tuple(base.tolist()), velocity=tuple(vel.tolist()),
-        kinetic_internal=0.5 * math.fsum(m * (dv * dv).sum(axis=0)), potential=w,
-        cross=float(vel @ np.array([math.fsum(m * dv[k]) for k in range(3)])),
-        tidal=math.fsum(m * dphi) * u.galaxy_potential_scale, total=energy(state, w))
+        kinetic_internal=0.5 * _sum(m * (dv * dv).sum(axis=0)), potential=w,
+        cross=float(vel @ np.array([_sum(m * dv[k]) for k in range(3)])),
+        tidal=_sum(m * dphi) * u.galaxy_potential_scale, total=energy(state, w))
 
 
 def _potential_decimal(R2: float, z2: float) -> Decimal:
@@ -186,45 +289,62 @@ def _potential_decimal(R2: float, z2: float) -> Decimal:
 
 
 def _square_difference(a, b) -> float:
-    """sum_k a_k^2 - sum_k b_k^2 for floats, rounded once."""
-    return float(sum(Fraction(x) ** 2 for x in a) - sum(Fraction(x) ** 2 for x in b))
+    """sum_k a_k^2 - sum_k b_k^2 for floats, rounded once (+-inf beyond float64's range)."""
+    exact = sum(Fraction(x) ** 2 for x in a) - sum(Fraction(x) ** 2 for x in b)
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.copysign(math.inf, exact)
 
 
 def energy_change(parts: EnergyParts, parts0: EnergyParts, units) -> float:
     """E - E0 from the differences of the parts: the orbital term M [Phi(B) - Phi(B0)] in
-    40-digit decimals at the parts' own base points, 1/2 M (|V|^2 - |V0|^2) exactly."""
+    40-digit decimals at the parts' own base points, 1/2 M (|V|^2 - |V0|^2) exactly. NaN where
+    a part is not finite."""
     s = units.galaxy_length_scale
 
     def phi(p):
-        return _potential_decimal(_scaled_square(p.base[:2], s)[0], _scaled_square(p.base[2:], s)[0])
-    dphi_orbit = float(phi(parts) - phi(parts0))
+        R2, z2 = _scaled_square(p.base[:2], s)[0], _scaled_square(p.base[2:], s)[0]
+        return _potential_decimal(R2, z2) if math.isfinite(R2 + z2) else None
+    if not (parts.finite and parts0.finite):
+        return math.nan
+    phi1, phi0 = phi(parts), phi(parts0)
+    if phi1 is None or phi0 is None:
+        return math.nan
+    dphi_orbit = float(phi1 - phi0)
     orbital = parts.mass * (0.5 * _square_difference(parts.velocity, parts0.velocity)
                             + dphi_orbit * units.galaxy_potential_scale)
-    return math.fsum([orbital, parts.kinetic_internal, -parts0.kinetic_internal, parts.potential,
-                      -parts0.potential, parts.cross, -parts0.cross, parts.tidal, -parts0.tidal])
+    return _sum([orbital, parts.kinetic_internal, -parts0.kinetic_internal, parts.potential,
+                 -parts0.potential, parts.cross, -parts0.cross, parts.tidal, -parts0.tidal])
 
 
-def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units) -> float:
+def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units) -> float | None:
     """|E - E0| / |K_int0 + W0|: the change of the total energy (cluster + Galaxy) in units of
-    the cluster's initial internal energy (NaN for a lone body, which has none)."""
-    internal = abs(parts0.internal)
-    return abs(energy_change(parts, parts0, units)) / internal if internal > 0 else math.nan
+    the cluster's initial internal energy; None where that is 0 (a lone body has none) or a
+    value is not representable (`undefined_reason(parts0.internal, "K_int0 + W0")` says which)."""
+    return _ratio(abs(energy_change(parts, parts0, units)), abs(parts0.internal))
 
 
 def angular_momentum(state) -> np.ndarray:
     """L = sum_i m_i x_i x v_i (3,), about the Galactic centre. Not exactly conserved: the
-    Galaxy exerts a torque (L_z is for an axisymmetric field)."""
-    return np.cross(state.positions, state.velocities).T @ state.m
+    Galaxy exerts a torque (L_z is for an axisymmetric field). A component beyond float64's
+    range is inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.cross(state.positions, state.velocities).T @ state.m
 
 
-def relative_error(value, initial) -> float:
-    """|value - initial| / |initial| (Euclidean norms for vectors)."""
+def relative_error(value, initial) -> float | None:
+    """|value - initial| / |initial| (Euclidean norms for vectors); None where |initial| is 0 or
+    a norm or the quotient is not representable in float64 (`undefined_reason`)."""
     value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
-    return float(np.linalg.norm(value - initial) / np.linalg.norm(initial))
+    with np.errstate(over="ignore", invalid="ignore"):
+        change = value - initial
+    return _ratio(_norm(change), _norm(initial))
 
 
-def angular_momentum_error(value, initial) -> float:
+def angular_momentum_error(value, initial) -> float | None:
     """|L_z - L_z0| / |L0|: the axisymmetric Galaxy conserves L_z exactly, while its torque
-    changes L_x and L_y for real (so they are no error)."""
+    changes L_x and L_y for real (so they are no error). None as for `relative_error` (bodies
+    at rest have L0 = 0)."""
     value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
-    return float(abs(value[2] - initial[2]) / np.linalg.norm(initial))
+    return _ratio(abs(float(value[2]) - float(initial[2])), _norm(initial))

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .checks import finite_array, finite_number, positive_number, whole_number
 from .diagnostics import potential_energy
 from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
 from .units import Units
@@ -24,7 +25,9 @@ def default_softening(n: int) -> float:
 @dataclass
 class State:
     """Bodies in cluster units (G = 1, M = 1, r_cl = 1): positions x (3, N), velocities v (3, N),
-    masses m (N,), time t, softening eps and the physical scale `units`."""
+    masses m (N,), time t, softening eps and the physical scale `units`. At least one body;
+    positions, velocities and t finite, masses and eps positive and finite (ValueError in one
+    sentence naming the argument and the first bad entry otherwise)."""
 
     x: np.ndarray
     v: np.ndarray
@@ -34,26 +37,26 @@ class State:
     units: Units = field(default_factory=Units)
 
     def __post_init__(self):
-        self.x = np.ascontiguousarray(self.x, dtype=np.float64)
-        self.v = np.ascontiguousarray(self.v, dtype=np.float64)
-        self.m = np.ascontiguousarray(self.m, dtype=np.float64)
+        self.m = _masses(self.m, "m")
         n = self.m.shape[0]
-        if self.m.ndim != 1 or self.x.shape != (3, n) or self.v.shape != (3, n):
-            raise ValueError(f"state needs x, v of shape (3, N) and m of shape (N,), got "
-                             f"{self.x.shape}, {self.v.shape}, {self.m.shape}")
-        if not self.eps > 0:
-            raise ValueError(f"softening must be positive, got {self.eps}")
+        self.x = finite_array(self.x, "x", (3, n))
+        self.v = finite_array(self.v, "v", (3, n))
+        self.eps = positive_number(self.eps, "eps (the softening)")
+        self.t = finite_number(self.t, "t")
+        if not isinstance(self.units, Units):
+            raise ValueError(f"units must be a Units(r_cl_pc, mass_msun), got {type(self.units).__name__}")
 
     @classmethod
     def from_arrays(cls, positions, velocities, masses, eps=None, t=0.0, units=Units()):
         """Build a state from (N, 3) positions and velocities and (N,) masses. The state owns
         copies (whatever the inputs' order or N): stepping never writes into the caller's arrays."""
-        masses = np.array(masses, dtype=np.float64)
-        eps = default_softening(len(masses)) if eps is None else float(eps)
+        masses = np.array(_masses(masses, "masses"), copy=True)
+        n = len(masses)
+        eps = default_softening(n) if eps is None else eps
 
-        def rows(a):                     # (N, 3) -> a fresh C-ordered (3, N)
-            return np.array(np.asarray(a, dtype=np.float64).T, order="C", copy=True)
-        return cls(rows(positions), rows(velocities), masses, eps, t, units)
+        def rows(a, name):               # (N, 3) -> a fresh C-ordered (3, N)
+            return np.array(finite_array(a, name, (n, 3)).T, order="C", copy=True)
+        return cls(rows(positions, "positions"), rows(velocities, "velocities"), masses, eps, t, units)
 
     @property
     def n(self) -> int:
@@ -78,6 +81,14 @@ class State:
         return self.x @ self.m / mtot, self.v @ self.m / mtot
 
 
+def _masses(m, name: str) -> np.ndarray:
+    """Masses (N,) for a state: at least one, each positive and finite."""
+    m = finite_array(m, name, (None,), positive=True)
+    if m.shape[0] == 0:
+        raise ValueError(f"{name} is empty; a state needs at least one body")
+    return m
+
+
 SALPETER_EXPONENT = 2.35
 SALPETER_RANGE = (0.1, 15.0)    # Msun: the authors' code's mMin and mMax (only their ratio matters)
 
@@ -94,12 +105,10 @@ def salpeter_masses(n: int, classes: int, exponent: float = SALPETER_EXPONENT,
     Class k holds n times its share of dN, rounded to whole stars by largest remainders, each
     star of the class's mean mass; ascending. (The authors draw masses uniformly inside each
     class and round the counts differently; the spectrum is the same.)"""
-    n, classes, exponent = int(n), int(classes), float(exponent)
-    lo, hi = (float(v) for v in mass_range)
-    if classes < 1:
-        raise ValueError(f"a mass spectrum needs at least 1 mass class, got {classes}")
-    if not (math.isfinite(exponent) and exponent > 0):
-        raise ValueError(f"mass-function exponent must be positive and finite, got {exponent}")
+    n = whole_number(n, "n", 1)
+    classes = whole_number(classes, "mass_classes (the number of mass classes)", 1)
+    exponent = positive_number(exponent, "exponent (of the mass function)")
+    lo, hi = (finite_number(v, "mass_range") for v in mass_range)
     if not 0 < lo < hi < math.inf:
         raise ValueError(f"mass range must be 0 < low < high, got {lo} to {hi}")
     edges = np.geomspace(lo, hi, classes + 1)
@@ -129,13 +138,10 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     positions and velocities drawn do not depend on the masses). `exact_potential=False` scales
     with the continuous uniform sphere's W = -3/5 instead of the O(N^2) sum (for timing states
     at large N)."""
-    n = int(n)
-    if n < 2:
-        raise ValueError(f"a cluster needs at least 2 bodies, got n = {n}")
-    if not 0 < virial_ratio < math.inf:
-        raise ValueError(f"virial ratio must be positive, got {virial_ratio}")
+    n = whole_number(n, "n (the number of bodies)", 2)
+    virial_ratio = positive_number(virial_ratio, "virial_ratio")
+    eps = default_softening(n) if eps is None else positive_number(eps, "eps (the softening)")
     rng = np.random.default_rng(seed)
-    eps = default_softening(n) if eps is None else float(eps)
     m = np.full(n, 1.0 / n) if mass_classes is None else salpeter_masses(n, mass_classes)
     x = _uniform_ball(rng, n)
     v = _uniform_ball(rng, n)
@@ -150,18 +156,21 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
 def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: float = SUN_SPEED_KMS) -> State:
     """Move the cluster to (radius, 0, 0) with velocity (0, speed, 0): a quasi-circular orbit in
     the disk plane (defaults: the Sun's radius and circular speed of the paper)."""
+    radius_kpc = finite_number(radius_kpc, "radius_kpc", minimum=0.0)
+    speed_kms = finite_number(speed_kms, "speed_kms")
     out = state.copy()
     out.x[0] += radius_kpc * state.units.kpc
     out.v[1] += state.units.from_kms(speed_kms)
-    return out
+    return State(out.x, out.v, out.m, out.eps, out.t, out.units)       # checked again: still finite
 
 
 def add_black_hole(state: State, mass: float, position=(0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0)) -> State:
     """Append one massive body (cluster units) as body N; the softening is unchanged."""
-    if not mass > 0:
-        raise ValueError(f"black-hole mass must be positive, got {mass}")
-    x = np.concatenate([state.x, np.asarray(position, dtype=np.float64).reshape(3, 1)], axis=1)
-    v = np.concatenate([state.v, np.asarray(velocity, dtype=np.float64).reshape(3, 1)], axis=1)
+    mass = positive_number(mass, "mass (of the black hole)")
+    position = finite_array(position, "position (of the black hole)", (3,))
+    velocity = finite_array(velocity, "velocity (of the black hole)", (3,))
+    x = np.concatenate([state.x, position.reshape(3, 1)], axis=1)
+    v = np.concatenate([state.v, velocity.reshape(3, 1)], axis=1)
     return replace(state, x=x, v=v, m=np.append(state.m, mass))
 
 

@@ -4,6 +4,8 @@ for l: x += C[l] v h; if D[l] != 0: a = F(x); v += D[l] a h.
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
+from .checks import one_of
+
 
 @dataclass(frozen=True)
 class Scheme:
@@ -41,7 +43,5 @@ SCHEMES = {s.name: s for s in (LEAPFROG, SI6A)}
 
 
 def get_scheme(name: str) -> Scheme:
-    try:
-        return SCHEMES[name.lower()]
-    except KeyError:
-        raise ValueError(f"unknown scheme {name!r}; choose one of {', '.join(SCHEMES)}") from None
+    """The scheme `name` names in any case ('SI6A' -> si6a); a ValueError lists them."""
+    return SCHEMES[one_of(name, tuple(SCHEMES), "scheme")]

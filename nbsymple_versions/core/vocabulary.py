@@ -3,6 +3,7 @@
 Version letters live with the versions themselves (`nbsymple_versions/versions.py`, the
 paper's Table 1); physical constants with the units (`units.py`) and the Galaxy (`galaxy.py`).
 """
+from .checks import one_of
 
 # Precision of the pairwise (and, for version E, the galactic) force; integration is always dp.
 #   sp   float32 positions, pair terms and sums
@@ -30,8 +31,15 @@ FLOPS_PER_LINE = {
 FLOPS_PER_INTERACTION = sum(FLOPS_PER_LINE.values())   # 20, the field's convention
 
 
+def precision_name(precision) -> str:
+    """The entry of PRECISIONS that `precision` names in any case ('DP' -> 'dp'), else a
+    ValueError that lists them (what the Python API takes from a user)."""
+    return one_of(precision, PRECISIONS, "precision")
+
+
 def check_precision(precision: str) -> str:
-    """`precision` if it is one of PRECISIONS, else a ValueError that lists them."""
+    """`precision` if it is exactly one of PRECISIONS (the code's own spelling, as the
+    pipelines compare it), else a ValueError that lists them."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     return precision

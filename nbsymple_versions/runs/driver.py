@@ -135,6 +135,8 @@ def _resumed(args, explicit, world):
     if "snapshots" in explicit:
         run["snapshots"] = str(args.snapshots.resolve())
     if "every" in explicit:
+        if run["snapshots"] is None:
+            raise RunStop(f"--every needs --snapshots DIR (the run in {args.resume} writes no snapshots)")
         run["every"] = args.every
     if "checkpoint_every" in explicit:
         run["checkpoint_every"] = args.checkpoint_every

@@ -1,5 +1,12 @@
-"""What a finished `nbsymple run` prints: the text summary, or one JSON object."""
+"""What a finished `nbsymple run` prints: the text summary, or one JSON object. An error that
+is undefined (a zero reference, e.g. L0 of bodies at rest) is `null` in JSON and "undefined
+(L0 = 0)" in the text: every figure is a number or says why it is none."""
 import json
+
+
+def _figure(value, reason) -> str:
+    """An error for the text summary: 1.234e-05, or 'undefined (L0 = 0)'."""
+    return f"undefined ({reason})" if value is None else f"{value:.3e}"
 
 
 def report(args, run_, sim, folder, checkpoint, start) -> int:
@@ -8,11 +15,13 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     errors = sim.errors()
     if not sim.is_root:
         return 0
+    why = sim.undefined_reasons(errors)
+    shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
         "dt": sim.dt, "steps": run_["steps"], "seed": run_["seed"], "seed_chosen": run_["seed_chosen"],
         "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"),
-        **errors, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
+        **errors, "undefined": why, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
         "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares(), "threads": sim.threads,
         "device": sim.device, "compile_seconds": sim.compile_seconds,
         "checkpoint": None if checkpoint is None else str(checkpoint),
@@ -29,11 +38,11 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     chosen = " (drawn at random; --seed {0} repeats this run)".format(run_["seed"]) if run_["seed_chosen"] else ""
     print(f"seed {run_['seed']}{chosen}")
     print(f"device: {sim.device}; threads: {sim.threads}")
-    print(f"energy error            {errors['energy_error']:.3e}   |E - E0| / |E0|, E = cluster + Galaxy "
+    print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
           "(the paper's definition)")
-    print(f"internal energy error   {errors['internal_energy_error']:.3e}   |E - E0| / |K_int + W|, the same "
+    print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "
           "change in units of the cluster's own energy")
-    print(f"angular momentum error  {errors['angular_momentum_error']:.3e}")
+    print(f"angular momentum error  {shown['angular_momentum_error']}")
     if sim.steps_done:
         print(f"seconds per step        {result['seconds_per_step']:.4g}")
     print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))

@@ -1,0 +1,97 @@
+"""The one place where a user's values become checked values, for the Python API.
+
+Each function takes the value and the name of the argument it came in (`n`, `dt`, `masses`...)
+and returns the value in the type the code uses, or raises ValueError in one sentence that
+names the argument and says what would be accepted. Nothing is rounded or clipped: 2.7 bodies,
+`True` steps, the string '3' or a NaN are refused, never turned into 2, 1, 3 or a traceback
+further down. (The command line parses its own text with argparse types in `cli.py`; what they
+return goes through these checks too, where it reaches the API.)
+"""
+import math
+import numbers
+import operator
+
+import numpy as np
+
+
+def _shown(value) -> str:
+    """`value` for a message: short, and a string in quotes."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def whole_number(value, name: str, minimum: int | None = None) -> int:
+    """`value` as an int: an integer (or an integral float such as 1e3), not a bool or a string,
+    at least `minimum` when given."""
+    wanted = "a whole number" + ("" if minimum is None else f" of at least {minimum}")
+    if not _is_number(value):
+        raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = float(value)
+        if not (math.isfinite(number) and number.is_integer()):
+            raise ValueError(f"{name} must be {wanted}, got {_shown(value)}") from None
+        number = int(number)
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{name} must be {wanted}, got {number}")
+    return int(number)
+
+
+def finite_number(value, name: str, minimum: float | None = None) -> float:
+    """`value` as a finite float (not a bool or a string), at least `minimum` when given."""
+    wanted = "a finite number" + ("" if minimum is None else f" of at least {minimum:g}")
+    number = float(value) if _is_number(value) else math.nan
+    if not math.isfinite(number) or (minimum is not None and number < minimum):
+        raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
+    return number
+
+
+def positive_number(value, name: str) -> float:
+    """`value` as a float > 0 and finite."""
+    number = float(value) if _is_number(value) else math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {_shown(value)}")
+    return number
+
+
+def finite_array(value, name: str, shape: tuple | None = None, positive: bool = False) -> np.ndarray:
+    """`value` as a C-contiguous float64 array (the same object when it already is one) of
+    `shape` (None in it: any length) whose entries are finite, and > 0 with `positive`. A
+    refusal names the first offending entry."""
+    try:
+        raw = np.asarray(value)
+    except ValueError:
+        raw = None                                        # a ragged list
+    if raw is None or raw.dtype.kind not in "iufO":
+        what = "a ragged list" if raw is None else f"{raw.dtype} values"
+        raise ValueError(f"{name} must be an array of real numbers, got {what}")
+    try:
+        array = np.ascontiguousarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got {_shown(value)}") from None
+    if shape is not None and (array.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(array.shape, shape))):
+        wanted = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+        raise ValueError(f"{name} must have shape {wanted}, got {array.shape}")
+    ok = np.isfinite(array) & (array > 0) if positive else np.isfinite(array)
+    if not ok.all():
+        where = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), array.shape)
+        index = "[" + ", ".join(map(str, where)) + "]"
+        wanted = "positive and finite" if positive else "finite"
+        raise ValueError(f"{name} must be {wanted}, but {name}{index} is {float(array[where])!r}")
+    return array
+
+
+def one_of(value, choices, name: str) -> str:
+    """The entry of `choices` that `value` names, compared case-insensitively (so 'DP', 'Dp' and
+    'dp' all give 'dp'; the choices' own spelling comes back)."""
+    if isinstance(value, str):
+        for choice in choices:
+            if value.lower() == choice.lower():
+                return choice
+    raise ValueError(f"unknown {name} {_shown(value)}; choose one of {', '.join(choices)} (any case)")

@@ -1,0 +1,193 @@
+"""Degenerate but finite bodies (issue 17): every figure is a number or an explicit undefined
+(None in Python, null in JSON, "undefined (L0 = 0)" in the text), the diagnostics do not
+overflow on any state whose float64 energies are finite, bodies whose energies cannot be
+represented are refused in one sentence, and a checkpoint header is strict JSON."""
+from fractions import Fraction
+import hashlib
+import json
+import math
+import warnings
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+import numpy as np
+import pytest
+
+from nbsymple_versions import Simulation, State, checkpoint, make_cluster
+from nbsymple_versions.core import diagnostics as dg
+
+from cli_call import call
+
+AT_REST = ([[850.0, 0, 0], [851.0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [0.5, 0.5])
+
+
+def strict_json(text: str):
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+
+
+def ics(tmp_path, rows, name="bodies.txt"):
+    path = tmp_path / name
+    path.write_text("".join(" ".join(map(str, r)) + "\n" for r in rows))
+    return path
+
+
+# ---------------------------------------------------------------------------- zero references
+
+def test_bodies_at_rest_have_no_angular_momentum_error():
+    sim = Simulation(State.from_arrays(*AT_REST), "A", dt=1e-3)
+    sim.step(3)
+    errors = sim.errors()
+    assert errors["angular_momentum_error"] is None and sim.angular_momentum_error() is None
+    assert all(isinstance(errors[k], float) and math.isfinite(errors[k]) for k in ("energy_error", "internal_energy_error"))
+    assert sim.undefined_reasons(errors) == {"angular_momentum_error": "L0 = 0"}
+
+
+def test_a_lone_body_has_no_internal_energy_error():
+    sim = Simulation(State.from_arrays([[850.0, 1, 2]], [[0, 0.3, 0]], [1.0], eps=1e-3), "A", dt=1e-3)
+    sim.step(2)
+    errors = sim.errors()
+    assert errors["internal_energy_error"] is None and isinstance(errors["energy_error"], float)
+    assert sim.undefined_reasons(errors) == {"internal_energy_error": "K_int0 + W0 = 0"}
+
+
+def test_relative_errors_with_a_zero_or_unrepresentable_reference_are_none():
+    assert dg.relative_error(1.0, 0.0) is None
+    assert dg.relative_error([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) is None
+    assert dg.relative_error(1.0, math.inf) is None and dg.relative_error(math.nan, 1.0) is None
+    assert dg.relative_error(1e300, 1e-300) is None                   # the quotient overflows
+    assert dg.angular_momentum_error([0, 0, 1.0], [0, 0, 0]) is None
+    assert dg.undefined_reason([0.0, 0.0, 0.0], "L0") == "L0 = 0"
+    assert dg.undefined_reason([0.0, math.nan, 1.0], "L0") == "L0 is not representable in float64"
+    assert dg.undefined_reason(1.0, "E0") == "the change is not representable in float64"
+
+
+def test_the_ordinary_figures_are_numpys_bit_for_bit(rng):
+    """Where squares stay normal float64 the errors are the old formula's, bit for bit."""
+    for _ in range(200):
+        scale = 10.0 ** rng.uniform(-100, 100)
+        v, i = rng.normal(size=3) * scale, rng.normal(size=3) * scale
+        assert dg.relative_error(v, i) == float(np.linalg.norm(v - i) / np.linalg.norm(i))
+        assert dg.angular_momentum_error(v, i) == float(abs(v[2] - i[2]) / np.linalg.norm(i))
+        assert dg.relative_error(v[0], i[0]) == float(np.linalg.norm(v[0] - i[0]) / np.linalg.norm(i[0]))
+
+
+def test_tiny_masses_give_numbers_not_nan():
+    """Masses of 1e-200: |E0| ~ 1e-197, whose square underflows; the error is |E - E0| / |E0|
+    exactly as the floats give it."""
+    s = State.from_arrays([[850.0, 0, 0], [851.0, 0, 0]], [[0, 85.0, 0], [0, 86.0, 0]], [1e-200, 1e-200])
+    sim = Simulation(s, "A", dt=0.05)
+    sim.step(50)
+    e = sim.energy()
+    want = float(abs(Fraction(e) - Fraction(sim.energy0)) / abs(Fraction(sim.energy0)))
+    assert sim.energy_error() == pytest.approx(want, rel=1e-15, abs=0) and want > 0
+    assert all(isinstance(v, float) and math.isfinite(v) for v in sim.errors().values())
+
+
+# ---------------------------------------------------------------------------- refused up front
+
+@pytest.mark.parametrize("rows, words", [
+    ([[1e300, 0, 0, 0, 85, 0, 0.5], [851, 0, 0, 0, 86, 0, 0.5]], "body 0's position has a component of 1e+300"),
+    ([[850, 0, 0, 0, 85, 0, 0.5], [851, 0, 0, 0, 1e200, 0, 0.5]], "body 1's velocity has a component of 1e+200"),
+    ([[850, 0, 0, 0, 85, 0, 1e200], [851, 0, 0, 0, 86, 0, 1e200]], "energies cannot be represented in float64 (W = -inf"),
+    ([[850, 0, 0, 0, 1e150, 0, 1e10], [851, 0, 0, 0, 86, 0, 0.5]], "kinetic energy is beyond float64's range (body 0"),
+])
+def test_bodies_whose_energies_cannot_be_represented_are_refused(tmp_path, rows, words):
+    x, v, m = (np.array(rows, dtype=float)[:, k] for k in (slice(0, 3), slice(3, 6), 6))
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace("+", r"\+")) as info:
+        Simulation(State.from_arrays(x, v, m), "A")
+    assert "\n" not in str(info.value)
+    for steps in ("0", "3"):                                # even at --steps 0; nothing written
+        rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", steps, "--json",
+                             "--checkpoint", tmp_path / "c.ck"])
+        lines = [ln for ln in err.splitlines() if "masses in" not in ln]      # the sum-to-1 warning
+        assert rc == 2 and out == "" and len(lines) == 1 and words in lines[0], err
+        assert not (tmp_path / "c.ck").exists()
+
+
+# ---------------------------------------------------------------------------- the diagnostics never raise
+
+LIMIT = dg.COMPONENT_LIMIT
+component = st.sampled_from([0.0, 1e-300, 1e-150, 1e-3, 1.0, 850.0, 1e50, 1e150, LIMIT / 2, LIMIT]).flatmap(
+    lambda a: st.sampled_from([a, -a, 0.7 * a]))
+mass = st.sampled_from([1e-300, 1e-200, 1e-30, 0.5, 1.0, 1e30, 1e150, 1e300])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 3).flatmap(lambda n: st.tuples(st.lists(component, min_size=3 * n, max_size=3 * n),
+                                                     st.lists(component, min_size=3 * n, max_size=3 * n),
+                                                     st.lists(mass, min_size=n, max_size=n))))
+def test_the_diagnostics_never_raise_or_warn_and_give_numbers_or_none(bodies):
+    x, v, m = bodies
+    n = len(m)
+    state = State.from_arrays(np.reshape(x, (n, 3)), np.reshape(v, (n, 3)), m, eps=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        problem = dg.energy_problem(state)
+        parts0 = dg.energy_parts(state)
+        moved = state.copy()
+        moved.v *= 0.5
+        parts = dg.energy_parts(moved)
+        if problem is None and parts0.finite:
+            assert parts.finite, parts
+        figures = [dg.relative_error(parts.total, parts0.total), dg.internal_energy_error(parts, parts0, state.units),
+                   dg.angular_momentum_error(dg.angular_momentum(moved), dg.angular_momentum(state))]
+    for f in figures:
+        assert f is None or (isinstance(f, float) and math.isfinite(f)), figures
+
+
+# ---------------------------------------------------------------------------- the command and checkpoints
+
+def test_the_command_prints_undefined_and_null(tmp_path):
+    rows = [[850, 0, 0, 0, 0, 0, 0.5], [851, 0, 0, 0, 0, 0, 0.5]]
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "3", "--dt", "0.01"])
+    assert rc == 0, err
+    assert "angular momentum error  undefined (L0 = 0)" in out and "nan" not in out
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "3", "--dt", "0.01", "--json"])
+    assert rc == 0, err
+    result = strict_json(out)
+    assert result["angular_momentum_error"] is None and result["undefined"] == {"angular_momentum_error": "L0 = 0"}
+    assert isinstance(result["energy_error"], float) and isinstance(result["internal_energy_error"], float)
+
+
+def test_ordinary_runs_have_no_undefined_figures():
+    rc, out, err = call(["run", "--n", "16", "--steps", "2", "--seed", "1", "--json"])
+    result = strict_json(out)
+    assert rc == 0 and result["undefined"] == {} and all(
+        isinstance(result[k], float) for k in ("energy_error", "internal_energy_error", "angular_momentum_error"))
+
+
+def test_an_angular_momentum_beyond_float64_is_checkpointed_as_null_and_resumed(tmp_path):
+    """Two heavy bodies far out: energies finite, L0 = inf. The checkpoint holds null for it;
+    the resumed run reports the same undefined figure."""
+    rows = [[2e153, 0, 0, 0, 1, 0, 1e155], [-2e153, 0, 0, 0, -1, 0, 1e155]]
+    ck = tmp_path / "big.ck"
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "0", "--checkpoint", ck, "--json"])
+    assert rc == 0, err
+    first = strict_json(out)
+    assert first["angular_momentum_error"] is None
+    assert first["undefined"] == {"angular_momentum_error": "L0 is not representable in float64"}
+    _, record, _ = checkpoint.load(ck)
+    assert record["angular_momentum0"] == [0.0, 0.0, None]
+    rc, out, err = call(["run", "--resume", ck, "--json"])
+    assert rc == 0, err
+    again = strict_json(out)
+    assert {k: again[k] for k in ("energy_error", "internal_energy_error", "angular_momentum_error", "undefined")} == \
+           {k: first[k] for k in ("energy_error", "internal_energy_error", "angular_momentum_error", "undefined")}
+
+
+def test_a_checkpoint_header_with_nan_is_refused(tmp_path):
+    sim = Simulation(make_cluster(8, seed=1), "A", dt=1e-3)
+    path = checkpoint.save(tmp_path / "c.ck", {"n": 8}, sim)
+    data = path.read_bytes()
+    start = len(checkpoint.MAGIC) + checkpoint._PREFIX.size
+    _, head_len = checkpoint._PREFIX.unpack(data[len(checkpoint.MAGIC):start])
+    header = json.loads(data[start:start + head_len])
+    header["state"]["t"] = math.nan
+    head = json.dumps(header).encode()
+    assert b"NaN" in head
+    body = checkpoint.MAGIC + checkpoint._PREFIX.pack(checkpoint.FORMAT, len(head)) + head + data[start + head_len:-32]
+    bad = tmp_path / "nan.ck"
+    bad.write_bytes(body + hashlib.sha256(body).digest())
+    with pytest.raises(checkpoint.CheckpointError, match="holds NaN, which JSON does not allow"):
+        checkpoint.load(bad)
+    rc, out, err = call(["run", "--resume", bad])
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "nan.ck" in err
