@@ -114,19 +114,23 @@ def _fresh(args, explicit, world):
     return run, build
 
 
-def _resumed(args, explicit, world):
-    """(run parameters, a function building the simulation) continuing checkpoint `args.resume`."""
+def _read_checkpoint(args, explicit):
+    """(run parameters, `Simulation.record()`, state) of `--resume FILE`, read by every rank (the
+    version, F or not, is in it), or (None, the reason) where it cannot be resumed."""
     extra = sorted(explicit - RESUME_OPTIONS)
     if extra:
         names = ", ".join("--" + e.replace("_", "-") for e in extra)
         raise RunStop(f"--resume takes the run's settings from its checkpoint, so {names} cannot be given with it")
+    try:
+        return load(args.resume), ""
+    except CheckpointError as e:
+        return None, str(e)
 
-    def read():
-        try:
-            return load(args.resume)
-        except CheckpointError as e:
-            raise RunStop(str(e)) from None
-    run, record, state = on_root(world, read)
+
+def _resumed(args, explicit, world, loaded):
+    """(run parameters, a function building the simulation) continuing checkpoint `args.resume`,
+    `loaded` by `_read_checkpoint`."""
+    run, record, state = loaded
     done = int(record["steps_done"])
     if "steps" in explicit:
         if args.steps < done:
@@ -234,15 +238,19 @@ def run(args, explicit: set) -> int:
 
     with StopSignals(at_once, immediate=True) as signals:
         try:
-            version = get_version(args.version)
+            loaded, unreadable = _read_checkpoint(args, explicit) if args.resume else (None, "")
+            version = get_version(loaded[1]["version"] if loaded else args.version)
             with user_values():
                 options = version.options_from(args.options)      # refused before anything is built
             ok, reason = version.package.availability(options)
             if not ok:
                 raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
             world = ranks["world"] = version.world()
+            ok, reason = world.agree(not unreadable, unreadable)    # every rank read the same file, or none runs
             try:
-                return _run(args, explicit, world, signals)
+                if not ok:
+                    raise RunStop(reason.split(": ", 1)[1] if world.size == 1 else reason)
+                return _run(args, explicit, world, signals, loaded)
             except RunStop as e:
                 e.speak = world.is_root            # every rank stops alike; rank 0 says why
                 raise
@@ -250,11 +258,11 @@ def run(args, explicit: set) -> int:
             raise RunStop(_set_up_stop(e.signum, args.resume), status=128 + e.signum) from None
 
 
-def _run(args, explicit, world, signals) -> int:
+def _run(args, explicit, world, signals, loaded) -> int:
     if args.checkpoint_every is not None and args.checkpoint is None and args.resume is None:
         raise RunStop("--checkpoint-every needs --checkpoint FILE")
     checkpoint = Path(args.checkpoint or args.resume) if (args.checkpoint or args.resume) else None
-    run_, build = _resumed(args, explicit, world) if args.resume else _fresh(args, explicit, world)
+    run_, build = _resumed(args, explicit, world, loaded) if args.resume else _fresh(args, explicit, world)
     with ExitStack() as locks:
         folder = on_root(world, lambda: _checked_paths(args, run_, checkpoint, locks))
         signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
