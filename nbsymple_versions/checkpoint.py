@@ -26,6 +26,8 @@ one: a kill at any moment leaves the previous checkpoint or the new one, never a
 """
 import hashlib
 import json
+import math
+import numbers
 import os
 from pathlib import Path
 import re
@@ -77,6 +79,92 @@ def save(path, run: dict, sim) -> Path:
     return write_atomically(path, write, f".{path.name}.")
 
 
+def _number(v) -> bool:
+    """A JSON number float64 holds (not a bool, not an integer beyond float64's range)."""
+    if not isinstance(v, numbers.Real) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _count(minimum):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+
+
+class _optional:
+    """null, or what `schema` (a test or a dict schema) accepts."""
+
+    def __init__(self, schema):
+        self.schema = schema
+
+    def __call__(self, value) -> bool:
+        return _problem(value, self) is None
+
+
+def _table(test):
+    """A dict of task names (str) to values passing `test`."""
+    return lambda v: isinstance(v, dict) and all(isinstance(k, str) and test(x) for k, x in v.items())
+
+
+def _vector(test):
+    return lambda v: isinstance(v, list) and len(v) == 3 and all(test(x) for x in v)
+
+
+_STR, _BOOL = (lambda v: isinstance(v, str)), (lambda v: isinstance(v, bool))
+# What resuming reads from the header (runs/driver.py, runs/report.py, Simulation.restore,
+# EnergyParts.from_dict, State): a dict holds at least these keys, each of these types.
+_PARTS = {"mass": _number, "base": _vector(_number), "velocity": _vector(_number), "kinetic_internal": _number,
+          "potential": _number, "cross": _number, "tidal": _number, "total": _number}
+_RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _count(1),
+        "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
+        "snapshot_format": lambda v: v in ("npz", "nbsymple")}
+_HEADER = {
+    "run": lambda v: isinstance(v, dict),       # its owner's parameters: `check_run` for `nbsymple run`
+    "simulation": {"version": _STR, "scheme": _STR, "precision": _STR, "dt": _number,
+                   "options": _table(lambda v: True), "steps_done": _count(0), "t0": _number,
+                   "clock": {"seconds": _table(_number), "calls": _table(_count(0))},
+                   "energy0": _optional(_number), "angular_momentum0": _optional(_vector(_optional(_number))),
+                   "energy_parts0": _optional(_PARTS)},
+    "state": {"eps": _number, "t": _number, "units": {"r_cl_pc": _number, "mass_msun": _number}},
+    "arrays": lambda v: (isinstance(v, list) and [a[0] if isinstance(a, list) and a else None for a in v]
+                         == list(ARRAYS) and all(len(a) == 2 and isinstance(a[1], list)
+                                                 and all(_count(0)(d) for d in a[1]) for a in v)),
+}
+
+
+def check_run(path, run: dict):
+    """CheckpointError unless `run` (as `load` returns it) holds every parameter `nbsymple run`
+    resumes from (`runs.driver`), each of its type."""
+    if (problem := _problem(run, _RUN, "run")) is not None:
+        raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
+
+
+def _problem(value, schema, where="header") -> str | None:
+    """'field F: why' for the first part of `value` that `schema` (a dict of keys to schemas,
+    or a test) refuses, else None."""
+    if isinstance(schema, _optional):
+        return None if value is None else _problem(value, schema.schema, where)
+    if callable(schema):
+        return None if schema(value) else f"field {where}: {_shown(value)} is not of the expected type"
+    if not isinstance(value, dict):
+        return f"field {where}: {_shown(value)} is not an object"
+    for key, sub in schema.items():
+        name = key if where == "header" else f"{where}.{key}"
+        if key not in value:
+            return f"field {name}: missing"
+        if (problem := _problem(value[key], sub, name)) is not None:
+            return problem
+    return None
+
+
+def _shown(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _refuse_constant(name: str):
     """The header is strict JSON (written with allow_nan=False; an undefined figure is null):
     NaN, Infinity or -Infinity in it is no checkpoint of ours."""
@@ -121,9 +209,18 @@ def load(path) -> tuple[dict, dict, State]:
             head_len = _check(path, f, size)
             f.seek(len(MAGIC) + _PREFIX.size)
             header = json.loads(f.read(head_len), parse_constant=_refuse_constant)
+            problem = _problem(header, _HEADER)
+            sim = header.get("simulation") if problem is None else {}
+            if problem is None and sim["energy0"] is not None:
+                problem = next((f"field simulation.{k}: null although simulation.energy0 is not"
+                                for k in ("angular_momentum0", "energy_parts0") if sim[k] is None), None)
+            if problem is not None:
+                raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
             arrays = {}
             for name, shape in header["arrays"]:
-                count = int(np.prod(shape))
+                count = math.prod(shape)
+                if 8 * count > size - f.tell():
+                    raise ValueError(f"array {name} of shape {shape} is larger than the file")
                 arrays[name] = np.frombuffer(f.read(8 * count), dtype="<f8", count=count).reshape(shape)
             if f.tell() != size - _TRAILER:
                 raise ValueError("the arrays do not fill the file")

@@ -288,6 +288,12 @@ def cmd_gpu_asm(args) -> int:
     with user_values(UsageError):
         from .gpu_pairwise.options import check_tile
         check_tile(args.tile)
+    try:
+        gpu_asm.check_arch(args.arch)       # before the --keep folder is made
+    except gpu_asm.ToolMissing as e:
+        raise UsageError(str(e)) from None
+    except gpu_asm.CompileFailed as e:
+        raise UsageError(str(e)) from None
     if args.keep is not None:
         try:
             args.keep.mkdir(parents=True, exist_ok=True)
@@ -331,6 +337,7 @@ BROKEN_PIPE = 141          # 128 + SIGPIPE: the reader of our output went away (
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv else "nbsymple"
+    _escape_undecodable()
     try:
         if argv[:1] == ["paper"]:
             from .paper import main as paper_main
@@ -349,6 +356,19 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return BROKEN_PIPE
+
+
+def _escape_undecodable():
+    """Let stdout and stderr write what their encoding cannot (a path's undecodable bytes, held
+    as surrogates) as backslash escapes instead of failing; a stream without `reconfigure` (a
+    test's StringIO) is left as it is."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):
+                pass
 
 
 def _quiet_stdout():

@@ -14,10 +14,16 @@ per line, cluster units, no header) as `snap_<step:08d>.txt`, with the folder's
 softening and each snapshot's time.
 """
 import json
+import lzma
+import math
+import numbers
 import os
 from pathlib import Path
+import re
+import struct
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -86,18 +92,84 @@ def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str =
 
 
 def _sidecar(folder) -> dict:
+    """The folder's `snapshots.json` ({} when there is none), checked: a JSON object whose
+    `run_id` is a string, `r_cl_pc`, `mass_msun` and `softening` positive finite numbers (the
+    first two present in any non-empty sidecar) and `times` an object of finite numbers.
+    Anything else raises SnapshotError naming the file."""
+    path = Path(folder) / SIDECAR
     try:
-        return json.loads((Path(folder) / SIDECAR).read_text())
+        side = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as e:
-        raise SnapshotError(f"{Path(folder) / SIDECAR} cannot be read ({type(e).__name__}: {e})") from None
+    except (OSError, ValueError, RecursionError) as e:
+        raise SnapshotError(f"{path} cannot be read ({type(e).__name__}: {_one_line(e)})") from None
+
+    def bad(what):
+        return SnapshotError(f"{path} is not a snapshot sidecar: {what}")
+    if not isinstance(side, dict):
+        raise bad(f"it holds a JSON {type(side).__name__}, not an object")
+    if not side:
+        return side
+    for key in ("r_cl_pc", "mass_msun"):
+        if key not in side:
+            raise bad(f"it lacks {key!r}")
+    if "run_id" in side and not isinstance(side["run_id"], str):
+        raise bad(f"its run_id {_shown(side['run_id'])} is not a string")
+    for key in ("r_cl_pc", "mass_msun", "softening"):
+        if key in side:
+            value = _json_number(side[key])
+            if not (value is not None and value > 0):
+                raise bad(f"its {key} {_shown(side[key])} is not a positive finite number")
+            side[key] = value
+    if "times" in side:
+        times = side["times"]
+        if not isinstance(times, dict):
+            raise bad(f"its times is a JSON {type(times).__name__}, not an object of step: time")
+        for step, t in times.items():
+            value = _json_number(t)
+            if value is None:
+                raise bad(f"its time for step {_shown(step)} ({_shown(t)}) is not a finite number")
+            times[step] = value
+    try:
+        _units(side["r_cl_pc"], side["mass_msun"])
+    except ValueError as e:
+        raise bad(_one_line(e)) from None
+    return side
+
+
+def _json_number(value) -> float | None:
+    """A JSON value as a finite float, or None when it is not a number (a bool, a string, an
+    integer too large for a float, NaN or an infinity)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _units(r_cl_pc: float, mass_msun: float) -> Units:
+    """Units whose derived velocity and time units are finite and positive too (ValueError)."""
+    units = Units(r_cl_pc, mass_msun)
+    if not all(math.isfinite(v) and v > 0 for v in (units.velocity_kms, units.time_myr)):
+        raise ValueError(f"the unit system r_cl = {r_cl_pc!r} pc, M = {mass_msun!r} Msun gives a velocity or "
+                         f"time unit that is zero or not finite")
+    return units
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _one_line(e) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
-    """The ASCII snapshot, then the folder's sidecar with its time (both atomically)."""
-    text = format_lines(state).encode("ascii")
-    path = write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
+    """The ASCII snapshot, then the folder's sidecar with its time (both atomically). The sidecar
+    is read and checked before anything is written, so a bad one leaves the folder as it was."""
     side = _sidecar(folder)
     if side.get("run_id") != run_id:
         side = {}
@@ -105,12 +177,43 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
                 "(G = M = r_cl = 1), Galactic frame", run_id=run_id, softening=state.eps, **state.units.as_dict())
     side.setdefault("times", {})[str(step)] = state.t
     body = (json.dumps(side, indent=1) + "\n").encode()
+    text = format_lines(state).encode("ascii")
+    path = write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
     write_atomically(Path(folder) / SIDECAR, lambda f: f.write(body), ".snapshots.", ".json.tmp")
     return path
 
 
+# What reading a hostile `.npz` can raise from numpy, zipfile and the decompressors.
+_NPZ_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError,
+               RuntimeError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, struct.error)
+
+
 def _unreadable(path, e) -> SnapshotError:
-    return SnapshotError(f"snapshot {path} is truncated or corrupted ({type(e).__name__}: {e})")
+    return SnapshotError(f"snapshot {path} is truncated or corrupted ({type(e).__name__}: {_one_line(e)})")
+
+
+def _npz(path: Path):
+    """The open archive of a `.npz` snapshot (SnapshotError when it is a bare `.npy` array)."""
+    d = np.load(path)
+    if not isinstance(d, np.lib.npyio.NpzFile):
+        raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+    return d
+
+
+def _npz_number(d, key: str, path: Path, whole: bool = False):
+    """The scalar `key` of a snapshot archive as a float (an int >= 0 with `whole`)."""
+    a = d[key]
+    if not (isinstance(a, np.ndarray) and a.shape == () and a.dtype.kind in "iuf"):
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its {key} is not a real number "
+                            f"(a {getattr(a, 'dtype', type(a).__name__)} array of shape {getattr(a, 'shape', '?')})")
+    value = a.item()
+    if not whole:
+        return float(value)
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {value!r} is not a whole number")
+    if int(value) < 0:
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {int(value)} is negative")
+    return int(value)
 
 
 def read_snapshot(path) -> tuple[State, int]:
@@ -120,37 +223,54 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     try:
-        with np.load(path) as d:
-            units = Units(float(d["r_cl_pc"]), float(d["mass_msun"]))
-            state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=float(d["softening"]),
-                                      t=float(d["time"]), units=units)
-            return state, int(d["step"])
+        with _npz(path) as d:
+            units = _units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
+            state = State.from_arrays(d["positions"], d["velocities"], d["masses"],
+                                      eps=_npz_number(d, "softening", path), t=_npz_number(d, "time", path),
+                                      units=units)
+            return state, _npz_number(d, "step", path, whole=True)
+    except SnapshotError:
+        raise
     except FileNotFoundError:
         raise SnapshotError(f"snapshot {path} does not exist") from None
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:
+    except _NPZ_ERRORS as e:
         raise _unreadable(path, e) from None
 
 
 def _read_nbsymple(path: Path) -> tuple[State, int]:
-    """An ASCII snapshot with the unit system, softening and time from its folder's sidecar."""
+    """An ASCII snapshot with the unit system, softening and time from its folder's sidecar
+    (checked by `_sidecar`)."""
+    match = re.fullmatch(r"snap_([0-9]+)", path.stem)
+    if match is None:
+        raise SnapshotError(f"snapshot {path} is not named snap_<step>.txt, so its step is unknown")
+    step = int(match.group(1))
     side = _sidecar(path.parent)
     try:
-        step = int(path.stem.split("_", 1)[1])
-        units = Units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
+        units = _units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
         state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(step), 0.0))
     except FileNotFoundError:
         raise SnapshotError(f"snapshot {path} does not exist") from None
-    except (IndexError, ValueError, FormatError) as e:
-        raise SnapshotError(f"snapshot {path} cannot be read: {e}") from None
+    except (ValueError, FormatError) as e:
+        raise SnapshotError(f"snapshot {path} cannot be read: {_one_line(e)}") from None
     return state, step
 
 
 def snapshot_run_id(path) -> str:
     """The run id a snapshot was written with ('' for files from before run ids)."""
+    path = Path(path)
     try:
-        with np.load(path) as d:
-            return str(d["run_id"]) if "run_id" in d.files else ""
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        with _npz(path) as d:
+            if "run_id" not in d.files:
+                return ""
+            run_id = d["run_id"]
+            if not (isinstance(run_id, np.ndarray) and run_id.shape == () and run_id.dtype.kind == "U"):
+                raise SnapshotError(f"snapshot {path} is not a snapshot: its run_id is not a string")
+            return str(run_id.item())
+    except SnapshotError:
+        raise
+    except FileNotFoundError:
+        raise SnapshotError(f"snapshot {path} does not exist") from None
+    except _NPZ_ERRORS as e:
         raise _unreadable(path, e) from None
 
 
@@ -160,9 +280,10 @@ def list_snapshots(folder) -> list[Path]:
 
 def prepare_folder(folder, run_id: str) -> list[Path]:
     """Make `folder` ready for run `run_id`: refuse it if it holds snapshots of another run (or
-    unreadable ones), then remove temporaries left by a killed writer; returns those removed."""
+    unreadable ones, or a `snapshots.json` that is not a valid sidecar), then remove temporaries left by a killed writer; returns those removed."""
     text = sorted(Path(folder).glob("snap_*.txt"))
-    ascii_run = _sidecar(folder).get("run_id") if text else run_id
+    side = _sidecar(folder)              # checked now, before anything is written (SnapshotError)
+    ascii_run = side.get("run_id") if text else run_id
     for path in list_snapshots(folder) + text[:1]:
         other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
         if other != run_id:

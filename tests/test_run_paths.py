@@ -3,7 +3,6 @@ two runs on one path, a run killed before its first checkpoint, a full disk, a f
 mid-run, a broken pipe. Runs go through `nbsymple run` (in this process where nothing kills it,
 else a child)."""
 import json
-import os
 from pathlib import Path
 import shutil
 import signal

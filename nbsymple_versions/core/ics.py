@@ -107,6 +107,8 @@ def salpeter_masses(n: int, classes: int, exponent: float = SALPETER_EXPONENT,
     class and round the counts differently; the spectrum is the same.)"""
     n = whole_number(n, "n", 1)
     classes = whole_number(classes, "mass_classes (the number of mass classes)", 1)
+    if classes > n:
+        raise ValueError(f"mass_classes (the number of mass classes) must be at most n = {n}, got {classes}")
     exponent = positive_number(exponent, "exponent (of the mass function)")
     lo, hi = (finite_number(v, "mass_range") for v in mass_range)
     if not 0 < lo < hi < math.inf:

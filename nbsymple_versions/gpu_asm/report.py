@@ -7,7 +7,7 @@ import tempfile
 from ..core.vocabulary import PRECISIONS
 from ..gpu_pairwise.options import BACKENDS
 from .model import DEFAULT_ARCH, DEVICES, KernelCount, count
-from .toolchain import KINDS, assemble, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
+from .toolchain import KINDS, assemble, check_arch, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
 
 
 def count_all(arch: str = DEFAULT_ARCH, tile: int = 256, backends=BACKENDS, precisions=PRECISIONS,
@@ -16,6 +16,7 @@ def count_all(arch: str = DEFAULT_ARCH, tile: int = 256, backends=BACKENDS, prec
     if arch not in DEVICES:
         compute_capability(arch)    # a well-formed name outside DEVICES is counted without a prediction
     tool("ptxas"), tool("nvdisasm")     # before minutes of compiling: say at once what is missing
+    check_arch(arch)                    # a target the compilers cannot generate code for
     rows = []
     with tempfile.TemporaryDirectory(prefix="nbsymple-gpu-asm-") as tmp:
         work = Path(tmp)

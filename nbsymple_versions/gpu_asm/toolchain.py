@@ -100,6 +100,24 @@ def compute_capability(arch: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def check_arch(arch: str) -> None:
+    """Refuse, before anything is compiled or written, a target the installed CUDA compilers
+    (NVRTC, which numba-cuda also compiles through) cannot generate code for."""
+    cc = compute_capability(arch)
+    try:
+        from numba.cuda.cudadrv import nvrtc
+        supported = list(nvrtc.get_supported_ccs())
+    except ImportError as e:
+        raise ToolMissing(f"NVRTC not found: pip install 'numba-cuda[cu13]' (the `test` extra installs it): {e}") \
+            from None
+    except Exception:           # the list cannot be read: let the compilers themselves decide
+        return
+    if supported and cc not in supported:
+        names = ", ".join(f"sm_{a}{b}" for a, b in supported)
+        raise CompileFailed(f"architecture {arch} is not supported by the installed CUDA compilers "
+                            f"(they support {names})")
+
+
 def cuda_c_ptx(precision: str, tile: int, arch: str) -> str:
     """PTX of the CuPy backend's module for one precision, with E's fused kernels (`nbody.cu`
     and `gpu_full/fused.cu`), compiled by NVRTC with the options the backend gives CuPy. NVRTC
@@ -150,6 +168,7 @@ def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
     """PTX of one numba-cuda kernel (`gpu_pairwise/numba_cuda.py`; E's from `gpu_full`) for the target."""
     import numba.cuda.dispatcher as dispatcher
     from numba import cuda
+    from numba.cuda.cudadrv.error import CCSupportError
 
     from ..gpu_pairwise import numba_cuda
     cc = compute_capability(arch)
@@ -159,6 +178,8 @@ def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
     try:
         source = numba_cuda.kernel_source(precision, tile, kernel, GALAXY if fused else None)
         ptx, _ = cuda.compile_ptx(source.function, source.signature, cc=cc, fastmath=source.fastmath)
+    except CCSupportError as e:
+        raise CompileFailed(f"numba-cuda cannot compile for architecture {arch}: {e}") from None
     finally:
         dispatcher.get_current_device = saved
     return ptx

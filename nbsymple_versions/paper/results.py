@@ -50,6 +50,9 @@ def read_json(path: Path, what: str, root: Path | None = None) -> dict:
         raise ResultsError(f"{what} {name} is missing.") from None
     except OSError as exc:
         raise ResultsError(f"{what} {name} cannot be read ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{what} {name} is not UTF-8 text (byte {exc.start} cannot be decoded), "
+                           f"so it is not JSON.") from None
     if not text.strip():
         raise ResultsError(f"{what} {name} is empty.")
     try:
@@ -69,6 +72,18 @@ def _literal(text):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_MAX_MS = 253402300799000     # 9999-12-31 23:59:59 UTC, the last time `datetime` holds
+
+
+def _is_ms(value) -> bool:
+    """A time asv could have written: milliseconds since the epoch, 0 to the year 9999."""
+    return _finite(value) and 0 <= value <= _MAX_MS
 
 
 def _number(value) -> float:
@@ -98,7 +113,7 @@ class ResultFile:
     def run_date(self) -> int:
         """When the benchmarks ran: the latest `started_at` (ms since the epoch), else the date."""
         started = [r.get("started_at") for r in self.rows.values()]
-        started = [int(x) for x in started if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        started = [int(x) for x in started if _is_ms(x)]
         return max(started, default=self.date)
 
     @classmethod
@@ -113,18 +128,58 @@ class ResultFile:
             raise ResultsError(f"asv results file {name} has results format version {d.get('version')}, "
                                f"but this reader understands version {RESULTS_API_VERSION} (asv 0.6).")
         cols = d["result_columns"]
-        if not isinstance(cols, list) or "result" not in cols or "params" not in cols \
+        if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols) \
+                or "result" not in cols or "params" not in cols \
                 or not isinstance(d["results"], dict):
             raise ResultsError(f"asv results file {name} is not an asv results file "
                                f"(its result_columns or results are malformed).")
+        def bad(what: str):
+            return ResultsError(f"asv results file {name} is malformed ({what}).")
+
+        if not isinstance(d["commit_hash"], str) or not d["commit_hash"].strip():
+            raise bad("its commit_hash is not a commit hash")
+        if d["date"] is not None and not _is_ms(d["date"]):
+            raise bad("its date is not a time in milliseconds since the epoch")
+        for key in ("python", "env_name"):
+            if d.get(key) is not None and not isinstance(d[key], str):
+                raise bad(f"its {key} is not text")
+        for key in ("params", "env_vars"):
+            if d.get(key) is not None and not isinstance(d[key], dict):
+                raise bad(f"its {key} is not an object")
+        provenance = d.get("provenance")
+        if provenance is not None and not isinstance(provenance, list):
+            raise bad("its provenance is not a list")
+        provenance = [p for p in provenance or [] if isinstance(p, dict)]
+        for p in provenance:
+            la = p.get("load_average")
+            if la is not None and not (isinstance(la, dict) and all(
+                    la.get(k) is None or _finite(la[k]) for k in ("max", "median", "cores"))):
+                raise bad("a provenance record's load_average is not an object of numbers")
         rows = {}
         for bench, row in d["results"].items():
             if not isinstance(row, list):
-                raise ResultsError(f"asv results file {name} is malformed (the row of {bench} is not a list).")
-            rows[bench] = dict(zip(cols, row))
-        return cls(Path(path), str(d["commit_hash"]), int(d["date"] or 0), str(d.get("python", "")),
-                   str(d.get("env_name", "")), dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
-                   [p for p in d.get("provenance") or [] if isinstance(p, dict)])
+                raise bad(f"the row of {bench} is not a list")
+            row = dict(zip(cols, row))
+            params = row.get("params")
+            if params is not None and not (isinstance(params, list) and all(
+                    isinstance(p, list) and all(isinstance(v, str) for v in p) for p in params)):
+                raise bad(f"the params of {bench} are not lists of parameter values")
+            contract = CONTRACT_PARAM_NAMES.get(bench)
+            if contract and params is not None and len(params) != len(contract):
+                raise bad(f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})")
+            if contract and params:
+                for pname, values in zip(contract, params):
+                    for v in values:
+                        lit = _literal(v)
+                        if pname == "n" and (not isinstance(lit, int) or isinstance(lit, bool)):
+                            raise bad(f"a value of parameter n of {bench} is not a whole number")
+            result = row.get("result")
+            if result is not None and not isinstance(result, (list, int, float, str)):
+                raise bad(f"the result of {bench} is neither a list nor a number")
+            rows[bench] = row
+        return cls(Path(path), d["commit_hash"], int(d["date"] or 0), d.get("python") or "",
+                   d.get("env_name") or "", dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
+                   provenance)
 
 
 @dataclass
@@ -289,7 +344,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     info = {}
     try:
         info = read_json(folder / "machine.json", "asv machine file", root)
-        if "machine" not in info:
+        if not isinstance(info.get("machine"), str):
             raise ResultsError(f"asv machine file {_name(folder / 'machine.json', root)} is not an asv "
                                f"machine file (no 'machine' key).")
     except ResultsError as exc:

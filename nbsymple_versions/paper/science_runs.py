@@ -71,6 +71,33 @@ def orbital_period(units, radius_kpc: float = galaxy.SUN_RADIUS_KPC,
     return 2.0 * math.pi * radius_kpc * units.kpc / units.from_kms(speed_kms)
 
 
+def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tuple[int, int]:
+    """(steps between snapshots, total steps) of a tidal-tail run; ValueError (one sentence) for
+    settings that give no snapshot (fewer orbits than 1/(2 x snapshots_per_orbit)) or a step
+    count no integer holds (a time step too small for the orbits asked for)."""
+    period = orbital_period(Units())
+    try:
+        every = max(1, round(period / snapshots_per_orbit / dt))
+        snaps = round(orbits * snapshots_per_orbit)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        raise ValueError(f"a tidal-tail run with dt = {dt:g} and {orbits:g} orbits has more steps than can be "
+                         f"counted; choose a larger --tidal-dt or fewer --tidal-orbits") from None
+    if snaps < 1:
+        raise ValueError(f"a tidal-tail run of {orbits:g} orbits takes no snapshot (one every "
+                         f"1/{snapshots_per_orbit} orbit), so it has no steps; choose --tidal-orbits above "
+                         f"{0.5 / snapshots_per_orbit:g}")
+    return every, every * snaps
+
+
+def black_hole_steps(dt: float, t_end: float) -> int:
+    """Steps of a black-hole run; ValueError (one sentence) when t_end / dt is too large to count."""
+    try:
+        return max(1, round(t_end / dt))
+    except (OverflowError, ValueError, ZeroDivisionError):
+        raise ValueError(f"a black-hole run with dt = {dt:g} to t = {t_end:g} has more steps than can be "
+                         f"counted; choose a larger --bh-dt or a smaller --bh-t-end") from None
+
+
 def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFAULTS["dt"],
                     orbits: float = TIDAL_DEFAULTS["orbits"], version: str = TIDAL_DEFAULTS["version"],
                     precision: str = TIDAL_DEFAULTS["precision"], scheme: str = "leapfrog", seed: int = 1,
@@ -98,8 +125,7 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
                   file=sys.stderr)
         return json.loads((folder / RUN_FILE).read_text())
     period = orbital_period(Units())
-    every = max(1, round(period / snapshots_per_orbit / dt))
-    total = every * round(orbits * snapshots_per_orbit)
+    every, total = tidal_schedule(dt, orbits, snapshots_per_orbit)
 
     def build():
         return Simulation(make_cluster(n, seed=seed), version=version, scheme=scheme, precision=precision, dt=dt,
@@ -145,7 +171,7 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
             runs.append(json.loads((sub / RUN_FILE).read_text()))
             continue
         state = add_black_hole(make_cluster(n, seed=seed, radius_kpc=radius_kpc, speed_kms=speed_kms), ratio)
-        total = max(1, round(t_end / dt))
+        total = black_hole_steps(dt, t_end)
         every = max(1, total // snapshots)
         peri = predicted_pericentre_step(state, dt, total)
         dense = range(max(1, peri - dense_steps), min(total, peri + dense_steps) + 1)

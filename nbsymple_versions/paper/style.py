@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
+import warnings
 
 import matplotlib
 
@@ -38,8 +39,19 @@ RC = {
 
 
 @contextmanager
+def quiet_glyphs():
+    """Text from the results (a CPU name in machine.json...) may hold characters the font lacks:
+    they are drawn as boxes, without matplotlib's warning on stderr."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*Glyph .* missing from", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"(?s).*Matplotlib currently does not support",
+                                category=UserWarning)
+        yield
+
+
+@contextmanager
 def style():
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC), quiet_glyphs():
         yield
 
 
@@ -49,7 +61,8 @@ def footer(fig, text: str):
 
 
 def save(fig, path: Path, source: str) -> Path:
-    footer(fig, source)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.08)
+    with quiet_glyphs():
+        footer(fig, source)
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
     return Path(path)

@@ -23,6 +23,7 @@ the same step, and rank 0 alone prints. On one process every collective does not
 """
 from contextlib import ExitStack
 import json
+import math
 from pathlib import Path
 import secrets
 import signal
@@ -30,9 +31,15 @@ import sys
 import time
 import uuid
 
+import numpy as np
+
 from ..authors_format import FormatError, read_nbsymple
-from ..checkpoint import CheckpointError, load, save, temporary_files
+from ..checkpoint import CheckpointError, check_run, load, save, temporary_files
+from ..core.checks import positive_number
+from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
+from ..core.schemes import get_scheme
+from ..core.vocabulary import precision_name
 from ..progress import Progress
 from ..simulation import NonFiniteState, Simulation
 from ..snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, snapshot_path, write_atomically,
@@ -76,8 +83,14 @@ def _initial_state(args, explicit):
         state = read_nbsymple(args.ics)
     except FormatError as e:
         raise RunStop(str(e)) from None
-    if abs(state.m.sum() - 1.0) > 1e-6:
-        print(f"nbsymple run: the masses in {args.ics} sum to {state.m.sum():.8g}, not 1: NBSymple files give "
+    with np.errstate(all="ignore"):
+        total = float(state.m.sum())
+    if not math.isfinite(total):
+        raise RunStop(f"the masses in {args.ics} sum to more than float64 holds, so the bodies' energies cannot "
+                      f"be represented")
+    _state_problem(state, str(args.ics))
+    if abs(total - 1.0) > 1e-6:
+        print(f"nbsymple run: the masses in {args.ics} sum to {total:.8g}, not 1: NBSymple files give "
               f"masses in units of the cluster's total mass", file=sys.stderr, flush=True)
     return state
 
@@ -89,6 +102,10 @@ def _fresh(args, explicit, world):
     initial = on_root(world, lambda: _initial_state(args, explicit))
     if initial is not None:
         args.n = initial.n
+    classes = getattr(args, "mass_classes", None)
+    if initial is None and classes is not None and classes > args.n:
+        raise RunStop(f"--mass-classes {classes} is more than the {args.n} bodies (--n); give at most {args.n} "
+                      f"mass classes")
     ok, problem = world.agree(not (problem := memory_problem(args.n)), problem or "")
     if not ok:
         raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
@@ -122,9 +139,26 @@ def _read_checkpoint(args, explicit):
         names = ", ".join("--" + e.replace("_", "-") for e in extra)
         raise RunStop(f"--resume takes the run's settings from its checkpoint, so {names} cannot be given with it")
     try:
-        return load(args.resume), ""
+        loaded = load(args.resume)
+        check_run(args.resume, loaded[0])
+        return loaded, ""
     except CheckpointError as e:
         return None, str(e)
+
+
+def _check_record(record):
+    """ValueError in one sentence where a checkpoint's `Simulation.record()` names a version,
+    scheme, precision, time step or options this nbsymple cannot restore."""
+    get_version(record["version"]).options_from(record["options"])
+    get_scheme(record["scheme"])
+    precision_name(record["precision"])
+    positive_number(record["dt"], "dt (the time step)")
+
+
+def _state_problem(state, what):
+    """RunStop where the bodies of `state` (from `what`) have energies float64 cannot hold."""
+    if (problem := energy_problem(state)) is not None:
+        raise RunStop(f"{what}: {problem}")
 
 
 def _resumed(args, explicit, world, loaded):
@@ -147,6 +181,7 @@ def _resumed(args, explicit, world, loaded):
     ok, problem = world.agree(not (problem := memory_problem(state.n)), problem or "")
     if not ok:
         raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+    _state_problem(state, str(args.resume))
 
     def build():
         with user_values():
@@ -170,9 +205,11 @@ def _restartable(folder: Path, command: dict) -> bool:
         record = json.loads((folder / RUN_RECORD).read_text())
     except (OSError, ValueError):
         return False
-    left = record.get("command", {}).get("checkpoint")
-    return (not record.get("finished") and record.get("command") == command
-            and (left is None or not Path(left).exists()))
+    if not isinstance(record, dict) or not isinstance(record.get("command"), dict):
+        return False
+    left = record["command"].get("checkpoint")
+    return (not record.get("finished") and record["command"] == command
+            and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
 
 def _checked_paths(args, run_, checkpoint, locks) -> Path | None:
@@ -239,9 +276,12 @@ def run(args, explicit: set) -> int:
     with StopSignals(at_once, immediate=True) as signals:
         try:
             loaded, unreadable = _read_checkpoint(args, explicit) if args.resume else (None, "")
-            version = get_version(loaded[1]["version"] if loaded else args.version)
+            with user_values(lambda why: RunStop(f"{args.resume} is not a valid checkpoint ({why})")):
+                if loaded:
+                    _check_record(loaded[1])
+                version = get_version(loaded[1]["version"] if loaded else args.version)
             with user_values():
-                options = version.options_from(args.options)      # refused before anything is built
+                options = version.options_from(loaded[1]["options"] if loaded else args.options)  # before anything is built
             ok, reason = version.package.availability(options)
             if not ok:
                 raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
