@@ -16,7 +16,7 @@ from pathlib import Path
 from . import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
-from .runs.errors import user_values
+from .runs.errors import path_argument, user_values
 from .versions import LETTERS, TABLE, VersionUnavailable
 
 
@@ -45,14 +45,6 @@ def _positive_float(text):
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
     return value
-
-
-def _path(text):
-    """argparse type: a file or folder name; an empty one (an unset shell variable) is refused,
-    never read as "none" or as the current folder."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
-    return Path(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,20 +121,20 @@ def _parser(explicit_only=False):
     add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
     add("--seed", type=int, default=None, help="random seed of the initial conditions")
     _version_option_arguments(r, add=add)
-    add("--snapshots", type=_path, default=None, metavar="DIR", help="write snapshots into DIR")
+    add("--snapshots", type=path_argument, default=None, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
-    add("--ics", type=_path, default=None, metavar="FILE",
+    add("--ics", type=path_argument, default=None, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
     add("--mass-classes", type=_whole_number(1), default=None, metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
     add("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
     add("--json", action="store_true", default=False, help="print one JSON object and nothing else on stdout")
-    add("--checkpoint", type=_path, default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint", type=path_argument, default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
-    add("--resume", type=_path, default=None, metavar="FILE",
+    add("--resume", type=path_argument, default=None, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
@@ -167,7 +159,7 @@ def _parser(explicit_only=False):
                    help="target: sm_90 (H200, default), sm_80 (A100), sm_100 (B200) or another sm_XY (counted only)")
     a.add_argument("--tile", type=_whole_number(1), default=256, help="threads per block (default 256)")
     a.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
-    a.add_argument("--keep", type=_path, default=None, metavar="DIR",
+    a.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
-from ..runs.errors import writable
+from ..runs.errors import path_argument, writable
 from ..versions import LETTERS, TABLE, get_version
 from .data import MissingData, source_line, task_share_table
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
@@ -74,11 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="nbsymple paper",
         description="Regenerate the paper's figures and tables from asv results (and the science figures "
                     "from simulation runs) into one folder.")
-    p.add_argument("--results", default="results", help="asv results folder (default: results)")
+    p.add_argument("--results", default="results", type=path_argument,
+                   help="asv results folder (default: results)")
     p.add_argument("--machine", default=None, help="machine folder under --results (default: the only one, "
                                                      "or the one with the most recent results)")
     p.add_argument("--commit", default=None, help="commit hash or prefix (default: the latest results by date)")
-    p.add_argument("--out", default="plots", help="output folder (default: plots)")
+    p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
                         "parameters in OUT/runs/ are reused); --no-science only re-plots existing runs")

@@ -1,5 +1,6 @@
 """How a run ends early: `RunStop` (one sentence and an exit status), and the checks that
 turn a user's mistake into one."""
+import argparse
 from contextlib import contextmanager
 from pathlib import Path
 import tempfile
@@ -34,3 +35,11 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
     except OSError as e:
         raise error(f"cannot write {what} into {folder}: {e.strerror or e}") from None
     return folder
+
+
+def path_argument(text) -> Path:
+    """argparse type of every path option: a file or folder name; an empty one (an unset shell
+    variable) is refused, never read as "none" or as the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
+    return Path(text)
