@@ -320,3 +320,13 @@ class Benchmark:
     def on_device(self) -> bool:
         """True for GPU backends (upload / compute / download)."""
         return hasattr(self.forces.backend, "upload")
+
+
+def gpu_choices() -> tuple[tuple, tuple]:
+    """(GPU backends, GPU kernel kinds), wherever the measured commit keeps them: asv measures
+    old commits with today's benchmarks."""
+    try:
+        from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
+    except ImportError:          # commits before the version packages
+        from nbsymple_versions.kernels.gpu_layout import BACKENDS, KERNEL_KINDS
+    return BACKENDS, KERNEL_KINDS

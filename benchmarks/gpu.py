@@ -13,9 +13,9 @@ import importlib.util
 
 from nbsymple_versions import gpu_asm
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
+from .common import AXES, Benchmark, build_pipeline, gpu_choices, grid_reason
 
-from .common import AXES, Benchmark, build_pipeline, grid_reason
+BACKENDS, KERNEL_KINDS = gpu_choices()
 
 ARCH = "sm_90"
 
