@@ -7,11 +7,14 @@ import numpy as np
 
 
 def split(x, hi=None, lo=None):
-    """Split float64 x into float32 (hi, lo); writes into hi, lo when given."""
+    """Split float64 x into float32 (hi, lo); writes into hi, lo when given. A value beyond
+    float32's range becomes inf, silently: the step it feeds leaves a non-finite state, which
+    the simulation reports."""
     if hi is None:
         hi = np.empty(x.shape, dtype=np.float32)
     if lo is None:
         lo = np.empty(x.shape, dtype=np.float32)
-    np.copyto(hi, x, casting="same_kind")
-    np.subtract(x, hi, out=lo, casting="same_kind")
+    with np.errstate(over="ignore", invalid="ignore"):    # beyond float32: inf, found after the step
+        np.copyto(hi, x, casting="same_kind")
+        np.subtract(x, hi, out=lo, casting="same_kind")
     return hi, lo

@@ -26,7 +26,8 @@ def padded(n: int, tile: int) -> int:
 def fill_masses(bodies: np.ndarray, m: np.ndarray) -> None:
     """Zero every record of `bodies` (npad, WIDTH), then write the n masses (column 3)."""
     bodies[...] = 0
-    bodies[:m.shape[0], 3] = m
+    with np.errstate(over="ignore"):    # beyond float32 (sp, dsp): inf, found after the step
+        bodies[:m.shape[0], 3] = m
 
 
 def pack(x: np.ndarray, bodies: np.ndarray, precision: str) -> None:
@@ -35,6 +36,7 @@ def pack(x: np.ndarray, bodies: np.ndarray, precision: str) -> None:
     if precision == "dsp":      # straight into the records' hi and lo columns: no temporaries
         dsp.split(x.T, bodies[:n, 0:3], bodies[:n, 4:7])
     else:
-        np.copyto(bodies[:n, 0:3], x.T, casting="same_kind")
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.copyto(bodies[:n, 0:3], x.T, casting="same_kind")
 
 

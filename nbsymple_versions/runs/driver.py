@@ -46,7 +46,7 @@ from ..snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder,
                          write_snapshot)
 from ..versions import VersionUnavailable, get_version
 from .errors import RunStop, user_values, writable
-from .locks import PathBusy, hold
+from .locks import PathBusy, hold, lock_file
 from .memory import memory_problem, warn_if_slow
 from .report import report
 from .signals import StopNow, StopSignals
@@ -212,43 +212,74 @@ def _restartable(folder: Path, command: dict) -> bool:
             and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
 
-def _checked_paths(args, run_, checkpoint, locks) -> Path | None:
+def _checked_paths(args, run_, checkpoint, locks, undo) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
-    the run (`locks`, an ExitStack); nothing is written but the folder, the lock files and the
-    folder's run record, and a killed writer's temporaries are removed. The folder or None."""
+    the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
+    removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
+    None, whether it holds a killed run of the same command that `_claim` replaces.)"""
     folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
         if checkpoint.is_dir() or (folder is not None and folder.resolve() == checkpoint.resolve()):
             raise RunStop(f"--checkpoint {checkpoint} names a folder{' (the snapshot folder)' if folder else ''}; "
                           f"give it a file name")
-        writable(checkpoint.parent, "the checkpoint")
-        _lock(locks, checkpoint, "the checkpoint", folder=False)
+        _writable(checkpoint.parent, "the checkpoint", undo)
+        _lock(locks, checkpoint, "the checkpoint", False, undo)
         if checkpoint.exists() and not (args.resume and checkpoint.resolve() == Path(args.resume).resolve()):
             raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another "
                           f"file")
         for tmp in temporary_files(checkpoint):
             tmp.unlink(missing_ok=True)
+    restart = False
     if folder is not None:
-        writable(folder, "snapshots")
-        _lock(locks, folder, "the snapshot folder", folder=True)
-        command = _command(args, run_, checkpoint)
-        if args.resume is None and _restartable(folder, command):
-            for old in list_snapshots(folder) + sorted(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
-                old.unlink(missing_ok=True)
-        try:
-            prepare_folder(folder, run_["run_id"])
-        except SnapshotError as e:
-            raise RunStop(str(e)) from None
-        if args.resume is None or not (folder / RUN_RECORD).exists():
-            _write_record(folder, {"run_id": run_["run_id"], "command": command, "finished": False})
-    return folder
+        _writable(folder, "snapshots", undo)
+        _lock(locks, folder, "the snapshot folder", True, undo)
+        restart = args.resume is None and _restartable(folder, _command(args, run_, checkpoint))
+        if not restart:
+            try:
+                prepare_folder(folder, run_["run_id"])
+            except SnapshotError as e:
+                raise RunStop(str(e)) from None
+    return folder, restart
 
 
-def _lock(locks, path, what, folder):
+def _claim(args, run_, checkpoint, folder, restart):
+    """Once the simulation is built (every refusal is behind): the snapshot folder becomes this
+    run's, its record written, a killed run of the same command (`restart`) replaced."""
+    if folder is None:
+        return
+    if restart:
+        for old in list_snapshots(folder) + sorted(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
+            old.unlink(missing_ok=True)
+        prepare_folder(folder, run_["run_id"])
+    if args.resume is None or not (folder / RUN_RECORD).exists():
+        _write_record(folder, {"run_id": run_["run_id"], "command": _command(args, run_, checkpoint),
+                               "finished": False})
+
+
+def _writable(folder: Path, what: str, undo):
+    """`writable(folder)`; the folders it had to make are removed by `undo` (if still empty)."""
+    missing = [p for p in (folder, *folder.absolute().parents) if not p.exists()]      # deepest first
+    writable(folder, what)
+    for made in reversed(missing):       # `undo` runs last in, first out: the deepest goes first
+        undo.callback(_remove_folder, made)
+
+
+def _remove_folder(folder: Path):
+    try:
+        folder.rmdir()
+    except OSError:                      # something else came into it: it stays
+        pass
+
+
+def _lock(locks, path, what, folder, undo):
+    """Hold `path`'s lock for the run; a lock file it had to make is removed by `undo`."""
+    made = not lock_file(path, folder).exists()
     try:
         locks.enter_context(hold(path, what, folder))
     except PathBusy as e:
         raise RunStop(str(e)) from None
+    if made:
+        undo.callback(lock_file(path, folder).unlink, missing_ok=True)
 
 
 def _write_record(folder: Path, record: dict):
@@ -304,9 +335,12 @@ def _run(args, explicit, world, signals, loaded) -> int:
     checkpoint = Path(args.checkpoint or args.resume) if (args.checkpoint or args.resume) else None
     run_, build = _resumed(args, explicit, world, loaded) if args.resume else _fresh(args, explicit, world)
     with ExitStack() as locks:
-        folder = on_root(world, lambda: _checked_paths(args, run_, checkpoint, locks))
-        signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
-        sim = build()
+        with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
+            folder, restart = on_root(world, lambda: _checked_paths(args, run_, checkpoint, locks, undo))
+            signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
+            sim = build()
+            on_root(world, lambda: _claim(args, run_, checkpoint, folder, restart))
+            undo.pop_all()
         status = _steps(args, run_, sim, folder, checkpoint, signals)
         if folder is not None and world.is_root:
             record = json.loads((folder / RUN_RECORD).read_text())

@@ -23,7 +23,8 @@ class CpuPairwise:
         if precision == "dp":
             self.m, self.eps2 = np.ascontiguousarray(m, dtype=np.float64), np.float64(eps * eps)
         else:
-            self.m, self.eps2 = m.astype(np.float32), np.float32(eps * eps)
+            with np.errstate(over="ignore"):       # beyond float32: inf, found after the step
+                self.m, self.eps2 = m.astype(np.float32), np.float32(eps * eps)
             self.hi = np.empty((3, n), dtype=np.float32)
             self.lo = np.empty((3, n), dtype=np.float32) if precision == "dsp" else None
         self.kernel = kernels.pairwise[precision]
@@ -34,7 +35,8 @@ class CpuPairwise:
             if self.precision == "dp":
                 hi = lo = x
             elif self.precision == "sp":
-                np.copyto(self.hi, x, casting="same_kind")
+                with np.errstate(over="ignore", invalid="ignore"):
+                    np.copyto(self.hi, x, casting="same_kind")
                 hi = lo = self.hi
             else:
                 hi, lo = dsp.split(x, self.hi, self.lo)
