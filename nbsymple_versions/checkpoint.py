@@ -56,7 +56,10 @@ def temporary_files(path) -> list[Path]:
     holding the checkpoint's lock (`runs.locks`): then their writers are dead."""
     path = Path(path)
     own = re.compile(rf"\.{re.escape(path.name)}\.\d+\.\w+\.tmp")
-    return sorted(p for p in path.parent.glob(f".{path.name}.*.tmp") if own.fullmatch(p.name))
+    try:                                 # matched by name, not by glob: a name may hold *, ? or [
+        return sorted(p for p in path.parent.iterdir() if own.fullmatch(p.name))
+    except OSError:                      # no folder, or none that can be listed: no temporaries
+        return []
 
 
 def save(path, run: dict, sim) -> Path:

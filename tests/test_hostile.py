@@ -532,6 +532,8 @@ def test_run_options(case):
 @given(where=st.sampled_from(["--snapshots", "--checkpoint", "--ics"]), name=argv_text(30).filter(_safe),
        text=st.booleans(), fmt=st.sampled_from(["npz", "nbsymple"]))
 @example(where="--snapshots", name=os.fsdecode(b"s\xff"), text=True, fmt="npz")       # an undecodable name
+@example(where="--checkpoint", name="2**8", text=False, fmt="npz")      # glob's own characters in a name
+@example(where="--snapshots", name="s[1]*?", text=True, fmt="nbsymple")
 def test_run_path_names(where, name, text, fmt):
     """Any name a shell can pass (undecodable bytes, newlines, spaces, long names) for the file or
     folder a run writes or reads; a valid run with it reports as usual, on a strict UTF-8 stdout."""
