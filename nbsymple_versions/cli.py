@@ -1,4 +1,4 @@
-"""The `nbsymple` command: run, check, profile, info, paper, gpu-asm.
+"""The `nbsymple` command: run, check, profile, info, paper, gpu-asm, cpu-asm.
 
 Mistakes in the input (a bad N or dt, an unknown name, a GPU version without a GPU, a
 snapshot folder that cannot be written) end with one sentence on stderr and exit status 2,
@@ -162,6 +162,15 @@ def _parser(explicit_only=False):
     a.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
+    from .cpu_asm.toolchain import FIXED_TARGETS, HOST
+    u = sub.add_parser("cpu-asm", help="count the CPU kernels' machine instructions per interaction, for this CPU "
+                       "and fixed targets")
+    u.add_argument("--target", default="all", type=str.lower, choices=(HOST, *FIXED_TARGETS, "all"),
+                   help=f"{HOST} (this CPU), {', '.join(FIXED_TARGETS)}, or all of them (default all)")
+    u.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
+    u.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
+                   help="write each kernel's assembly as DIR/<target>_<kernel>_<precision>.s")
+
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")
     sub.add_parser("paper", help="regenerate the paper's tables and figures (see `nbsymple paper --help`)",
                    add_help=False)
@@ -301,13 +310,31 @@ def cmd_gpu_asm(args) -> int:
         raise UsageError(str(e)) from None
 
 
+def cmd_cpu_asm(args) -> int:
+    from . import cpu_asm
+    targets = cpu_asm.TARGETS if args.target == "all" else (args.target,)
+    if args.keep is not None:
+        try:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=args.keep):
+                pass
+        except OSError as e:
+            raise UsageError(f"cannot write assembly into {args.keep}: {e.strerror or e}") from None
+    try:
+        return cpu_asm.main(targets, args.json, args.keep)
+    except cpu_asm.CompileFailed as e:
+        raise UsageError(str(e)) from None
+
+
 def cmd_info(args) -> int:
     from .versions import all_versions
 
     d = provenance.describe()
     lib = d["libraries"]
     print(f"python          {lib['python']} ({d['arch']})")
-    print(f"CPU             {d['cpu']}, {d['cores']} logical CPUs, vector ISA {d['isa']}")
+    print(f"CPU             {d['cpu']}, {d['cores']} logical CPUs, microarchitecture {d['uarch']}, "
+          f"vector ISA {d['isa']}")
+    print(f"machine         {d['machine']} (the asv machine name of its results)")
     print(f"numpy           {lib['numpy']}")
     print(f"numba           {lib['numba']} (llvmlite {lib['llvmlite']}), threading layer {d['threading_layer']}, "
           f"{d['threads']} threads")
@@ -337,7 +364,7 @@ def main(argv=None) -> int:
         args = _parser().parse_args(argv)
         args.argv = argv
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
-                    "gpu-asm": cmd_gpu_asm}
+                    "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
         print(f"nbsymple {command}: {e}", file=sys.stderr)

@@ -1,5 +1,5 @@
-"""Where a number came from: CPU model and vector ISA, GPUs and driver, library versions,
-threading layer, commit, and whether the CUDA simulator is on.
+"""Where a number came from: CPU model, microarchitecture and vector ISA, GPUs and driver,
+library versions, threading layer, commit, and whether the CUDA simulator is on.
 
 One module for the CLI (`nbsymple info`), the asv suite (machine names and metadata), the
 paper's figures and the results files. Nothing here touches a GPU unless asked (`gpus`), and
@@ -50,6 +50,27 @@ def vector_isa() -> str:
         if flag in flags:
             return isa
     return platform.machine() or "unknown"
+
+
+@lru_cache(maxsize=1)
+def cpu_uarch() -> str:
+    """The CPU's microarchitecture, as LLVM names the host CPU that numba compiles for
+    ('znver4', 'znver5', 'skylake-avx512'): one ISA spans cores of very different speed. Without
+    llvmlite, `<vendor>-f<family>m<model>` from /proc/cpuinfo ('amd-f25m17'); else 'unknown'."""
+    try:
+        import llvmlite.binding as llvm
+        name = slug(llvm.get_host_cpu_name())
+        if name and name != "generic":
+            return name
+    except Exception:   # noqa: BLE001 - no llvmlite or no LLVM: fall back to /proc/cpuinfo
+        pass
+    info = _cpuinfo()
+    vendor = {"authenticamd": "amd", "genuineintel": "intel"}.get(info.get("vendor_id", "").lower(),
+                                                                    slug(info.get("vendor_id", "")))
+    family, model = info.get("cpu family", ""), info.get("model", "")
+    if vendor and family.isdigit() and model.isdigit():
+        return f"{vendor}-f{family}m{model}"
+    return "unknown"
 
 
 def library_versions() -> dict:
@@ -116,8 +137,8 @@ def slug(text: str) -> str:
 
 def machine_name(gpu_names: list[str] | None = None) -> str:
     """The name results and figures give this machine: what changes the numbers and nothing
-    else, `<cpu>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-avx512-2cores-nogpu`,
-    `amd-epyc-9r14-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
+    else, `<cpu>-<uarch>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-znver4-avx512-2cores-nogpu`,
+    `amd-epyc-9r14-znver4-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
     runs fewer threads than cores; BENCH_MACHINE overrides it. `gpu_names` defaults to `gpus()`."""
     override = os.environ.get("BENCH_MACHINE", "").strip()
     if override:
@@ -126,7 +147,7 @@ def machine_name(gpu_names: list[str] | None = None) -> str:
     models = sorted(set(names))
     gpu_slug = "-".join(f"{names.count(m)}x-{slug(m)}" for m in models) or "nogpu"
     cores = os.cpu_count() or 0
-    name = f"{slug(cpu_model())}-{vector_isa()}-{cores}cores-{gpu_slug}"
+    name = f"{slug(cpu_model())}-{cpu_uarch()}-{vector_isa()}-{cores}cores-{gpu_slug}"
     threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
     return name + (f"-{threads}threads" if threads and threads != str(cores) else "")
 
@@ -150,16 +171,18 @@ def describe(gpu: bool = True) -> dict:
     """Everything above in one dict (with `gpu=False` the driver is not asked)."""
     layer, threads = threading()
     names, gpu_text = gpus() if gpu else ([], "not asked")
-    return {"cpu": cpu_model(), "isa": vector_isa(), "arch": platform.machine(), "cores": os.cpu_count(),
-            "threading_layer": layer, "threads": threads, "gpus": names, "gpu_description": gpu_text,
-            "cuda_driver": cuda_driver() if gpu else None, "cuda_simulator": cuda_simulator(),
+    return {"cpu": cpu_model(), "uarch": cpu_uarch(), "isa": vector_isa(), "arch": platform.machine(),
+            "cores": os.cpu_count(), "threading_layer": layer, "threads": threads, "gpus": names,
+            "gpu_description": gpu_text, "cuda_driver": cuda_driver() if gpu else None,
+            "cuda_simulator": cuda_simulator(),
             "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown",
             "machine": machine_name(names if gpu else [])}
 
 
 def machine_line(info: dict | None = None) -> str:
-    """One line for a table's caption: CPU, ISA, cores, libraries, threading."""
+    """One line for a table's caption: CPU, microarchitecture, ISA, cores, libraries, threading."""
     d = info or describe(gpu=False)
     lib = d["libraries"]
-    return (f"{d['cpu']} ({d['isa']}), {d['cores']} logical CPUs; Python {lib['python']}, numpy {lib['numpy']}, "
+    uarch = f"{d['uarch']}, " if d.get("uarch") else ""
+    return (f"{d['cpu']} ({uarch}{d['isa']}), {d['cores']} logical CPUs; Python {lib['python']}, numpy {lib['numpy']}, "
             f"numba {lib['numba']} (threading layer {d['threading_layer']}, {d['threads']} threads)")

@@ -198,13 +198,15 @@ def test_machine_names_tell_machines_apart(monkeypatch):
     monkeypatch.delenv("BENCH_MACHINE", raising=False)
     monkeypatch.delenv("NBSYMPLE_BENCH_THREADS", raising=False)
     monkeypatch.setattr(provenance, "cpu_model", lambda: "AMD EPYC 9R14")
+    monkeypatch.setattr(provenance, "cpu_uarch", lambda: "znver4")
     monkeypatch.setattr(provenance, "gpus", lambda: ([], ""))
     names = {}
     for isa in ("avx512", "avx2"):
         monkeypatch.setattr(provenance, "vector_isa", lambda isa=isa: isa)
         names[isa] = tracking.machine_info()
     assert names["avx512"]["machine"] != names["avx2"]["machine"]
-    assert names["avx2"]["machine"].startswith("amd-epyc-9r14-avx2-") and names["avx2"]["isa"] == "avx2"
+    assert names["avx2"]["machine"].startswith("amd-epyc-9r14-znver4-avx2-") and names["avx2"]["isa"] == "avx2"
+    assert names["avx2"]["uarch"] == "znver4"
     monkeypatch.setattr(provenance, "gpus", lambda: (["NVIDIA H200"] * 2, ""))
     two = tracking.machine_info()
     assert two["machine"].endswith("-2x-nvidia-h200") and two["gpu"] == "2 x NVIDIA H200"
@@ -445,3 +447,23 @@ def test_gpu_benchmarks_count_code_everywhere_and_time_kernels_on_a_gpu(monkeypa
     for params in itertools.product(*kernel.params):
         with pytest.raises(NotImplementedError, match="needs a GPU|not in the"):
             kernel.setup(*params)
+
+
+def test_cpu_code_tracks_every_cpu_kernel_for_the_fixed_targets():
+    """CpuCode tracks the instructions per interaction `nbsymple cpu-asm` counts, for every CPU
+    kernel and fixed target (its literal parameters are cpu-asm's own), and they are positive."""
+    from benchmarks.cpu_code import KERNELS, TARGETS, CpuCode
+    from nbsymple_versions import cpu_asm
+    assert TARGETS == cpu_asm.FIXED_TARGETS
+    assert KERNELS == tuple(f"{k} {p}" for k, p in cpu_asm.KERNELS)
+    code = CpuCode()
+    counts = code.setup_cache()
+    assert set(counts) == set(itertools.product(TARGETS, KERNELS)), counts
+    rows = {(r.target, f"{r.kernel} {r.precision}"): r.instructions_per_interaction
+            for r in cpu_asm.count_all(("znver4",))}
+    for target, kernel in itertools.product(*code.params):
+        code.setup(counts, target, kernel)
+        value = code.track_instructions_per_interaction(counts, target, kernel)
+        assert 0.2 < value < 40, (target, kernel, value)
+        if target == "znver4":
+            assert value == rows[target, kernel]

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
-REFERENCE_MACHINE = "amd-epyc-avx512-2cores-nogpu"
+REFERENCE_MACHINE = "amd-epyc-znver4-avx512-2cores-nogpu"
 DEFAULT_NS = (256, 1024, 4096, 16384)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -51,7 +51,7 @@ def test_results_line_up_with_a_new_run(discovered):
         machine.pop("version")
         assert data["env_name"] == tracking.fixed_env_name(), path.name
         assert data["params"] == dict(machine, python=data["python"]), path.name
-        assert path.parent.name == machine["machine"] and "isa" in machine, path.name
+        assert path.parent.name == machine["machine"] and "isa" in machine and "uarch" in machine, path.name
         cols = data["result_columns"]
         for name, row in data["results"].items():
             row = dict(zip(cols, row))
@@ -60,11 +60,24 @@ def test_results_line_up_with_a_new_run(discovered):
             assert row["params"] == discovered[name]["params"], f"{path.name}: {name} has other params"
 
 
+def test_reference_run_is_named_for_its_zen4_machine():
+    """The reference run came from a Zen 4 machine (`tools.migrate` gave its microarchitecture,
+    with the evidence, in each file's provenance): its history stays under that machine's name,
+    apart from any other machine's, Zen 5 or Zen 3 with the same model name and core count."""
+    folders = [p.name for p in RESULTS.iterdir() if p.is_dir()]
+    assert REFERENCE_MACHINE in folders and "amd-epyc-avx512-2cores-nogpu" not in folders, folders
+    machine = json.loads((RESULTS / REFERENCE_MACHINE / "machine.json").read_text())
+    assert (machine["machine"], machine["uarch"], machine["isa"]) == (REFERENCE_MACHINE, "znver4", "avx512")
+    for path in (RESULTS / REFERENCE_MACHINE).glob("*-existing-*.json"):
+        assert any(run.get("uarch") == "znver4" and run.get("evidence")
+                   for run in json.loads(path.read_text())["provenance"]), path.name
+
+
 def test_reference_run_has_every_cpu_version_at_every_n():
     from nbsymple_versions.paper.results import load_results
     res = load_results(RESULTS, machine=REFERENCE_MACHINE)
     info = res.machine_info
-    assert (info.get("num_cpu"), info.get("gpu"), info.get("isa")) == ("2", "none", "avx512")
+    assert [info.get(k) for k in ("num_cpu", "gpu", "isa", "uarch")] == ["2", "none", "avx512", "znver4"]
     steps = res.get("steps.Step.time_step_leapfrog")
     shares = res.get("steps.TaskShares.track_share")
     for version in "AB":                       # the versions the reference machine can run

@@ -1,7 +1,9 @@
-"""The regression gate's self-test: in a scratch repository holding this working tree, a commit
-whose kernels are deliberately slowed makes the gate exit 1 (and name every timed task), and
-the same comparison the other way (a faster HEAD) exits 0. Small N (the smoke grid), one round,
-version A: about a minute per gate run on a 2-core machine."""
+"""The regression gate's self-test, in a scratch repository holding this working tree. Timing
+tier: a commit whose kernels are deliberately slowed makes the gate exit 1 (and name every timed
+task), and the same comparison the other way (a faster HEAD) exits 0 (small N, the smoke grid,
+one round, version A: about a minute per gate run on a 2-core machine). Counts tier: one more
+instruction in the pairwise loops makes it exit 1 on a machine kept busy, and the same commit
+against itself 0 (about 30 s per gate run)."""
 import os
 import shutil
 import subprocess
@@ -37,6 +39,12 @@ SERIAL.axpy = _slowed(SERIAL.axpy, (0,))
 '''
 
 
+# the counts tier's change: one more vector instruction (a min) per loop iteration of every
+# pairwise kernel, i.e. 1/8 to 1/32 of an instruction per interaction, a rise of 1.5 % or more
+ONE_MORE = ("f = m[j] * inverse_cube(", "f = min(m[j], ftype(3e38)) * inverse_cube(")
+LOAD = "import time\nend = time.time() + 900\nwhile time.time() < end:\n    pass\n"
+
+
 def _git(repo, *args):
     env = dict(os.environ, GIT_AUTHOR_NAME="gate", GIT_AUTHOR_EMAIL="gate@test", GIT_COMMITTER_NAME="gate",
                GIT_COMMITTER_EMAIL="gate@test")
@@ -65,6 +73,18 @@ def repo(tmp_path_factory):
     return repo, normal, _git(repo, "rev-parse", "HEAD")
 
 
+@pytest.fixture(scope="module")
+def counted(repo):
+    """On top of `normal`, commit `one_more`: the pairwise kernels with one more instruction."""
+    path, normal, _ = repo
+    _git(path, "checkout", "-q", normal)
+    source = (path / KERNELS).read_text()
+    assert ONE_MORE[0] in source
+    (path / KERNELS).write_text(source.replace(ONE_MORE[0], ONE_MORE[1]))
+    _git(path, "commit", "-q", "-am", "one more instruction")
+    return path, normal, _git(path, "rev-parse", "HEAD")
+
+
 def _gate(repo, base, *args):
     env = dict(os.environ, NBSYMPLE_BENCH_GRID="smoke", NBSYMPLE_BENCH_VERSIONS="A", HOME=str(repo.parent))
     env.pop("PYTHONPATH", None)
@@ -76,7 +96,7 @@ def _gate(repo, base, *args):
 def test_gate_fails_on_a_slowed_kernel(repo):
     path, normal, slowed = repo
     _git(path, "checkout", "-q", slowed)
-    r = _gate(path, normal)
+    r = _gate(path, normal, "--tiers", "timings")
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     for task in ("time_pairwise", "time_galactic", "time_integrate"):
@@ -86,10 +106,31 @@ def test_gate_fails_on_a_slowed_kernel(repo):
 def test_gate_passes_a_faster_kernel(repo):
     path, normal, slowed = repo
     _git(path, "checkout", "-q", normal)
-    r = _gate(path, slowed)
+    r = _gate(path, slowed, "--tiers", "timings")
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "no regression" in out, out
+
+
+def test_counts_tier_fails_on_one_more_instruction_under_load(counted):
+    """The deterministic tier fails on one more instruction in the pairwise loops, with every
+    core kept busy by other processes, and passes the same commit against itself."""
+    path, normal, one_more = counted
+    _git(path, "checkout", "-q", one_more)
+    busy = [subprocess.Popen([sys.executable, "-c", LOAD]) for _ in range(os.cpu_count() or 1)]
+    try:
+        r = _gate(path, normal, "--tiers", "counts")
+        same = _gate(path, one_more, "--tiers", "counts")
+    finally:
+        for p in busy:
+            p.kill()
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    regressed = out.split("REGRESSION in the instruction counts", 1)[1]
+    for target in ("haswell", "skylake-avx512", "znver4"):   # (LLVM folds the min away in a few dp, dsp loops)
+        assert f"cpu-asm {target} pairwise sp rose" in regressed, out
+    assert "galactic" not in regressed and "axpy" not in regressed and "gpu-asm" not in regressed, out
+    assert same.returncode == 0 and "no count rose" in same.stdout + same.stderr, same.stdout + same.stderr
 
 
 def test_gate_usage_and_setup_problems_have_their_own_status(repo):
@@ -98,6 +139,8 @@ def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     assert r.returncode == 2 and "is not a commit" in r.stderr, r.stderr
     r = _gate(path, normal, "--factor", "0.5")
     assert r.returncode == 2 and "--factor" in r.stderr, r.stderr
+    r = _gate(path, normal, "--tiers", "counts,speed")
+    assert r.returncode == 2 and "--tiers" in r.stderr, r.stderr
 
 
 def test_the_factor_is_wider_only_for_pairwise_timings_on_all_cores():

@@ -79,7 +79,7 @@ LAYERS = (
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
     ("", "progress", "authors_format", "snapshots", "checkpoint", "provenance", "simulation", "validation",
-     "runs", "gpu_asm", "gpu_report", "peers"),       # "": the package's own __init__ (its public names)
+     "runs", "gpu_asm", "cpu_asm", "gpu_report", "peers", "peers_warp"),       # "": the package's own __init__ (its public names)
     ("paper",),
     ("cli",),
 )

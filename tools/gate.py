@@ -1,15 +1,25 @@
-"""The regression gate: this checkout (HEAD plus any uncommitted change) against BASE, on every
-timed task at the largest N the grid runs for each version, on this machine.
+"""The regression gate: this checkout (HEAD plus any uncommitted change) against BASE, on this
+machine, in two tiers:
 
-    make gate [BASE=main]                     (or: python -m tools.gate --base main)
+- counts (deterministic, `code_counts`): the instructions per interaction of every CPU kernel for
+  cpu-asm's fixed targets and of every GPU kernel for sm_90; any rise above 1 % fails, whatever
+  the load, and the same code gives the same counts on every machine;
+- timings: every timed task at the largest N the grid runs for each version, failing on a
+  slowdown beyond its factor (below), which is also the smallest slowdown it can resolve here.
 
-Exit status: 0 no regression; 1 a regression (a gate benchmark slower by more than the factor and
-significantly so by asv's statistics, or failing where BASE ran); 2 a usage problem (not a git
-checkout, unknown BASE, bad option); 3 a set-up problem (asv or the benchmarks could not run,
-nothing to compare, or a slowdown that a machine this busy cannot tell from noise). A non-zero
-status comes with one sentence. (`make gate` can only exit 0, 1 or 2: both problems are 2 there.)
+    make gate [BASE=main] [GATE_ARGS=...]     (or: python -m tools.gate --base main)
 
-The factor follows the timing and the load measured during the run: FACTOR (THREADED_FACTOR for
+`--tiers counts` or `--tiers timings` runs one tier; `--report-timings` prints the timing tier
+without letting it fail the gate (what a pull request's CI does on a shared runner).
+
+Exit status: 0 no regression; 1 a regression (a count risen beyond 1 %, a gate benchmark slower
+by more than the factor and significantly so by asv's statistics, or failing where BASE ran); 2
+a usage problem (not a git checkout, unknown BASE, bad option); 3 a set-up problem (asv, the
+counts or the benchmarks could not run, nothing to compare, or a slowdown that a machine this
+busy cannot tell from noise). A non-zero status comes with one sentence. (`make gate` can only
+exit 0, 1 or 2: both problems are 2 there.)
+
+The timing tier's factor follows the timing and the load measured during the run: FACTOR (THREADED_FACTOR for
 a kernel on all cores) on a quiet machine, BUSY_FACTOR when the median 1-minute load exceeded
 the cores (`--factor` fixes one for all).
 
@@ -32,7 +42,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from . import tracking
+from . import code_counts, tracking
 
 # Slowdowns the gate fails on, from the spread of repeated runs of the same code on a shared 2-core
 # machine (`--noise`; docs/tracking_performance.md). Quiet (median 1-minute load at most the cores):
@@ -45,6 +55,7 @@ THREADED_FACTOR = 2.5
 BUSY_FACTOR = 3.0
 ROUNDS = 2
 USAGE, SETUP = 2, 3
+TIERS = ("counts", "timings")
 
 
 class GateError(Exception):
@@ -138,12 +149,58 @@ def table(base: dict, head: dict, regressed, failed, improved, factor):
         print(f"{mark:2}{fmt(b):>10} {fmt(h):>10} {ratio} {factor(name):6.2f}  {name}")
 
 
-def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROUNDS, bench: str | None = None) -> int:
+def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROUNDS, bench: str | None = None,
+         tiers=TIERS, report_timings: bool = False) -> int:
     root = tracking.ROOT
     if subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True).returncode:
         raise GateError(USAGE, "gate: this folder is not a git checkout; clone the repository first.")
     base, head = _commit(base_name), _commit("HEAD")
     dirty = bool(tracking.git("status", "--porcelain", "--untracked-files=no"))
+    tree = tracking.SCRATCH / "gate-base-tree"
+    _extract(base, tree)
+    label = f"HEAD {head[:8]}{' + uncommitted changes' if dirty else ''} against BASE {base_name} ({base[:8]})"
+    status = 0
+    if "counts" in tiers:
+        status = max(status, counts_tier(tree, root, label))
+    if "timings" in tiers:
+        timed = timing_tier(base, head, tree, label, factor, rounds, bench)
+        if timed and report_timings:
+            tracking.log("gate: the timing tier is reported, not gated (--report-timings).")
+        else:
+            status = max(status, timed)
+    return status
+
+
+def counts_tier(tree: Path, root: Path, label: str) -> int:
+    """The deterministic tier: 1 where a count rose beyond `code_counts.TOLERANCE`, else 0."""
+    tracking.log(f"gate, counts: {label}: instructions per interaction for fixed targets (any load)")
+    start = time.time()
+    try:
+        (base, missing_base), (head, missing_head) = code_counts.count_tree(tree), code_counts.count_tree(root)
+    except code_counts.CountsFailed as e:
+        raise GateError(SETUP, f"gate: {e}.") from None
+    for side, missing in (("BASE", missing_base), ("HEAD", missing_head)):
+        for kind, why in missing.items():
+            tracking.log(f"gate, counts: {side} has no {kind.upper()} counts: {why}")
+    if not head:
+        raise GateError(SETUP, "gate: HEAD's kernels could not be counted (the lines above say why).")
+    rows, risen = code_counts.compare(base, head)
+    code_counts.table(rows, risen)
+    gone = sorted(set(base) - set(head))
+    tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.time() - start:.0f} s"
+                 + (f"; counted at BASE only (renamed or removed): {', '.join(gone)}" if gone else ""))
+    if risen:
+        what = "; ".join(f"{n} rose" for n in risen)
+        tracking.log(f"gate: REGRESSION in the instruction counts (above {code_counts.TOLERANCE:.0%}): {what}.")
+        return 1
+    tracking.log("gate, counts: no count rose.")
+    return 0
+
+
+def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
+    """The timing tier: BASE (its tree in `tree`) and HEAD timed by asv in alternating rounds; 1
+    on a slowdown beyond the factor, else 0."""
+    root = tracking.ROOT
     try:
         machine = tracking.register_machine()
         patterns = tracking.selection(gate=True, bench=bench)
@@ -151,16 +208,13 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
         raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded ({type(e).__name__}: {e}).")
     if not patterns:
         raise GateError(SETUP, "gate: no gate benchmark runs on this machine and grid (see NBSYMPLE_BENCH_GRID, NBSYMPLE_BENCH_VERSIONS).")
-    tree = tracking.SCRATCH / "gate-base-tree"
-    _extract(base, tree)
     sides = {"base": (base, tree), "head": (head, root)}
     configs = {}
     for side in sides:
         shutil.rmtree(tracking.SCRATCH / f"gate-{side}", ignore_errors=True)
         configs[side] = tracking.scratch_config(f"gate-{side}")
     grid = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
-    tracking.log(f"gate: HEAD {head[:8]}{' + uncommitted changes' if dirty else ''} against BASE {base_name} "
-                 f"({base[:8]}) on {machine}, grid {grid}, {rounds} rounds")
+    tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds")
     start = time.time()
     with tracking.LoadSampler() as load:
         for r in range(rounds):
@@ -188,9 +242,9 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
     table(rows["base"], rows["head"], regressed, failed, improved, chosen)
     limits = "factor " + (f"{factor}" if factor else f"{BUSY_FACTOR} (busy)" if busy else
                           f"{FACTOR}, {THREADED_FACTOR} for timings on all cores")
-    tracking.log(f"gate: {len(compared)} benchmarks compared in {time.time() - start:.0f} s; load average (1 min) "
+    tracking.log(f"gate, timings: {len(compared)} benchmarks compared in {time.time() - start:.0f} s; load average (1 min) "
                  f"{la['min']}-{la['max']}, median {la['median']} on {la['cores']} cores: "
-                 f"{'busy' if busy else 'quiet'}, {limits}")
+                 f"{'busy' if busy else 'quiet'}, {limits}: the smallest slowdown this tier resolves here")
     if regressed or failed:
         what = "; ".join([f"{n} slower" for n in regressed] + [f"{n} fails" for n in failed])
         tracking.log(f"gate: REGRESSION beyond its factor: {what}.")
@@ -202,7 +256,7 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
         raise GateError(SETUP, f"gate: inconclusive: {len(hidden)} benchmarks slower by more than their quiet-machine "
                                f"factor but within the noise of a machine this busy ({BUSY_FACTOR}x); run it again "
                                f"when the load is lower.")
-    tracking.log(f"gate: no regression ({len(improved)} faster).")
+    tracking.log(f"gate, timings: no regression ({len(improved)} faster).")
     return 0
 
 
@@ -252,6 +306,9 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=ROUNDS, help=f"BASE/HEAD alternations (default {ROUNDS})")
     p.add_argument("--bench", "-b", help="only gate benchmarks whose name(params) matches this regex")
     p.add_argument("--noise", type=int, metavar="RUNS", help="measure the spread of RUNS runs of HEAD instead")
+    p.add_argument("--tiers", default=",".join(TIERS), help="the tiers to run, comma-separated: counts (instructions "
+                                                            "per interaction), timings (default: both)")
+    p.add_argument("--report-timings", action="store_true", help="print the timing tier without letting it fail")
     try:
         args = p.parse_args(argv)
     except SystemExit as e:
@@ -259,9 +316,12 @@ def main(argv=None) -> int:
     try:
         if (args.factor is not None and args.factor <= 1) or args.rounds < 1:
             raise GateError(USAGE, "gate: --factor must exceed 1 and --rounds be at least 1.")
+        tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
+        if not tiers or set(tiers) - set(TIERS):
+            raise GateError(USAGE, f"gate: --tiers takes {' and/or '.join(TIERS)}, comma-separated; got {args.tiers!r}.")
         if args.noise:
             return noise(args.noise, args.bench)
-        return gate(args.base, args.factor, args.rounds, args.bench)
+        return gate(args.base, args.factor, args.rounds, args.bench, tiers, args.report_timings)
     except GateError as e:
         tracking.log(str(e))
         return e.status

@@ -1,15 +1,18 @@
 """Rewrite committed asv results so that their history survives a change of the suite or of the
 machine's name, without re-running anything: benchmarks renamed or reshaped onto the current
 parameters (rows matched by value, new combinations empty), the current explicit `version`
-stamped on rows whose measurement is unchanged, the machine folder and machine.json renamed to
-today's identity, and the fixed `--python=same` environment name.
+stamped on rows whose measurement is unchanged, the machine folder, machine.json and the machine
+fields of every result renamed to today's identity, and the fixed `--python=same` environment name.
 
-    python -m tools.migrate FOLDER --isa ISA [--dry-run]
+    python -m tools.migrate FOLDER [--uarch UARCH] [--isa ISA] [--evidence TEXT] [--dry-run]
 
-FOLDER is a machine folder under results/ written before machine names carried the vector ISA
-(which is then given by hand, from what is known of that run). The rows of the migration the
-suite went through when its parameters were fixed are in RESHAPES; a later change (a new axis
-on an existing class) adds its own entry there, e.g. old rows taking the axis' default value:
+FOLDER is a machine folder under results/ written before machine names carried what they carry
+today: the vector ISA (`--isa`) and the CPU microarchitecture (`--uarch`, LLVM's host CPU name,
+e.g. znver4), each given by hand from what is known of that run where machine.json lacks it. Each
+results file keeps its provenance and gains an entry saying where it came from and what was given.
+The rows of the migration the suite went through when its parameters were fixed are in RESHAPES;
+a later change (a new axis on an existing class) adds its own entry there, e.g. old rows taking
+the axis' default value:
 
     "tasks.Tasks.time_pairwise": ("tasks.Tasks.time_pairwise", lambda v, n, p: (v, n, p, "'numba'")),
 """
@@ -66,21 +69,36 @@ def reshape(old, name: str, new, new_name: str, spec: dict, key=lambda *t: t) ->
     return kept
 
 
-def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
-    """Migrate one machine folder of results/; returns the new folder."""
+def _gib(ram) -> str:
+    """RAM as machine.json says it today ('24 GiB'), from asv's byte count or today's form."""
+    text = str(ram or "0").strip()
+    return text if text.endswith("GiB") else f"{round(int(text) / 2**30)} GiB"
+
+
+def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_run: bool = False,
+            evidence: str | None = None) -> Path:
+    """Migrate one machine folder of results/; `isa` and `uarch` default to what its machine.json
+    says (ValueError where it says nothing); `evidence`, why the values given are right, goes into
+    each file's provenance. Returns the new folder."""
     from asv import util
     from asv.results import Results
     root = folder.parent
     benchmarks = tracking.discovered_benchmarks()
     old_machine = util.load_json(str(folder / "machine.json"), api_version=1)
-    ram = int(old_machine.get("ram") or 0)
-    info = {"machine": "", "arch": old_machine["arch"], "cpu": old_machine["cpu"], "isa": isa,
-            "num_cpu": old_machine["num_cpu"], "gpu": old_machine.get("gpu", "none"), "os": old_machine["os"].split()[0],
-            "ram": f"{round(ram / 2**30)} GiB"}
+    uarch = provenance.slug(uarch) if uarch else None
+    given = {k: v for k, v in (("isa", isa), ("uarch", uarch)) if v and v != old_machine.get(k)}
+    isa, uarch = isa or old_machine.get("isa"), uarch or old_machine.get("uarch")
+    for value, what, option in ((isa, "vector ISA", "--isa"), (uarch, "microarchitecture", "--uarch")):
+        if not value:
+            raise ValueError(f"{folder.name}/machine.json does not say the {what}: give {option}")
+    info = {"machine": "", "arch": old_machine["arch"], "cpu": old_machine["cpu"], "uarch": uarch, "isa": isa,
+            "num_cpu": old_machine["num_cpu"], "gpu": old_machine.get("gpu", "none"),
+            "os": old_machine["os"].split()[0], "ram": _gib(old_machine.get("ram"))}
     gpu = "nogpu" if info["gpu"] == "none" else provenance.slug(info["gpu"].replace(" x ", "x-"))
-    info["machine"] = f"{provenance.slug(info['cpu'])}-{isa}-{info['num_cpu']}cores-{gpu}"
+    info["machine"] = f"{provenance.slug(info['cpu'])}-{uarch}-{isa}-{info['num_cpu']}cores-{gpu}"
     target = root / info["machine"]
-    print(f"{folder.name} -> {target.name}")
+    print(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)"
+                                               if given else ""))
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     written = []
     for path in sorted(folder.glob("*.json")):
@@ -97,15 +115,18 @@ def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
                 continue
             kept = reshape(old, name, new, new_name, benchmarks[new_name], key)
             print(f"  {name} -> {new_name}: {kept} values" + ("" if kept else " (none: row left out)"))
-        written.append((path, new))
+        runs = json.loads(path.read_text()).get("provenance", [])
+        note = ("recorded before the results kept provenance (libraries, threads, load)" if not runs else
+                "machine renamed to today's identity; values untouched")
+        entry = {"migrated_from": f"{folder.name}/{path.name}", **given, "note": note}
+        written.append((path, new, runs + [dict(entry, evidence=evidence) if evidence else entry]))
     if dry_run:
         return target
-    for path, new in written:
+    for path, new, runs in written:
         new.save(str(root))
         out = root / new._filename
         data = json.loads(out.read_text())
-        data["provenance"] = [{"migrated_from": f"{folder.name}/{path.name}", "isa": isa,
-                               "note": "recorded before the results kept provenance (libraries, threads, load)"}]
+        data["provenance"] = runs
         tracking.write_results(out, data)
         if out != path:
             path.unlink()
@@ -121,12 +142,19 @@ def migrate(folder: Path, isa: str, dry_run: bool = False) -> Path:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=Path, help="a machine folder under results/")
-    p.add_argument("--isa", required=True, help="the vector ISA of the machine that wrote it (avx512, avx2, ...)")
+    p.add_argument("--isa", help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where "
+                                 "machine.json does not say it")
+    p.add_argument("--uarch", help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, "
+                                   "skylake-avx512, ...), where machine.json does not say it")
+    p.add_argument("--evidence", help="why the values given are right (kept in each file's provenance)")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     args = p.parse_args(argv)
     if not (args.folder / "machine.json").is_file():
         p.error(f"{args.folder} holds no machine.json")
-    migrate(args.folder, args.isa, args.dry_run)
+    try:
+        migrate(args.folder, args.isa, args.uarch, args.dry_run, args.evidence)
+    except ValueError as e:
+        p.error(str(e))
     return 0
 
 

@@ -54,7 +54,9 @@ def git(*args, cwd=ROOT) -> str:
 def machine_info() -> dict:
     """asv's machine description, with what changes the numbers and nothing that merely
     differs between two hosts of one kind (kernel build, a few MB of RAM): name
-    (`provenance.machine_name`), architecture, CPU model, vector ISA, cores, GPU model and count."""
+    (`provenance.machine_name`), architecture, CPU model, microarchitecture (`uarch`), vector ISA,
+    cores, GPU model and count. asv keeps keys beyond its own (arch, cpu, machine, num_cpu, os,
+    ram) in machine.json and in every result's params, where the dashboard offers them as selectors."""
     from nbsymple_versions import provenance
     names, _ = provenance.gpus()
     gpu = " + ".join(f"{names.count(m)} x {m}" for m in sorted(set(names))) or "none"
@@ -63,8 +65,8 @@ def machine_info() -> dict:
     except (ValueError, OSError, AttributeError):
         ram = 0
     return {"machine": provenance.machine_name(names), "arch": platform.machine(), "cpu": provenance.cpu_model(),
-            "isa": provenance.vector_isa(), "num_cpu": str(os.cpu_count() or 0), "gpu": gpu, "os": platform.system(),
-            "ram": f"{round(ram / 2**30)} GiB", "version": 1}
+            "uarch": provenance.cpu_uarch(), "isa": provenance.vector_isa(), "num_cpu": str(os.cpu_count() or 0),
+            "gpu": gpu, "os": platform.system(), "ram": f"{round(ram / 2**30)} GiB", "version": 1}
 
 
 def register_machine() -> str:

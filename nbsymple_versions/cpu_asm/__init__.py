@@ -1,0 +1,19 @@
+"""`nbsymple cpu-asm`: the CPU kernels' machine code, counted for the host and for fixed targets.
+
+Every CPU kernel of `serial/kernels.py` (pairwise sp, dp, dsp; galactic; axpy, the drifts and
+kicks) is compiled by numba for the host CPU and for each of `FIXED_TARGETS`, each in a child
+process with numba's target CPU pinned, so that a fixed target's code is the same on every
+machine with the same numba and llvmlite. In the x86 assembly, the hot loop (pairwise: the loop
+over sources that holds the reciprocal square root estimates, one lane per interaction;
+galactic, axpy: the vectorised loop over elements) is counted by instruction class, and a
+pipe-bound model, with llvm-mca beside it where LLVM 14 models the CPU, predicts cycles per
+interaction. Files:
+  toolchain.py  the targets, the child process that compiles them, llvm-mca on PATH
+  x86.py        AT&T assembly: instructions, their classes (`MIX`), loops, the hot loop
+  model.py      per-CPU pipe figures (`CPUS`), the pipe-bound model, llvm-mca's figure
+  report.py     every kernel counted (`count_all`, rows of `KernelCount`), the table and JSON (`main`)
+"""
+from .model import CPUS, Cpu, Pipes, cycles_per_iteration  # noqa: F401
+from .report import KernelCount, count, count_all, main, table  # noqa: F401
+from .toolchain import FIXED_TARGETS, HOST, KERNELS, TARGETS, CompileFailed, llvm_mca  # noqa: F401
+from .x86 import MIX, classify, element_loop, pairwise_loop, parse  # noqa: F401

@@ -1,0 +1,133 @@
+"""Count every CPU kernel for each target and print the table (`nbsymple cpu-asm`) or JSON."""
+from dataclasses import asdict, dataclass
+import json
+from pathlib import Path
+import sys
+
+from .model import CPUS, mca, predict
+from .toolchain import KERNELS, TARGETS, compile_targets, llvm_mca
+from .x86 import MIX, classify, element_loop, memory_reads, mix, pairwise_loop
+
+_ELEMENT_BITS = {"sp": 32, "dsp": 32, "dp": 64}
+
+
+@dataclass
+class KernelCount:
+    """One kernel's hot loop on one target; "per interaction" is per element for galactic and
+    axpy."""
+    target: str             # "host" or one of FIXED_TARGETS
+    cpu: str                # LLVM's name of the CPU compiled for (the host's own name for "host")
+    kernel: str             # pairwise, galactic, axpy
+    precision: str          # sp, dp, dsp (galactic and axpy: dp)
+    instructions_per_interaction: float
+    mix_per_interaction: dict           # MIX class -> instructions
+    memory_reads_per_interaction: float  # loads and folded memory operands
+    loop_instructions: int
+    interactions_per_loop: int
+    lanes: int              # of the precision's floats in the widest arithmetic instruction
+    vector_bits: int        # widest vector register in the loop
+    predicted_cycles_per_interaction: float | None    # None: no figures for this CPU
+    bound: str | None       # the group of pipes that bounds the prediction
+    mca_cycles_per_interaction: float | None
+    mca_note: str | None    # why there is no llvm-mca figure
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool) -> KernelCount:
+    """Count one kernel's assembly (`tool`: `toolchain.llvm_mca()`)."""
+    if kernel == "pairwise":
+        loop = pairwise_loop(asm)
+        n = loop.rsqrt_lanes()          # one reciprocal square root per interaction
+    else:
+        loop = element_loop(asm, 8)
+        n = loop.elements(8)
+    arithmetic = [i for i in loop.body if classify(i) in ("fma", "mul", "add")]
+    lanes = max((i.lanes(_ELEMENT_BITS[precision]) for i in arithmetic), default=1)
+    cycles, bound = predict(loop, n, CPUS.get(cpu))
+    mca_cycles, note = mca(loop, n, cpu, tool)
+    return KernelCount(target, cpu, kernel, precision, round(len(loop.body) / n, 4),
+                       {k: round(v / n, 4) for k, v in mix(loop.body).items()},
+                       round(len(memory_reads(loop.body)) / n, 4), len(loop.body), n, lanes,
+                       max((i.bits for i in loop.body), default=0),
+                       None if cycles is None else round(cycles, 4), bound,
+                       None if mca_cycles is None else round(mca_cycles, 4), note)
+
+
+def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
+    """Compile every kernel for each target (`"host"` and `FIXED_TARGETS`) and count it; with
+    `keep`, write each kernel's assembly as keep/<target>_<kernel>_<precision>.s."""
+    targets = tuple(dict.fromkeys(targets))
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
+    tool = llvm_mca()
+    compiled = compile_targets(targets)
+    rows = []
+    for target in targets:
+        cpu, assembly = compiled[target]
+        for kernel, precision in KERNELS:
+            asm = assembly[f"{kernel}_{precision}"]
+            rows.append(count(target, cpu, kernel, precision, asm, tool))
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"{target}_{kernel}_{precision}.s").write_text(asm)
+    return rows
+
+
+_SHORT = {"sqrt_div": "sq/dv", "convert": "cvt", "shuffle": "shuf", "integer": "int"}
+
+
+def table(rows: list[KernelCount]) -> str:
+    """One line per kernel and target: instructions per interaction, the mix, the predictions."""
+    head = (f"{'target':15}{'cpu':15}{'kernel':9}{'prec':5}{'lanes':>5}{'instr':>7}"
+            + "".join(f"{_SHORT.get(c, c):>6}" for c in MIX) + f"{'predicted':>10}  {'bound':8}{'mca':>7}")
+    lines = [head]
+    for r in rows:
+        m = r.mix_per_interaction
+        predicted = f"{r.predicted_cycles_per_interaction:10.3f}  {r.bound:8}" if r.bound else f"{'-':>10}  {'-':8}"
+        lines.append(f"{r.target:15}{r.cpu:15}{r.kernel:9}{r.precision:5}{r.lanes:5d}"
+                     f"{r.instructions_per_interaction:7.3f}" + "".join(f"{m[c]:6.3f}" for c in MIX)
+                     + predicted + (f"{r.mca_cycles_per_interaction:7.3f}" if r.mca_note is None else f"{'-':>7}"))
+    return "\n".join(lines)
+
+
+def notes(rows: list[KernelCount]) -> list[str]:
+    """What the columns mean and why a figure is missing, one line each."""
+    lines = ["instructions per pair interaction in the hot loop (galactic, axpy: per element), by class; "
+             "predicted and mca: core cycles per interaction (pipe-bound model; llvm-mca on the loop alone)"]
+    seen = set()
+    for r in rows:
+        if r.bound is None and ("figures", r.cpu) not in seen:
+            seen.add(("figures", r.cpu))
+            lines.append(f"{r.target} ({r.cpu}): no figures for this CPU, counted only (figures for "
+                         f"{', '.join(CPUS)})")
+        if r.mca_note and ("mca", r.cpu, r.mca_note) not in seen:
+            seen.add(("mca", r.cpu, r.mca_note))
+            lines.append(f"llvm-mca, {r.target} ({r.cpu}): {r.mca_note}")
+    calls = sorted({r.mix_per_interaction["call"] for r in rows if r.kernel == "galactic"})
+    if any(calls):
+        lines.append(f"galactic: what its {' or '.join(f'{c:g}' for c in calls)} calls per element (pow) run is "
+                     "not counted; its prediction is a lower bound")
+    return lines
+
+
+def main(targets=TARGETS, as_json: bool = False, keep: Path | None = None, out=None) -> int:
+    """`nbsymple cpu-asm`: count every CPU kernel for `targets` and print the table (or JSON)."""
+    out = out or sys.stdout
+    rows = count_all(targets, keep=keep)
+    if as_json:
+        out.write(json.dumps([dict(r.as_dict(), model=CPUS[r.cpu].as_dict() if r.cpu in CPUS else None)
+                              for r in rows], allow_nan=False) + "\n")
+        return 0
+    for cpu in dict.fromkeys(r.cpu for r in rows):
+        if cpu in CPUS:
+            c = CPUS[cpu]
+            print(f"{cpu}: {c.description}; issue {c.issue} per cycle", file=out)
+    print(table(rows), file=out)
+    print("\n".join(notes(rows)), file=out)
+    if keep is not None:
+        print(f"assembly of each kernel in {keep}/<target>_<kernel>_<precision>.s", file=out)
+    return 0
+

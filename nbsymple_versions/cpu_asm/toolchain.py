@@ -1,0 +1,111 @@
+"""Compile the CPU kernels of `serial/kernels.py` (version A's serial build, the same sources B
+threads) for a target CPU and return their assembly; and find llvm-mca.
+
+Each target is compiled in a child process of its own, because numba reads its target CPU when
+it is imported. A fixed target (`FIXED_TARGETS`) gets `NUMBA_CPU_NAME=<target>` with
+`NUMBA_CPU_FEATURES=""` (the named CPU's own features; with the name alone numba keeps the
+host's), optimisation level 3 and no Intel SVML, and no other `NUMBA_*` setting of the caller:
+its code depends only on numba and llvmlite, not on the machine. The host (`"host"`) is
+compiled with numba's defaults for this machine's CPU (none of the caller's `NUMBA_*` either).
+Every kernel is compiled with an explicit signature, the array layouts the pipelines pass
+(contiguous rows), so a target CPU need not be able to run the code.
+"""
+import json
+import os
+from pathlib import Path
+import re
+import shutil
+import subprocess
+import sys
+
+FIXED_TARGETS = ("haswell", "skylake-avx512", "znver4")
+HOST = "host"
+TARGETS = (HOST, *FIXED_TARGETS)
+
+# (kernel, precision) in the order of the report; the O(N) kernels are float64 ("dp")
+KERNELS = (("pairwise", "sp"), ("pairwise", "dp"), ("pairwise", "dsp"), ("galactic", "dp"), ("axpy", "dp"))
+
+
+class CompileFailed(RuntimeError):
+    """The child that compiles a target failed: its last lines say why."""
+
+
+def _signature(kernel: str, precision: str):
+    from numba import float32, float64, int64, void
+    if kernel == "pairwise":        # x, y, z, xl, yl, zl, m, eps2, start, ax, ay, az
+        real = float32 if precision in ("sp", "dsp") else float64
+        return void(*[real[::1]] * 7, real, int64, *[float64[::1]] * 3)
+    if kernel == "galactic":        # x, y, z, ax, ay, az, length_scale, accel_scale
+        return void(*[float64[::1]] * 6, float64, float64)
+    return void(float64[::1], float64[::1], float64)      # axpy: y, x, h
+
+
+def print_assembly() -> None:
+    """In the child: compile every kernel of `KERNELS` for the CPU numba was started for and print
+    {"cpu": LLVM's name of it, "assembly": {"<kernel>_<precision>": text}} as JSON on stdout."""
+    import llvmlite.binding as llvm
+    from numba.core import config
+
+    from ..serial.kernels import SERIAL as kernels
+    assembly = {}
+    for kernel, precision in KERNELS:
+        dispatcher = kernels.pairwise[precision] if kernel == "pairwise" else getattr(kernels, kernel)
+        signature = _signature(kernel, precision)
+        dispatcher.compile(signature)
+        assembly[f"{kernel}_{precision}"] = dispatcher.inspect_asm(signature.args)
+    cpu = config.CPU_NAME or llvm.get_host_cpu_name()
+    json.dump({"cpu": cpu, "assembly": assembly}, sys.stdout)
+
+
+def environment(target: str) -> dict[str, str]:
+    """The child's environment for `target` (see the module's docstring)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    root = str(Path(__file__).resolve().parents[2])          # the package importable from any folder
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
+    if target != HOST:
+        env.update(NUMBA_CPU_NAME=target, NUMBA_CPU_FEATURES="", NUMBA_OPT="3", NUMBA_DISABLE_INTEL_SVML="1")
+    return env
+
+
+def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
+    """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}), one child per target, run
+    side by side."""
+    command = [sys.executable, "-c", "from nbsymple_versions.cpu_asm.toolchain import print_assembly; "
+               "print_assembly()"]
+    children = {t: subprocess.Popen(command, env=environment(t), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True) for t in targets}
+    done = {}
+    try:
+        for target, child in children.items():
+            out, err = child.communicate(timeout=600)
+            if child.returncode != 0:
+                raise CompileFailed(f"compiling the CPU kernels for {target} failed: "
+                                    f"{err.strip().splitlines()[-1] if err.strip() else child.returncode}")
+            result = json.loads(out)
+            done[target] = (result["cpu"], result["assembly"])
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    return done
+
+
+def llvm_mca() -> tuple[str, int] | None:
+    """(path, LLVM major version) of llvm-mca on PATH (`llvm-mca`, else the newest `llvm-mca-NN`),
+    or None."""
+    path = shutil.which("llvm-mca")
+    if path is None:
+        versioned = sorted({p.name for d in os.get_exec_path() if os.path.isdir(d)
+                            for p in Path(d).glob("llvm-mca-[0-9]*")}, key=lambda n: int(n.rsplit("-", 1)[1]))
+        path = shutil.which(versioned[-1]) if versioned else None
+    if path is None:
+        return None
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"LLVM version (\d+)", text)
+    return path, int(m.group(1)) if m else 0

@@ -1,0 +1,280 @@
+"""The CPU kernels' machine code (`nbsymple cpu-asm`): every kernel for the host and the fixed
+targets, compiled once for the module (~25 s on 2 cores, a child process per target).
+
+A fixed target's counts do not depend on the machine or on the caller's NUMBA_* settings; the
+AVX-512 targets use 512-bit registers where LLVM chooses them (znver4) and Haswell none; the
+float32 loops hold no float64 arithmetic; instructions per interaction lie in bands a broken
+loop finder (a remainder loop, the whole function, an iteration not divided by its lanes)
+falls outside of.
+"""
+import json
+import re
+
+import llvmlite.binding as llvm
+import pytest
+
+from cli_call import call
+from nbsymple_versions import cpu_asm
+from nbsymple_versions.cpu_asm import model, report, toolchain, x86
+
+# measured (numba 0.68, llvmlite 0.50): instructions per interaction (galactic, axpy: per element)
+# haswell 3.0, 7.75, 4.38, 29.5, 0.94; skylake-avx512 2.81, 7.38, 4.06, 29.8, 0.94;
+# znver4 1.41, 3.94, 1.97, 21.4, 0.47 (pairwise sp, dp, dsp, galactic, axpy)
+BANDS = {
+    "haswell": {"sp": (2.4, 3.8), "dp": (6.0, 9.5), "dsp": (3.5, 5.5), "galactic": (22, 38), "axpy": (0.7, 1.2)},
+    "skylake-avx512": {"sp": (2.2, 3.6), "dp": (5.8, 9.2), "dsp": (3.2, 5.1), "galactic": (22, 38),
+                       "axpy": (0.7, 1.2)},
+    "znver4": {"sp": (1.1, 1.8), "dp": (3.1, 4.9), "dsp": (1.5, 2.5), "galactic": (16, 27), "axpy": (0.35, 0.6)},
+    # any machine: AVX2 or AVX-512, 8 or 16 float32 lanes
+    "host": {"sp": (1.1, 3.8), "dp": (3.1, 9.5), "dsp": (1.5, 5.5), "galactic": (16, 38), "axpy": (0.35, 1.2)},
+}
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    """Every kernel for the host and the fixed targets, its assembly kept."""
+    keep = tmp_path_factory.mktemp("asm")
+    rows = cpu_asm.count_all(cpu_asm.TARGETS, keep=keep)
+    print(cpu_asm.table(rows))
+    return {(r.target, r.kernel, r.precision): r for r in rows}, keep
+
+
+def hot_loop(keep, target, kernel, precision):
+    text = (keep / f"{target}_{kernel}_{precision}.s").read_text()
+    return x86.pairwise_loop(text) if kernel == "pairwise" else x86.element_loop(text, 8)
+
+
+def test_every_kernel_for_the_host_and_the_fixed_targets(counted):
+    rows, keep = counted
+    assert cpu_asm.FIXED_TARGETS == ("haswell", "skylake-avx512", "znver4")
+    assert list(rows) == [(t, k, p) for t in cpu_asm.TARGETS for k, p in cpu_asm.KERNELS]
+    assert sorted(f.name for f in keep.iterdir()) == sorted(f"{t}_{k}_{p}.s" for t, k, p in rows)
+    for (target, kernel, precision), r in rows.items():
+        assert r.cpu == (llvm.get_host_cpu_name() if target == "host" else target)
+        low, high = BANDS[target][precision if kernel == "pairwise" else kernel]
+        assert low <= r.instructions_per_interaction <= high, r
+        assert sum(r.mix_per_interaction.values()) == pytest.approx(r.instructions_per_interaction, abs=1e-3)
+        loop = hot_loop(keep, target, kernel, precision)
+        element_bytes = 4 if precision in ("sp", "dsp") else 8
+        # interactions per iteration: rsqrt lanes (pairwise) and the induction variable agree
+        assert loop.elements(element_bytes) == r.interactions_per_loop and len(loop.body) == r.loop_instructions
+        assert r.lanes >= 4 and r.vector_bits >= 256            # vectorised: AVX2 or AVX-512
+
+
+def test_fixed_targets_do_not_depend_on_the_caller(counted, monkeypatch, tmp_path):
+    """A second, separate compile from another folder, with NUMBA_* settings that would change the
+    code if they reached the children, gives the same counts."""
+    rows, _ = counted
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NUMBA_CPU_NAME", "generic")
+    monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx512f")
+    monkeypatch.setenv("NUMBA_OPT", "0")
+    again = toolchain.compile_targets(cpu_asm.FIXED_TARGETS)
+    for target in cpu_asm.FIXED_TARGETS:
+        cpu, assembly = again[target]
+        assert cpu == target
+        for kernel, precision in cpu_asm.KERNELS:
+            second = cpu_asm.count(target, cpu, kernel, precision, assembly[f"{kernel}_{precision}"], tool=None)
+            first = rows[target, kernel, precision]
+            for name in ("instructions_per_interaction", "mix_per_interaction", "memory_reads_per_interaction",
+                         "loop_instructions", "interactions_per_loop", "lanes", "predicted_cycles_per_interaction",
+                         "bound"):
+                assert getattr(second, name) == getattr(first, name), (target, kernel, precision, name)
+
+
+def test_znver4_uses_zmm_and_haswell_no_avx512(counted):
+    rows, keep = counted
+    sp = hot_loop(keep, "znver4", "pairwise", "sp")
+    assert {i.mnemonic for i in sp.body if x86.classify(i) == "rsqrt"} == {"vrsqrt14ps"}
+    assert all(i.bits == 512 for i in sp.body if x86.classify(i) in ("fma", "mul", "add", "rsqrt"))
+    assert rows["znver4", "pairwise", "sp"].lanes == 16 and rows["haswell", "pairwise", "sp"].lanes == 8
+    avx512 = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]|\{1to|vrsqrt14|vrcp14|[xyz]mm\d+\{")
+    for kernel, precision in cpu_asm.KERNELS:
+        text = (keep / f"haswell_{kernel}_{precision}.s").read_text()
+        assert "%ymm" in text and not avx512.search(text), (kernel, precision)
+
+
+def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
+    rows, keep = counted
+    floating = ("fma", "mul", "add", "rsqrt", "sqrt_div", "convert")
+    for target in cpu_asm.TARGETS:
+        for precision in ("sp", "dsp"):
+            body = hot_loop(keep, target, "pairwise", precision).body
+            assert not [i for i in body if x86.classify(i) in floating and re.search(r"[ps]d$|2sd|2pd", i.mnemonic)]
+            assert rows[target, "pairwise", precision].mix_per_interaction["convert"] == 0
+        dp = hot_loop(keep, target, "pairwise", "dp").body
+        fmas = [i.mnemonic for i in dp if x86.classify(i) == "fma"]
+        assert sum(m.endswith("pd") for m in fmas) > 2 * sum(m.endswith("ps") for m in fmas) > 0
+
+
+def test_the_dp_seed_is_a_float32_rsqrt_between_two_conversions(counted):
+    """dp: r2 converted to float32, a float32 reciprocal square root estimate and Newton step,
+    converted back, then the float64 step: per 8 interactions on znver4 (8 float64 lanes, a
+    256-bit vrsqrtps), 13 float64 FMA-pipe instructions (9 FMA, 4 multiplies), 4 float32 ones
+    (the Newton step: 1 FMA, 3 multiplies), 2 conversions."""
+    rows, keep = counted
+    dp = hot_loop(keep, "znver4", "pairwise", "dp")
+    per8 = 8 / dp.rsqrt_lanes()
+    rsqrt = [i for i in dp.body if x86.classify(i) == "rsqrt"]
+    assert {(i.mnemonic, i.bits) for i in rsqrt} == {("vrsqrtps", 256)}
+    counts = {}
+    for i in dp.body:
+        c = x86.classify(i)
+        if c in ("fma", "mul", "convert"):
+            key = (c, i.mnemonic if c == "convert" else "f64" if i.mnemonic.endswith("pd") else "f32")
+            counts[key] = counts.get(key, 0) + per8
+    assert counts == {("fma", "f64"): 9, ("mul", "f64"): 4, ("fma", "f32"): 1, ("mul", "f32"): 3,
+                      ("convert", "vcvtpd2ps"): 1, ("convert", "vcvtps2pd"): 1}
+    assert rows["znver4", "pairwise", "dp"].lanes == 8
+
+
+def test_predictions_and_llvm_mca(counted):
+    rows, _ = counted
+    tool = toolchain.llvm_mca()
+    for target in cpu_asm.FIXED_TARGETS:
+        for kernel, precision in cpu_asm.KERNELS:
+            r = rows[target, kernel, precision]
+            assert r.predicted_cycles_per_interaction > 0
+            assert r.bound == {"pairwise": "fma", "galactic": "divider"}.get(kernel, r.bound)
+            assert kernel != "axpy" or r.bound in ("load", "store")
+            if tool is None:
+                assert r.mca_cycles_per_interaction is None and r.mca_note.startswith("llvm-mca not found")
+            elif target == "znver4" and tool[1] < 16:            # LLVM's Zen 4 model came with LLVM 16
+                assert r.mca_cycles_per_interaction is None and r.mca_note == f"not modelled by llvm-mca {tool[1]}"
+            else:
+                assert r.mca_note is None and r.mca_cycles_per_interaction > 0
+                if kernel != "galactic":          # the pipe bound and llvm-mca within a factor 2
+                    assert 0.5 < r.mca_cycles_per_interaction / r.predicted_cycles_per_interaction < 2, r
+    # Zen 4 sp: 26 FMA-pipe instructions and 2 rsqrt per 32 interactions, 512-bit: two turns each
+    assert rows["znver4", "pairwise", "sp"].predicted_cycles_per_interaction == pytest.approx(28 * 2 / 2 / 32)
+    if tool is None:
+        assert any("llvm-mca not found" in line for line in report.notes(list(rows.values())))
+
+
+# ------------------------------------------------------------------ the parser and the model
+
+LOOP = """
+kernel:
+	vxorps	%xmm0, %xmm0, %xmm0
+.LBB0_4:
+	vmovups	(%rsi,%rax,4), %zmm1
+	vsubps	%zmm2, %zmm1, %zmm1
+	vfmadd213ps	%zmm3, %zmm1, %zmm1
+	vrsqrt14ps	%zmm1, %zmm4
+	vmulps	(%rdx,%rax,4), %zmm4, %zmm4
+	vfmadd231ps	%zmm1, %zmm4, %zmm0
+	addq	$16, %rax
+	cmpq	%rax, %rcx
+	jne	.LBB0_4
+.LBB0_5:
+	vmovss	(%rsi,%rax,4), %xmm1
+	vrsqrtss	%xmm1, %xmm1, %xmm4
+	vfmadd231ss	%xmm1, %xmm4, %xmm0
+	incq	%rax
+	cmpq	%rax, %rcx
+	jne	.LBB0_5
+	retq
+.Lfunc_end0:
+wrapper:
+.LBB1_1:
+	vrsqrt14ps	%zmm1, %zmm4
+	vrsqrt14ps	%zmm1, %zmm4
+	jmp	.LBB1_1
+"""
+
+
+def test_the_hot_loop_is_the_vector_main_loop():
+    """16 lanes per iteration beat the scalar remainder loop; the wrapper after the kernel is not read."""
+    loop = x86.pairwise_loop(LOOP)
+    assert (len(loop.body), loop.rsqrt_lanes(), loop.elements(4)) == (9, 16, 16)
+    mix = x86.mix(loop.body)
+    assert {k: v for k, v in mix.items() if v} == {"load": 1, "add": 1, "fma": 2, "rsqrt": 1, "mul": 1, "integer": 3}
+    assert [i for i in x86.memory_reads(loop.body)] == [loop.body[0], loop.body[4]]
+    assert x86.element_loop(LOOP, 4).start == loop.start
+    with pytest.raises(ValueError, match="no loop with a reciprocal square root"):
+        x86.pairwise_loop("f:\n\tvmovups (%rax), %ymm0\n\tretq\n")
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("vfnmadd213pd %zmm1, %zmm2, %zmm3", "fma"), ("vmulpd 64(%r10,%rdi,8), %zmm5, %zmm5", "mul"),
+    ("vminpd %zmm1, %zmm0, %zmm0", "add"), ("vsqrtsd %xmm1, %xmm1, %xmm2", "sqrt_div"),
+    ("vcvtpd2ps %zmm29, %ymm4", "convert"), ("vbroadcastss %xmm9, %zmm12", "shuffle"),
+    ("vbroadcastsd (%r15), %zmm1", "load"), ("vmovupd %zmm1, (%r12,%rbx,8)", "store"),
+    ("vmovaps %zmm21, %zmm27", "move"), ("movq 1584(%rsp), %rax", "load"), ("leaq 8(%rax), %rax", "integer"),
+    ("callq *%r14", "call"), ("vxorpd %xmm0, %xmm0, %xmm0", "other"), ("vextractf32x4 $3, %zmm0, %xmm0", "shuffle"),
+])
+def test_classes(line, kind):
+    (ins,), _ = x86.parse("\t" + line.replace(" ", "\t", 1))
+    assert x86.classify(ins) == kind
+
+
+def test_the_pipe_model():
+    """Zen 4 runs a 512-bit FMA as two 256-bit halves on its two FMA pipes, a 256-bit one in one
+    turn; Haswell's add shares port 1 with the FMAs."""
+    code, _ = x86.parse("\tvfmadd231ps\t%zmm1, %zmm2, %zmm3\n\tvfmadd231ps\t%zmm1, %zmm2, %zmm4\n"
+                        "\tvaddps\t%ymm1, %ymm2, %ymm3\n\tvrsqrt14ps\t%zmm1, %zmm2\n\tcmpq\t%rax, %rcx\n\tjne\t.L\n")
+    zen4 = model.cycles_per_iteration(code, model.CPUS["znver4"])
+    assert zen4["fma"] == (2 * 2 + 2) / 2 and zen4["add"] == 0.5 and zen4["rsqrt"] == 2 and zen4["issue"] == 5 / 6
+    code, _ = x86.parse("\tvfmadd231ps\t%ymm1, %ymm2, %ymm3\n\tvfmadd231ps\t%ymm1, %ymm2, %ymm4\n"
+                        "\tvaddps\t%ymm1, %ymm2, %ymm3\n")
+    haswell = model.cycles_per_iteration(code, model.CPUS["haswell"])
+    assert haswell["fma"] == 3 / 2 and haswell["add"] == 1
+    assert set(model.CPUS) >= set(cpu_asm.FIXED_TARGETS)
+
+
+def test_without_llvm_mca_the_report_says_so(counted, monkeypatch):
+    _, keep = counted
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain.os, "get_exec_path", lambda: [])
+    assert toolchain.llvm_mca() is None
+    text = (keep / "haswell_pairwise_sp.s").read_text()
+    r = cpu_asm.count("haswell", "haswell", "pairwise", "sp", text, tool=None)
+    assert r.mca_cycles_per_interaction is None and r.predicted_cycles_per_interaction > 0
+    assert r.mca_note == "llvm-mca not found: no llvm-mca figure (install LLVM's llvm-mca, e.g. Debian's llvm-14)"
+    assert f"llvm-mca, haswell (haswell): {r.mca_note}" in report.notes([r])
+
+
+# ------------------------------------------------------------------ the command
+
+def test_cli_json_table_and_keep(counted, monkeypatch, tmp_path):
+    rows, _ = counted
+    seen = {}
+
+    def fake_count_all(targets, keep=None):
+        seen.update(targets=targets, keep=keep)
+        return [r for r in rows.values() if r.target in targets]
+    monkeypatch.setattr(report, "count_all", fake_count_all)
+    rc, out, err = call(["cpu-asm", "--json", "--keep", tmp_path / "k"])
+    assert rc == 0 and err == "" and seen == {"targets": cpu_asm.TARGETS, "keep": tmp_path / "k"}
+    assert (tmp_path / "k").is_dir()
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert len(doc) == 20 and {(o["target"], o["kernel"], o["precision"]) for o in doc} == set(rows)
+    for o in doc:
+        assert {"target", "cpu", "kernel", "precision", "instructions_per_interaction", "mix_per_interaction", "lanes",
+                "predicted_cycles_per_interaction", "bound", "mca_cycles_per_interaction", "mca_note",
+                "model"} <= set(o)
+        assert set(o["mix_per_interaction"]) == set(x86.MIX)
+        if o["target"] != "host":
+            assert o["model"]["name"] == o["target"] and o["model"]["pipes"]["fma"]["count"] == 2
+    rc, out, err = call(["cpu-asm", "--target", "znver4"])
+    assert rc == 0 and seen["targets"] == ("znver4",)
+    lines = out.splitlines()
+    assert lines[0].startswith("znver4: AMD Zen 4") and len([x for x in lines if x.startswith("znver4    ")]) == 5
+    assert "galactic: what its 2 calls per element (pow) run is not counted" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--target", "pentium"], "argument --target: invalid choice: 'pentium'"),
+    (["--keep", ""], "argument --keep: needs a file or folder name"),
+])
+def test_cli_mistakes_are_one_sentence(argv, words):
+    rc, out, err = call(["cpu-asm", *argv])
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith("nbsymple cpu-asm: ") and words in lines[0]
+
+
+def test_cli_unwritable_keep_is_one_sentence(tmp_path):
+    (tmp_path / "file").write_text("")
+    rc, out, err = call(["cpu-asm", "--keep", tmp_path / "file" / "asm"])
+    assert rc == 2 and out == "" and err.startswith("nbsymple cpu-asm: cannot write assembly into ")
+    assert len(err.strip().splitlines()) == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -1,0 +1,98 @@
+"""A machine's name carries its CPU microarchitecture beside the ISA, cores and GPUs, so that two
+machines of one model name and ISA (Zen 4 and Zen 5 both say "AMD EPYC", avx512) keep apart
+series; `tools.migrate` renames committed results to such a name without re-running them."""
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import llvmlite.binding
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from nbsymple_versions import provenance  # noqa: E402
+from tools import migrate, tracking  # noqa: E402
+
+REFERENCE_MACHINE = "amd-epyc-znver4-avx512-2cores-nogpu"
+
+
+@pytest.fixture
+def host(monkeypatch):
+    """A fixed CPU model, ISA, core count and no GPU; the host CPU name is the test's to set
+    (`host(name)`), with cpu_uarch's cache cleared around it."""
+    monkeypatch.delenv("BENCH_MACHINE", raising=False)
+    monkeypatch.delenv("NBSYMPLE_BENCH_THREADS", raising=False)
+    monkeypatch.setattr(provenance, "cpu_model", lambda: "AMD EPYC")
+    monkeypatch.setattr(provenance, "vector_isa", lambda: "avx512")
+    monkeypatch.setattr(provenance, "gpus", lambda: ([], ""))
+    monkeypatch.setattr(provenance.os, "cpu_count", lambda: 2)
+
+    def set_host(name):
+        provenance.cpu_uarch.cache_clear()
+        monkeypatch.setattr(llvmlite.binding, "get_host_cpu_name", lambda: name)
+    yield set_host
+    provenance.cpu_uarch.cache_clear()
+
+
+def test_this_machines_name_carries_its_microarchitecture(monkeypatch):
+    monkeypatch.delenv("BENCH_MACHINE", raising=False)
+    uarch = provenance.cpu_uarch()
+    assert uarch and uarch != "unknown"
+    assert f"-{uarch}-{provenance.vector_isa()}-" in provenance.machine_name([])
+    info = tracking.machine_info()
+    assert info["uarch"] == uarch and uarch in info["machine"]
+    assert provenance.describe(gpu=False)["uarch"] == uarch
+
+
+def test_zen4_and_zen5_get_different_names(host):
+    names = {}
+    for uarch in ("znver4", "znver5"):
+        host(uarch)
+        names[uarch] = tracking.machine_info()
+        assert names[uarch]["uarch"] == uarch
+    assert names["znver4"]["machine"] == REFERENCE_MACHINE
+    assert names["znver5"]["machine"] == "amd-epyc-znver5-avx512-2cores-nogpu"
+
+
+def test_without_llvm_the_family_and_model_name_the_microarchitecture(host, monkeypatch):
+    def no_llvm():
+        raise OSError("no LLVM")
+    host("")
+    monkeypatch.setattr(llvmlite.binding, "get_host_cpu_name", no_llvm)
+    monkeypatch.setattr(provenance, "_cpuinfo", lambda: {"vendor_id": "AuthenticAMD", "cpu family": "26", "model": "2"})
+    assert provenance.cpu_uarch() == "amd-f26m2"
+    provenance.cpu_uarch.cache_clear()
+    monkeypatch.setattr(provenance, "_cpuinfo", lambda: {})
+    assert provenance.cpu_uarch() == "unknown"
+    provenance.cpu_uarch.cache_clear()
+    host("generic")                      # LLVM's name for a CPU it does not know
+    assert provenance.cpu_uarch() == "unknown"
+
+
+def test_migrate_renames_a_machine_and_keeps_its_history(tmp_path):
+    """The committed reference run, migrated again as if it came from Zen 5: the folder,
+    machine.json and every result's machine fields take the new name; values and provenance
+    stay; a folder whose machine.json lacks a microarchitecture is refused without one."""
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    old_folder = results / REFERENCE_MACHINE
+    old_files = {p.name: json.loads(p.read_text()) for p in old_folder.glob("*-existing-*.json")}
+    new_folder = migrate.migrate(old_folder, uarch="znver5", evidence="a test")
+    assert new_folder.name == "amd-epyc-znver5-avx512-2cores-nogpu" and not old_folder.exists()
+    machine = json.loads((new_folder / "machine.json").read_text())
+    assert (machine["machine"], machine["uarch"], machine["isa"]) == (new_folder.name, "znver5", "avx512")
+    for name, old in old_files.items():
+        new = json.loads((new_folder / name).read_text())
+        assert new["params"] == dict(old["params"], machine=new_folder.name, uarch="znver5")
+        assert new["results"] == old["results"]
+        assert new["provenance"][:-1] == old["provenance"]
+        assert new["provenance"][-1] == {"migrated_from": f"{REFERENCE_MACHINE}/{name}", "uarch": "znver5",
+                                         "note": "machine renamed to today's identity; values untouched",
+                                         "evidence": "a test"}
+    machine.pop("uarch")
+    (new_folder / "machine.json").write_text(json.dumps(machine))
+    with pytest.raises(ValueError, match="--uarch"):
+        migrate.migrate(new_folder, dry_run=True)

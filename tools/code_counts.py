@@ -1,0 +1,86 @@
+"""The gate's deterministic tier: machine instructions per interaction of every kernel of a tree,
+counted for fixed targets, so that two counts of the same code agree on every machine whatever
+its load (the timing tier's noise is 4-20 % on a shared machine, and 150 % under contention).
+
+- CPU: `nbsymple cpu-asm`'s fixed targets (`cpu_asm.FIXED_TARGETS`: an AVX2, an AVX-512 and a
+  Zen 4 target), every CPU kernel (pairwise sp, dp, dsp; galactic; axpy), per interaction or
+  per element;
+- GPU: `nbsymple gpu-asm` for sm_90 (the H200), every kernel of both backends, where the CUDA
+  assembler and disassembler are installed (the test extra installs them).
+
+A tree is counted in a subprocess that imports its own package (PYTHONPATH), so BASE is counted
+with BASE's kernels and compilers' settings; a tree from before `cpu_asm` or without the CUDA
+tools has no counts of that kind, and the tier says so. A count that rises by more than
+`TOLERANCE` is a regression: the smallest change in the machine code of a CPU loop (one vector
+instruction per 8 to 32 interactions) moves its count by 1.5 % or more, and a GPU loop's by
+about 1/14.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TOLERANCE = 0.01
+GPU_ARCH = "sm_90"
+
+# run in a subprocess with the tree's package first on the path; prints {name: count} and, for a
+# kind it could not count, {"missing": {kind: why}}
+_COUNT = r'''
+import json, sys
+counts, missing = {}, {}
+try:
+    from nbsymple_versions import cpu_asm
+except ImportError as e:
+    missing["cpu"] = f"its package has no cpu_asm ({e})"
+else:
+    for r in cpu_asm.count_all(cpu_asm.FIXED_TARGETS):
+        counts[f"cpu-asm {r.target} {r.kernel} {r.precision}"] = r.instructions_per_interaction
+try:
+    from nbsymple_versions import gpu_asm
+    rows = gpu_asm.count_all(sys.argv[1])
+except ImportError as e:
+    missing["gpu"] = f"its package has no gpu_asm ({e})"
+except Exception as e:     # the CUDA tools missing, or a compiler this tree's code does not suit
+    missing["gpu"] = f"{type(e).__name__}: {e}"
+else:
+    for r in rows:
+        counts[f"gpu-asm {r.arch} {r.backend} {r.kernel} {r.precision}"] = r.instructions_per_interaction
+print(json.dumps({"counts": counts, "missing": missing}))
+'''
+
+
+class CountsFailed(RuntimeError):
+    """A tree's kernels could not be counted (one sentence)."""
+
+
+def count_tree(tree: Path, arch: str = GPU_ARCH) -> tuple[dict, dict]:
+    """({name: instructions per interaction}, {kind: why not counted}) of the package in `tree`."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    r = subprocess.run([sys.executable, "-c", _COUNT, arch], cwd=tree, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise CountsFailed(f"the kernels of {tree.name} could not be counted ({last})")
+    data = json.loads(r.stdout.strip().splitlines()[-1])
+    return data["counts"], data["missing"]
+
+
+def compare(base: dict, head: dict, tolerance: float = TOLERANCE) -> tuple[list, list]:
+    """(rows, risen): rows (name, base, head, ratio) of every count both sides have, and the
+    names whose count rose by more than `tolerance`."""
+    rows, risen = [], []
+    for name in sorted(set(base) & set(head)):
+        b, h = base[name], head[name]
+        ratio = h / b if b else float("inf") if h else 1.0
+        rows.append((name, b, h, ratio))
+        if ratio > 1 + tolerance:
+            risen.append(name)
+    return rows, risen
+
+
+def table(rows, risen, out=sys.stdout):
+    """The compared counts; + marks a rise beyond the tolerance, - a fall."""
+    print(f"{'':2}{'BASE':>8} {'HEAD':>8} {'ratio':>6}  instructions per interaction", file=out)
+    for name, b, h, ratio in rows:
+        mark = "+" if name in risen else "-" if ratio < 1 - TOLERANCE else " "
+        print(f"{mark:2}{b:8.4f} {h:8.4f} {ratio:6.3f}  {name}", file=out)
