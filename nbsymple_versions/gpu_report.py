@@ -4,11 +4,13 @@ On a real GPU it takes well under 3 minutes: C, D and E in sp, dp and dsp agains
 reference, then for N = 2^14, 2^16, 2^17 and each precision the pairwise rate of the GPU kernel
 (interactions per second, GFLOP/s at 20 flops per interaction: core/vocabulary.py), the transfer time per force
 evaluation (positions up, accelerations down) and the time per leapfrog step of C, D and E;
-last, the rates of the tiled and the plain kernel side by side, with the largest difference
-between their accelerations (the net effect of tiling, cross-checked). `--backend cupy` runs all
-of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`).
-Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`); the
-simulator's numbers mean nothing.
+then the rates of the tiled and the plain kernel side by side, with the largest difference
+between their accelerations (the net effect of tiling, cross-checked); last, the GPU peers on the
+same bodies: NVIDIA Warp's tile N-body kernel and a plain Warp kernel (`peers_warp.py`), checked
+against the float64 reference first, then timed beside the C/D and E kernels with the ratios.
+`--backend cupy` runs all of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`).
+Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`), without
+the Warp peers; the simulator's numbers mean nothing.
 """
 import argparse
 import sys
@@ -124,6 +126,10 @@ def main(argv=None) -> int:
             print(f"{n:>7} {precision:4} {rate:>14.3e} {rate * FLOPS / 1e9:>9.1f} {transfer_s * 1e3:>11.3f}"
                   + "".join(f" {t * 1e3:>10.3f}" for t in steps), flush=True)
     failed += _tiling(version, args)
+    if sim:
+        print("\nWarp peers: skipped under the CUDA simulator (Warp runs on a GPU or on its own CPU device)")
+    else:
+        _warp_peers(args, validate_n)
     if failed:
         print(f"\nnbsymple check --gpu-report: {failed} validation(s) failed", file=sys.stderr)
         return 1
@@ -159,6 +165,79 @@ def _tiling(version, args) -> int:
                   f"{rates['tiled'] / rates['plain']:>11.2f} {diff:>11.1e}  {'agree' if agree else 'DIFFER'}",
                   flush=True)
     return disagree
+
+
+def _suite_kernels(state, precision, args) -> dict:
+    """{"C/D": C's (and D's) GPU engine, "E": E's, the Galaxy in its kernel} for `state`."""
+    options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
+    engines = {}
+    for name, letter in (("C/D", "C"), ("E", "E")):
+        forces = get_version(letter).pipeline(state, precision, **options, **_devices(letter, args.devices))
+        forces.warm_up(state.x)
+        engines[name] = forces.backend
+    return engines
+
+
+def _kernel_rate(engine, x, min_seconds) -> tuple[float, np.ndarray]:
+    """(interactions per second of `engine.compute`, synchronised, on positions x (3, N) uploaded
+    once; its accelerations (N, 3)) for a suite engine or a `peers_warp.WarpForces` alike."""
+    engine.upload(x)
+    engine.compute()                     # warm
+    n, out = x.shape[1], np.empty_like(x)
+    rate = float(n) * n / _repeat(engine.compute, min_seconds)
+    engine.download(out)
+    return rate, out.T.copy()
+
+
+def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
+    """The GPU peers on the same bodies: NVIDIA Warp's tile N-body kernel (its example
+    `example_tile_nbody.py`, the tiling this suite follows) and a plain Warp kernel, sp and dp.
+    Each is first checked against the float64 reference on a fresh cluster of `validate_n` bodies
+    (where the suite's validation puts that precision); one that fails is reported, not timed.
+    Then, per N and precision, the kernel rates of C/D, E and Warp (warm, synchronised), the
+    suite's over Warp tile's, and the largest difference of Warp's accelerations from C's. A peer
+    that is missing or wrong is reported; it does not change the exit status."""
+    from .core import reference
+    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+    try:
+        from . import peers_warp
+    except ImportError as exc:
+        print(f"\nWarp peers: skipped: {exc} (pip install warp-lang, or the 'peers' extra)")
+        return
+    ok, reason = peers_warp.availability(device)
+    if not ok:
+        print(f"\nWarp peers: skipped: {reason}")
+        return
+    print(f"\nWarp peers: NVIDIA Warp {peers_warp.wp.__version__} on {device}, tile kernel (Warp's example, "
+          f"tile {peers_warp.EXAMPLE_TILE}) and plain kernel, against the float64 reference, n = {validate_n}")
+    checked = []
+    for precision in peers_warp.WARP_PRECISIONS:
+        state = make_cluster(validate_n, radius_kpc=FRAME_KPC[precision])
+        ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+        for kind in peers_warp.KERNELS:
+            err, ok = peers_warp.check(peers_warp.WarpForces(state.m, state.eps, precision, kind, device), state, ref)
+            if ok:
+                checked.append((kind, precision))
+            print(f"  Warp {kind:5s} {precision:3s}  max relative error {err:.2e}  tolerance "
+                  f"{TOLERANCE[precision]:.0e}  {'ok' if ok else 'DISAGREES (not timed)'}")
+    print(f"{'':7}{'N':>7} {'prec':4} {'C/D int/s':>12} {'E int/s':>12} {'tile int/s':>12} {'plain int/s':>12} "
+          f"{'C/D / tile':>10} {'E / tile':>9} {'difference':>11}")
+    dash = "—"
+    for n in args.sizes:
+        for precision in peers_warp.WARP_PRECISIONS:
+            state = make_cluster(n, seed=2011, exact_potential=False, radius_kpc=FRAME_KPC[precision])
+            engines = _suite_kernels(state, precision, args)
+            engines.update({kind: peers_warp.WarpForces(state.m, state.eps, precision, kind, device)
+                            for kind in peers_warp.KERNELS if (kind, precision) in checked})
+            rates, acc = {}, {}
+            for name, engine in engines.items():
+                rates[name], acc[name] = _kernel_rate(engine, state.x, args.min_seconds)
+            warp = [k for k in peers_warp.KERNELS if k in rates]
+            diff = max((max_relative_error(acc[k], acc["C/D"]) for k in warp), default=float("nan"))
+            cells = [f"{rates[k]:>12.3e}" if k in rates else f"{dash:>12}" for k in ("C/D", "E", "tile", "plain")]
+            ratios = [f"{rates[k] / rates['tile']:>{w}.2f}" if "tile" in rates else f"{dash:>{w}}"
+                      for k, w in (("C/D", 10), ("E", 9))]
+            print(f"{'Warp':7}{n:>7} {precision:4} {' '.join(cells)} {' '.join(ratios)} {diff:>11.1e}", flush=True)
 
 
 if __name__ == "__main__":

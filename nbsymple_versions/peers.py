@@ -1,4 +1,4 @@
-"""Side-by-side pairwise-force throughput: this suite's versions A and B against peer codes.
+"""Side-by-side pairwise-force throughput: this suite's versions (A, B; on a GPU also C, D, E) against peer codes.
 
     python -m nbsymple_versions.peers              # N = 4096 and 16384, one Markdown table
     python -m nbsymple_versions.peers --n 1024 --repeats 3
@@ -15,8 +15,15 @@ masses, softening, G = 1): a_i = sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)
   third law and evaluates each pair once, so it gets two rows: its wall-time rate in N^2
   interactions per second (comparable with every other row) and its rate in pairs actually
   evaluated, N (N - 1) / 2 per second.
-- `Warp` (sp, dp): NVIDIA Warp on the CPU, a plain `wp.kernel` over `wp.vec3` / `wp.vec3d`,
-  one thread per target. Its kernel cache goes to a temporary folder, never into the repo.
+- `Warp` (sp, dp): NVIDIA Warp on the CPU, its plain kernel (`peers_warp.py`: one thread per
+  target). Its kernel cache goes to a temporary folder, never into the repo.
+
+On a GPU machine (where Warp sees a CUDA device; `--gpu` / `--no-gpu` decide otherwise) the GPU
+field joins on the same bodies: this suite's `C`, `D`, `E` (sp, dp, dsp; pairwise evaluations as
+the integrator calls them, transfers included; E's first, checked call has the Galaxy its kernel
+adds taken off) and `Warp-GPU-tile`, `Warp-GPU-plain` (sp, dp): Warp's tile N-body kernel of its
+own example and a plain Warp kernel (`peers_warp.py`), positions up and accelerations down
+included, synchronised before the clock is read.
 
 Peers are optional: a missing one gives a row "skipped: <reason>". Every candidate's first
 (warm-up) result is compared with the float64 reference on the very input it is then timed
@@ -30,7 +37,6 @@ import importlib.util
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable
@@ -42,7 +48,7 @@ from .core.ics import make_cluster
 from .core.vocabulary import PRECISIONS
 from .provenance import machine_line
 from .validation import TOLERANCE, max_relative_error
-from .versions import CPU_LETTERS, VersionUnavailable, get_version
+from .versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 
 DEFAULT_NS = (4096, 16384)
 DEFAULT_REPEATS = 5
@@ -121,10 +127,14 @@ def _suite_builder(letter: str, precision: str):
         forces = get_version(letter).pipeline(state, precision)
         x = state.x
         out = np.zeros_like(x)
+        # E's kernel adds the Galaxy: its first (checked) call takes the float64 field off, as
+        # validation does; the timed calls return what the kernel gives
+        galaxy = [reference.galactic_acceleration(state.positions, state.units)] \
+            if forces.backend.includes_galactic else []
 
         def run():
             forces.pairwise(x, out)
-            return out.T
+            return out.T - galaxy.pop() if galaxy else out.T
         return run
     return build
 
@@ -179,73 +189,32 @@ def _rebound_build(state):
     return timed
 
 
-# --- NVIDIA Warp on the CPU -----------------------------------------------------------------
+# --- NVIDIA Warp (`peers_warp.py`, imported only where a Warp candidate is asked for) ----------
 
-WARP_CACHE_ENV = "NBSYMPLE_WARP_CACHE"
-_WARP = {}
-
-
-def warp_cache_dir() -> str:
-    """Where Warp's kernel cache goes: $NBSYMPLE_WARP_CACHE, else a folder in the temp dir."""
-    return os.environ.get(WARP_CACHE_ENV) or os.path.join(tempfile.gettempdir(), "nbsymple-warp-cache")
-
-
-def _warp_kernels():
-    """Import and initialise Warp (once) and define the two kernels."""
-    if _WARP:
-        return _WARP["wp"], _WARP["kernels"]
-    import warp as wp
-
-    wp.config.kernel_cache_dir = warp_cache_dir()
-    wp.config.log_level = wp.LOG_WARNING
-    wp.init()
-
-    @wp.kernel
-    def acceleration_f32(pos: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.float32),
-                         eps2: wp.float32, out: wp.array(dtype=wp.vec3)):
-        i = wp.tid()
-        xi = pos[i]
-        a = wp.vec3(0.0, 0.0, 0.0)
-        for j in range(pos.shape[0]):
-            d = pos[j] - xi
-            rinv = 1.0 / wp.sqrt(wp.dot(d, d) + eps2)
-            a = a + (m[j] * rinv * rinv * rinv) * d
-        out[i] = a
-
-    @wp.kernel
-    def acceleration_f64(pos: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.float64),
-                         eps2: wp.float64, out: wp.array(dtype=wp.vec3d)):
-        i = wp.tid()
-        xi = pos[i]
-        a = wp.vec3d(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0))
-        for j in range(pos.shape[0]):
-            d = pos[j] - xi
-            rinv = wp.float64(1.0) / wp.sqrt(wp.dot(d, d) + eps2)
-            a = a + (m[j] * rinv * rinv * rinv) * d
-        out[i] = a
-
-    kernels = {"sp": (acceleration_f32, np.float32, wp.float32, wp.vec3),
-               "dp": (acceleration_f64, np.float64, wp.float64, wp.vec3d)}
-    _WARP.update(wp=wp, kernels=kernels)
-    return wp, kernels
-
-
-def _warp_builder(precision: str):
+def _warp_builder(precision: str, kind: str = "plain", device: str = "cpu"):
     def build(state):
-        wp, kernels = _warp_kernels()
-        kernel, dtype, scalar, vec = kernels[precision]
-        n = state.n
-        pos = wp.array(state.positions.astype(dtype), dtype=vec, device="cpu")
-        m = wp.array(state.m.astype(dtype), dtype=scalar, device="cpu")
-        out = wp.zeros(n, dtype=vec, device="cpu")
-        eps2 = scalar(state.eps * state.eps)
-
-        def run():
-            wp.launch(kernel, dim=n, inputs=[pos, m, eps2, out], device="cpu")
-            wp.synchronize_device("cpu")
-            return out.numpy()
-        return run
+        from .peers_warp import WarpForces
+        forces, x = WarpForces(state.m, state.eps, precision, kind, device), state.x
+        return lambda: forces.evaluate(x)
     return build
+
+
+def _warp_availability(device: str = "cpu"):
+    def availability():
+        ok, reason = module_availability("warp", "warp-lang")
+        if not ok or device == "cpu":
+            return ok, reason
+        from .peers_warp import availability as warp_device_availability
+        return warp_device_availability(device)
+    return availability
+
+
+def warp_sees_a_gpu() -> bool:
+    """Warp is installed and sees a CUDA device: `main` adds the GPU field (a broken Warp: no)."""
+    try:
+        return _warp_availability("cuda")()[0]
+    except Exception:      # the CPU Warp rows report the failure
+        return False
 
 
 # --- the field ---------------------------------------------------------------------------------
@@ -262,9 +231,25 @@ def candidates() -> list[Candidate]:
                          counts=(("", full_count), (" per pair", pair_count)),
                          note='gravity="basic", one leapfrog step per evaluation'))
     for precision in ("sp", "dp"):
-        out.append(Candidate("Warp", precision, _warp_builder(precision),
-                             lambda: module_availability("warp", "warp-lang"), note="CPU"))
+        out.append(Candidate("Warp", precision, _warp_builder(precision), _warp_availability(), note="CPU, plain"))
     return out
+
+
+def gpu_candidates(warp_device: str = "cuda") -> list[Candidate]:
+    """The GPU field: this suite's C, D, E, then NVIDIA Warp's tile and plain kernels on
+    `warp_device` (on "cpu" the same Warp code runs without a GPU, as the tests run it)."""
+    out = [Candidate(letter, precision, _suite_builder(letter, precision), _suite_availability(letter))
+           for letter in GPU_LETTERS for precision in PRECISIONS]
+    for kind in ("tile", "plain"):
+        for precision in ("sp", "dp"):
+            out.append(Candidate(f"Warp-GPU-{kind}", precision, _warp_builder(precision, kind, warp_device),
+                                 _warp_availability(warp_device), note=warp_device))
+    return out
+
+
+def select(cands: list[Candidate], which=None) -> list[Candidate]:
+    """The candidates whose key or name is in `which` (all of them when `which` is None)."""
+    return [c for c in cands if which is None or c.key in which or c.name in which]
 
 
 def availability() -> dict:
@@ -303,12 +288,13 @@ def prepare(candidate: Candidate, state, ref=None):
 
 
 def table(ns=DEFAULT_NS, repeats: int = DEFAULT_REPEATS, seed=1, which=None,
-          progress=None) -> list[Row]:
-    """Measure every candidate (or those whose key or name is in `which`) at each N.
+          progress=None, field=None) -> list[Row]:
+    """Measure every candidate of `field` (default `candidates()`; or those whose key or name is
+    in `which`) at each N.
 
     The bodies are a uniform-sphere cluster at the origin (where float32 is fair). Each
     candidate is checked, then timed in `repeats` round-robin rounds; rates use the median."""
-    cands = [c for c in candidates() if which is None or c.key in which or c.name in which]
+    cands = select(candidates() if field is None else field, which)
     rows = []
     for n in ns:
         state = make_cluster(int(n), seed=seed, radius_kpc=None)
@@ -366,11 +352,18 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND)")
+    p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
+                   help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
+                        "(default: where Warp sees a CUDA device)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    gpu = args.gpu
+    if gpu is None:      # Warp (1 s to import) is asked only when the filter keeps a GPU candidate
+        gpu = bool(select(gpu_candidates(), args.only)) and warp_sees_a_gpu()
     load_before = _load()
-    rows = table(args.n, args.repeats, args.seed, args.only, progress=progress)
+    rows = table(args.n, args.repeats, args.seed, args.only, progress=progress,
+                 field=candidates() + (gpu_candidates() if gpu else []))
     print(machine_line())     # provenance: CPU model and ISA, cores, libraries, threading
     print(f"load average (1 min) before / after: {load_before} / {_load()}")
     print()

@@ -28,7 +28,8 @@ def test_shares_from_the_task_timings():
     rows = {r["version"]: r for r in table}
     assert rows["A"]["pairwise"] == pytest.approx(75.0) and rows["A"]["transfer"] == 0.0
     assert rows["C"]["pairwise"] == pytest.approx(60.0) and rows["C"]["transfer"] == pytest.approx(20.0)
-    assert all(math.isclose(sum(v for k, v in r.items() if k not in ("version", "n")), 100.0) for r in table)
+    assert all(math.isclose(sum(v for k, v in r.items() if k not in ("version", "n", "source")), 100.0) for r in table)
+    assert {r["source"] for r in table} == {"measured"}
 
 
 def test_no_task_timings_is_missing_data():

@@ -11,8 +11,10 @@ results, an output folder that cannot be written) is one sentence on stderr, exi
 nothing is written.
 
 Modules: `results` reads asv results, `data` takes the numbers out of them (beside the paper's
-own), `figures`, `tables` and `report` write them, `science_runs` and `science_plots` run and
-draw the simulations (`resumable`: checkpoints and resume; `tides`: the Jacobi radius),
+own), `prediction` predicts the GPU versions C-E where the results lack them (SASS issue model,
+stated link figures, this machine's host-task times), `figures`, `tables` and `report` write
+them, `science_runs` and `science_plots` run and draw the simulations (`resumable`:
+checkpoints and resume; `tides`: the Jacobi radius),
 `full_size` the full-size run's figure and table, `style` is the figures' look, and `main` is
 the command line.
 """

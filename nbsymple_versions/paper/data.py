@@ -40,6 +40,9 @@ PAPER_GPU = "Tesla C1060"
 PAPER_GPU_SP_OVER_DP = 12           # its sp over dp throughput
 
 
+MEASURED = "measured"                # the source of a task-share row from the results (else: a prediction's label)
+
+
 class MissingData(LookupError):
     """The results lack what a figure or table needs (one sentence says what)."""
 
@@ -61,8 +64,9 @@ def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np
     return out
 
 
-def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[str, tuple]:
-    """{version: (N, t_A / t_version)} at the N where both were measured."""
+def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curves: dict | None = None) -> dict:
+    """{version: (N, t_A / t_version)} at the N where both were measured; with `curves`
+    ({version: (N, t)}, e.g. predicted steps), of those at the N where A was measured."""
     data = series(res, STEP[scheme], precision)
     if REFERENCE not in data:
         raise MissingData(f"the results of commit {res.commit[:8]} have no version {REFERENCE} step timings "
@@ -70,7 +74,7 @@ def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> d
     na, ta = data[REFERENCE]
     ref = dict(zip(na, ta))
     out = {}
-    for v, (n, t) in data.items():
+    for v, (n, t) in (data if curves is None else curves).items():
         if v == REFERENCE:
             continue
         keep = [i for i, x in enumerate(n) if x in ref]
@@ -107,19 +111,26 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
                           f"{TASK_TIMES['pairwise'][0]}")
     table = []
     for (version, n), shares in sorted(rows.items()):
-        table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}})
+        table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}, "source": MEASURED})
     if not table:
         raise MissingData(f"the results of commit {res.commit[:8]} have no task shares (all skipped)")
     return table, origin
 
 
-def largest_n_shares(table: list[dict]) -> list[tuple[str, int, float]]:
-    """[(version, largest N, pairwise %)]."""
+def with_predicted(table: list[dict], predicted: list[dict]) -> list[dict]:
+    """The measured rows, and the predicted rows of every (version, N) not measured."""
+    measured = {(r["version"], r["n"]) for r in table}
+    rows = table + [r for r in predicted if (r["version"], r["n"]) not in measured]
+    return sorted(rows, key=lambda r: (r["version"], r["n"]))
+
+
+def largest_n_shares(table: list[dict]) -> list[tuple[str, int, float, str]]:
+    """[(version, largest N, pairwise %, source)]."""
     out = []
     for v in sorted({r["version"] for r in table}):
         r = max((r for r in table if r["version"] == v), key=lambda r: r["n"])
         if math.isfinite(r["pairwise"]):
-            out.append((v, r["n"], r["pairwise"]))
+            out.append((v, r["n"], r["pairwise"], r.get("source", MEASURED)))
     return out
 
 
@@ -197,3 +208,25 @@ def source_line(res: Results) -> str:
     m = describe_machine(res)
     return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
             f"commit {res.commit[:8]}; run {res.date_text}")
+
+
+# ----------------------------------------------------------------------------- prediction and measurement
+
+def predicted_vs_measured(res: Results, prediction) -> list[dict]:
+    """Rows {version, n, step, pairwise}, each a (predicted, measured) pair of seconds (dp
+    leapfrog step, task 1), for the GPU versions and N that `prediction` (a
+    `prediction.Prediction`) covers and the results measured (NaN where one was not)."""
+    measured = {}
+    for key, name in (("step", STEP["leapfrog"]), ("pairwise", TASK_TIMES["pairwise"][0])):
+        if name in res:
+            for k, t in res.get(name).items():
+                if len(k) == 3 and k[2] == "dp" and t > 0:
+                    measured[key, str(k[0]), k[1]] = t
+    rows = []
+    for v in prediction.letters:
+        for n in prediction.ns(v):
+            got = {key: measured.get((key, v, n), math.nan) for key in ("step", "pairwise")}
+            if any(math.isfinite(t) for t in got.values()):
+                rows.append({"version": v, "n": n, "step": (prediction.step(v, n), got["step"]),
+                             "pairwise": (prediction.tasks(v, n)["pairwise"], got["pairwise"])})
+    return rows

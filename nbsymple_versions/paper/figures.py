@@ -1,20 +1,25 @@
 """Benchmark figures from asv results: time per step (paper Fig. 2), speed-up over A,
-dp vs dsp (Fig. 5) and the stacked task shares (Tables 4-6)."""
+dp vs dsp (Fig. 5) and the stacked task shares (Tables 4-6). GPU versions without results are
+drawn from a `prediction.Prediction` where one is given: dashed lines, hatched bars."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 import matplotlib.ticker
 import numpy as np
 
 from ..core.vocabulary import TASKS
-from .data import REFERENCE, STEP, MissingData, series, source_line, speedups
+from .data import MEASURED, REFERENCE, STEP, MissingData, series, source_line, speedups
 from .results import Results
 from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_ORDER, PRECISION_STYLES, TASK_COLORS, TASK_LABELS,
                     VERSION_COLORS, VERSION_LABELS, VERSION_MARKERS, plt, save, style)
 
 SCHEME_LABELS = {"leapfrog": "leapfrog (2nd order, 1 force/step)", "si6a": "SI6A (6th order, 7 forces/step)"}
+SCHEME_STYLES = {"leapfrog": "-", "si6a": ":"}     # speed-up figure; dashed is for predictions
+PREDICTED_STYLE = "--"                             # lines of the GPU versions predicted
+PREDICTED_HATCH = "//"                             # their task-share bars
 
 
 def _log_axes(ax, xlabel="number of bodies N", ylabel=None, ns=None):
@@ -40,54 +45,79 @@ def _n2_guide(ax, data):
             zorder=0)
 
 
-def time_per_step(res: Results, path: Path) -> Path:
-    """Paper Fig. 2: wall time per step vs N, one line per version, leapfrog and SI6A (dp)."""
+def step_curves(res: Results, prediction=None) -> list[tuple[str, dict, dict]]:
+    """[(scheme, measured {version: (N, t)}, predicted {version: (N, t)})] of dp steps, the
+    predicted ones (a `prediction.Prediction`) for the GPU versions without measured steps."""
     panels = [(s, series(res, STEP[s])) for s in STEP if STEP[s] in res]
-    panels = [(s, d) for s, d in panels if d]
+    panels = [(s, d, prediction.curves(d, s) if prediction else {}) for s, d in panels if d]
     if not panels:
         raise MissingData(f"the results of commit {res.commit[:8]} have no step timings in dp "
                           f"({STEP['leapfrog']}, {STEP['si6a']})")
+    return panels
+
+
+def _predicted_line(ax, v, n, y, prediction):
+    ax.plot(n, y, ls=PREDICTED_STYLE, marker=VERSION_MARKERS.get(v, "o"), mfc="none", color=VERSION_COLORS.get(v),
+            label=f"{VERSION_LABELS.get(v, v)} ({prediction.legend})")
+
+
+def _source(res: Results, prediction) -> str:
+    return source_line(res) + (f"\ndashed: {prediction.label}, with this machine's host-task times"
+                               if prediction else "")
+
+
+def time_per_step(res: Results, path: Path, prediction=None) -> Path:
+    """Paper Fig. 2: wall time per step vs N, one line per version, leapfrog and SI6A (dp);
+    GPU versions without results dashed, as `prediction` has them."""
+    panels = step_curves(res, prediction)
     with style():
         fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 0.4, 3.4), sharey=True,
                                  layout="constrained", squeeze=False)
-        for ax, (scheme, data) in zip(axes[0], panels):
+        for ax, (scheme, data, predicted) in zip(axes[0], panels):
             for v, (n, t) in data.items():
                 ax.plot(n, t, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
                         label=VERSION_LABELS.get(v, v))
+            for v, (n, t) in predicted.items():
+                _predicted_line(ax, v, n, t, prediction)
             _n2_guide(ax, data)
             _log_axes(ax, ylabel="wall time per step [s]" if ax is axes[0][0] else None,
-                      ns=[x for n, _ in data.values() for x in n])
+                      ns=[x for d in (data, predicted) for n, _ in d.values() for x in n])
             ax.set_title(f"{SCHEME_LABELS[scheme]}, dp")
-        axes[0][0].legend(loc="lower right")
+        axes[0][0].legend(loc="upper left")
         fig.suptitle("Time per integration step vs N (cf. paper Fig. 2)", fontsize=10)
-        return save(fig, path, source_line(res))
+        return save(fig, path, _source(res, prediction))
 
 
-def speedup(res: Results, path: Path) -> Path:
-    """Speed-up of each version over A (1 CPU core) vs N, leapfrog (solid) and SI6A (dashed), dp."""
+def speedup(res: Results, path: Path, prediction=None) -> Path:
+    """Speed-up of each version over A (1 CPU core) vs N, leapfrog (solid) and SI6A (dotted),
+    dp; GPU versions without results dashed (leapfrog), as `prediction` has them."""
     curves = {s: speedups(res, s) for s in STEP if STEP[s] in res}
     curves = {s: c for s, c in curves.items() if c}
-    if not curves:
+    panel = next((p for s, _, p in step_curves(res, prediction) if s == "leapfrog"), {}) if prediction else {}
+    predicted = speedups(res, "leapfrog", curves=panel) if panel else {}
+    if not curves and not predicted:
         raise MissingData(f"the results of commit {res.commit[:8]} have no version besides A to compare with A")
     with style():
         fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
         for scheme, data in curves.items():
             for v, (n, s) in data.items():
                 ax.plot(n, s, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
-                        ls="-" if scheme == "leapfrog" else "--", mfc="none" if scheme == "si6a" else None,
+                        ls=SCHEME_STYLES[scheme], mfc="none" if scheme == "si6a" else None,
                         label=f"{VERSION_LABELS.get(v, v)}" if scheme == "leapfrog" or "leapfrog" not in curves
                         else None)
+        for v, (n, s) in predicted.items():
+            _predicted_line(ax, v, n, s, prediction)
         ax.axhline(1.0, color="0.5", lw=0.8)
         _log_axes(ax, ylabel=r"speed-up over A  ($t_A / t_X$)",
-                  ns=[x for c in curves.values() for n, _ in c.values() for x in n])
+                  ns=[x for c in (*curves.values(), predicted) for n, _ in c.values() for x in n])
         ax.set_ylim(bottom=min(0.5, ax.get_ylim()[0]))
         handles, labels = ax.get_legend_handles_labels()
         for scheme in curves:
-            handles.append(Line2D([], [], color="0.3", ls="-" if scheme == "leapfrog" else "--"))
+            handles.append(Line2D([], [], color="0.3", ls=SCHEME_STYLES[scheme]))
             labels.append(scheme if scheme == "leapfrog" else "SI6A")
         ax.legend(handles, labels, loc="best")
         ax.set_title("Speed-up over version A (dp; cf. paper Fig. 2)")
-        return save(fig, path, source_line(res))
+        return save(fig, path, _source(res, prediction))
 
 
 def dp_vs_dsp(res: Results, path: Path) -> Path:
@@ -139,7 +169,8 @@ def _ratio_note(by_prec, v):
 
 
 def task_shares(table: list[dict], path: Path, source: str) -> Path:
-    """Stacked bars of the four tasks' % of a dp leapfrog step, per version and N (Tables 4-6)."""
+    """Stacked bars of the tasks' % of a dp leapfrog step, per version and N (Tables 4-6);
+    predicted rows (source other than measured) hatched."""
     versions = sorted({r["version"] for r in table})
     if not versions:
         raise MissingData("no task shares to plot")
@@ -150,23 +181,28 @@ def task_shares(table: list[dict], path: Path, source: str) -> Path:
             rows = sorted((r for r in table if r["version"] == v), key=lambda r: r["n"])
             x = np.arange(len(rows))
             bottom = np.zeros(len(rows))
+            hatch = [PREDICTED_HATCH if r.get("source", MEASURED) != MEASURED else "" for r in rows]
             for task in TASKS:
                 h = np.array([r[task] if np.isfinite(r[task]) else 0.0 for r in rows])
                 ax.bar(x, h, bottom=bottom, color=TASK_COLORS[task], width=0.75, label=TASK_LABELS[task],
-                       edgecolor="white", linewidth=0.4)
+                       edgecolor="white", linewidth=0.4, hatch=hatch)
                 bottom += h
             for xi, r in zip(x, rows):
                 if np.isfinite(r["pairwise"]) and r["pairwise"] > 12:
                     ax.text(xi, r["pairwise"] / 2, f"{r['pairwise']:.1f}", rotation=90, ha="center", va="center",
-                            color="white", fontsize=6.5)
+                            color="white", fontsize=6.5,
+                            bbox={"facecolor": TASK_COLORS["pairwise"], "edgecolor": "none", "pad": 0.6})
             ax.set_xticks(x, [str(r["n"]) for r in rows], rotation=45 if len(rows) > 4 else 0)
             ax.set_xlabel("N")
-            ax.set_title(VERSION_LABELS.get(v, v), fontsize=8)
+            ax.set_title(VERSION_LABELS.get(v, v) + ("\n(predicted)" if any(hatch) else ""), fontsize=8)
             ax.set_ylim(0, 100)
             ax.set_xlim(-0.6, max(len(rows), 2) - 0.4)
             ax.grid(axis="x", visible=False)
         axes[0][0].set_ylabel("share of a dp leapfrog step [%]")
         handles, labels = axes[0][0].get_legend_handles_labels()
+        if any(r.get("source", MEASURED) != MEASURED for r in table):
+            handles.append(Patch(facecolor="0.6", edgecolor="white", hatch=PREDICTED_HATCH))
+            labels.append("predicted")
         fig.legend(handles, labels, loc="outside right center", title="task")
         fig.suptitle("Where a step's time goes (cf. paper Tables 4-6)", fontsize=10)
         return save(fig, path, source)

@@ -22,9 +22,10 @@ from pathlib import Path
 from ..core.vocabulary import PRECISIONS
 from ..runs.errors import path_argument, writable
 from ..versions import LETTERS, TABLE, get_version
-from .data import MissingData, source_line, task_share_table
+from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import write_full_size
+from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from .report import write_report
 from .results import Results, ResultsError, load_results
 from .resumable import Busy, Interrupted
@@ -110,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"time step of the black-hole runs in T (default {BH_DEFAULTS['dt']:g})")
     p.add_argument("--bh-t-end", type=POSITIVE, default=BH_DEFAULTS["t_end"],
                    help=f"duration of the black-hole runs in T (default {BH_DEFAULTS['t_end']:g})")
+    p.add_argument("--gpu-model", default=None, type=str.upper, choices=tuple(GPUS),
+                   help=f"GPU the GPU versions {GPU_RANGE} are predicted for where the results lack them (default: "
+                        f"the results' GPU if it is one of these, else {DEFAULT_GPU})")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
@@ -190,22 +194,38 @@ def _write_science_summaries(out: Path, summaries: dict):
     (out / SCIENCE_SUMMARIES).write_text(json.dumps(summaries, indent=2, sort_keys=True) + "\n")
 
 
-def _benchmark_artefacts(res: Results, out: Path, written: dict, note) -> list | None:
-    """The benchmark figures and tables; returns the task-share table (None if it is missing)."""
+def _prediction(res: Results, gpu_model: str | None, note):
+    """The GPU versions predicted for the chosen GPU (`prediction`), or None (a note says why)."""
+    try:
+        return predict(res, gpu_named(describe_machine(res)["device"], gpu_model))
+    except (MissingData, PredictionUnavailable) as exc:
+        note(f"the GPU versions {GPU_RANGE} are not predicted: {exc}.")
+        return None
+
+
+def _benchmark_artefacts(res: Results, out: Path, written: dict, note, prediction) -> list | None:
+    """The benchmark figures and tables, with the GPU versions `prediction` has where the results
+    lack them; returns the task-share table (None if it is missing)."""
     source = source_line(res)
-    for key, fn in [("time_per_step", time_per_step), ("speedup", speedup), ("dp_vs_dsp", dp_vs_dsp)]:
+    figures = {"time_per_step": lambda path: time_per_step(res, path, prediction),
+               "speedup": lambda path: speedup(res, path, prediction), "dp_vs_dsp": lambda path: dp_vs_dsp(res, path)}
+    for key, draw in figures.items():
         fname = BENCHMARK_FILES[key]
         try:
-            fn(res, out / fname)
+            draw(out / fname)
             written[key] = fname
         except MissingData as exc:
             note(f"{fname} not written: {exc}.")
     shares = None
     try:
         shares, origin = task_share_table(res)
-        write_task_shares(shares, origin, out / "task_shares.csv", out / "task_shares.md", source)
+        share_source = source
+        if prediction is not None:
+            shares = with_predicted(shares, prediction.share_rows())
+            share_source += f"; {GPU_RANGE} rows without results: {prediction.label}"
+        write_task_shares(shares, origin, out / "task_shares.csv", out / "task_shares.md", share_source)
         written.update(task_shares_csv="task_shares.csv", task_shares_md="task_shares.md")
-        task_shares(shares, out / "task_shares.png", source)
+        task_shares(shares, out / "task_shares.png", share_source)
         written["task_shares_png"] = "task_shares.png"
     except MissingData as exc:
         note(f"task_shares.md, .csv and .png not written: {exc}.")
@@ -318,10 +338,11 @@ def _everything(args, res: Results, out: Path) -> int:
 
     for w in res.warnings:
         note(w)
-    shares = _benchmark_artefacts(res, out, written, note)
+    prediction = _prediction(res, args.gpu_model, note)
+    shares = _benchmark_artefacts(res, out, written, note, prediction)
     summaries, failed = _science_artefacts(args, out, written, note)
     full = sorted(out.glob("tidal_tails_n*.md"))
-    write_report(out, res, written, notes, shares, summaries, full)
+    write_report(out, res, written, notes, shares, summaries, full, prediction)
     written["report"] = "REPORT.md"
     files = sorted(set(written.values()))
     _say(f"wrote {len(files)} files into {out.name or out}/ in {time.perf_counter() - start:.0f} s: {', '.join(files)}")

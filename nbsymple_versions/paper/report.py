@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..versions import GPU_LETTERS
-from .data import (ALL_CORES, load_problem, GPU_RANGE, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE, REFERENCE, STEP,
-                   MissingData, describe_machine, largest_n_shares, series, speedups)
+from ..versions import GPU_LETTERS, get_version
+from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE,
+                   REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
+                   series, speedups)
+from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .results import Results
 
 
@@ -26,8 +28,9 @@ def _python(res: Results) -> str:
     return "the installed interpreter (asv --python=same)" if ("/" in py or "\\" in py) else py
 
 
-def findings(res: Results, shares: list | None) -> list[str]:
-    """Sentences computed from the data (`shares`: the task-share table, when there is one)."""
+def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
+    """Sentences computed from the data (`shares`: the task-share table, when there is one;
+    `prediction`: the GPU versions predicted, when they are)."""
     out = []
     try:
         data = series(res, STEP["leapfrog"])
@@ -68,9 +71,10 @@ def findings(res: Results, shares: list | None) -> list[str]:
                     out.append(f"Version {v} overtakes {ALL_CORES} from N = {int(over[0])} on." if over else
                                f"Version {v} stays slower than {ALL_CORES} at every N measured.")
         if not any(v in data for v in GPU_LETTERS):
-            out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: it has no GPU.")
+            out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: it has no GPU."
+                       + (f" Their rows and dashed curves below are {prediction.label}." if prediction else ""))
     if shares:
-        big = largest_n_shares(shares)
+        big = [(v, n, p) for v, n, p, source in largest_n_shares(shares) if source == MEASURED]
         if big:
             low = [v for v, n, p in big if p < PAPER_PAIRWISE_SHARE]
             out.append("At the largest N, task 1 (pairwise) takes " + ", ".join(f"{p:.2f} % of the step for {v} "
@@ -97,6 +101,119 @@ def findings(res: Results, shares: list | None) -> list[str]:
     return out
 
 
+def _ratio(pair) -> str:
+    predicted, measured = pair
+    return f"{measured / predicted:.2f}" if math.isfinite(measured) else ""
+
+
+def prediction_lines(res: Results, prediction) -> list[str]:
+    """REPORT.md's section on the GPU versions predicted: the model's inputs, its task times,
+    what of the paper it reproduces and what it cannot; then prediction beside measurement."""
+    gpu, d, letters = prediction.gpu, prediction.gpu.device, prediction.letters
+    lines = [f"## GPU versions {GPU_RANGE}: predicted for {gpu.name}", "",
+             f"Where the results have no GPU version, its task-share rows and its dashed curves are "
+             f"**{prediction.label}**: the issue model of `nbsymple gpu-asm` on the SASS of the kernels of that "
+             f"commit, the stated link and launch figures of docs/gpu.md, and the host tasks this machine timed "
+             f"(method: docs/paper.md, \"Predicted GPU versions\"). Measured results, where they exist, "
+             f"replace it.", "",
+             "| input | value | source |", "|---|---|---|",
+             f"| GPU | {d.name}, {gpu.arch}: {d.sms} SMs at {d.clock_ghz:g} GHz, per SM and clock {d.issue} "
+             f"instructions issued, {d.fp32} FP32, {d.fp64} FP64, {d.mufu} MUFU lanes | `gpu_asm.model.DEVICES` |"]
+    by_kernel = {}
+    for v in letters:
+        by_kernel.setdefault(prediction.kernels[v], []).append(v)
+    for k, vs in by_kernel.items():
+        rate = d.sms * d.clock_ghz * 1e9 / k.clocks
+        lines.append(f"| kernel of {', '.join(vs)} | {prediction.backend} `{k.name}`, {prediction.precision}, tile "
+                     f"{k.tile}: {k.instructions:g} instructions per interaction, {k.bound}-bound, {k.clocks:g} SM "
+                     f"clocks per interaction: {rate:.3g} interactions/s on the whole GPU | SASS of commit "
+                     f"{prediction.commit} |")
+    lines += [f"| kernel launch | {LAUNCH[prediction.backend] * 1e6:g} us ({prediction.backend}) | docs/gpu.md |",
+              f"| host-device link | {gpu.link.name}: {gpu.link.bandwidth / 1e9:.1f} GB/s each way, "
+              f"{gpu.link.latency * 1e6:g} us per copy | docs/gpu.md |",
+              f"| bytes per body | {record_bytes(prediction.precision)} up (body record), "
+              f"{acceleration_bytes(prediction.precision, False)} down (acceleration; E's fused kernel writes float64: "
+              f"{acceleration_bytes(prediction.precision, True)}) | `gpu_pairwise/records.py` |",
+              f"| host tasks | the table below, version {' / '.join(sorted({host_version(v) for v in letters}))}'s "
+              f"host kernels ({', '.join(f'{v}: {host_version(v)}' for v in letters)}) | "
+              f"`{TASK_TIMES['galactic'][0]}`, `{TASK_TIMES['integrate'][0]}`, commit {res.commit[:8]} |", ""]
+    hosts = sorted({host_version(v) for v in letters})
+    ns = sorted({n for h in hosts for n in prediction.host.get(h, {})})
+    lines += ["Host-task times used (seconds; integrate: one drift and one kick, a leapfrog step makes 1.5 of them, "
+              "SI6A 7.5):", "",
+              "| N | " + " | ".join(f"{h} galactic | {h} integrate" for h in hosts) + " |",
+              "|---:|" + "---:|---:|" * len(hosts)]
+    for n in ns:
+        cells = [f"{_t(t.galactic)} | {_t(t.integrate)}" if (t := prediction.host.get(h, {}).get(n)) else " | "
+                 for h in hosts]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines += ["", f"Predicted seconds of a dp leapfrog step, task by task ({gpu.name}):", "",
+              "| version | N | 1 pairwise | 2 galactic | 3 integrate | 4 transfer | step |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for v in letters:
+        for n in prediction.ns(v):
+            t = prediction.tasks(v, n)
+            galactic = "in task 1" if get_version(v).fused_galactic else _t(t["galactic"])
+            lines.append(f"| {v} | {n} | {_t(t['pairwise'])} | {galactic} | {_t(t['integrate'])} | "
+                         f"{_t(t['transfer'])} | {_t(sum(t.values()))} |")
+    lines += ["", "What the prediction says of the paper's findings:", ""] + \
+        [f"- {s}" for s in prediction_findings(prediction)] + [""]
+    compared = predicted_vs_measured(res, prediction)
+    if compared:
+        lines += ["## GPU versions: prediction and measurement", "",
+                  f"Measured on {describe_machine(res)['device']} beside {prediction.label}, dp leapfrog; a ratio "
+                  f"above 1 is slower than predicted. The measured rows and curves are the ones shown above.",
+                  "", "| version | N | step predicted | step measured | measured / predicted | task 1 predicted "
+                  "| task 1 measured | measured / predicted |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in compared:
+            cells = []
+            for key in ("step", "pairwise"):
+                predicted, measured = r[key]
+                cells += [_t(predicted), _t(measured) if math.isfinite(measured) else "not measured", _ratio(r[key])]
+            lines.append(f"| {r['version']} | {r['n']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
+def prediction_findings(prediction) -> list[str]:
+    """Which of the paper's findings the prediction reproduces at the largest N, and which it cannot."""
+    letters = prediction.letters
+    top = {v: max(prediction.ns(v)) for v in letters}
+    shares = {v: prediction.shares(v, top[v]) for v in letters}
+    low = [v for v in letters if shares[v]["pairwise"] < PAPER_PAIRWISE_SHARE]
+    out = ["Task 1's share at the largest N: " + ", ".join(f"{shares[v]['pairwise']:.2f} % ({v}, N = {top[v]})"
+                                                             for v in letters)
+           + f" against the paper's above {PAPER_PAIRWISE_SHARE} %: "
+           + ("reproduced." if not low else
+              f"not reproduced at these N ({', '.join(low)} below it): the GPU's pairwise forces are so fast that "
+              f"the O(N) host tasks still weigh. With the host tasks scaled as N, the model puts task 1 above "
+              f"{PAPER_PAIRWISE_SHARE} % from N = " + ", ".join(f"{_n(prediction.n_for_share(v))} ({v})" for v in low)
+              + ".")]
+    host = {v: shares[v]["galactic"] + shares[v]["integrate"] for v in letters}
+    if len(letters) > 1:
+        first = letters[0]
+        largest = max(host, key=host.get)
+        out.append("Share of the O(N) host tasks (2 galactic, 3 integrate): "
+                   + ", ".join(f"{host[v]:.1f} % ({v})" for v in letters)
+                   + (f": as in the paper, {first} (one core) spends the largest share outside task 1."
+                      if largest == first else f": unlike the paper, {largest}, not {first}, spends the largest share "
+                                               f"outside task 1."))
+    d, k = prediction.gpu.device, prediction.kernels[letters[0]]
+    blocks = -(-max(top.values()) // k.tile)
+    out.append(f"Not in the model, so not predicted: clocks below the {d.clock_ghz:g} GHz boost; occupancy and "
+               f"latency limits (an SM is taken to issue at its full rate whatever warps it holds: at N = "
+               f"{max(top.values())} the {blocks} blocks of {k.tile} threads occupy {min(blocks, d.sms)} of the "
+               f"{d.sms} SMs); PCIe contention; the host's packing of body records and copying of accelerations, "
+               f"which a GPU run counts in task 4; E's Galaxy inside the kernel (O(N) per thread).")
+    return out
+
+
+def _n(n: float) -> str:
+    """A large N to two digits: 1.6e7."""
+    mantissa, exponent = f"{n:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def _t(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
@@ -106,10 +223,11 @@ def _t(seconds: float) -> str:
 
 
 def write_report(out: Path, res: Results | None, written: dict, notes: list[str], shares: list | None,
-                 science: dict, full=()) -> Path:
+                 science: dict, full=(), prediction=None) -> Path:
     """REPORT.md in `out`: `written` maps artefact name -> file name (only those written); `full`:
     the tables of full-size tidal-tail runs (`tidal_tails_n<N>.md`, from `nbsymple paper --full`)
-    found in `out`, shown with their figures."""
+    found in `out`, shown with their figures; `prediction`: the GPU versions predicted, with
+    their inputs, beside any measurement of them."""
     lines = ["# NBSymple versions: the paper's figures and tables, regenerated", ""]
     if res is not None:
         m = describe_machine(res)
@@ -126,7 +244,7 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
         busy = problem is not None and problem.startswith("Taken under load")
         if problem:
             lines += [f"> **{'Figures taken under load.' if busy else 'Machine load not recorded.'}** {problem}", ""]
-        found = [] if busy else findings(res, shares)
+        found = [] if busy else findings(res, shares, prediction)
         if found:
             lines += ["## What the benchmark figures show", ""] + [f"- {s}" for s in found] + [""]
     else:
@@ -143,6 +261,8 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
                 body = (out / written["task_shares_md"]).read_text().splitlines()
                 lines += [ln for ln in body[2:]] + ["", f"(CSV: [{written['task_shares_csv']}]"
                                                         f"({written['task_shares_csv']}))", ""]
+    if prediction is not None and res is not None:
+        lines += prediction_lines(res, prediction)
     if "conservation" in written:
         body = (out / written["conservation"]).read_text().splitlines()
         lines += ["## Energy and angular-momentum conservation (paper Tables 2 and 7)", ""] + body[2:] + [""]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS, TASKS
-from .data import (INTERNAL, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
+from .data import (INTERNAL, MEASURED, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
                    PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
 from .results import Results
 
@@ -19,26 +19,29 @@ def fmt_share(value: float) -> str:
 
 
 def write_task_shares(table: list[dict], origin: str, csv_path: Path, md_path: Path, source: str):
-    """CSV (full precision, one row per version and N) and Markdown (two decimals)."""
+    """CSV (full precision, one row per version and N) and Markdown (two decimals); each row
+    says where it came from: measured, or the label of a prediction (GPU versions without results)."""
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS)])
+        w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS), "source"])
         for r in table:
-            w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS)])
+            w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS), r.get("source", MEASURED)])
     lines = ["# Task shares of a time step (cf. paper Tables 4-6)", "",
              f"Per cent of a double-precision leapfrog step spent in each task; source: `{origin}`.",
              f"Results: {source}.", "",
              "Tasks: 1 pairwise forces (O(N^2)), 2 galactic force, 3 integration (drifts and kicks on the host), "
-             "4 host-device transfers (zero on CPU versions; E computes the galactic force inside task 1).", "",
-             "| version | N | 1 pairwise [%] | 2 galactic [%] | 3 integrate [%] | 4 transfer [%] |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "4 host-device transfers (zero on CPU versions; E computes the galactic force inside task 1), "
+             "5 MPI exchange (version F only).", "",
+             "| version | N | " + " | ".join(f"{i} {t} [%]" for i, t in enumerate(TASKS, 1)) + " | source |",
+             "|---|---:|" + "---:|" * len(TASKS) + "---|"]
     for r in table:
         cells = ["" if not math.isfinite(r[t]) else f"{r[t]:.2f}" for t in TASKS]
-        lines.append(f"| {r['version']} | {r['n']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r['version']} | {r['n']} | " + " | ".join(cells) + f" | {r.get('source', MEASURED)} |")
     largest = largest_n_shares(table)
     if largest:
         lines += ["", "At the largest N of each version, task 1 takes "
-                  + ", ".join(f"{p:.2f} % ({v}, N = {n})" for v, n, p in largest)
+                  + ", ".join(f"{p:.2f} % ({v}, N = {n}{'' if src == MEASURED else ', predicted'})"
+                              for v, n, p, src in largest)
                   + f" of the step (paper: above {PAPER_PAIRWISE_SHARE} % at its largest N)."]
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
