@@ -10,13 +10,12 @@ import math
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from . import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
-from .runs.errors import path_argument, user_values
+from .runs.errors import path_argument, user_values, writable
 from .versions import LETTERS, TABLE, VersionUnavailable
 
 
@@ -296,12 +295,7 @@ def cmd_gpu_asm(args) -> int:
     except gpu_asm.CompileFailed as e:
         raise UsageError(str(e)) from None
     if args.keep is not None:
-        try:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=args.keep):
-                pass
-        except OSError as e:
-            raise UsageError(f"cannot write SASS into {args.keep}: {e.strerror or e}") from None
+        writable(args.keep, "SASS", UsageError)
     try:
         return gpu_asm.main(args.arch, args.tile, args.json, args.keep)
     except gpu_asm.ToolMissing as e:
@@ -314,12 +308,7 @@ def cmd_cpu_asm(args) -> int:
     from . import cpu_asm
     targets = cpu_asm.TARGETS if args.target == "all" else (args.target,)
     if args.keep is not None:
-        try:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=args.keep):
-                pass
-        except OSError as e:
-            raise UsageError(f"cannot write assembly into {args.keep}: {e.strerror or e}") from None
+        writable(args.keep, "assembly", UsageError)
     try:
         return cpu_asm.main(targets, args.json, args.keep)
     except cpu_asm.CompileFailed as e:
