@@ -95,6 +95,32 @@ def test_reader_errors_name_the_file(tmp_path):
 
 # ----------------------------------------------------------------------------- main
 
+def assert_tables_well_formed(text: str, what: str):
+    """Every Markdown table in `text`: its header, its rule and each row have as many cells."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    for table in tables:
+        cells = [len(row.strip().strip("|").split("|")) for row in table]
+        assert len(table) >= 2 and set(table[1].replace("|", "").strip()) <= set("-: "), (what, table[:2])
+        assert len(set(cells)) == 1, f"{what}: a table whose rows and header differ in length: {table[0]!r}, {cells}"
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parents[1].joinpath("plots").glob("*.md")),
+                         ids=lambda p: p.name)
+def test_committed_tables_are_well_formed(path):
+    assert_tables_well_formed(path.read_text(), path.name)
+
+
+def test_table_check_can_fail():
+    with pytest.raises(AssertionError, match="differ in length"):
+        assert_tables_well_formed("| a | b |\n|---|---|\n| 1 | 2 | 3 |\n", "bad.md")
+
+
 def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
     out = tmp_path / "plots"
     shutil.copytree(science_runs, out / "runs")
@@ -126,6 +152,8 @@ def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
     report = (out / "REPORT.md").read_text()
     res = load_results(FIXTURE)
     assert res.commit in report and res.machine in report and "AMD EPYC" in report
+    for md in out.glob("*.md"):
+        assert_tables_well_formed(md.read_text(), md.name)
     for name in ("time_per_step.png", "task_shares.png", "tidal_tails.png", "black_hole_passage.png"):
         assert f"]({name})" in report
 
