@@ -9,14 +9,22 @@ readExtData, normalization): one body per line, seven numbers separated by blank
 in cluster units (G = 1, length = the cluster radius r_cl, mass = the cluster's total mass M,
 velocity = sqrt(G M / r_cl), time = the internal crossing time), in the Galactic frame (the
 cluster's centre near (8.5 kpc / r_cl, 0, 0), moving at +220 km/s in y), masses as fractions of M
-(they sum to 1). No header: the authors' reader takes exactly N lines with `>>`. Their initial
-conditions are `Data/ExtData.txt` (read when EXT_DATA is defined) and their snapshots
-`Data/leapfrog<q>.txt` / `Data/sixth<q>.txt`, q = 0..FRAME, written `%+.8e`; this module writes
-`%+.16e` (17 digits: float64 round-trips; their reader reads either). r_cl and M are not in the
-file (the authors' input.txt holds them, "Cluster Radius" in pc and "Total mass of the sys." in
-Msun): a file is read with this suite's scale, `Units()` (10 pc, 15360 Msun) unless told
-otherwise. Their G (SI constants) differs from ours by 6e-5, a 3e-5 change of the velocity
-unit; files are not converted for it.
+(they sum to 1). No header and no time: the authors' reader takes exactly N lines with `>>`.
+Their initial conditions are `Data/ExtData.txt` (read when EXT_DATA is defined) and their
+snapshots `Data/leapfrog<q>.txt` / `Data/sixth<q>.txt`, written `%+.8e` (Particles::print): frame
+0 the initial state (only when their code draws it, not with EXT_DATA), frame q = 1..FRAME after
+step q n / FRAME ("Number of steps" n = 1000 in their input.txt, FRAME = 10 in const.h). This
+module writes `%+.16e` (17 digits: float64 round-trips; their reader reads either).
+
+r_cl and M are not in the file. Their input.txt holds them ("Cluster Radius": 10, in pc; "Total
+mass of the sys.": 480, in Msun, for the N = 480 of const.h); when their code draws the cluster
+it sets M to the sum of the masses drawn, N - 1 stars of 1 Msun and a "black hole" of "Black Hole
+Mass" (1 Msun): 480 Msun again. A file is read with this suite's scale, `Units()` (10 pc,
+15360 Msun), unless told otherwise: their own files at their scale with `Units(10, 480)`
+(`nbsymple run --ics FILE --ics-mass 480`). Their G (SI constants) differs from ours by 6e-5, a
+3e-5 change of the velocity unit, and their Galaxy's mass unit (2.32e7 Msun) from ours
+((10 km/s)^2 kpc / G = 2.3251e7 Msun) by 0.2 %, 219.76 instead of 220.0 km/s at 8.5 kpc; files
+are not converted for either.
 
 Checked against the repository's files as stored in a public code index (not a fresh clone),
 and not against a run of the authors' binary.

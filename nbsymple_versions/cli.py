@@ -126,6 +126,11 @@ def _parser(explicit_only=False):
     add("--ics", type=path_argument, default=None, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
+    add("--ics-mass", type=_positive_float, default=None, metavar="MSUN",
+            help="with --ics: the cluster mass in Msun that FILE's units are in (default 15360; the authors' "
+                "input.txt: 480)")
+    add("--ics-radius", type=_positive_float, default=None, metavar="PC",
+            help="with --ics: the cluster radius in pc that FILE's units are in (default 10, as the authors')")
     add("--mass-classes", type=_whole_number(1), default=None, metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
     add("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")

@@ -11,7 +11,9 @@ temporary is removed by `prepare_folder`).
 `fmt="nbsymple"` writes the authors' ASCII layout instead (`authors_format`: `x y z vx vy vz m`
 per line, cluster units, no header) as `snap_<step:08d>.txt`, with the folder's
 `snapshots.json` holding what that layout has no room for: the run id, the unit system, the
-softening and each snapshot's time.
+softening and each snapshot's time. `read_snapshot` also reads the authors' own snapshots by
+name, `sixth<q>.txt` and `leapfrog<q>.txt` (their frame q, written every n / FRAME steps; the
+files hold no time), at the scale of a `snapshots.json` beside them, else this suite's `Units()`.
 """
 import json
 import lzma
@@ -29,10 +31,12 @@ import numpy as np
 
 from .authors_format import FormatError, format_lines, read_nbsymple
 from .core.ics import State
-from .core.units import Units
+from .core.units import Units, checked_units
 
 FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
+# ASCII snapshots read by name: ours, snap_<step>.txt, and the authors' frames, <scheme><q>.txt
+SNAPSHOT_NAME = re.compile(r"(?:snap_|sixth|leapfrog)([0-9]+)\.txt")
 
 
 class SnapshotError(ValueError):
@@ -131,7 +135,7 @@ def _sidecar(folder) -> dict:
                 raise bad(f"its time for step {_shown(step)} ({_shown(t)}) is not a finite number")
             times[step] = value
     try:
-        _units(side["r_cl_pc"], side["mass_msun"])
+        checked_units(side["r_cl_pc"], side["mass_msun"])
     except ValueError as e:
         raise bad(_one_line(e)) from None
     return side
@@ -147,15 +151,6 @@ def _json_number(value) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
-
-
-def _units(r_cl_pc: float, mass_msun: float) -> Units:
-    """Units whose derived velocity and time units are finite and positive too (ValueError)."""
-    units = Units(r_cl_pc, mass_msun)
-    if not all(math.isfinite(v) and v > 0 for v in (units.velocity_kms, units.time_myr)):
-        raise ValueError(f"the unit system r_cl = {r_cl_pc!r} pc, M = {mass_msun!r} Msun gives a velocity or "
-                         f"time unit that is zero or not finite")
-    return units
 
 
 def _shown(value) -> str:
@@ -217,14 +212,14 @@ def _npz_number(d, key: str, path: Path, whole: bool = False):
 
 
 def read_snapshot(path) -> tuple[State, int]:
-    """Load a snapshot: (state, step). A file that is not a readable snapshot raises
-    SnapshotError naming it."""
+    """Load a snapshot: (state, step); for the authors' `sixth<q>.txt` / `leapfrog<q>.txt`, (state,
+    q). A file that is not a readable snapshot raises SnapshotError naming it."""
     path = Path(path)
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     try:
         with _npz(path) as d:
-            units = _units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
+            units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
             state = State.from_arrays(d["positions"], d["velocities"], d["masses"],
                                       eps=_npz_number(d, "softening", path), t=_npz_number(d, "time", path),
                                       units=units)
@@ -238,21 +233,24 @@ def read_snapshot(path) -> tuple[State, int]:
 
 
 def _read_nbsymple(path: Path) -> tuple[State, int]:
-    """An ASCII snapshot with the unit system, softening and time from its folder's sidecar
-    (checked by `_sidecar`)."""
-    match = re.fullmatch(r"snap_([0-9]+)", path.stem)
+    """An ASCII snapshot, ours (`snap_<step>.txt`) or the authors' (`sixth<q>.txt`,
+    `leapfrog<q>.txt`: frame q), with the number from its name and the unit system, softening and
+    time from its folder's sidecar (checked by `_sidecar`); without one, this suite's scale,
+    `Units()`, the authors' softening for N and t = 0."""
+    match = SNAPSHOT_NAME.fullmatch(path.name)
     if match is None:
-        raise SnapshotError(f"snapshot {path} is not named snap_<step>.txt, so its step is unknown")
-    step = int(match.group(1))
+        raise SnapshotError(f"snapshot {path} is not named snap_<step>.txt, sixth<q>.txt or leapfrog<q>.txt, so its "
+                            f"step is unknown (read_nbsymple reads a file of any name)")
+    number = int(match.group(1))
     side = _sidecar(path.parent)
     try:
-        units = _units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
-        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(step), 0.0))
+        units = checked_units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
+        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0))
     except FileNotFoundError:
         raise SnapshotError(f"snapshot {path} does not exist") from None
     except (ValueError, FormatError) as e:
         raise SnapshotError(f"snapshot {path} cannot be read: {_one_line(e)}") from None
-    return state, step
+    return state, number
 
 
 def snapshot_run_id(path) -> str:

@@ -103,3 +103,78 @@ def test_bad_ics_file_is_one_sentence_exit_2_nothing_written(tmp_path):
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert f"{path} line 3: expected 7 numbers" in err
     assert not snaps.exists() and not (tmp_path / "c.nbsc").exists()
+
+
+# ============================================================================== the authors' scale
+
+AUTHORS = Units(10.0, 480.0)        # their input.txt: "Cluster Radius": 10 (pc), "Total mass of the sys.": 480 (Msun)
+
+
+def _authors_lines(state) -> str:
+    """`state` as the authors' Particles::print writes it (scientific, showpos, setprecision(8))."""
+    table = np.column_stack([state.positions, state.velocities, state.m])
+    return "".join(" ".join(f"{v:+.8e}" for v in row) + "\n" for row in table)
+
+
+def _speed_kms(state) -> float:
+    """The centre of mass's speed in km/s."""
+    return float(np.linalg.norm(state.center_of_mass()[1])) * state.units.velocity_kms
+
+
+def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
+    """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at the
+    default 15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; the scale is in the snapshots and the run
+    record, and a resumed run keeps it."""
+    ics = write_nbsymple(tmp_path / "sixth0.txt", make_cluster(480, seed=2, units=AUTHORS))
+    speeds = {}
+    for mass in (None, 480):
+        scale = [] if mass is None else ["--ics-mass", mass]
+        rc, _, err = call(["run", "--ics", ics, *scale, "--scheme", "si6a", "--dt", "1e-3", "--steps", "2", "--json",
+                           "--snapshots", tmp_path / f"snaps{mass}", "--checkpoint", tmp_path / f"{mass}.ck"])
+        assert rc == 0, err
+        first, _ = read_snapshot(tmp_path / f"snaps{mass}" / "snap_00000000.npz")
+        speeds[mass] = _speed_kms(first)
+    assert speeds[480] == pytest.approx(220.0, rel=1e-2) and speeds[None] == pytest.approx(1244.5, rel=1e-2)
+    command = json.loads((tmp_path / "snaps480" / "nbsymple-run.json").read_text())["command"]
+    assert (command["ics_radius_pc"], command["ics_mass_msun"]) == (10.0, 480.0)
+    rc, _, err = call(["run", "--resume", tmp_path / "480.ck", "--steps", "3", "--json"])
+    assert rc == 0, err
+    last, step = read_snapshot(tmp_path / "snaps480" / "snap_00000003.npz")
+    assert step == 3 and last.units == AUTHORS and _speed_kms(last) == pytest.approx(220.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--ics-mass", "480"], "--ics-mass gives the scale of an initial-condition file, so it needs --ics FILE"),
+    (["--ics-radius", "10", "--ics-mass", "480"], "--ics-radius and --ics-mass give the scale"),
+    (["--ics", "ICS", "--ics-mass", "0"], "argument --ics-mass: must be positive and finite, got 0"),
+    (["--ics", "ICS", "--ics-radius", "1e300", "--ics-mass", "1e-300"], "at that scale: the unit system r_cl = 1e+300"),
+    (["--resume", "CK", "--ics-mass", "480"], "so --ics-mass cannot be given with it"),
+])
+def test_a_scale_without_ics_or_of_no_size_is_one_sentence_nothing_written(tmp_path, argv, says):
+    ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(8, seed=1))
+    argv = [{"ICS": ics, "CK": tmp_path / "c.ck"}.get(a, a) for a in argv]
+    rc, out, err = call(["run", *argv, "--steps", "1", "--json", "--snapshots", tmp_path / "snaps"])
+    assert rc == 2 and out == "" and says in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "snaps").exists()
+
+
+def test_read_snapshot_reads_the_authors_frames_by_name_at_the_sidecar_scale(tmp_path):
+    """`sixth<q>.txt` / `leapfrog<q>.txt` give frame q; the scale is this suite's unless a
+    `snapshots.json` beside them says theirs; a file in their layout at their scale round-trips."""
+    state = make_cluster(480, seed=4, units=AUTHORS)
+    (tmp_path / "sixth10.txt").write_text(_authors_lines(state))
+    at_default, q = read_snapshot(tmp_path / "sixth10.txt")
+    assert q == 10 and at_default.units == Units() and at_default.t == 0.0
+    assert _speed_kms(at_default) == pytest.approx(1244.5, rel=1e-3)
+    (tmp_path / "snapshots.json").write_text(json.dumps({"r_cl_pc": 10, "mass_msun": 480}))
+    theirs, q = read_snapshot(tmp_path / "sixth10.txt")
+    assert q == 10 and theirs.units == AUTHORS and _speed_kms(theirs) == pytest.approx(220.0, rel=1e-6)
+    assert np.allclose(theirs.x, state.x, rtol=1e-8, atol=0) and np.allclose(theirs.v, state.v, rtol=1e-8, atol=0)
+    back, q = read_snapshot(write_nbsymple(tmp_path / "leapfrog3.txt", state))
+    assert q == 3 and back.units == AUTHORS and back.eps == state.eps
+    assert np.array_equal(back.x, state.x) and np.array_equal(back.v, state.v) and np.array_equal(back.m, state.m)
+    for name in ("ExtData.txt", "sixth.txt", "frame3.txt"):
+        (tmp_path / name).write_text(_authors_lines(state))
+        with pytest.raises(SnapshotError, match=f"{name} is not named snap_<step>.txt, sixth<q>.txt or "
+                                                f"leapfrog<q>.txt, so its step is unknown"):
+            read_snapshot(tmp_path / name)

@@ -490,6 +490,8 @@ RUN_TABLE = {
     "--snapshots": path_opt(one("snaps", "out/s", "folder", "snaps/")),
     "--snapshot-format": opt(one("npz", "nbsymple", "NPZ")),
     "--ics": path_opt(one("good.ics")),
+    "--ics-mass": opt(valid_float(), float_text()),
+    "--ics-radius": opt(valid_float(), float_text()),
     "--mass-classes": opt(st.integers(1, 64).map(str), st.one_of(one("1000000000000", str(2**63), "1" + "0" * 30),
                                                                  count_text(64, low=1))),
     "--every": opt(st.integers(1, 5).map(str), count_text(5, low=1)),
@@ -519,6 +521,8 @@ def _named(given, flags=PATH_FLAGS):
 @given(case=run_argv())
 @example(case=(["run", "--steps", "0", "--n", "8", "--mass-classes", "1000000000000"],      # rarely drawn
                {"--mass-classes": ["1000000000000"]}))
+@example(case=(["run", "--steps", "1", "--ics", "good.ics", "--ics-mass", "1e-300", "--ics-radius", "1e300"],
+               {"--ics": ["good.ics"], "--ics-mass": ["1e-300"], "--ics-radius": ["1e300"]}))   # a scale of no size
 def test_run_options(case):
     argv, given = case
     json_asked = "--json" in given or "--json" in argv[-2:]

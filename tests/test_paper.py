@@ -148,6 +148,10 @@ def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
     # both energy figures, each said what it measures; the fixture predates the internal one
     assert "the definition the paper's code uses" in conservation and "|K_int + W|" in conservation
     assert conservation.count("not measured in these results") == 7        # six rows and the sentence
+    # like for like: each of the authors' builds named with the row of ours it corresponds to
+    for build, ours in (("| L |", "| leapfrog sp |"), ('| S, their "double precision" |', "| SI6A dp |"),
+                        ("| DS, double-single |", "| SI6A dsp |")):
+        assert any(build in line and ours in line for line in conservation.splitlines()), build
 
     report = (out / "REPORT.md").read_text()
     res = load_results(FIXTURE)

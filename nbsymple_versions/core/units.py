@@ -1,8 +1,13 @@
 """Cluster units (G = 1, cluster mass M = 1, cluster radius r_cl = 1) and their physical values.
 
-The defaults follow the authors' README: r_cl = 10 pc and M = 15360 Msun *whatever N*, so a
-run with fewer bodies models the same cluster with heavier stars (at 1 Msun per star a
-small-N cluster would lie outside its own tidal radius and dissolve at once).
+The authors' code reads r_cl and M from its `input.txt`: their README suggests "Cluster Radius"
+10 (pc) and "Total mass of the sys." 15369 (Msun); the `input.txt` in their repository holds 10 pc
+and 480 Msun, for the N = 480 of its `const.h`. This suite uses r_cl = 10 pc and M = 15360 Msun,
+15360 stars of 1 Msun at the paper's N = 15360 (its tidal-tail runs, Figs. 6-8; 0.06 % below the
+README's 15369), *whatever N*: a run with fewer bodies models the same cluster with heavier stars
+(at 1 Msun per star a small-N cluster would lie outside its own tidal radius and dissolve at
+once). The authors' own files at their scale are read with `Units(10, 480)` (`nbsymple run --ics
+FILE --ics-mass 480`).
 """
 from dataclasses import dataclass
 import math
@@ -66,3 +71,18 @@ class Units:
     def as_dict(self) -> dict:
         return {"r_cl_pc": self.r_cl_pc, "mass_msun": self.mass_msun,
                 "velocity_kms": self.velocity_kms, "time_myr": self.time_myr}
+
+
+def checked_units(r_cl_pc: float, mass_msun: float) -> Units:
+    """`Units(r_cl_pc, mass_msun)` whose velocity and time units and Galaxy scales are positive and
+    finite too (ValueError in one sentence otherwise: 1e-300 pc and 1e300 Msun give a zero time unit)."""
+    units = Units(r_cl_pc, mass_msun)
+    derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
+    try:
+        usable = all(math.isfinite(v) and v > 0 for v in (getattr(units, name) for name in derived))
+    except (ZeroDivisionError, OverflowError):
+        usable = False
+    if not usable:
+        raise ValueError(f"the unit system r_cl = {r_cl_pc!r} pc, M = {mass_msun!r} Msun gives a velocity, time or "
+                         f"Galaxy scale that is zero or not finite")
+    return units

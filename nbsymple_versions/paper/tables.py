@@ -76,6 +76,42 @@ MEASURES = [
 ]
 
 
+# (build, scheme, their arithmetic as read in their leapfrog.cu, sixth.cu, nbody.h, particle.h, our row,
+# what differs in ours: serial/kernels.py)
+AUTHORS_BUILDS = [
+    ("L", "leapfrog", "positions float32 on the host too (each drift rounds them: spacing 6e-5 r_cl at 850 r_cl), "
+     "velocities float64; the kernel's separation, r^-3, pair term and sum float32; the Galaxy in the kernel "
+     "(their default, POTENTIAL), float32", "leapfrog sp",
+     "our positions stay float64 (only the kernel's copy is rounded to float32) and our Galaxy is float64: only "
+     "the pair force is float32"),
+    ("S, their \"double precision\"", "SI6A", "positions float64 on the host and the device; the separation "
+     "subtracted in float64, then r^2, r^-3 and the pair term in float32, summed in float64; the Galaxy with "
+     "float32 sqrtf and powf", "SI6A dp",
+     "our pair term and Galaxy are float64 too (a relative rounding of ~1e-16 per term instead of ~1e-7)"),
+    ("DS, double-single", "SI6A", "positions float64 on the host, sent as hi = float32(x), lo = float32(x - hi); "
+     "the separation (hi_j - hi_i) + (lo_j - lo_i), r^-3, pair term and sum float32; the Galaxy in the kernel, "
+     "float32 at float32(hi + lo)", "SI6A dsp", "the same pair arithmetic; our Galaxy is float64 at the float64 "
+     "position"),
+    ("none", "leapfrog, SI6A", "their Makefile builds no leapfrog in dp or dsp and no SI6A in sp (the paper's text "
+     "still compares SI6A dp with sp), so what those paper figures computed is not known",
+     "leapfrog dp, dsp; SI6A sp", "not known"),
+]
+
+
+def authors_builds_lines() -> list[str]:
+    """What the comparison with the paper compares: each of the authors' builds, its arithmetic,
+    the row of ours it corresponds to and what differs."""
+    lines = ["Like for like: the paper's figures come from the authors' builds (their Makefile's `make L=yes`, "
+             "`S=yes`, `DS=yes`; arithmetic as in their `leapfrog.cu`, `sixth.cu`, `nbody.h`), ours from version B, "
+             "whose precision applies to the pairwise force only: positions, velocities, drifts, kicks and the Galaxy "
+             "are float64 on the host in every row. Both codes drift and kick in float64 (L then stores the positions "
+             "in float32).", "",
+             "| authors' build | scheme | their arithmetic | our row | what differs in ours |",
+             "|---|---|---|---|---|"]
+    return lines + [f"| {build} | {scheme} | {theirs} | {ours} | {differs} |"
+                    for build, scheme, theirs, ours, differs in AUTHORS_BUILDS]
+
+
 def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     """conservation.md: both energy errors and the angular-momentum error per scheme and precision,
     beside the paper's ranges; returns the table."""
@@ -100,11 +136,13 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     si = table.get(("si6a", "dp"), {})
     lines += ["", "| paper (text), SI6A dp | | energy (total), per step | | | L_x, L_y |",
               "|---|---|---:|---:|---:|---:|",
-              f"| reported range | dp | {lo:.1e} to {hi:.1e} | | | {llo:.1e} to {lhi:.1e} |", ""]
+              f"| reported range | dp | {lo:.1e} to {hi:.1e} | | | {llo:.1e} to {lhi:.1e} |", "",
+              *authors_builds_lines(), ""]
     if si:
         per_step = si.get("per_step", math.nan)
         lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its {lo:.1e} to {hi:.1e} per step "
-                     f"is compared with the total-energy error: here SI6A dp has {_sci(per_step)} per step "
+                     f"(their S build: float32 pair term and Galaxy) is compared with the total-energy error: here "
+                     f"SI6A dp (float64 throughout) has {_sci(per_step)} per step "
                      f"({_within(per_step, PAPER_SI6A_DP_ENERGY_PER_STEP)}); its internal-energy error after "
                      f"1000 steps is {_sci(si.get('internal', math.nan), internal_missing, '0')}. Its angular-momentum "
                      f"error is {_sci(si.get('angular', math.nan), zero='0')} (the paper quotes L_x and L_y; "
@@ -114,6 +152,6 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
                 lines.append(f"After 1000 steps SI6A dp conserves energy ({what}) {math.log10(sp / dp):.1f} orders of "
                              f"magnitude better than sp (paper: {PAPER_SI6A_SP_DP_ORDERS[0]} to "
-                             f"{PAPER_SI6A_SP_DP_ORDERS[1]}).")
+                             f"{PAPER_SI6A_SP_DP_ORDERS[1]}, from an sp build that is not public).")
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return table

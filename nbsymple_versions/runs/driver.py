@@ -11,8 +11,10 @@ snapshots, checkpoints, signals and seeds.
 - A run without `--seed` draws one and records it. A snapshot folder that holds another run's
   snapshots is refused; temporaries left by a killed writer are removed.
 - N is checked against the memory this machine has before anything is allocated.
-- `--ics FILE` starts from a file in the authors' ASCII layout, `--snapshot-format nbsymple`
-  writes snapshots in it (`authors_format`), `--mass-classes K` draws a Salpeter spectrum.
+- `--ics FILE` starts from a file in the authors' ASCII layout, read at the scale `--ics-radius PC`
+  and `--ics-mass MSUN` (default `Units()`; the checkpoint's state keeps it for `--resume`),
+  `--snapshot-format nbsymple` writes snapshots in it (`authors_format`), `--mass-classes K`
+  draws a Salpeter spectrum.
 Every refusal is one sentence and exit status 2, with nothing written or overwritten.
 
 Version F runs this same code on every MPI rank: the ranks make the same calls, what only one
@@ -39,6 +41,7 @@ from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
 from ..core.schemes import get_scheme
+from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
 from ..progress import Progress
 from ..simulation import NonFiniteState, Simulation
@@ -53,6 +56,7 @@ from .signals import StopNow, StopSignals
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
+ICS_SCALE = ("ics_radius", "ics_mass")           # the scale an initial-condition file is read at
 DEFAULT_CHECKPOINT_EVERY = 100
 FAULT = 4                          # exit status of a run a fault of the machine stopped
 RUN_RECORD = "nbsymple-run.json"   # in the snapshot folder: which run writes it, and whether it finished
@@ -72,15 +76,34 @@ def on_root(world, task):
     return result
 
 
-def _initial_state(args, explicit):
-    """The state read from `--ics FILE` (None without it); one sentence if it cannot be used."""
-    if getattr(args, "ics", None) is None:
-        return None
-    given = [f"--{k.replace('_', '-')}" for k in ICS_EXCLUDES if k in explicit]
-    if given:
-        raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
+def _flags(names, explicit) -> list[str]:
+    return [f"--{k.replace('_', '-')}" for k in names if k in explicit]
+
+
+def _ics_units(args) -> Units:
+    """The scale `--ics FILE` is read at: `--ics-radius PC` and `--ics-mass MSUN`, each defaulting
+    to this suite's `Units()` (the authors' own files: `--ics-mass 480`, their input.txt's)."""
+    default = Units()
+    radius, mass = getattr(args, "ics_radius", None), getattr(args, "ics_mass", None)
     try:
-        state = read_nbsymple(args.ics)
+        return checked_units(default.r_cl_pc if radius is None else radius,
+                             default.mass_msun if mass is None else mass)
+    except ValueError as e:
+        raise RunStop(f"{args.ics} cannot be read at that scale: {e}") from None
+
+
+def _initial_state(args, explicit):
+    """The state read from `--ics FILE` at its scale (None without it); one sentence if it cannot be used."""
+    if getattr(args, "ics", None) is None:
+        if scale := _flags(ICS_SCALE, explicit):
+            raise RunStop(f"{' and '.join(scale)} {'gives' if len(scale) == 1 else 'give'} the scale of an "
+                          f"initial-condition file, so {'it needs' if len(scale) == 1 else 'they need'} --ics FILE")
+        return None
+    if given := _flags(ICS_EXCLUDES, explicit):
+        raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
+    units = _ics_units(args)
+    try:
+        state = read_nbsymple(args.ics, units)
     except FormatError as e:
         raise RunStop(str(e)) from None
     with np.errstate(all="ignore"):
@@ -115,7 +138,10 @@ def _fresh(args, explicit, world):
            "snapshots": None if args.snapshots is None else str(args.snapshots.resolve()),
            "every": args.every or args.steps or 1,
            "checkpoint_every": args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
-           "ics": None if initial is None else str(args.ics), "mass_classes": getattr(args, "mass_classes", None),
+           "ics": None if initial is None else str(args.ics),
+           "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
+           "ics_mass_msun": None if initial is None else initial.units.mass_msun,
+           "mass_classes": getattr(args, "mass_classes", None),
            "snapshot_format": getattr(args, "snapshot_format", None) or "npz"}
 
     def build():
