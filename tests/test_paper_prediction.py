@@ -142,7 +142,7 @@ def test_without_gpu_results_c_d_e_are_predicted_and_labelled(tmp_path, stated_k
     # REPORT.md: the rows' label, the model's inputs, what it reproduces and what it cannot
     report = (out / "REPORT.md").read_text()
     for text in (LABEL, "25.5 instructions per interaction", "63.0 GB/s each way, 10 us per copy",
-                 "20 us (numba)", "tasks.HostTasks.time_galactic", "| 256 | 12 us | 8.7 us | 8.7 us | 12 us |",
+                 "20 us (numba)", "tasks.HostTasks.time_galactic", "| 256 | 12 us | 8.7 us | 8.7 us | 8.7 us |",   # B's 12 us bounded by A's
                  "Task 1's share at the largest N", "spends the largest share outside task 1",
                  "Not in the model", "PCIe contention"):
         assert text in report, text
@@ -187,3 +187,14 @@ def test_the_kernels_are_counted_from_their_sass():
     assert sorted(kernels) == ["fused", "tiled"] and commit
     for k in kernels.values():
         assert 10 < k.instructions < 60 and k.bound in ("issue", "fp64") and math.isfinite(k.clocks) and k.clocks > 0
+
+
+def test_threaded_host_times_are_bounded_by_the_serial_ones():
+    """B's host time at an N is at most A's there (a slower one is a descheduled thread, not the
+    kernel); where A was not timed, B's stands."""
+    host = {"A": {256: prediction.HostTimes(1e-5, 2e-5)},
+            "B": {256: prediction.HostTimes(3e-6, 2e-3), 1024: prediction.HostTimes(4e-6, 5e-3)}}
+    bounded = prediction.bounded_by_serial(host)
+    assert bounded["A"] == host["A"]
+    assert bounded["B"][256] == prediction.HostTimes(3e-6, 2e-5)
+    assert bounded["B"][1024] == host["B"][1024]

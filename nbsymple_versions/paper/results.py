@@ -31,8 +31,14 @@ class ResultsError(Exception):
 
 
 def _name(path: Path, root: Path | None = None) -> str:
-    """The file's name relative to the results folder's parent (never an absolute machine path)."""
+    """The file's name relative to the current folder where it lies below it (`make paper`'s
+    `.asv/paper/results/...`, the committed `results/...`), else to the results folder's parent
+    (never an absolute machine path)."""
     path = Path(path)
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        pass
     if root is not None:
         try:
             return str(Path(root.name) / path.relative_to(root))
