@@ -7,7 +7,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from nbsymple_versions import Simulation, make_cluster
+from nbsymple_versions import Simulation, add_black_hole, make_cluster
 from nbsymple_versions.core import diagnostics as dg
 from nbsymple_versions.core.galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1, M2, M3
 
@@ -84,6 +84,20 @@ def test_energy_change_is_exact_where_the_total_rounds(radius_kpc):
     assert max(new) < 1e-14, new
     if radius_kpc is not None:                                 # |E| >> |E_int| only on the orbit
         assert max(old) > 1e-13, old
+
+
+@pytest.mark.parametrize("ratio", [1.0, 10.0])
+def test_energy_change_counts_a_body_at_the_galactic_centre(ratio):
+    """A black hole at rest at the centre and the cluster 1 kpc out (the black-hole passage): the
+    hole's R^2 + dR^2 about the mean position rounds to just below 0, and its share of the tidal
+    sum must still count (a NaN dropped as 0 once made E - E0 wrong by 200 for ratio 1)."""
+    state = add_black_hole(make_cluster(24, seed=2, radius_kpc=1.0, speed_kms=2.0), ratio)
+    sim = Simulation(state, "A", "leapfrog", "dp", 2.0 ** -10)
+    e0, parts0 = energy_decimal(sim.state), dg.energy_parts(sim.state)
+    sim.step(3)
+    exact = float(energy_decimal(sim.state) - e0)
+    change = dg.energy_change(dg.energy_parts(sim.state), parts0, state.units)
+    assert abs(exact) > 1e-9 * abs(parts0.internal) and abs(change - exact) < 1e-10 * abs(parts0.internal), exact
 
 
 def _errors(scheme, precision, dt=5e-4, steps=200, n=128):

@@ -11,11 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nbsymple_versions import paper
 from nbsymple_versions.paper.results import ResultsError, load_results
-from nbsymple_versions.paper.science_plots import density_centre, plot_black_hole, plot_tidal_tails
+from nbsymple_versions import State
+from nbsymple_versions.core.diagnostics import energy, potential_energy
+from nbsymple_versions.paper.science_plots import (_internal_energy_errors, density_centre, plot_black_hole,
+                                                   plot_tidal_tails)
 from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
 from nbsymple_versions.snapshots import list_snapshots, read_snapshot
 
@@ -287,7 +291,17 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
         state, _ = read_snapshot(snaps[0])
         assert state.n == 33 and state.m[-1] == pytest.approx(float(ratio))   # the black hole is body N
     path, summary = plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
-    assert path.exists() and "closest approach" in summary
+    assert path.exists() and "closest approach" in summary and summary.count("(internal: ") == 2
+    # the internal error: the same |E - E0| over the stars' own |K_int + W|, not over |E0|
+    states = [read_snapshot(p)[0] for p in list_snapshots(science_runs / "black_hole" / "ratio_10")]
+    internal = _internal_energy_errors(states)
+    stars = State(states[0].x[:, :-1], states[0].v[:, :-1], states[0].m[:-1], states[0].eps, 0.0, states[0].units)
+    e = np.array([energy(s) for s in states])
+    k_int = 0.5 * float(np.sum(stars.m * ((stars.v - (stars.v @ stars.m / stars.m.sum())[:, None]) ** 2).sum(axis=0)))
+    scale = abs(k_int + potential_energy(stars.positions, stars.m, stars.eps))
+    assert internal[0] == 0.0 and internal[-1] > 0
+    assert internal[-1] == pytest.approx(abs(e[-1] - e[0]) / scale, rel=1e-3)
+    assert internal[-1] > 10 * abs(e[-1] - e[0]) / abs(e[0])       # |E0| is mostly the orbit: it hides the error
     path, summary = plot_tidal_tails(tidal, tmp_path / "tt.png")
     assert path.exists() and "Jacobi radius r_J = 37 pc" in summary
 

@@ -156,13 +156,17 @@ def energy(state, w=None) -> float:
     return kinetic_energy(state) + w + float(state.m @ phi)
 
 
-def galaxy_potential_difference(R2, z2, dR2, dz2):
+def galaxy_potential_difference(R2, z2, dR2, dz2, R2_new=None, z2_new=None):
     """Phi(R^2 + dR^2, z^2 + dz^2) - Phi(R^2, z^2) of Allen & Santillan (1991), in their units,
     for cylindrical R^2 = x^2 + y^2 and z^2 (arrays broadcast). Each component is written in
     the differences (sqrt(a + d) - sqrt(a) = d / (sqrt(a + d) + sqrt(a)), log1p, expm1), so the
     result is accurate relative to itself, not to |Phi| ~ 1400: this is what lets the tidal and
-    orbital parts of E be differenced below float64 rounding of Phi."""
+    orbital parts of E be differenced below float64 rounding of Phi. `R2_new`, `z2_new`: the
+    displaced points' own R^2 and z^2 where known (default R2 + dR2, z2 + dz2, whose rounding
+    of R2 swamps a point near the centre, where the halo's r^1.02 cusp is steep)."""
     R2, z2, dR2, dz2 = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (R2, z2, dR2, dz2)))
+    R2_new = np.maximum(R2 + dR2, 0.0) if R2_new is None else np.asarray(R2_new, dtype=np.float64)
+    z2_new = np.maximum(z2 + dz2, 0.0) if z2_new is None else np.asarray(z2_new, dtype=np.float64)
     r2, dr2 = R2 + z2, dR2 + dz2
     sb0, sb1 = np.sqrt(r2 + B1 * B1), np.sqrt(r2 + dr2 + B1 * B1)
     bulge = M1 * (dr2 / (sb0 + sb1)) / (sb0 * sb1)
@@ -172,7 +176,7 @@ def galaxy_potential_difference(R2, z2, dR2, dz2):
     ds2 = dR2 + dq * (2.0 * A2 + q0 + q1)
     sd0, sd1 = np.sqrt(s2), np.sqrt(s2 + ds2)
     disk = M2 * (ds2 / (sd0 + sd1)) / (sd0 * sd1)
-    r0, r1 = np.sqrt(r2), np.sqrt(r2 + dr2)
+    r0, r1 = np.sqrt(r2), np.sqrt(R2_new + z2_new)
     with np.errstate(divide="ignore", invalid="ignore"):
         dr = np.where(r0 + r1 > 0, dr2 / (r0 + r1), 0.0)
         near = np.abs(dr) < 0.5 * r0
@@ -183,8 +187,8 @@ def galaxy_potential_difference(R2, z2, dR2, dz2):
     out = bulge + disk + halo
     far = np.maximum(r0, r1) > HALO_CUTOFF        # beyond the halo's cut-off: the plain difference
     if far.any():
-        R1 = np.sqrt(R2 + dR2)
-        z0, z1 = np.sqrt(z2), np.sqrt(z2 + dz2)
+        R1 = np.sqrt(R2_new)
+        z0, z1 = np.sqrt(z2), np.sqrt(z2_new)
         out = np.where(far, galaxy.potential_as91(R1, 0.0, z1) - galaxy.potential_as91(np.sqrt(R2), 0.0, z0), out)
     return out
 
@@ -263,7 +267,8 @@ def _energy_parts(state, progress, w) -> EnergyParts:
     s2 = float(Fraction(s) ** 2)
     dR2 = s2 * (2.0 * (base[0] * d[0] + base[1] * d[1]) + d[0] * d[0] + d[1] * d[1]) + cR
     dz2 = s2 * (2.0 * base[2] * d[2] + d[2] * d[2]) + cz
-    dphi = galaxy_potential_difference(R2, z2, dR2, dz2)
+    dphi = galaxy_potential_difference(R2, z2, dR2, dz2, s2 * (state.x[0] ** 2 + state.x[1] ** 2),
+                                       s2 * state.x[2] ** 2)
     return EnergyParts(
         mass=mass, base=tuple(base.tolist()), velocity=tuple(vel.tolist()),
         kinetic_internal=0.5 * _sum(m * (dv * dv).sum(axis=0)), potential=w,

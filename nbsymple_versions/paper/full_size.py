@@ -2,18 +2,22 @@
 run's snapshots, `tidal_tails_n<N>.png` (the tails near the cluster, unrolled along the orbit,
 and the star counts along it, where the clumps show) and `tidal_tails_n<N>.md`, a small table:
 stars beyond the Jacobi radius at 0.5, 1 and 1.5 orbits, the energy error in both definitions,
-and the wall time."""
+and the wall time. Each dt runs in its own folder, `runs/tidal_tails_n<N>_dt<dt>`; the figure and
+the first table show the smallest dt that finished, and `dt_series` adds the series over dt."""
 from __future__ import annotations
 
+import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 
 from ..core.diagnostics import energy_parts, internal_energy_error, relative_error
 from ..core.galaxy import SUN_RADIUS_KPC
-from .science_plots import density_centre, fmt_dt, source_line
-from .science_runs import load_run
+from . import dt_series
+from .science_plots import density_centre, fmt_dt, fmt_wall, source_line
+from .science_runs import RUN_FILE, load_run
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
 
@@ -36,29 +40,50 @@ def _at_orbits(run: dict, snaps: list) -> list:
     return out
 
 
+def run_folder(out, n: int, dt: float) -> Path:
+    """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt."""
+    return Path(out) / "runs" / f"tidal_tails_n{n}_dt{fmt_dt(dt)}"
+
+
+def finished_runs(out, n: int) -> list[Path]:
+    """The folders in OUT/runs holding a finished full-size run of N bodies, at any dt (the
+    folder of an earlier version, `tidal_tails_n<N>`, included)."""
+    runs = Path(out) / "runs"
+    names = re.compile(rf"tidal_tails_n{n}(_dt.+)?")
+    found = []
+    for d in sorted(runs.iterdir()) if runs.is_dir() else ():
+        try:
+            run = json.loads((d / RUN_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if names.fullmatch(d.name) and run.get("finished") and run.get("params", {}).get("n") == n:
+            found.append(d)
+    return found
+
+
 def summarise(folder) -> dict:
-    """The numbers of the table, from the run's snapshots."""
+    """The numbers of the table, from the run's snapshots: `rows` at ORBITS, `all_rows` at
+    every snapshot (orbits rounded to the snapshot spacing)."""
     run, snaps = load_run(folder)
     first = snaps[0][0]
     units = first.units
     radius = run["params"].get("radius_kpc", SUN_RADIUS_KPC)
     r_j = jacobi_radius(units, radius)
     parts0 = energy_parts(first)
-    rows = []
-    for k, state in _at_orbits(run, snaps):
-        parts = energy_parts(state)
+    per_orbit = run["params"].get("snapshots_per_orbit", 4)
+    all_rows = []
+    for state, _ in snaps:
+        parts = energy_parts(state) if state is not first else parts0
         centre = density_centre(state.positions)
-        rows.append({"orbits": k, "t_myr": units.to_myr(state.t),
-                     "beyond": fraction_beyond(state.positions, centre, r_j),
-                     "energy_error": relative_error(parts.total, parts0.total),
-                     "internal_energy_error": internal_energy_error(parts, parts0, units)})
+        all_rows.append({"orbits": round(state.t / run["orbital_period"] * per_orbit) / per_orbit,
+                         "t_myr": units.to_myr(state.t), "beyond": fraction_beyond(state.positions, centre, r_j),
+                         "energy_error": relative_error(parts.total, parts0.total),
+                         "internal_energy_error": internal_energy_error(parts, parts0, units)})
+    row_of = {id(state): row for (state, _), row in zip(snaps, all_rows)}
+    rows = [{**row_of[id(state)], "orbits": k} for k, state in _at_orbits(run, snaps)]
     return {"run": run, "units": units, "r_j_pc": r_j * units.r_cl_pc,
             "r_point_mass_pc": point_mass_radius(units, radius) * units.r_cl_pc, "rows": rows,
-            "e0": parts0.total, "internal0": parts0.internal}
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+            "all_rows": all_rows, "e0": parts0.total, "internal0": parts0.internal}
 
 
 def table(summary: dict) -> str:
@@ -71,7 +96,7 @@ def table(summary: dict) -> str:
              f"8.5 kpc, {p['scheme']}, dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, "
              f"{run['steps']} steps = {p['orbits']:g} orbits (one orbit {u.to_myr(run['orbital_period']):.0f} Myr), "
              f"version {p['version']} in {p['precision']}, seed {p['seed']}.",
-             f"Wall time {_hours(run['wall_seconds'])} ({run['wall_seconds']:.0f} s, summed over sessions) on "
+             f"Wall time {fmt_wall(run['wall_seconds'])} ({run['wall_seconds']:.0f} s, summed over sessions) on "
              f"{prov.get('cpu', '?')}, device {prov.get('device', '?')}; "
              f"{sessions} session{'s' if sessions != 1 else ''}: stopped by a signal {stops} time"
              f"{'s' if stops != 1 else ''} and resumed from its checkpoint by the same command "
@@ -190,16 +215,34 @@ def plot(summary: dict, folder, path) -> Path:
         fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
                      f"(cf. paper Figs. 6-8)\n"
                      f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "
-                     f"{run['steps']} steps, wall time {_hours(run['wall_seconds'])} in {run.get('sessions', 1)} "
+                     f"{run['steps']} steps, wall time {fmt_wall(run['wall_seconds'])} in {run.get('sessions', 1)} "
                      f"session(s){errors}", fontsize=8.5)
         return save(fig, path, source_line(run))
 
 
 def write_full_size(folder, out) -> list[Path]:
-    """Write `tidal_tails_n<N>.png` and `.md` into `out` from the finished run in `folder`."""
+    """From the finished run in `folder` and the other finished runs of its N in OUT/runs: add
+    them to the dt series (`tidal_tails_n<N>_series.json`), then write into `out`
+    `tidal_tails_n<N>.png` and `.md` of the smallest dt like it that finished (same parameters
+    but dt) and, with the series, `tidal_tails_n<N>_dt_series.png`."""
     folder, out = Path(folder), Path(out)
-    summary = summarise(folder)
-    stem = f"tidal_tails_n{summary['run']['params']['n']}"
+    params = json.loads((folder / RUN_FILE).read_text())["params"] if (folder / RUN_FILE).exists() else None
+    if params is None:
+        raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first")
+    n = params["n"]
+    summaries = {d: summarise(d) for d in finished_runs(out, n)}
+    if folder not in summaries:
+        summaries[folder] = summarise(folder)
+    data = dt_series.update(dt_series.series_path(out, n), [dt_series.entry(s) for s in summaries.values()])
+    like = [d for d, s in summaries.items() if dt_series.like(s["run"]["params"]) == dt_series.like(params)]
+    shown = min(like, key=lambda d: summaries[d]["run"]["params"]["dt"])
+    summary = summaries[shown]
+    series = dt_series.series_like(data, params)
+    stem = f"tidal_tails_n{n}"
     md = out / f"{stem}.md"
-    md.write_text(table(summary), encoding="utf-8")
-    return [plot(summary, folder, out / f"{stem}.png"), md]
+    written = [plot(summary, shown, out / f"{stem}.png"), md]
+    if len(series) > 1:
+        written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
+    written.append(dt_series.series_path(out, n))
+    md.write_text(table(summary) + "\n" + "\n".join(dt_series.section(series, n)) + "\n", encoding="utf-8")
+    return written

@@ -24,7 +24,7 @@ from ..runs.errors import path_argument, writable
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
-from .full_size import write_full_size
+from .full_size import run_folder, write_full_size
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from .report import write_report
 from .results import Results, ResultsError, load_results
@@ -88,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help=f"only the paper's science at full size: the tidal-tail run at N = {TIDAL_FULL_N} over "
                         f"{TIDAL_FULL['orbits']:g} orbits ({TIDAL_FULL['precision']}), checkpointed and resumed by the "
-                        f"same command, drawn as tidal_tails_n<N>.png with its table tidal_tails_n<N>.md; "
+                        f"same command, drawn as tidal_tails_n<N>.png with its table tidal_tails_n<N>.md; each "
+                        f"--tidal-dt runs in its own folder and joins the series over dt (its table, verdict and "
+                        f"tidal_tails_n<N>_dt_series.png; the figure shows the smallest dt that finished); "
                         f"version {FULL_N_VERSIONS[0]} where a GPU is available, else {TIDAL_DEFAULTS['version']}")
     p.add_argument("--science-version", default=None, type=str.upper, choices=SCIENCE_LETTERS,
                    help=f"version for the simulations (default {TIDAL_DEFAULTS['version']}; "
@@ -291,7 +293,7 @@ def _full(args, out: Path) -> int:
     """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
     its figure and its table; nothing else is touched."""
     tidal = _tidal(args)
-    folder = out / "runs" / f"tidal_tails_n{tidal['n']}"
+    folder = run_folder(out, tidal["n"], tidal["dt"])
     if args.science:
         run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
                         version=_science_version(args), progress=not args.quiet, rerun=args.rerun)

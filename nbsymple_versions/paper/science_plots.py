@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.diagnostics import energy
+from ..core.diagnostics import energy, energy_change, energy_parts
+from ..core.ics import State
 from ..core.galaxy import SUN_RADIUS_KPC
 from .science_runs import RUN_FILE, load_run
 from .style import plt, save, style
@@ -43,6 +44,13 @@ def fmt_dt(dt: float) -> str:
     """'2^-7' for powers of two, else '%g'."""
     e = math.log2(dt) if dt > 0 else math.nan
     return f"2^{int(e)}" if math.isfinite(e) and e == int(e) else f"{dt:g}"
+
+
+def fmt_wall(seconds: float) -> str:
+    """A wall time: seconds below 90 s, minutes below 90 min, else hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def _nice(x: float) -> float:
@@ -119,10 +127,22 @@ def plot_tidal_tails(folder, path) -> tuple[Path, str]:
     return path, summary
 
 
+def _internal_energy_errors(states: list) -> np.ndarray:
+    """|E - E0| / |K_int,0 + W_0| for each state (black hole last): the energy error of the whole
+    system in units of the cluster's own initial binding energy (stars only, the black hole and
+    the Galaxy left out), where |E0|, dominated by the orbit, hides it."""
+    first = states[0]
+    stars = State(first.x[:, :-1], first.v[:, :-1], first.m[:-1], first.eps, first.t, first.units)
+    scale = abs(energy_parts(stars).internal)
+    parts0 = energy_parts(first)
+    return np.array([abs(energy_change(energy_parts(s), parts0, s.units)) / scale for s in states])
+
+
 def plot_black_hole(folder, path) -> tuple[Path, str]:
     """Left: x-y tracks (pc) of the cluster's density centre for each mass ratio, the black hole
-    at the centre. Right: relative energy error |E(t) - E0| / |E0| vs time (Myr), computed from
-    the reloaded snapshots (E includes the black hole and the Galaxy)."""
+    at the centre. Right: the energy error |E(t) - E0| vs time (Myr), computed from the reloaded
+    snapshots (E includes the black hole and the Galaxy), relative to |E0| (solid) and to the
+    cluster's internal energy (dashed, `_internal_energy_errors`)."""
     folder = Path(folder)
     subs = sorted((d for d in folder.glob("ratio_*") if (d / RUN_FILE).exists()),
                   key=lambda d: float(d.name.split("_", 1)[1]))
@@ -144,6 +164,7 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
             t = np.array([units.to_myr(s.t) for s, _ in snaps])
             e = np.array([energy(s) for s, _ in snaps])
             err = np.abs(e - e[0]) / abs(e[0])
+            internal = _internal_energy_errors([s for s, _ in snaps])
             centres = np.array([density_centre(s.positions[:-1]) for s, _ in snaps]) * pc
             bh = np.array([s.positions[-1] for s, _ in snaps]) * pc
             r = np.linalg.norm(centres - bh, axis=1)
@@ -157,9 +178,11 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
             last = snaps[-1][0].positions[:-1] * pc
             ax0.scatter(last[:, 0], last[:, 1], s=0.6, color=col, alpha=0.35, lw=0, rasterized=True)
             ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + f", closest {r[i_peri]:.0f} pc")
+            ax1.plot(t[1:], np.maximum(internal[1:], 1e-17), color=col, ls="--", lw=1.0)
             ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
             summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr, "
-                           f"energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end")
+                           f"energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end "
+                           f"(internal: {internal[max(i_peri - 2, 1)]:.1e} and {internal[-1]:.1e})")
         ax0.plot(0, 0, marker="*", color="k", ms=10, ls="none", label="black hole (Galactic centre)")
         ax0.set_xlabel("x [pc]")
         ax0.set_ylabel("y [pc]")
@@ -174,9 +197,13 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
         zoom.set_title("around the black hole [pc]", fontsize=6.5)
         ax1.set_yscale("log")
         ax1.set_xlabel("time [Myr]")
-        ax1.set_ylabel(r"relative energy error $|E - E_0| / |E_0|$")
-        ax1.set_title("Energy error (dotted: time of closest approach)", fontsize=8.5)
-        ax1.legend(loc="lower right", fontsize=6.5)
+        ax1.set_ylabel(r"energy error $|E - E_0|$ over ...")
+        ax1.set_title("Energy error, total and internal (dotted: closest approach)", fontsize=8.5)
+        ax1.add_artist(ax1.legend(loc="lower right", fontsize=6.5))
+        ax1.legend(handles=[plt.Line2D([], [], color="0.3", ls="-", label=r"... $|E_0|$ (total, the paper's)"),
+                            plt.Line2D([], [], color="0.3", ls="--", lw=1.0,
+                                       label=r"... $|K_{int,0} + W_0|$ of the stars (internal)")],
+                   loc="upper left", fontsize=6.5)
         p = first_run["params"]
         u = snaps[0][0].units
         fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\nN = {p['n']}, "
