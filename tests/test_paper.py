@@ -342,3 +342,19 @@ def test_gpu_versions_are_drawn_and_compared_with_b(tmp_path, capsys):
     report = (out / "REPORT.md").read_text()
     assert "Version C overtakes B from N = 256 on." in report
     assert "| E | 256 |" in (out / "task_shares.md").read_text()
+
+
+def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
+    """A figure travels without its report: its footer says quiet, loaded or not recorded."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.data import load_phrase, load_problem, source_line
+
+    def res(*loads):
+        return SimpleNamespace(provenance=[{"load_average": la} for la in loads] + [{"threads": 2}])
+    quiet, busy = {"max": 1.2, "median": 1.0, "cores": 2}, {"max": 4.5, "median": 3.0, "cores": 2}
+    assert load_phrase(res(quiet)) == "quiet (1-min load up to 1.2 on 2 cores)" and load_problem(res(quiet)) is None
+    assert load_phrase(res(quiet, busy)).startswith("TAKEN UNDER LOAD (1-min load up to 4.5 on 2 cores)")
+    assert load_problem(res(quiet, busy)).startswith("Taken under load: the 1-minute load average reached 4.5")
+    assert load_phrase(res()) == "machine load not recorded"
+    res_fixture = load_results(FIXTURE)
+    assert source_line(res_fixture).endswith(load_phrase(res_fixture))

@@ -152,17 +152,26 @@ def conservation_table(res: Results) -> dict[tuple, dict]:
 
 # ----------------------------------------------------------------------------- the machine
 
+def _busiest_load(res: Results) -> dict | None:
+    """The load-average record (max, median, cores) of the busiest run in the results, None if
+    no run recorded one."""
+    loads = [p["load_average"] for p in res.provenance if isinstance(p.get("load_average"), dict)]
+    return max(loads, key=lambda la: la.get("max", 0)) if loads else None
+
+
+def _busy(la: dict) -> bool:
+    return la.get("max", 0) > (la.get("cores") or 1)
+
+
 def load_problem(res: Results) -> str | None:
     """A sentence when the benchmarks ran on a busy machine (the 1-minute load average above the
     core count at some point of a run, as `make bench` records it), or when nobody recorded how
     busy it was; None for a quiet run. Timings taken under load say little about the code."""
-    loads = [p["load_average"] for p in res.provenance if isinstance(p.get("load_average"), dict)]
-    if not loads:
+    worst = _busiest_load(res)
+    if worst is None:
         return ("These results do not record how busy the machine was (load average), so the timings "
                 "cannot be told apart from a quiet run's: read the speed comparisons with care.")
-    busy = [la for la in loads if la.get("max", 0) > (la.get("cores") or 1)]
-    if busy:
-        worst = max(busy, key=lambda la: la["max"])
+    if _busy(worst):
         return (f"Taken under load: the 1-minute load average reached {worst['max']:g} (median "
                 f"{worst.get('median', float('nan')):g}) on {worst.get('cores', '?')} cores while the benchmarks "
                 f"ran, so other work shared the CPU; the timings and speed-ups below are not clean and no "
@@ -207,7 +216,17 @@ def source_line(res: Results) -> str:
     """The provenance footer of a benchmark figure or table: machine, CPU, threads, device, commit, date."""
     m = describe_machine(res)
     return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
-            f"commit {res.commit[:8]}; run {res.date_text}")
+            f"commit {res.commit[:8]}; run {res.date_text}; {load_phrase(res)}")
+
+
+def load_phrase(res: Results) -> str:
+    """The machine's load in a figure's footer, so that a figure taken out of its report still
+    says whether its timings are clean."""
+    la = _busiest_load(res)
+    if la is None:
+        return "machine load not recorded"
+    what = f"1-min load up to {la.get('max', float('nan')):g} on {la.get('cores', '?')} cores"
+    return f"TAKEN UNDER LOAD ({what}): timings not clean" if _busy(la) else f"quiet ({what})"
 
 
 # ----------------------------------------------------------------------------- prediction and measurement
