@@ -6,7 +6,7 @@ science figures from simulation runs (snapshots), into plots/.
 
 Writes time_per_step.png, speedup.png, dp_vs_dsp.png, task_shares.{md,csv,png}, conservation.md,
 tidal_tails.png, black_hole_passage.png and REPORT.md; `--full` writes only the full-size
-tidal-tail run's tidal_tails_n15360.{png,md}. A mistake in the input (options, unreadable
+tidal-tail run's tidal_tails_n15360.{png,md} and its series over dt (_dt_series.png, _series.json). A mistake in the input (options, unreadable
 results, an output folder that cannot be written) is one sentence on stderr, exit status 2, and
 nothing is written.
 
@@ -15,7 +15,8 @@ own), `prediction` predicts the GPU versions C-E where the results lack them (SA
 stated link figures, this machine's host-task times), `figures`, `tables` and `report` write
 them, `science_runs` and `science_plots` run and draw the simulations (`resumable`:
 checkpoints and resume; `tides`: the Jacobi radius),
-`full_size` the full-size run's figure and table, `style` is the figures' look, and `main` is
+`full_size` the full-size run's figure and table, `dt_series` its series over the time step and
+the verdict on convergence, `style` is the figures' look, and `main` is
 the command line.
 """
 from .main import main
