@@ -148,3 +148,25 @@ def test_paper_full_gathers_a_series_over_dt(tmp_path, capsys):
     assert paper.main(base + ["--tidal-dt", "0.0625", "--no-science"]) == 0
     assert len(json.loads((out / "tidal_tails_n64_series.json").read_text())) == 2
     assert "Halving the step from 2^-3 T to 2^-4 T" in (out / "tidal_tails_n64.md").read_text()
+
+
+def test_a_run_resumed_elsewhere_records_where_each_session_ran(tmp_path, monkeypatch):
+    """Provenance is taken as each session starts (the code it imported), and a resume at another
+    commit says so: 'a then b'."""
+    write = resumable.write_snapshot
+
+    def write_then_signal(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 250:
+            signal.raise_signal(signal.SIGINT)
+        return path
+    commits = iter(["aaaaaaaa", "bbbbbbbb"])
+    monkeypatch.setattr("nbsymple_versions.paper.science_runs.git_commit", lambda: next(commits))
+    monkeypatch.setattr(resumable, "write_snapshot", write_then_signal)
+    with pytest.raises(resumable.Interrupted):
+        run_tidal_tails(tmp_path / "run", **TINY)
+    monkeypatch.setattr(resumable, "write_snapshot", write)
+    run = run_tidal_tails(tmp_path / "run", **TINY)
+    assert run["provenance"]["commit"] == "aaaaaaaa then bbbbbbbb"
+    assert [p["commit"] for p in run["session_provenance"]] == ["aaaaaaaa", "bbbbbbbb"]
+    assert run["provenance"]["machine"] == run["session_provenance"][0]["machine"]        # unchanged: once

@@ -54,12 +54,30 @@ def _clean(folder: Path):
         (folder / name).unlink(missing_ok=True)
 
 
+def _add_session(header: dict, provenance, sim):
+    """Record where this session runs as it starts: the code imported now, not at the end."""
+    if provenance:
+        header.setdefault("session_provenance", []).append(provenance(sim))
+
+
+def _provenance(sessions: list[dict]) -> dict:
+    """run.json's provenance: the first session's, each field that later sessions changed (a
+    resume at another commit or on another machine) written as 'a then b'; every session's
+    record under `session_provenance`."""
+    merged = dict(sessions[0])
+    for key in merged.keys() - {"date"}:
+        values = list(dict.fromkeys(str(p.get(key, "?")) for p in sessions))
+        if len(values) > 1:
+            merged[key] = " then ".join(values)
+    return {"provenance": merged, "session_provenance": sessions}
+
+
 def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool = True, extra=None,
         checkpoint_every: int = 500, rerun: bool = False, provenance=None) -> dict:
     """Step the simulation `build()` makes to the last of `snapshot_steps`, writing a snapshot at
     step 0 and at each of them and a checkpoint every `checkpoint_every` steps; resume from the
     folder's checkpoint when it has the same `params` (unless `rerun`). Returns run.json's
-    content. `provenance(sim)` adds where it ran."""
+    content. `provenance(sim)`, called as each session starts, says where it ran."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with hold(folder, "the science run's folder", folder=True):
@@ -80,10 +98,12 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
             sim = build()
             header = {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0,
                       "snapshots": [write_snapshot(folder, sim.state, 0).name]}
+            _add_session(header, provenance, sim)
             save(folder / CHECKPOINT, header, sim)
         else:
             header, sim = found
             header["sessions"] += 1
+            _add_session(header, provenance, sim)
             if progress:
                 print(f"{label}: resuming at step {sim.steps_done} of {total} from {folder.name}/{CHECKPOINT}",
                       file=sys.stderr, flush=True)
@@ -116,7 +136,7 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
     result = {"params": params, "steps": total, "snapshots": sorted(set(header["snapshots"])),
               "wall_seconds": header["wall_seconds"], "sessions": header["sessions"],
               "interrupted": header["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
-              **({"provenance": provenance(sim)} if provenance else {}), **(extra or {})}
+              **(_provenance(header["session_provenance"]) if provenance else {}), **(extra or {})}
     (folder / RUN_FILE).write_text(json.dumps(result, indent=2) + "\n")
     (folder / CHECKPOINT).unlink(missing_ok=True)
     return result
