@@ -119,6 +119,9 @@ def test_the_dt_verdict_follows_the_numbers_and_the_counting_noise():
     assert "not converged within the counting noise" in text and "ratio 0.50" in text and "about 2.00 %" in text
     drifting = [_entry(2 ** -8, (0, 0, 0.020), (0.1,) * 3), _entry(2 ** -9, (0, 0, 0.030), (0.05,) * 3)]
     assert "has not converged in dt" in "\n".join(dt_series.verdict(drifting))
+    assert "a run at dt = 2^-10 T would tell" in "\n".join(dt_series.verdict(drifting))
+    assert "no less than the halving before" in "\n".join(dt_series.verdict(drifting + [
+        _entry(2 ** -10, (0, 0, 0.045), (0.025,) * 3)]))
     assert "no verdict" in dt_series.verdict(drifting[:1])[0]
 
 

@@ -139,6 +139,10 @@ def verdict(series: list[dict]) -> list[str]:
         out.append(f"- Verdict: not converged within the counting noise, but each halving moves it less (ratio "
                    f"{q:.2f}); extrapolating the geometric series, the converged share is about "
                    f"{100 * (f[-1] + rest):.2f} % ({100 * rest:+.2f} points from dt = {dts[-1]} T).{prev}")
+    elif len(changes) == 1:
+        out.append(f"- Verdict: the tail share has not converged in dt: halving the step moves it by more than "
+                   f"twice its counting noise; a run at dt = {fmt_dt(series[-1]['params']['dt'] / 2)} T would tell "
+                   f"whether it converges.")
     else:
         out.append(f"- Verdict: the tail share has not converged in dt: the last halving moves it by more than twice "
                    f"its counting noise, and no less than the halving before.{prev} A smaller step is needed.")
