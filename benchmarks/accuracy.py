@@ -6,13 +6,7 @@ import itertools
 import numba
 import numpy as np
 
-from nbsymple_versions import make_cluster
-from nbsymple_versions.core.diagnostics import (angular_momentum, angular_momentum_error, energy_parts,
-                                                internal_energy_error, relative_error)
-from nbsymple_versions.core.integrator import advance
-from nbsymple_versions.core.schemes import get_scheme
-
-from .common import CONSERVATION_N, DT, PRECISIONS, Benchmark, cached_result, configure_threads, measure_each
+from .common import AXES, CONSERVATION_N, DT, Benchmark, cached_result, configure_threads, measure_each, public
 
 
 class Conservation(Benchmark):
@@ -23,7 +17,7 @@ class Conservation(Benchmark):
     The six runs happen once, in `setup_cache` (about 20 s at N = 1024 on one core)."""
 
     version = "1"         # explicit: refactoring this class keeps its history (bump if what it measures changes)
-    params = [["leapfrog", "si6a"], list(PRECISIONS)]
+    params = [list(AXES["scheme"]), list(AXES["precision"])]
     param_names = ["scheme", "precision"]
     letter = "B"
     n = CONSERVATION_N
@@ -49,18 +43,18 @@ class Conservation(Benchmark):
 
     def _integrate(self, scheme, precision) -> dict:
         self.validate(self.letter, precision)
-        state = make_cluster(self.n, seed=self.seed)
+        state = public.make_cluster(self.n, seed=self.seed)
         forces = self.make_pipeline(self.letter, state, precision)
         forces.warm_up(state.x)
-        p0, l0 = energy_parts(state), angular_momentum(state)
-        acc, sch = np.zeros_like(state.x), get_scheme(scheme)
-        advance(state, forces, sch, DT, 1, acc)
-        first = relative_error(energy_parts(state).total, p0.total)
-        advance(state, forces, sch, DT, self.steps - 1, acc)
-        p = energy_parts(state)
-        return {"energy": relative_error(p.total, p0.total), "energy_per_step": first,
-                "internal_energy": internal_energy_error(p, p0, state.units),
-                "angular_momentum": angular_momentum_error(angular_momentum(state), l0)}
+        p0, l0 = public.energy_parts(state), public.angular_momentum(state)
+        acc, sch = np.zeros_like(state.x), public.get_scheme(scheme)
+        public.advance(state, forces, sch, DT, 1, acc)
+        first = public.relative_error(public.energy_parts(state).total, p0.total)
+        public.advance(state, forces, sch, DT, self.steps - 1, acc)
+        p = public.energy_parts(state)
+        return {"energy": public.relative_error(p.total, p0.total), "energy_per_step": first,
+                "internal_energy": public.internal_energy_error(p, p0, state.units),
+                "angular_momentum": public.angular_momentum_error(public.angular_momentum(state), l0)}
 
     def setup(self, results, scheme, precision):
         self.errors = cached_result(results, (scheme, precision))

@@ -1,33 +1,49 @@
-"""Shared base of the asv suite: the fixed parameters, the grids, building and validating a
-version's force pipeline, and skipping (with a reason) what this machine or grid does not run.
+"""Shared base of the asv suite: the fixed parameters, the grids, the package's public names,
+building and validating a version's force pipeline, and skipping (with a reason) what this
+machine, grid or measured commit does not run.
 
 Nothing here is a benchmark (no `time_` / `track_` names); the benchmark modules import
 `Benchmark`, `axes` and the helpers from it.
 
 Fixed parameters
 ----------------
-Every benchmark takes its `params` from AXES, so they are the same on every machine and grid:
-all versions of `versions.TABLE`, every N of the largest grid, every precision. asv keys a
-result by its parameter values, so a smoke run or a CPU-only machine never hides the rows of
-another run. What should not run here is skipped, with one sentence saying why, by
-`Benchmark.skip_reason` (raised in `setup` as NotImplementedError) or, for a skip that only one
-method of a class has, by `method_skips` (raised inside that method as SkipNotImplemented).
-`tools.tracking.selection()` turns the same reasons into asv's `-b` patterns, so that `make bench`
-does not spawn a process per skipped combination.
+Every benchmark takes its `params` from AXES, so they are the same on every machine, grid and
+measured commit: all versions of `versions.TABLE`, every N of the largest grid, every
+precision. asv keys a result by its parameter values, so a smoke run or a CPU-only machine
+never hides the rows of another run. AXES and the Table 1 facts below are literal, not read from
+the package: asv measures older commits with today's benchmarks, and a parameter list taken
+from the measured commit would move the indices asv runs by (tests/test_benchmarks.py checks
+them against the package). What should not run here is skipped, with one sentence saying why,
+by `Benchmark.skip_reason` (raised in `setup` as NotImplementedError) or, for a skip that only
+one method of a class has, by `method_skips` (raised inside that method as SkipNotImplemented).
+`tools.tracking.selection()` turns the same reasons into asv's `-b` patterns, so that
+`make bench` does not even fork a process per skipped combination.
+
+The package through its public names
+------------------------------------
+The suite reaches the package only through `public`, which looks a name of
+`nbsymple_versions.__all__` up when it is used: a name the measured commit does not make public
+is asv's skip (SkipNotImplemented) saying so, not an import error that loses the whole module.
+Where the commit predates a name but had the same thing under another (validation, the stepping
+loop), the fallback below keeps the pairwise and step benchmarks measurable back to 2528594a.
+Importing the suite loads nothing that touches a GPU (a test checks): asv's fork server imports
+it once, with the package's modules the benchmarks use and numba's CPU target set up, and forks
+every benchmark from it, each to initialise CUDA itself. The CPU kernels compile once per machine
+into numba's on-disk cache (`kernel_cache_folder`); validation still runs in every `setup`.
 
 Extending
 ---------
 - A new value on an axis (version F in `versions.TABLE`, a larger N) keeps every committed
-  result (asv matches rows by value): say in `skip_reason` when it cannot run, then
-  `make benchmarks-json`.
+  result (asv matches rows by value): add it here, say in `skip_reason` when it cannot run,
+  then `make benchmarks-json`.
 - A new axis (GPU backend numba|cupy, kernel tiled|plain) changes every parameter tuple of a
-  class that takes it: add it to AXES and give it to new GPU-only classes over GPU_LETTERS (as
+  class that takes it: add it to AXES and give it to new GPU-only classes over GPU_VERSIONS (as
   `tasks.Transfer`), so the history of Tasks and Step stays; a value a machine lacks (no CuPy)
   is a skip reason. To add it to an existing class instead, rewrite the committed rows with
   `tools.migrate.reshape` (old rows take the axis' default value) and keep `version`.
 - Bump a benchmark's `version` only when what it measures changes.
 
-Environment variables (read once, at import; asv passes them on to the processes it spawns):
+Environment variables (read once, at import; asv passes them on to the processes it starts):
 
     NBSYMPLE_BENCH_GRID      smoke | default | large   (default: default)
         smoke:   N = 256 (CI: `make bench-smoke`)
@@ -40,31 +56,72 @@ Environment variables (read once, at import; asv passes them on to the processes
                              ranks, is one rank under asv and runs only when named)
     NBSYMPLE_BENCH_THREADS   numba threads for the threaded host kernels of B, D and E (default:
                              all cores); recorded by `throughput.Threads.track_threads`
+    NUMBA_CACHE_DIR          numba's on-disk cache of the compiled CPU kernels (default, for the
+                             suite's processes: ~/.cache/nbsymple-versions/numba, or under
+                             XDG_CACHE_HOME); a folder inside this checkout means no cache
 
 Every `setup` validates the version x precision against the float64 reference (N = 256, fresh
 random inputs, the same pipeline factory and hence the same compiled kernels it then times)
 before anything is timed; a wrong kernel raises `ValidationError`, a failure in asv's report.
 """
 import os
+from pathlib import Path
 import shutil
-import statistics
-import time
 
 import numba
 import numpy as np
 
-from nbsymple_versions import TaskClock, VersionUnavailable, get_version, make_cluster
-from nbsymple_versions.core.ics import State
-from nbsymple_versions.core.vocabulary import PRECISIONS, TASKS
-from nbsymple_versions.provenance import cuda_simulator
-from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline
-from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE
+import nbsymple_versions  # reached through `public` only
 
 try:                                    # asv_runner (with asv) skips a combination on this
     from asv_runner.benchmarks.mark import SkipNotImplemented
 except ImportError:                     # pragma: no cover - asv not installed
     class SkipNotImplemented(NotImplementedError):
         pass
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def kernel_cache_folder() -> str:
+    """numba's on-disk cache for the suite's kernels: NUMBA_CACHE_DIR if set, else
+    ~/.cache/nbsymple-versions/numba (XDG_CACHE_HOME), per user and machine; "" (no cache: every
+    process compiles) where that folder lies inside this checkout."""
+    given = numba.config.CACHE_DIR
+    base = Path(given or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser().resolve()
+    folder = base if given else base / "nbsymple-versions" / "numba"
+    return "" if folder.is_relative_to(CHECKOUT) else str(folder)
+
+
+# every process of the suite compiles each kernel once per machine, not once per process: the
+# package's CPU kernels take numba's cache folder when they load (after this, in setup)
+numba.config.CACHE_DIR = kernel_cache_folder()
+
+
+class _Public:
+    """The package's public names (`nbsymple_versions.__all__`), looked up when used."""
+
+    def has(self, name: str) -> bool:
+        """Whether the measured commit's package makes `name` public."""
+        return name in getattr(nbsymple_versions, "__all__", ())
+
+    def __getattr__(self, name: str):
+        if not self.has(name):
+            raise SkipNotImplemented(f"this commit's nbsymple_versions has no public {name}")
+        return getattr(nbsymple_versions, name)
+
+    def load(self, *names):
+        """Import now the modules of those of `names` the measured commit makes public."""
+        for name in filter(self.has, names):
+            getattr(self, name)
+
+
+public = _Public()
+
+# Done once here, in the process asv forks every benchmark from, rather than in each: loading the
+# package's modules that the benchmarks use (none touches a GPU, nor compiles) and numba's one-time
+# set-up of its CPU target (0.3 s). The compile benchmark times a fresh interpreter of its own.
+public.load("get_version", "make_cluster", "TaskClock", "check_pipeline", "advance", "get_scheme", "energy_parts")
+numba.njit(lambda: 0)()
 
 DT = 5e-4                            # the paper's time step, in cluster time units
 BENCH_SEED = 2011                    # timed states are reproducible; validation inputs are fresh
@@ -83,13 +140,20 @@ GRIDS = {
 }
 SIMULATOR_BUDGET = 256**2            # the CUDA simulator costs ~10 us per pair interaction
 
-# The parameter axes: each benchmark's params are a choice of these, on every machine and grid.
+# Table 1 as the suite needs it (`versions.TABLE`: gpu, host, fused_galactic, distributed)
+GPU_VERSIONS = ("C", "D", "E")       # the pairwise forces on a GPU
+SERIAL_HOST = ("A", "C")             # the O(N) host kernels on one core (the others': all cores)
+FUSED_GALACTIC = ("E",)              # the GPU kernel adds the Galaxy: no separate galactic task
+DISTRIBUTED = ("F",)                 # across MPI ranks (one rank under asv)
+
+# The parameter axes: each benchmark's params are a choice of these, on every machine and grid
+# (`versions.LETTERS`, `vocabulary.PRECISIONS` and `TASKS`, `schemes`).
 AXES = {
-    "version": LETTERS,
-    "gpu_version": GPU_LETTERS,          # for what only a GPU version has (host-device transfer)
+    "version": ("A", "B", "C", "D", "E", "F"),
+    "gpu_version": GPU_VERSIONS,         # for what only a GPU version has (host-device transfer)
     "n": tuple(sorted({n for g in GRIDS.values() for n in g["ns"]})),
-    "precision": PRECISIONS,
-    "task": TASKS,
+    "precision": ("sp", "dp", "dsp"),
+    "task": ("pairwise", "galactic", "integrate", "transfer", "communicate"),
     "scheme": ("leapfrog", "si6a"),
 }
 # asv param_names (what results and the paper read) of the axes whose name differs
@@ -106,8 +170,10 @@ class ValidationError(RuntimeError):
 
 
 def gpu_visible() -> bool:
-    """A cheap look for a GPU that touches no driver: simulator on, or an NVIDIA driver present."""
-    return cuda_simulator() or os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None
+    """A cheap look for a GPU that touches no driver: the simulator on (NUMBA_ENABLE_CUDASIM, as
+    numba read it), or an NVIDIA driver present."""
+    return bool(numba.config.ENABLE_CUDASIM) or os.path.exists("/proc/driver/nvidia/version") \
+        or shutil.which("nvidia-smi") is not None
 
 
 def _grid_name() -> str:
@@ -119,17 +185,18 @@ def _grid_name() -> str:
 
 # versions that run by default: all but those across MPI ranks (F is one rank under asv,
 # i.e. its node engine again; NBSYMPLE_BENCH_VERSIONS=...F times it)
-DEFAULT_VERSIONS = tuple(v.letter for v in TABLE if not v.distributed)
+DEFAULT_VERSIONS = tuple(v for v in AXES["version"] if v not in DISTRIBUTED)
 
 
 def _versions() -> tuple:
     chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip().upper()
     if not chosen:
         return DEFAULT_VERSIONS
-    bad = sorted(set(chosen) - set(LETTERS) - set(", "))
+    letters = AXES["version"]
+    bad = sorted(set(chosen) - set(letters) - set(", "))
     if bad:
-        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use letters of {''.join(LETTERS)}")
-    return tuple(v for v in LETTERS if v in chosen)
+        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use letters of {''.join(letters)}")
+    return tuple(v for v in letters if v in chosen)
 
 
 GRID = _grid_name()
@@ -139,10 +206,10 @@ NS = GRIDS[GRID]["ns"]               # the N that run on this grid
 
 def budget(letter: str) -> float:
     """Most pair interactions one timed call (or the set-up's warm call) may do in this grid."""
-    version, b = get_version(letter), GRIDS[GRID]["budget"]
-    if not version.gpu:                 # the host's CPU (F: one rank of its threaded node engine)
-        return b[version.host]
-    return min(b["gpu"], SIMULATOR_BUDGET) if cuda_simulator() else b["gpu"]
+    b = GRIDS[GRID]["budget"]
+    if letter not in GPU_VERSIONS:      # the host's CPU (F: one rank of its threaded node engine)
+        return b["serial" if letter in SERIAL_HOST else "threaded"]
+    return min(b["gpu"], SIMULATOR_BUDGET) if numba.config.ENABLE_CUDASIM else b["gpu"]
 
 
 def over_budget(letter: str, n: int, evaluations: int = 1) -> bool:
@@ -164,14 +231,14 @@ def version_reason(letter: str):
         chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
         return (f"version {letter} is left out by NBSYMPLE_BENCH_VERSIONS={chosen}" if chosen else
                 f"version {letter} runs only when NBSYMPLE_BENCH_VERSIONS names it (under asv it is one MPI rank)")
-    if get_version(letter).gpu and not gpu_visible():
+    if letter in GPU_VERSIONS and not gpu_visible():
         return f"version {letter} needs a GPU and none is visible (NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
     return None
 
 
 def galactic_reason(letter: str):
     """Why `letter` has no separate galactic task (its GPU kernel adds the Galaxy, E), or None."""
-    if get_version(letter).fused_galactic:
+    if letter in FUSED_GALACTIC:
         return f"version {letter} has no separate galactic task (its GPU kernel adds the Galaxy)"
     return None
 
@@ -195,35 +262,54 @@ def configure_threads() -> int:
     return numba.get_num_threads()
 
 
-def timing_state(n: int, seed: int = BENCH_SEED) -> State:
+def timing_state(n: int, seed: int = BENCH_SEED):
     """The paper's set-up (uniform sphere, Q = 0.3, on its orbit at 8.5 kpc) for timing. Above
     EXACT_IC_MAX_N bodies the O(N^2) NumPy potential energy would dominate the set-up (2 s at
     N = 16384, ~9 min at 2^18), so velocities are scaled with the continuous sphere's W instead
     (same positions, masses and softening; timings do not depend on the velocity scale)."""
-    return make_cluster(int(n), seed=seed, exact_potential=int(n) <= EXACT_IC_MAX_N)
+    return public.make_cluster(int(n), seed=seed, exact_potential=int(n) <= EXACT_IC_MAX_N)
 
 
-def build_pipeline(letter: str, state: State, precision: str, clock=None, **options):
+def build_pipeline(letter: str, state, precision: str, clock=None, **options):
     """`get_version(letter).pipeline(...)`, with 'unavailable here' turned into an asv skip."""
-    version = get_version(letter)
-    ok, reason = version.available(options.get("backend", "numba"))
+    version = public.get_version(letter)
+    ok, reason = version.available(options["backend"]) if "backend" in options else version.available()
     if not ok:
         raise NotImplementedError(f"version {letter} is not available: {reason}")
     try:
         return version.pipeline(state, precision, clock, **options)
-    except VersionUnavailable as e:
+    except public.VersionUnavailable as e:
         raise NotImplementedError(str(e)) from None
 
 
-def median_call_seconds(fn, min_seconds: float = 0.3, min_calls: int = 3, max_calls: int = 100000) -> float:
-    """Median wall time of repeated calls of `fn` (each call ends synchronised)."""
-    times = []
-    start = time.perf_counter()
-    while len(times) < max_calls and (len(times) < min_calls or time.perf_counter() - start < min_seconds):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+# Validation at a commit whose package does not make it public (check_pipeline, TOLERANCE and
+# FRAME_KPC became public names with this suite): the float64 direct sum below, with the
+# tolerances and frames of that commit's validation.py, the same from 2528594a on
+LEGACY_TOLERANCE = {"dp": 1e-12, "dsp": 1e-5, "sp": 1e-4}
+LEGACY_FRAME_KPC = {"dp": 8.5, "dsp": 8.5, "sp": None}
+
+
+def _legacy_check(forces, state, tolerance) -> tuple[float, bool]:
+    """`validation.check_pipeline` for a commit that does not make it public."""
+    if forces.backend.includes_galactic:
+        raise SkipNotImplemented("this commit's nbsymple_versions has no public float64 Galaxy to validate "
+                                 "a kernel that adds it")
+    out = np.zeros_like(state.x)
+    forces.pairwise(state.x, out)
+    pos = state.positions
+    d = pos[None, :, :] - pos[:, None, :]                      # x_j - x_i
+    r2 = (d * d).sum(axis=2) + state.eps * state.eps
+    ref = ((state.m[None, :] / (r2 * np.sqrt(r2)))[:, :, None] * d).sum(axis=1)
+    err = float(np.linalg.norm(out.T - ref, axis=1).max() / np.linalg.norm(ref, axis=1).max())
+    return err, bool(np.isfinite(err) and err <= tolerance)
+
+
+def validation_rules() -> tuple[dict, dict, object]:
+    """(tolerance and frame by precision, check(forces, state, tolerance) -> (error, ok)) of
+    the measured commit: its public ones, else the legacy ones above."""
+    if public.has("check_pipeline"):
+        return public.TOLERANCE, public.FRAME_KPC, public.check_pipeline
+    return LEGACY_TOLERANCE, LEGACY_FRAME_KPC, _legacy_check
 
 
 def measure_each(keys, measure) -> dict:
@@ -291,10 +377,11 @@ class Benchmark:
     def validate(self, letter: str, precision: str) -> float:
         """Check the pipeline factory's forces against the float64 reference on a fresh cluster
         of `validation_n` bodies (dp, dsp far from the origin, sp near it); raise on failure."""
-        state = make_cluster(self.validation_n, seed=None, radius_kpc=FRAME_KPC[precision])
+        tolerance, frame_kpc, check = validation_rules()
+        state = public.make_cluster(self.validation_n, seed=None, radius_kpc=frame_kpc[precision])
         forces = self.make_pipeline(letter, state, precision)
-        tol = TOLERANCE[precision]
-        err, ok = check_pipeline(forces, state, tol)
+        tol = tolerance[precision]
+        err, ok = check(forces, state, tol)
         if not ok:
             raise ValidationError(
                 f"version {letter} {precision}: max relative pairwise-force error {err:.3g} at "
@@ -310,23 +397,24 @@ class Benchmark:
         self.threads = configure_threads()
         self.validate(letter, precision)
         self.state = timing_state(n)
-        self.clock = TaskClock()
+        self.clock = public.TaskClock()
         self.forces = self.make_pipeline(letter, self.state, precision, self.clock)
         self.compile_seconds = self.forces.warm_up(self.state.x)
         self.acc = np.zeros_like(self.state.x)
         return self.forces
 
+    def stepper(self, letter: str, precision: str, scheme: str):
+        """(one step of dt = DT with `scheme`, the TaskClock that times it) on the prepared state:
+        `advance` with the timed pipeline, the loop of `Simulation.step` (which also checks the
+        state after each step); where the measured commit does not make `advance` public, its
+        `Simulation.step` (that loop alone then) on a simulation of the same version and precision."""
+        if public.has("advance"):
+            advance, chosen = public.advance, public.get_scheme(scheme)
+            return (lambda: advance(self.state, self.forces, chosen, DT, 1, self.acc)), self.clock
+        sim = public.Simulation(self.state, letter, scheme, precision, DT, diagnostics=False)
+        return (lambda: sim.step(1)), sim.clock
+
     @property
     def on_device(self) -> bool:
         """True for GPU backends (upload / compute / download)."""
         return hasattr(self.forces.backend, "upload")
-
-
-def gpu_choices() -> tuple[tuple, tuple]:
-    """(GPU backends, GPU kernel kinds), wherever the measured commit keeps them: asv measures
-    old commits with today's benchmarks."""
-    try:
-        from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
-    except ImportError:          # commits before the version packages
-        from nbsymple_versions.kernels.gpu_layout import BACKENDS, KERNEL_KINDS
-    return BACKENDS, KERNEL_KINDS

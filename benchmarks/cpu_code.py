@@ -7,12 +7,7 @@
   machine and under any load, so a change in the generated code shows on the dashboard (and
   fails the gate's counts tier) where a timing would drown it in noise. Lower is better.
 """
-from .common import Benchmark
-
-try:
-    from nbsymple_versions import cpu_asm
-except ImportError:              # a commit from before cpu-asm: skipped in setup
-    cpu_asm = None
+from .common import Benchmark, SkipNotImplemented, public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against cpu_asm's FIXED_TARGETS and KERNELS
@@ -29,8 +24,10 @@ class CpuCode(Benchmark):
     timeout = 300
 
     def setup_cache(self):
-        if cpu_asm is None:
-            return {"skip": "this commit has no cpu_asm (nbsymple cpu-asm)"}
+        try:
+            cpu_asm = public.cpu_asm
+        except SkipNotImplemented as e:           # a commit from before cpu-asm was public
+            return {"skip": str(e)}
         try:
             rows = cpu_asm.count_all(TARGETS)
         except cpu_asm.CompileFailed as e:

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from importlib.util import find_spec
 
+import numba
+
 from .common import AXES, NS, budget_reason, cached_result, measure_each
 
 RANKS = (1, 2)
@@ -32,12 +34,17 @@ def mpiexec() -> str | None:
     return str(here) if here.exists() else shutil.which("mpiexec")
 
 
+JOB = "nbsymple_versions.runs.mpi_timing"      # the command-line job (docs/mpi.md), run with -m
+
+
 def mpi_reason():
     """Why F's MPI benchmarks cannot run here, or None."""
     if find_spec("mpi4py") is None:
         return "mpi4py is not installed (pip install 'nbsymple-versions[mpi]': mpi4py and MPICH)"
     if mpiexec() is None:
         return "no mpiexec next to this Python or on PATH (pip install mpich)"
+    if find_spec(JOB.rsplit(".", 1)[0]) is None or find_spec(JOB) is None:
+        return f"this commit has no MPI timing job ({JOB})"
     return None
 
 
@@ -67,8 +74,9 @@ class MpiStep:
         reason = self.skip_reason(ranks, n)
         if reason:
             raise NotImplementedError(reason)
-        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "nbsymple_versions.runs.mpi_timing", "--n", str(n)]
+        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", JOB, "--n", str(n)]
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR           # the ranks load the suite's kernels
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, env=env)
         if p.returncode != 0:
             raise RuntimeError(f"mpiexec -n {ranks} (N = {n}) exited with {p.returncode}: {p.stderr[-2000:]}")

@@ -1,5 +1,5 @@
 """This suite's CPU versions side by side with peer codes (NumPy, REBOUND, NVIDIA Warp on the
-CPU): pairwise-acceleration throughput on the same bodies, N, masses and softening.
+CPU): the time of one pairwise-acceleration evaluation on the same bodies, N, masses and softening.
 
 The candidates and how each is run and checked live in `nbsymple_versions/peers.py` (also
 `python -m nbsymple_versions.peers`, which prints one table). `setup` builds the candidate for
@@ -10,23 +10,19 @@ reported, not timed).
 
 N is 256, 4096 or 16384 on every grid; the grid (NBSYMPLE_BENCH_GRID, see common.py) runs
 smoke: 256; default: 4096 (NumPy takes 4 s per evaluation at 16384, which would put the default
-grid over its 20-minute budget); large: 4096, 16384. The rates are for people (asv reads every
-figure as lower-is-better; `asv.conf.json` keeps them out of the regression search).
+grid over its 20-minute budget); large: 4096, 16384. Rates (interactions per second) are for
+people and not asv's figures (it reads every figure as lower-is-better): N^2 / `time_evaluation`,
+as `python -m nbsymple_versions.peers` prints them.
 """
 import math
 
-from nbsymple_versions import make_cluster
+from .common import GRID, configure_threads, public
 
-from .common import GRID, configure_threads, median_call_seconds
-
-try:
-    from nbsymple_versions import peers
-except ImportError:      # commits from before the peers module: skip, keep the rest of the suite
-    peers = None
-
+# literal, so that the parameters (and the history they key) stay the same on every commit;
+# tests/test_benchmarks.py checks them against the keys of `peers.candidates()`
+CANDIDATES = ("A-sp", "A-dp", "A-dsp", "B-sp", "B-dp", "B-dsp", "NumPy-dp", "REBOUND-dp", "Warp-sp", "Warp-dp")
 PEER_NS = (256, 4096, 16384)
 GRID_PEER_NS = {"smoke": (256,), "default": (4096,), "large": (4096, 16384)}[GRID]
-CANDIDATES = {c.key: c for c in peers.candidates()} if peers is not None else {}
 
 
 class Peers:
@@ -34,7 +30,7 @@ class Peers:
     step, its unit of work with one gravity evaluation)."""
 
     version = "1"
-    params = [list(CANDIDATES) or ["none"], list(PEER_NS)]
+    params = [list(CANDIDATES), list(PEER_NS)]
     param_names = ["candidate", "n"]
     timeout = 300
     number = 1
@@ -55,38 +51,22 @@ class Peers:
         if reason:
             raise NotImplementedError(reason)
         configure_threads()
-        if candidate not in CANDIDATES:
-            raise NotImplementedError("this commit has no nbsymple_versions.peers module")
-        c = CANDIDATES[candidate]
+        peers = public.peers
+        c = {c.key: c for c in peers.candidates()}.get(candidate)
+        if c is None:
+            raise NotImplementedError(f"this commit's peers module has no candidate {candidate}")
         ok, reason = c.availability()
         if not ok:
             raise NotImplementedError(f"{candidate}: {reason}")
-        state = make_cluster(int(n), seed=1, radius_kpc=None)
+        state = public.make_cluster(int(n), seed=1, radius_kpc=None)
         run, status, err = peers.prepare(c, state)
         if run is None:
             raise NotImplementedError(f"{candidate} at N = {n}: {status}")
-        self.candidate, self.run, self.max_relative_error = c, run, err
+        self.run, self.max_relative_error = run, err
 
     def time_evaluation(self, candidate, n):
         """Wall time of one evaluation of all N accelerations."""
         self.run()
-
-    def _seconds(self) -> float:
-        return median_call_seconds(self.run, self.min_seconds)
-
-    def track_interactions_per_second(self, candidate, n):
-        """N^2 / median seconds per evaluation: every candidate counted alike, as if it did all
-        N^2 ordered pairs (REBOUND's wall-time rate)."""
-        return peers.full_count(n) / self._seconds()
-
-    track_interactions_per_second.unit = "interactions/s"
-
-    def track_pairs_evaluated_per_second(self, candidate, n):
-        """Pair interactions the candidate actually computes per second: N^2 for this suite,
-        NumPy and Warp, N (N - 1) / 2 for REBOUND (Newton's third law)."""
-        return self.candidate.counts[-1][1](n) / self._seconds()
-
-    track_pairs_evaluated_per_second.unit = "pairs/s"
 
     def track_max_relative_error(self, candidate, n):
         """max_i |a_i - a_ref_i| / max_i |a_ref_i| of the checked (first) evaluation."""

@@ -2,10 +2,7 @@
 (paper Tables 4-6), through the same stepping loop as `Simulation.step`."""
 import itertools
 
-from nbsymple_versions.core.integrator import advance
-from nbsymple_versions.core.schemes import get_scheme
-
-from .common import DT, Benchmark, SkipNotImplemented, axes, budget_reason, cached_result, measure_each
+from .common import Benchmark, SkipNotImplemented, axes, budget_reason, cached_result, measure_each
 
 
 class Step(Benchmark):
@@ -19,18 +16,18 @@ class Step(Benchmark):
     def setup(self, version, n, precision):
         self.check_params(version, n, precision)
         self.prepare(version, n, precision)
-        self.leapfrog = get_scheme("leapfrog")
-        self.si6a = get_scheme("si6a")
+        self.leapfrog, _ = self.stepper(version, precision, "leapfrog")
+        self.si6a, _ = self.stepper(version, precision, "si6a")
 
     def time_step_leapfrog(self, version, n, precision):
         """Leapfrog (drift-kick-drift): one force evaluation per step."""
-        advance(self.state, self.forces, self.leapfrog, DT, 1, self.acc)
+        self.leapfrog()
 
     def time_step_si6a(self, version, n, precision):
         """SI6A (6th order): seven force evaluations per step."""
         if self.method_skip["time_step_si6a"]:
             raise SkipNotImplemented(self.method_skip["time_step_si6a"])
-        advance(self.state, self.forces, self.si6a, DT, 1, self.acc)
+        self.si6a()
 
 
 class TaskShares(Benchmark):
@@ -53,13 +50,13 @@ class TaskShares(Benchmark):
         reason = self.skip_reason(version, n)
         if reason:
             raise NotImplementedError(reason)
-        forces = self.prepare(version, n, "dp")
-        scheme = get_scheme("leapfrog")
+        self.prepare(version, n, "dp")
+        step, clock = self.stepper(version, "dp", "leapfrog")
         steps = 0
-        while steps < self.max_steps and (steps < self.min_steps or self.clock.total < self.min_seconds):
-            advance(self.state, forces, scheme, DT, 1, self.acc)
+        while steps < self.max_steps and (steps < self.min_steps or clock.total < self.min_seconds):
+            step()
             steps += 1
-        return self.clock.shares()
+        return clock.shares()
 
     def setup(self, shares, version, n, task):
         self.shares = cached_result(shares, (version, n))
@@ -67,6 +64,8 @@ class TaskShares(Benchmark):
     def track_share(self, shares, version, n, task):
         """Percentage of a dp leapfrog step spent in `task` (0 where the version has no such
         task: transfer on the CPU versions, galactic on E)."""
+        if task not in self.shares:
+            raise SkipNotImplemented(f"this commit's TaskClock has no {task} task")
         return self.shares[task]
 
     track_share.unit = "%"

@@ -28,10 +28,11 @@ from benchmarks.common import ValidationError, build_pipeline  # noqa: E402
 from benchmarks.compile import Compile  # noqa: E402
 from benchmarks.steps import Step, TaskShares  # noqa: E402
 from benchmarks.tasks import HostTasks, Tasks, Transfer  # noqa: E402
-from benchmarks.throughput import Threads, Throughput  # noqa: E402
+from benchmarks.throughput import Threads  # noqa: E402
+import nbsymple_versions  # noqa: E402
 from nbsymple_versions.core.pipeline import ForcePipeline  # noqa: E402
-from nbsymple_versions.core.vocabulary import TASKS  # noqa: E402
-from nbsymple_versions.versions import CPU_LETTERS, GPU_LETTERS, LETTERS  # noqa: E402
+from nbsymple_versions.core.vocabulary import PRECISIONS, TASKS  # noqa: E402
+from nbsymple_versions.versions import CPU_LETTERS, GPU_LETTERS, LETTERS, TABLE  # noqa: E402
 from tools import tracking  # noqa: E402
 
 N = 64          # tiny N for every direct call (put into the grid by the fixture below)
@@ -86,8 +87,6 @@ def test_asv_discovery_finds_the_contract():
         "steps.Step.time_step_leapfrog": (vnp, "seconds"),
         "steps.Step.time_step_si6a": (vnp, "seconds"),
         "steps.TaskShares.track_share": (["version", "n", "task"], "%"),
-        "throughput.Throughput.track_interactions_per_second": (vnp, "interactions/s"),
-        "throughput.Throughput.track_gflops": (vnp, "GFLOP/s"),
         "throughput.Threads.track_threads": (["version"], "threads"),
         "accuracy.Conservation.track_energy_error": (["scheme", "precision"], "relative"),
         "accuracy.Conservation.track_energy_error_per_step": (["scheme", "precision"], "relative"),
@@ -139,6 +138,149 @@ def test_the_import_check_catches_a_foreign_import(tmp_path):
                                       "from .common import Benchmark\n")
     (tmp_path / "bad.py").write_text("import os\n\n\ndef f():\n    from tools import tracking\n")
     assert foreign_imports(tmp_path) == ["bad.py:5 tools"]
+
+
+def non_public_uses(folder: Path, public_names) -> list[str]:
+    """'file:line what' for every way the modules of `folder` reach the package other than its
+    public names: a submodule imported, a name outside `public_names` imported, read as an
+    attribute of the package or of `common.public`, or given to `public.has` / `public.load`."""
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        package = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                   for a in node.names if a.name == "nbsymple_versions"}
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("nbsymple_versions.")]
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("nbsymple_versions"):
+                names = [node.module] if node.module != "nbsymple_versions" else \
+                    [a.name for a in node.names if a.name not in public_names]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id in package | {"public"} and node.attr not in public_names | {"has", "load", "__all__"}:
+                    names = [f"{node.value.id}.{node.attr}"]
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("has", "load")
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == "public"):
+                names = [f"public.{node.func.attr}({a.value!r})" for a in node.args
+                         if not (isinstance(a, ast.Constant) and a.value in public_names)]
+            found += [f"{path.name}:{node.lineno} {n}" for n in names]
+    return found
+
+
+def test_benchmarks_reach_the_package_only_through_its_public_names():
+    """asv measures older commits with today's benchmarks: what they use of the package is in
+    its public table (`nbsymple_versions.__all__`), reached through `common.public`, so that a
+    name an older commit lacks is a skip with a reason, never an import error."""
+    assert non_public_uses(ROOT / "benchmarks", set(nbsymple_versions.__all__)) == []
+
+
+def test_the_public_name_check_catches_an_internal_use(tmp_path):
+    (tmp_path / "fine.py").write_text("import nbsymple_versions\nfrom nbsymple_versions import TaskClock\n"
+                                      "x = public.make_cluster, public.has('advance'), nbsymple_versions.__all__\n")
+    (tmp_path / "bad.py").write_text("import nbsymple_versions.versions\nfrom nbsymple_versions.core import ics\n"
+                                     "from nbsymple_versions import versions\nimport nbsymple_versions as nb\n"
+                                     "x = nb.validation, public.LETTERS, public.load('make_cluster', 'TABLE')\n")
+    assert non_public_uses(tmp_path, {"TaskClock", "make_cluster", "advance"}) == [
+        "bad.py:1 nbsymple_versions.versions", "bad.py:2 nbsymple_versions.core", "bad.py:3 versions",
+        "bad.py:5 nb.validation", "bad.py:5 public.LETTERS", "bad.py:5 public.load('TABLE')"]
+
+
+def test_a_name_the_measured_commit_lacks_is_a_skip_with_its_reason(monkeypatch):
+    monkeypatch.setattr(nbsymple_versions, "__all__", [n for n in nbsymple_versions.__all__ if n != "energy_parts"])
+    assert not common.public.has("energy_parts") and common.public.has("make_cluster")
+    with pytest.raises(common.SkipNotImplemented, match="this commit's nbsymple_versions has no public energy_parts"):
+        common.public.energy_parts
+    bench = Conservation()
+    bench.params = [["leapfrog"], ["dp"]]
+    cache = bench.setup_cache()
+    with pytest.raises(NotImplementedError, match="no public energy_parts"):
+        bench.setup(cache, "leapfrog", "dp")
+
+
+# the public names of 2528594a, the committed reference run's commit
+REFERENCE_COMMIT_NAMES = ["Simulation", "State", "TaskClock", "Units", "VersionUnavailable", "add_black_hole",
+                          "all_versions", "get_version", "make_cluster", "place_on_orbit", "uniform_sphere"]
+
+
+def test_the_pairwise_and_step_benchmarks_run_with_the_reference_commits_names(monkeypatch):
+    """With only what 2528594a made public, validation falls back to the float64 direct sum (with
+    that commit's tolerances, today's) and a step to `Simulation.step`; a wrong kernel is still
+    refused."""
+    from nbsymple_versions.validation import FRAME_KPC, TOLERANCE
+    assert (common.LEGACY_TOLERANCE, common.LEGACY_FRAME_KPC) == (TOLERANCE, FRAME_KPC)
+    monkeypatch.setattr(nbsymple_versions, "__all__", REFERENCE_COMMIT_NAMES)
+    assert common.validation_rules()[2] is common._legacy_check
+    tasks = Tasks()
+    tasks.setup("A", N, "dp")
+    tasks.time_pairwise("A", N, "dp")
+    step = Step()
+    step.setup("B", N, "dsp")
+    t0 = step.state.t
+    step.time_step_leapfrog("B", N, "dsp")
+    assert step.state.t == pytest.approx(t0 + common.DT)
+    monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_factory(1.01))
+    with pytest.raises(ValidationError, match="refusing to time"):
+        Tasks().setup("A", N, "dp")
+
+
+def test_the_literal_axes_and_version_facts_are_the_packages():
+    """AXES and the Table 1 facts are literal in the suite (a measured commit must not move the
+    parameter indices asv runs by); they are the package's own."""
+    from benchmarks import gpu, peers
+    from nbsymple_versions import gpu_asm, peers as package_peers
+    from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
+    assert common.AXES["version"] == LETTERS and common.AXES["gpu_version"] == GPU_LETTERS
+    assert common.AXES["precision"] == PRECISIONS and common.AXES["task"] == TASKS
+    assert common.SERIAL_HOST == tuple(v.letter for v in TABLE if v.host == "serial")
+    assert common.FUSED_GALACTIC == tuple(v.letter for v in TABLE if v.fused_galactic)
+    assert common.DISTRIBUTED == tuple(v.letter for v in TABLE if v.distributed)
+    assert (gpu.GPU_BACKENDS, gpu.GPU_KERNELS, gpu.COUNTED_KERNELS) == (BACKENDS, KERNEL_KINDS, tuple(gpu_asm.KINDS))
+    assert peers.CANDIDATES == tuple(c.key for c in package_peers.candidates())
+
+
+def test_importing_the_suite_touches_no_gpu_and_caches_outside_the_checkout():
+    """asv's fork server imports the suite once and forks every benchmark from it: nothing of
+    CUDA (numba-cuda, CuPy, Warp) may be loaded there, so that each benchmark initialises its
+    own; numba's kernel cache lies outside this checkout."""
+    code = textwrap.dedent(f"""
+        import sys
+        from asv_runner.discovery import disc_benchmarks
+        assert list(disc_benchmarks({str(ROOT / "benchmarks")!r}))
+        import numba
+        print([m for m in sys.modules if m.split(".")[0] in ("cupy", "warp", "mpi4py") or m.startswith("numba.cuda")])
+        print(numba.config.CACHE_DIR)
+    """)
+    r = _run([sys.executable, "-c", code])
+    assert r.returncode == 0, r.stderr
+    loaded, folder = r.stdout.strip().splitlines()[-2:]
+    assert loaded == "[]"
+    assert folder and not Path(folder).resolve().is_relative_to(ROOT)
+
+
+def test_kernels_compile_once_per_machine(tmp_path):
+    """With NUMBA_CACHE_DIR a second process loads every kernel it compiled (serial and threaded
+    builds apart, as two entries each); without it nothing is written beside the sources."""
+    code = textwrap.dedent("""
+        import json
+        import nbsymple_versions as nb
+        stats = {}
+        for letter in "AB":
+            state = nb.make_cluster(64, seed=1)
+            forces = nb.get_version(letter).pipeline(state, "dp")
+            forces.warm_up(state.x)
+            for name, d in (("pairwise", forces.backend.kernel), ("axpy", forces.host.axpy)):
+                stats[f"{letter} {name}"] = [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())]
+        print(json.dumps(stats))
+    """)
+    cache = tmp_path / "cache"
+    runs = [json.loads(_run([sys.executable, "-c", code], env={"NUMBA_CACHE_DIR": str(cache)}).stdout) for _ in range(2)]
+    assert all(hits == 0 and misses == 1 for hits, misses in runs[0].values()), runs[0]
+    assert all(hits == 1 and misses == 0 for hits, misses in runs[1].values()), runs[1]
+    assert len(list(cache.rglob("*axpy*.nbc"))) == 2                 # serial and threaded builds
+    before = set((ROOT / "nbsymple_versions").rglob("*.nb[ic]"))
+    r = _run([sys.executable, "-c", code], env={"NUMBA_CACHE_DIR": ""})
+    assert r.returncode == 0 and json.loads(r.stdout)["A pairwise"] == [0, 1], r.stdout + r.stderr
+    assert set((ROOT / "nbsymple_versions").rglob("*.nb[ic]")) == before == set()
 
 
 def test_parameters_are_the_same_on_every_grid_and_machine():
@@ -275,7 +417,6 @@ def _setups(letter, precision):
         (Tasks, lambda: Tasks().setup(letter, N, precision)),
         (HostTasks, lambda: HostTasks().setup(letter, N)),      # validates the dp pipeline
         (Step, lambda: Step().setup(letter, N, precision)),
-        (Throughput, lambda: Throughput().setup(letter, N, precision)),
         (Threads, lambda: Threads().setup(letter)),
         (Compile, lambda: _compile(letter, precision)),
         (TaskShares, cached(TaskShares, [[letter], [N], list(TASKS)], (letter, N, "pairwise"),
@@ -311,7 +452,7 @@ def test_unavailable_or_oversized_combinations_are_skipped():
     with pytest.raises(NotImplementedError, match="grid"):
         Step().setup("A", 262144, "dp")            # refused before anything is built
     with pytest.raises(NotImplementedError, match="not available|needs a GPU"):
-        if common.get_version("C").available()[0]:
+        if common.public.get_version("C").available()[0]:
             raise NotImplementedError("needs a GPU")   # a GPU is here: nothing to check
         Tasks().setup("C", N, "dp")
     step = Step()
@@ -342,17 +483,6 @@ def test_time_benchmarks_run_at_tiny_n(letter):
     step.time_step_leapfrog(letter, N, "dsp")
     step.time_step_si6a(letter, N, "dsp")
     assert step.state.t == pytest.approx(t0 + 2 * common.DT)
-
-
-@pytest.mark.parametrize("letter,precision", [("A", "sp"), ("B", "dp"), ("B", "dsp")])
-def test_throughput_is_positive(letter, precision):
-    bench = Throughput()
-    bench.min_seconds = 0.01
-    bench.setup(letter, N, precision)
-    rate = bench.track_interactions_per_second(letter, N, precision)
-    gflops = bench.track_gflops(letter, N, precision)
-    assert _finite_nonneg(rate) and rate > 0
-    assert _finite_nonneg(gflops) and gflops > 0
 
 
 def test_threads_are_recorded():
@@ -402,14 +532,14 @@ def test_compile_seconds_is_positive():
 # ---------------------------------------------------------------- GPU versions in the simulator
 
 def test_gpu_versions_through_the_suite_in_the_simulator():
-    """C, D, E under NUMBA_ENABLE_CUDASIM=1 at N = 64: validation, transfer and the kernel
-    through the same benchmark classes (the simulator must be on before numba loads)."""
+    """C, D, E under NUMBA_ENABLE_CUDASIM=1 at N = 64: validation, transfer, the kernel and a
+    step through the same benchmark classes (the simulator must be on before numba loads)."""
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from benchmarks import common
+        from benchmarks.steps import Step
         from benchmarks.tasks import Tasks, Transfer
-        from benchmarks.throughput import Throughput
         from nbsymple_versions.versions import GPU_LETTERS
         common.Benchmark.validation_n = 64
         common.NS = (64,)
@@ -422,10 +552,9 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
             tr = Transfer()
             tr.setup(letter, {N}, "dsp")
             tr.time_transfer(letter, {N}, "dsp")
-            th = Throughput()
-            th.min_seconds = 0.0
-            th.setup(letter, {N}, "sp")
-            assert th.track_interactions_per_second(letter, {N}, "sp") > 0
+            st = Step()
+            st.setup(letter, {N}, "sp")
+            st.time_step_leapfrog(letter, {N}, "sp")
         print("ok")
     """)
     r = _run([sys.executable, "-c", code], env={"NUMBA_ENABLE_CUDASIM": "1"})

@@ -12,18 +12,20 @@ only the slice's forces come back.
 """
 from numba import njit, prange
 
-from ..serial.kernels import FASTMATH_ALL, JIT_OPTIONS
+from ..serial.kernels import FASTMATH_ALL, JIT_OPTIONS, on_disk
 from ..serial.pairwise import CpuPairwise
 from ..threaded.kernels import THREADED
 
 
-@njit(parallel=True, fastmath=FASTMATH_ALL, **JIT_OPTIONS)
-def axpy_columns(y, x, h, start, stop):
+def _axpy_columns(y, x, h, start, stop):
     """y[:, start:stop] += h x[:, start:stop] on (3, N) float64 arrays, in one parallel region
     (a drift or a kick of this rank's slice; the same contracted y + h x as B's `axpy`)."""
     for i in prange(start, stop):
         for c in range(3):
             y[c, i] += h * x[c, i]
+
+
+axpy_columns = on_disk(njit(parallel=True, fastmath=FASTMATH_ALL, **JIT_OPTIONS)(_axpy_columns), "axpy columns", True)
 
 
 def cpu_slice_pairwise(m, eps, precision, start, stop):

@@ -27,13 +27,22 @@ lanes (it only reorders the sum over sources).
   (hi_j + lo_j) - (hi_i + lo_i) and lose the low word. (Kernel-wide flags without `reassoc`
   kept the sums scalar: dsp was 14x slower than sp; now 0.85-1x.)
 The r^-3 helpers are inlined at numba-IR level, so they take their kernel's flags.
+
+Compiled code is kept in numba's on-disk cache only where NUMBA_CACHE_DIR names its folder
+(`on_disk`, keyed by the build and the sources' digest): the asv suite does, so that each kernel
+compiles once per machine rather than in every benchmark process.
 """
+from functools import lru_cache
+import hashlib
+import inspect
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
 from numba import njit, prange
 from numba.core import types
+from numba.core.caching import FunctionCache
 from numba.core.extending import intrinsic
 
 from ..core.as91 import as91_acceleration
@@ -127,22 +136,63 @@ def _device_function(fn):
     return njit(inline="always", **JIT_OPTIONS)(fn)
 
 
+@lru_cache(maxsize=None)
+def _sources_digest(source: str) -> str:
+    """SHA-256 of the sources a CPU kernel compiles from: `core/`, the serial and threaded
+    packages (the staircase keeps their imports there; tests/test_structure.py) and `source`,
+    the file that defines it."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    files = sorted({*(p for d in ("core", "serial", "threaded") for p in (package / d).glob("*.py")), Path(source)})
+    for path in files:
+        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+class _BuildCache(FunctionCache):
+    """numba's on-disk cache of one kernel, keyed by its build (name, serial or threaded, the
+    sources' digest) beside the signature and the target CPU. numba's own key hashes the
+    closure's cells, whose dispatchers pickle with a fresh uuid in every process (it would never
+    match again), and leaves out the flags (the serial and threaded builds of one source would
+    share entries)."""
+
+    def __init__(self, py_func, build: str):
+        super().__init__(py_func)
+        self._build = build
+
+    def _index_key(self, sig, codegen):
+        return sig, codegen.magic_tuple(), self._build
+
+
+def on_disk(dispatcher, name: str, parallel: bool):
+    """`dispatcher`, compiled once per machine where NUMBA_CACHE_DIR names a folder for numba's
+    on-disk cache (the asv suite names one outside the checkout), else in every process: numba's
+    default folder is beside these sources, inside a checkout."""
+    if numba.config.CACHE_DIR:
+        source = inspect.getsourcefile(dispatcher.py_func)
+        build = f"{name} {'threaded' if parallel else 'serial'} {_sources_digest(source)}"
+        dispatcher._cache = _BuildCache(dispatcher.py_func, build)
+    return dispatcher
+
+
 class CpuKernels:
     """The CPU kernels, serial (`parallel=False`) or threaded (`parallel=True`)."""
 
     def __init__(self, parallel: bool):
         self.parallel = parallel
-        jit = lambda fastmath: njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)  # noqa: E731
+
+        def jit(name, fastmath, source):
+            return on_disk(njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)(source), name, parallel)
         cube_sp = _device_function(_inverse_cube_sp)
         cube_dp = _device_function(_inverse_cube_dp)
         separation = _device_function(_separation)
         self.pairwise = {
-            "sp": jit(FASTMATH_ALL)(_pairwise_source(np.float32, separation, cube_sp)),
-            "dp": jit(FASTMATH_ALL)(_pairwise_source(np.float64, separation, cube_dp)),
-            "dsp": jit(FASTMATH_ALL)(_pairwise_source(np.float32, ds_diff, cube_sp)),
+            "sp": jit("pairwise sp", FASTMATH_ALL, _pairwise_source(np.float32, separation, cube_sp)),
+            "dp": jit("pairwise dp", FASTMATH_ALL, _pairwise_source(np.float64, separation, cube_dp)),
+            "dsp": jit("pairwise dsp", FASTMATH_ALL, _pairwise_source(np.float32, ds_diff, cube_sp)),
         }
-        self.galactic = jit(False)(_galactic_source(njit(as91_acceleration)))
-        self.axpy = jit(FASTMATH_ALL)(_axpy)
+        self.galactic = jit("galactic", False, _galactic_source(njit(as91_acceleration)))
+        self.axpy = jit("axpy", FASTMATH_ALL, _axpy)
 
     @property
     def threads(self) -> int:
