@@ -110,6 +110,11 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
         new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
         for name in old.get_all_result_keys():
             new_name, key = RESHAPES.get(name, (name, lambda *t: t))
+            if new_name in tracking.RETIRED:        # left the suite; its recorded rows stay as they are
+                spec = {"params": old.get_result_params(name), "version": old._benchmark_version.get(name)}
+                kept = reshape(old, name, new, new_name, spec, key)
+                print(f"  {name}: retired ({tracking.RETIRED[new_name]}), {kept} values kept")
+                continue
             if new_name not in benchmarks:
                 print(f"  {name}: no such benchmark now, dropped")
                 continue
