@@ -363,3 +363,19 @@ def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
     assert load_phrase(res()) == "machine load not recorded"
     res_fixture = load_results(FIXTURE)
     assert source_line(res_fixture).endswith(load_phrase(res_fixture))
+
+
+def test_a_long_footer_wraps_to_the_figure_instead_of_widening_it(tmp_path):
+    """The provenance footer is wrapped to the figure's width: a long one leaves the saved figure
+    as wide as its axes (a 4-inch figure stays about 4 inches at 200 dpi), and keeps every word."""
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+    from nbsymple_versions.paper import style
+    text = "asv results: " + "; ".join(f"field{i} value{i}" for i in range(30)) + "\ndashed: predicted"
+    with style.style():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([0, 1], [0, 1])
+        path = style.save(fig, tmp_path / "f.png", text)
+        assert [t.get_text() for t in fig.texts][-1].split() == text.split()
+    height, width = matplotlib.image.imread(path).shape[:2]
+    assert width <= 4.1 * style.DPI, width

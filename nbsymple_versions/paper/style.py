@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
+import textwrap
 import warnings
 
 import matplotlib
@@ -55,9 +56,18 @@ def style():
         yield
 
 
+FOOTER_POINTS = 6
+FOOTER_CHAR_POINTS = 0.55 * FOOTER_POINTS     # DejaVu Sans' mean character width
+
+
 def footer(fig, text: str):
-    """Provenance line at the bottom of a figure (machine, device, commit, date)."""
-    fig.text(0.005, -0.005, text, fontsize=6, color="0.35", ha="left", va="top")  # below the axes; tight bbox keeps it
+    """Provenance lines at the bottom of a figure (machine, device, commit, date, load), wrapped
+    to the figure's width, so that a long one does not widen the saved figure beyond its axes."""
+    width = max(40, int(fig.get_figwidth() * 72 / FOOTER_CHAR_POINTS))
+    lines = [wrapped for line in text.splitlines()
+             for wrapped in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""]]
+    fig.text(0.005, -0.005, "\n".join(lines), fontsize=FOOTER_POINTS, color="0.35", ha="left",
+             va="top")  # below the axes; the tight bounding box keeps it
 
 
 def save(fig, path: Path, source: str) -> Path:
