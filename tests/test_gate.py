@@ -18,17 +18,25 @@ if str(ROOT) not in sys.path:
 SLOWDOWN = 20           # far beyond the gate's factors, busy machine included, at N = 256
 GATE_BENCH = r"\('A', 256, 'dp'\)|\('A', 256\)"      # A's pairwise (dp), galactic and integrate
 
+PAUSE_S = 0.002         # and every slowed kernel call waits this long: the integrate task, two
+                        # ~1 us calls inside ~25 us of Python, is only 6x slower from SLOWDOWN,
+                        # which asv's test could not tell from noise at a load of 40-80 (the CUDA
+                        # simulator's threads); 2 ms per call makes it about 100x
+
 # appended in the slowed commit to KERNELS, the module of the serial CPU kernels (version A's,
 # which the gate times here): every kernel does its work SLOWDOWN times (the extra calls on
-# scratch copies of what it writes)
+# scratch copies of what it writes), then waits PAUSE_S
 KERNELS = Path("nbsymple_versions", "serial", "kernels.py")
 SLOWED = f'''
 
 # ---- the gate's self-test: deliberately slowed kernels ----
 def _slowed(kernel, written):
+    import time
+
     def slowed(*args):
         for _ in range({SLOWDOWN} - 1):
             kernel(*[a.copy() if i in written else a for i, a in enumerate(args)])
+        time.sleep({PAUSE_S})
         return kernel(*args)
     return slowed
 
