@@ -31,6 +31,13 @@ on, with the suite's tolerance for its precision (`validation.TOLERANCE`); one t
 disagrees gives a row "disagrees: ..." and is not timed. Timing is round-robin over the
 candidates (one call each per round) so that a noisy machine slows them alike; a rate is
 interactions per call over the median call time.
+
+After the table (`--no-bound` leaves it out; x86 only): version A's rows against the pipe bound
+`nbsymple cpu-asm` predicts for this CPU, in core cycles per interaction: the measured ones are
+the core clock (`cpu_asm.frequency`, measured in the same run) over A's rate, and the share of
+the bound is the predicted cycles over the measured. A's rates are wall-time rates, so the
+share is only a fair figure on a quiet machine (the section says when the load exceeded the
+cores).
 """
 import argparse
 import importlib.util
@@ -339,6 +346,45 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def bound_table(rows: list[Row], counts, frequency_hz: float) -> str:
+    """Version A's rows (one core) against the pipe bound `nbsymple cpu-asm` predicts for this
+    CPU (`counts`: its host rows): measured cycles per interaction = clock / rate, and the share
+    of the bound reached = predicted cycles / measured cycles."""
+    predicted = {c.precision: c for c in counts if c.kernel == "pairwise"}
+    lines = [f"Version A against its pipe bound (`nbsymple cpu-asm`, host CPU "
+             f"{next(iter(predicted.values())).cpu if predicted else 'unknown'}; core clock "
+             f"{frequency_hz / 1e9:.2f} GHz, measured by `cpu_asm.frequency`):", "",
+             "| precision | N | cycles per interaction, measured | bound (cpu-asm) | bounded by | share of the bound |",
+             "|---|---:|---:|---:|---|---:|"]
+    for r in rows:
+        c = predicted.get(r.precision)
+        if r.candidate != "A" or c is None or not r.interactions_per_second > 0:
+            continue
+        measured = frequency_hz / r.interactions_per_second
+        bound = c.predicted_cycles_per_interaction
+        share = "—" if bound is None else f"{bound / measured:.0%}"
+        lines.append(f"| {r.precision} | {r.n} | {measured:.3f} | "
+                     f"{'no figures for this CPU' if bound is None else f'{bound:.3f}'} | {c.bound or '—'} | {share} |")
+    return "\n".join(lines)
+
+
+def _pipe_bound(rows: list[Row]) -> str | None:
+    """`bound_table` for this machine, or None where no A row was timed or the CPU is not x86."""
+    import platform
+    if platform.machine().lower() not in ("x86_64", "amd64") or not any(
+            r.candidate == "A" and r.interactions_per_second > 0 for r in rows):
+        return None
+    from .cpu_asm import HOST, count_all
+    from .cpu_asm.frequency import core_frequency_hz
+    text = bound_table(rows, count_all((HOST,)), core_frequency_hz())
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores:
+        text += (f"\n\nTaken under load (1-min load {load:.2f} on {cores} cores): A's rates are wall-time "
+                 "rates, so where its core was shared they are low and its share of the bound is a lower "
+                 "bound. Run it on a quiet machine.")
+    return text
+
+
 def _load() -> str:
     try:
         return f"{os.getloadavg()[0]:.2f}"
@@ -355,6 +401,10 @@ def main(argv=None) -> int:
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")
+    p.add_argument("--bound", action=argparse.BooleanOptionalAction, default=True,
+                   help="after the table, version A's cycles per interaction against the pipe bound "
+                        "`nbsymple cpu-asm` predicts for this CPU, at the measured core clock (x86; "
+                        "compiles the kernels for the host in a child process, about 20 s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
@@ -368,6 +418,10 @@ def main(argv=None) -> int:
     print(f"load average (1 min) before / after: {load_before} / {_load()}")
     print()
     print(format_table(rows))
+    bound = _pipe_bound(rows) if args.bound else None
+    if bound:
+        print()
+        print(bound)
     return 0
 
 

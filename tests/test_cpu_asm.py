@@ -278,3 +278,47 @@ def test_cli_unwritable_keep_is_one_sentence(tmp_path):
     rc, out, err = call(["cpu-asm", "--keep", tmp_path / "file" / "asm"])
     assert rc == 2 and out == "" and err.startswith("nbsymple cpu-asm: cannot write assembly into ")
     assert len(err.strip().splitlines()) == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_the_frequency_chain_is_one_rotate_and_one_add_per_step():
+    """`cpu_asm.frequency`'s loop is the dependent chain it assumes: per step one rotate and one
+    register add (2 cycles on every x86 core since Haswell and Zen) and nothing else but loop
+    control; the measured clock is a plausible one."""
+    from nbsymple_versions.cpu_asm import frequency
+    hz = frequency.core_frequency_hz(steps=3_000_000, repeats=3)
+    assert 0.5e9 < hz < 7e9, hz
+    code, labels = x86.parse(x86.kernel_function(frequency.chain.inspect_asm(frequency.chain.signatures[0])))
+    found = x86.innermost(x86.loops(code, labels))
+    assert found
+    for loop in found:
+        names = [i.mnemonic for i in loop.body]
+        rotates = [n for n in names if n.startswith(("ror", "rol"))]
+        chain_adds = [i for i in loop.body if i.mnemonic == "addq" and not i.operands.startswith("$")]
+        control = [n for n in names if n in ("addq", "subq", "incq", "decq", "cmpq") or n.startswith("j")]
+        assert rotates and len(rotates) == len(chain_adds), names
+        assert len(rotates) + len(control) == len(names), names
+    assert frequency.CHAIN_CYCLES == 2
+
+
+def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, capsys):
+    """`python -m nbsymple_versions.peers` ends with A's measured cycles per interaction (clock /
+    rate) beside cpu-asm's bound for the host and the share of it reached; `--no-bound` leaves
+    the section out."""
+    from nbsymple_versions import peers
+    from nbsymple_versions.cpu_asm import frequency
+    rows, _ = counted
+    host = [r for (target, _, _), r in rows.items() if target == "host"]
+    c = next(r for r in host if r.kernel == "pairwise" and r.precision == "dp")
+    row = peers.Row("A", "dp", 4096, 1e9, 1.0, "ok", 1e-15, 1e-13, 3, 0.01)
+    text = peers.bound_table([row, peers.Row("B", "dp", 4096, 2e9, 2.0, "ok", 1e-15, 1e-13, 3, 0.01)], host, 3e9)
+    line = next(ln for ln in text.splitlines() if ln.startswith("| dp |"))
+    assert line == (f"| dp | 4096 | 3.000 | {c.predicted_cycles_per_interaction:.3f} | {c.bound} | "
+                    f"{c.predicted_cycles_per_interaction / 3:.0%} |"), text
+    assert "| B" not in text and f"host CPU {c.cpu}" in text and "3.00 GHz" in text
+    monkeypatch.setattr(cpu_asm, "count_all", lambda targets: host)
+    monkeypatch.setattr(frequency, "core_frequency_hz", lambda: 3e9)
+    assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "Version A against its pipe bound" in out and "| dp | 64 |" in out
+    assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet", "--no-bound"]) == 0
+    assert "pipe bound" not in capsys.readouterr().out

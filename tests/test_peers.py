@@ -102,7 +102,7 @@ def test_rebound_rows_count_pairs_once():
 
 
 def test_main_prints_one_table(capsys):
-    assert peers.main(["--n", "16", "--repeats", "1", "--only", "A", "NumPy", "--quiet"]) == 0
+    assert peers.main(["--n", "16", "--repeats", "1", "--only", "A", "NumPy", "--quiet", "--no-bound"]) == 0
     out = capsys.readouterr().out
     assert "numba" in out and "| candidate | precision | N |" in out
     assert out.count("| A |") == 3 and "| NumPy |" in out

@@ -12,6 +12,7 @@ interaction. Files:
   x86.py        AT&T assembly: instructions, their classes (`MIX`), loops, the hot loop
   model.py      per-CPU pipe figures (`CPUS`), the pipe-bound model, llvm-mca's figure
   report.py     every kernel counted (`count_all`, rows of `KernelCount`), the table and JSON (`main`)
+  frequency.py  the core clock, measured (`core_frequency_hz`), to turn cycles into rates
 """
 from .model import CPUS, Cpu, Pipes, cycles_per_iteration  # noqa: F401
 from .report import KernelCount, count, count_all, main, table  # noqa: F401
