@@ -125,8 +125,10 @@ class Loop:
     body: list[Instruction] = field(repr=False)
 
     def rsqrt_lanes(self) -> int:
-        """Reciprocal square roots computed per iteration (lanes of float32)."""
-        return sum(i.lanes(32) for i in self.body if classify(i) == "rsqrt")
+        """Reciprocal square roots computed per iteration: lanes of float64 for a `pd`/`sd` estimate
+        (AVX-512's `vrsqrt14pd`), else of float32."""
+        return sum(i.lanes(64 if i.mnemonic.endswith(("pd", "sd")) else 32) for i in self.body
+                   if classify(i) == "rsqrt")
 
     def elements(self, element_bytes: int) -> int:
         """Array elements of `element_bytes` advanced per iteration, from the induction variable:

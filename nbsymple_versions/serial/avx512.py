@@ -1,0 +1,219 @@
+"""Version A's dp pairwise row on AVX-512: one target against all sources, written in LLVM IR on
+`<8 x double>`, with no float32 detour.
+
+LLVM has no float64 reciprocal-square-root estimate of its own (it refuses one for doubles), so
+numba's dp loop seeds 1/sqrt in float32 and converts both ways. AVX-512's `vrsqrt14pd` gives a
+float64 seed s with relative error below 2^-14; with e = 1 - r2 s^2 (|e| < 1.3e-4),
+
+    r^-3 = s^3 (1 - e)^(-3/2) = s^3 (1 + 3/2 e + 15/8 e^2 + 35/16 e^3 + 315/128 e^4 + O(e^5)),
+
+whose first neglected term, 693/256 e^5 < 1e-19, is far below float64 rounding (stopping at e^3
+would leave 2.5 e^4 ~ 6e-16, too near the 1e-15 the reference comparison resolves). Per 8
+interactions: 4 loads, 3 subtractions, 15 FMA-pipe operations (r2: 3 fma; s^2, e: 1 mul, 1 fma;
+the series: 4 fma; s^3 m p: 3 mul; the sums: 3 fma) and one `vrsqrt14pd`. Flops per interaction as
+`core/vocabulary.py` counts them. The sources past the last full vector are read with masked
+loads: padding lanes get mass 0 and the target's own position (a zero separation, r2 = eps^2),
+so they add exactly 0 (eps > 0, as every pairwise kernel requires).
+
+`pairwise_row(x, y, z, m, n, xi, yi, zi, eps2)` is a numba intrinsic for a kernel to call (it
+returns the sums (ax, ay, az)); its IR is linked into the kernel and inlined there, so numba's
+on-disk cache keeps it and `nbsymple cpu-asm` counts it in the kernel. `available()` says whether
+the CPU numba compiles for has 512-bit registers (AVX-512F): elsewhere the kernels keep numba's
+loop (`serial/kernels.py`).
+"""
+from functools import lru_cache
+import struct
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+
+# (1 - e)^(-3/2) = 1 + C1 e + C2 e^2 + C3 e^3 + C4 e^4: 3/2, 15/8, 35/16, 315/128 (exact in binary)
+_SERIES = (1.5, 1.875, 2.1875, 2.4609375)
+
+_V = "<8 x double>"
+_FMA = f"{_V} @llvm.fma.v8f64"
+
+
+def _constant(*values: float) -> str:
+    """An 8-lane float64 constant (`values` repeated) in LLVM's exact hexadecimal form."""
+    lanes = [struct.unpack("<Q", struct.pack("<d", v))[0] for v in values] * (8 // len(values))
+    return "<" + ", ".join(f"double 0x{bits:016X}" for bits in lanes) + ">"
+
+
+ESTIMATE_ERROR = 2.0 ** -14     # vrsqrt14pd's largest relative error (Intel's manual)
+
+
+def _seed(tag: str, error: float | None) -> str:
+    """The line(s) setting the seed %s ~ r2^(-1/2): AVX-512's estimate (`error` None, the kernels'
+    own), or, to test the rest of the row on any x86-64 CPU, the exact value off by `error`
+    relative, up in even lanes and down in odd ones."""
+    if error is None:
+        return f"  %s.{tag} = call {_V} @llvm.x86.avx512.rsqrt14.pd.512({_V} %r2.{tag}, {_V} zeroinitializer, i8 -1)"
+    return (f"  %root.{tag} = call {_V} @llvm.sqrt.v8f64({_V} %r2.{tag})\n"
+            f"  %exact.{tag} = fdiv {_V} {_constant(1.0)}, %root.{tag}\n"
+            f"  %s.{tag} = fmul {_V} %exact.{tag}, {_constant(1 + error, 1 - error)}")
+
+
+def row_name(error: float | None) -> str:
+    return "nbsymple_pairwise_dp_row" + ("_avx512" if error is None else f"_seed_error_{error.hex().replace('+', '')}")
+
+
+def _interactions(tag: str, mask: str | None, error: float | None) -> str:
+    """The body for one vector of 8 sources at index %j: loads (masked where `mask`), the forces
+    added to the accumulators %ax.<in>.. into %ax.<tag>.."""
+    lines = []
+    for name, target in (("x", "%xi8"), ("y", "%yi8"), ("z", "%zi8"), ("m", "zeroinitializer")):
+        lines.append(f"  %p{name}.{tag} = getelementptr inbounds double, ptr %{name}, i64 %j.{tag}")
+        if mask is None:
+            lines.append(f"  %{name}.{tag} = load {_V}, ptr %p{name}.{tag}, align 8")
+        else:
+            lines.append(f"  %{name}.{tag} = call {_V} @llvm.masked.load.v8f64.p0(ptr align 8 %p{name}.{tag}, "
+                         f"<8 x i1> {mask}, {_V} {target})")
+    c1, c2, c3, c4 = (_constant(c) for c in _SERIES)
+    lines += [
+        f"  %dx.{tag} = fsub {_V} %x.{tag}, %xi8",
+        f"  %dy.{tag} = fsub {_V} %y.{tag}, %yi8",
+        f"  %dz.{tag} = fsub {_V} %z.{tag}, %zi8",
+        f"  %r2c.{tag} = call {_FMA}({_V} %dz.{tag}, {_V} %dz.{tag}, {_V} %eps8)",
+        f"  %r2b.{tag} = call {_FMA}({_V} %dy.{tag}, {_V} %dy.{tag}, {_V} %r2c.{tag})",
+        f"  %r2.{tag} = call {_FMA}({_V} %dx.{tag}, {_V} %dx.{tag}, {_V} %r2b.{tag})",
+        _seed(tag, error),
+        f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
+        f"  %nr2.{tag} = fneg {_V} %r2.{tag}",
+        f"  %e.{tag} = call {_FMA}({_V} %nr2.{tag}, {_V} %s2.{tag}, {_V} {_constant(1.0)})",
+        f"  %p3.{tag} = call {_FMA}({_V} %e.{tag}, {_V} {c4}, {_V} {c3})",
+        f"  %p2.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p3.{tag}, {_V} {c2})",
+        f"  %p1.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p2.{tag}, {_V} {c1})",
+        f"  %p.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p1.{tag}, {_V} {_constant(1.0)})",
+        f"  %s3.{tag} = fmul {_V} %s2.{tag}, %s.{tag}",
+        f"  %ms3.{tag} = fmul {_V} %m.{tag}, %s3.{tag}",
+        f"  %f.{tag} = fmul {_V} %ms3.{tag}, %p.{tag}",
+    ]
+    for axis in "xyz":
+        lines.append(f"  %a{axis}.{tag} = call {_FMA}({_V} %f.{tag}, {_V} %d{axis}.{tag}, {_V} %a{axis}.in.{tag})")
+    return "\n".join(lines)
+
+
+def _splat_of(name: str, scalar: str) -> list[str]:
+    return [f"  %{name}.0 = insertelement {_V} undef, double %{scalar}, i32 0",
+            f"  %{name} = shufflevector {_V} %{name}.0, {_V} undef, <8 x i32> zeroinitializer"]
+
+
+def row_ir(error: float | None = None) -> str:
+    """The LLVM IR module of the row, seeded as `_seed(error)` says: `{double, double, double}
+    <row_name(error)>(x*, y*, z*, m*, n, xi, yi, zi, eps2)`, the sums over sources j < n of
+    m_j (x_j - x_i) r^-3."""
+    lanes = ", ".join(f"i64 {k}" for k in range(8))
+    body = [f"define {{double, double, double}} @{row_name(error)}(ptr noalias nocapture readonly %x, "
+            "ptr noalias nocapture readonly %y, ptr noalias nocapture readonly %z, "
+            "ptr noalias nocapture readonly %m, i64 %n, double %xi, double %yi, double %zi, double %eps2) "
+            "#0 {",
+            "entry:"]
+    for name, scalar in (("xi8", "xi"), ("yi8", "yi"), ("zi8", "zi"), ("eps8", "eps2")):
+        body += _splat_of(name, scalar)
+    body += [
+        "  %full = and i64 %n, -8",
+        "  %any = icmp sgt i64 %full, 0",
+        "  br i1 %any, label %loop, label %tail",
+        "loop:",
+        "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.loop = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        _interactions("loop", None, error),
+        "  %next = add nuw nsw i64 %j.loop, 8",
+        "  %again = icmp slt i64 %next, %full",
+        "  br i1 %again, label %loop, label %tail",
+        "tail:",
+        "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.tail = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        "  %left = sub i64 %n, %j.tail",
+        "  %some = icmp sgt i64 %left, 0",
+        "  br i1 %some, label %masked, label %done",
+        "masked:",
+        "  %left.0 = insertelement <8 x i64> undef, i64 %left, i32 0",
+        "  %left8 = shufflevector <8 x i64> %left.0, <8 x i64> undef, <8 x i32> zeroinitializer",
+        f"  %mask = icmp slt <8 x i64> <{lanes}>, %left8",
+        _interactions("tail", "%mask", error),
+        "  br label %done",
+        "done:",
+        *(f"  %a{a}.v = phi {_V} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
+        *(f"  %a{a} = call reassoc double @llvm.vector.reduce.fadd.v8f64(double 0.0, {_V} %a{a}.v)" for a in "xyz"),
+        "  %r.0 = insertvalue {double, double, double} undef, double %ax, 0",
+        "  %r.1 = insertvalue {double, double, double} %r.0, double %ay, 1",
+        "  %r.2 = insertvalue {double, double, double} %r.1, double %az, 2",
+        "  ret {double, double, double} %r.2",
+        "}",
+        f"declare {_FMA}({_V}, {_V}, {_V})",
+        f"declare {_V} @llvm.x86.avx512.rsqrt14.pd.512({_V}, {_V}, i8)" if error is None else
+        f"declare {_V} @llvm.sqrt.v8f64({_V})",
+        f"declare {_V} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_V})",
+        f"declare double @llvm.vector.reduce.fadd.v8f64(double, {_V})",
+        'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="512" }',
+    ]
+    return "\n".join(body) + "\n"
+
+
+_PROBE = """define <8 x double> @probe(<8 x double> %a, <8 x double> %b) #0 {
+  %c = fadd <8 x double> %a, %b
+  ret <8 x double> %c
+}
+attributes #0 = { "min-legal-vector-width"="512" }
+"""
+
+
+def _codegen():
+    from numba.core.registry import cpu_target
+    return cpu_target.target_context.codegen()
+
+
+@lru_cache(maxsize=None)
+def available() -> bool:
+    """Whether the CPU numba compiles for (the host, or NUMBA_CPU_NAME with NUMBA_CPU_FEATURES)
+    has AVX-512F: LLVM, asked to add two `<8 x double>` for it, uses a 512-bit register."""
+    return "zmm" in _codegen()._tm.emit_assembly(llvm.parse_assembly(_PROBE))
+
+
+@lru_cache(maxsize=None)
+def _library(codegen, error: float | None):
+    """The row's IR as a numba code library of `codegen`, for kernels to link in."""
+    library = codegen.create_library(row_name(error))
+    module = llvm.parse_assembly(row_ir(error))
+    module.triple = llvm.get_process_triple()
+    library.add_llvm_module(module)
+    library.finalize()
+    return library
+
+
+_DOUBLES = types.Array(types.float64, 1, "C")
+
+
+def row_intrinsic(error: float | None = None):
+    """A numba intrinsic `row(x, y, z, m, n, xi, yi, zi, eps2)` -> (sum_j m_j dx r^-3, ... dy ...,
+    ... dz ...) over sources j < n for the target at (xi, yi, zi): x, y, z, m contiguous float64
+    rows, eps2 the softening squared (> 0); `row_ir(error)` linked in and inlined."""
+
+    @intrinsic
+    def row(typingctx, x, y, z, m, n, xi, yi, zi, eps2):
+        if any(a != _DOUBLES for a in (x, y, z, m)) or not isinstance(n, types.Integer) \
+                or any(s != types.float64 for s in (xi, yi, zi, eps2)):
+            return None
+        signature = types.UniTuple(types.float64, 3)(x, y, z, m, n, xi, yi, zi, eps2)
+
+        def codegen(context, builder, sig, args):
+            context.active_code_library.add_linking_library(_library(context.codegen(), error))
+            rows = [context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:4], args[:4])]
+            count = context.cast(builder, args[4], sig.args[4], types.int64)
+            double = ir.DoubleType()
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+                ir.LiteralStructType([double] * 3), [r.type for r in rows] + [ir.IntType(64)] + [double] * 4),
+                row_name(error))
+            sums = builder.call(function, [*rows, count, *args[5:]])
+            return context.make_tuple(builder, sig.return_type, [builder.extract_value(sums, k) for k in range(3)])
+
+        return signature, codegen
+    return row
+
+
+pairwise_row = row_intrinsic()
+"""The kernels' row: AVX-512's seed (call it only where `available()`)."""

@@ -1,0 +1,95 @@
+"""Version A's dp row on AVX-512 (`serial/avx512.py`), on any x86-64 machine.
+
+The row's IR runs here with its seed replaced by the exact 1/sqrt off by a chosen relative
+error (AVX-512's estimate itself needs AVX-512; where the host has it, the kernels run it and
+are checked too). With the estimate's worst error 2^-14 the row matches the float64 reference to
+float64 rounding, every tail length included; with larger seed errors its error is the first
+neglected term of the series, 693/256 (2 delta)^5, and falls 32-fold per halving: a fifth-order
+step. The instructions are counted in `tests/test_cpu_asm.py`.
+"""
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from numba import njit
+
+from nbsymple_versions.core import reference
+from nbsymple_versions.serial import avx512
+from nbsymple_versions.serial.kernels import SERIAL, _pairwise_rows_source
+from nbsymple_versions.threaded.kernels import THREADED
+
+EPS = 0.01
+
+
+def bodies(rng, n):
+    x = rng.normal(size=(3, n))
+    m = rng.uniform(0.5, 1.5, size=n) / n
+    return x, m
+
+
+def relative_error(a, x, m):
+    want = reference.pairwise_acceleration(x.T, m, EPS).T
+    return np.abs(a - want).max() / max(np.abs(want).max(), 1e-300)
+
+
+_kernels = {}
+
+
+def row_kernel(error):
+    """The kernels' own dp source (`serial.kernels`) around the row seeded with `error`."""
+    if error not in _kernels:
+        _kernels[error] = njit(fastmath=True, error_model="numpy")(_pairwise_rows_source(avx512.row_intrinsic(error)))
+    return _kernels[error]
+
+
+def forces(kernel, x, m, start=0, stop=None):
+    stop = x.shape[1] if stop is None else stop
+    out = np.full((3, stop - start), np.nan)
+    kernel(x[0], x[1], x[2], x[0], x[1], x[2], m, EPS * EPS, start, out[0], out[1], out[2])
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 64, 1031])
+def test_the_row_at_the_estimates_worst_error_is_float64_exact(rng, n):
+    """Every tail length 0..7 (masked lanes add exactly nothing) and one body (no force)."""
+    x, m = bodies(rng, n)
+    a = forces(row_kernel(avx512.ESTIMATE_ERROR), x, m)
+    if n == 1:
+        assert np.array_equal(a, np.zeros((3, 1)))
+    else:
+        assert relative_error(a, x, m) < 2e-15
+
+
+def test_a_slice_of_targets_reads_all_sources(rng):
+    x, m = bodies(rng, 100)
+    a = forces(row_kernel(avx512.ESTIMATE_ERROR), x, m, 37, 61)
+    want = reference.pairwise_acceleration(x.T, m, EPS).T[:, 37:61]
+    assert np.abs(a - want).max() < 2e-15 * np.abs(want).max()
+
+
+def test_the_step_is_fifth_order_in_the_seed_error(rng):
+    """Seed error delta: e ~ -2 delta, and the error is the first neglected term 693/256 e^5."""
+    x, m = bodies(rng, 64)
+    deltas = (2.0 ** -7, 2.0 ** -8, 2.0 ** -9)
+    errors = [relative_error(forces(row_kernel(d), x, m), x, m) for d in deltas]
+    for d, e in zip(deltas, errors):
+        assert 0.5 < e / (693 / 256 * (2 * d) ** 5) < 1.5, (d, e)
+    for coarse, fine in zip(errors, errors[1:]):
+        assert 26 < coarse / fine < 38, errors
+
+
+def test_the_kernels_take_the_row_exactly_where_the_cpu_has_avx512(rng):
+    """`available()` follows the host's AVX-512F; A's and B's dp kernels are the row there, numba's
+    loop elsewhere, and agree with the reference either way."""
+    host_has_it = "+avx512f" in llvm.get_host_cpu_features().flatten().split(",")
+    assert avx512.available() == host_has_it
+    for kernels in (SERIAL, THREADED):
+        dp = kernels.pairwise["dp"]
+        assert ("_pairwise_rows_source" in dp.py_func.__qualname__) == host_has_it
+        x, m = bodies(rng, 1031)
+        assert relative_error(forces(dp, x, m), x, m) < 2e-15
+
+
+def test_the_row_ir_names_each_seed_apart():
+    assert "rsqrt14" in avx512.row_ir() and "rsqrt14" not in avx512.row_ir(2.0 ** -14)
+    names = {avx512.row_name(e) for e in (None, 2.0 ** -7, 2.0 ** -14)}
+    assert len(names) == 3 and all(n.replace("_", "").replace(".", "").replace("-", "").isalnum() for n in names)
