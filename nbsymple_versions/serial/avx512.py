@@ -185,7 +185,8 @@ def _library(codegen, error: float | None):
     return library
 
 
-_DOUBLES = types.Array(types.float64, 1, "C")
+def _contiguous_doubles(a) -> bool:
+    return isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 1 and a.layout == "C"
 
 
 def row_intrinsic(error: float | None = None):
@@ -195,7 +196,7 @@ def row_intrinsic(error: float | None = None):
 
     @intrinsic
     def row(typingctx, x, y, z, m, n, xi, yi, zi, eps2):
-        if any(a != _DOUBLES for a in (x, y, z, m)) or not isinstance(n, types.Integer) \
+        if not all(_contiguous_doubles(a) for a in (x, y, z, m)) or not isinstance(n, types.Integer) \
                 or any(s != types.float64 for s in (xi, yi, zi, eps2)):
             return None
         signature = types.UniTuple(types.float64, 3)(x, y, z, m, n, xi, yi, zi, eps2)
