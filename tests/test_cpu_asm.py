@@ -142,7 +142,7 @@ def test_the_avx512_dp_seed_is_one_vrsqrt14pd_and_a_fifth_order_step(counted, ta
     """dp on AVX-512 (serial/avx512.py): per 8 interactions one 512-bit vrsqrt14pd and 15 float64
     FMA-pipe instructions (r2: 3 FMA; e: 1 multiply, 1 FMA; the series: 4 FMA; s^3 m p: 3
     multiplies; the sums: 3 FMA), no float32 and no conversion: 16 FMA-pipe operations, against
-    21 for the float32 seed (above, per 8)."""
+    18 and 2 conversions per 8 for the float32 seed (above: 2 x (13 + 4 + 1) per 16)."""
     rows, keep = counted
     dp = hot_loop(keep, target, "pairwise", "dp")
     assert {(i.mnemonic, i.bits) for i in dp.body if x86.classify(i) == "rsqrt"} == {("vrsqrt14pd", 512)}
