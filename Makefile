@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# on every core (pytest-xdist; a test marked `unshared` runs alone: tests/conftest.py), the slowest 15 last
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --durations=15
 
 # bench, bench-smoke, gate, dashboard: the asv suite (benchmarks/), driven by tools/ (docs/tracking_performance.md)
 bench: $(STAMP)

@@ -1,13 +1,90 @@
+"""The suite's session: one numba kernel cache for every process it starts, the tests that load
+or time the machine run alone, no wall-clock limit on hypothesis, reproducible seeds.
+
+`make test` runs the suite on every core with pytest-xdist (`-n auto`); a plain `python -m
+pytest` runs it in one process. Either way the CPU kernels compile once per session: this module
+names a fresh folder for numba's on-disk cache (`NUMBA_CACHE_DIR`, keyed by each kernel's build
+and its sources' digest; `serial/kernels.py`) before numba is imported, and every process the
+suite starts inherits it (xdist workers, `nbsymple` CLI runs, mpiexec ranks, CUDA-simulator child
+pytests, asv benchmark processes). A test of compilation itself (`cpu-asm`'s children,
+`benchmarks/compile.py`, the cache's own test) sets or drops the variable, and compiles.
+
+Tests marked `unshared` (MPI jobs, whose waiting ranks poll a core; the regression gate's
+timing tier, which times kernels) run with no other test beside them; tests marked `long`
+start first.
+"""
+import atexit
+import fcntl
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
+UNSHARED = "unshared"                          # tests that load or time the machine: one at a time
+LONG = "long"                                  # tests of tens of seconds: started first
+
+
+def _session_folder() -> str:
+    """This test session's folder (numba's cache in `numba/`, the machine lock): made by the
+    session's first process (the xdist controller, or the only one) and removed when it ends;
+    found in the environment by every process started under it."""
+    folder = os.environ.get(SESSION_FOLDER)
+    if not folder:
+        folder = tempfile.mkdtemp(prefix="nbsymple-test-")
+        os.environ[SESSION_FOLDER] = folder
+        owner = os.getpid()
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(folder, ignore_errors=True))
+    return folder
+
+
+os.environ["NUMBA_CACHE_DIR"] = os.path.join(_session_folder(), "numba")     # before any import of numba
+
+# No wall-clock limit on a generated example (hypothesis's default deadline is 200 ms) or on
+# generating one: a busy machine must not fail a property.
+settings.register_profile("nbsymple", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("nbsymple")
 
 
 def pytest_configure(config):
     seed = os.environ.get("NBSYMPLE_TEST_SEED", "")
     if seed and not (seed.isdigit() and int(seed) < 2**32):
         raise pytest.UsageError(f"NBSYMPLE_TEST_SEED must be a whole number below 2**32 (a printed seed), got {seed!r}")
+    config.addinivalue_line("markers", f"{UNSHARED}: loads or times the machine (the gate's timing tier, MPI "
+                                       "jobs): runs with no other test beside it")
+    config.addinivalue_line("markers", f"{LONG}: takes tens of seconds (a child pytest in the CUDA simulator, "
+                                       "the gate): started first, so that no worker is left with it at the end")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker(LONG) is None)      # stable: otherwise as collected
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist, a test marked `unshared` runs with no other test beside it: it holds the
+    machine lock exclusively, every other test holds it shared (a reader-writer lock on two files
+    in the session's folder; the turnstile lets a waiting exclusive test in before new shared
+    ones). Taken around the whole test, so a wait is not counted in its durations."""
+    if not hasattr(item.config, "workerinput"):         # not an xdist worker (a child pytest is not one)
+        yield
+        return
+    folder = os.environ[SESSION_FOLDER]
+    alone = item.get_closest_marker(UNSHARED) is not None
+    with open(os.path.join(folder, "turnstile.lock"), "a") as turnstile, \
+            open(os.path.join(folder, "machine.lock"), "a") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture

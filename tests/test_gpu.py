@@ -31,17 +31,25 @@ def _env(**extra):
     return env
 
 
-def test_simulator_checks():
+SIM_CHECKS = (TESTS / "gpu_sim_checks.py").relative_to(REPO).as_posix()      # a node id, from REPO
+REPORT_SMOKE = f"{SIM_CHECKS}::test_gpu_report_smoke"
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("selection", [[SIM_CHECKS, "--deselect", REPORT_SMOKE], [REPORT_SMOKE]],
+                         ids=["kernels", "gpu_report"])
+def test_simulator_checks(selection):
     """The kernels' internals x precision: tile boundaries (N = 7 .. 257), padding, the default
-    tile, E's slices, buffers, the GPU report's smoke run. (What every version must pass is the
-    battery of tests/test_versions.py, which starts its own simulator child.)"""
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
-                        str(TESTS / "gpu_sim_checks.py")],
+    tile, E's slices, buffers; and the GPU report's smoke run, in a second child so that the two
+    run side by side under xdist. (What every version must pass is the battery of
+    tests/test_versions.py, which starts its own simulator children.)"""
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", *selection],
                        cwd=REPO, env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True,
                        timeout=900)
     print(p.stdout[-3000:], p.stderr[-2000:])
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
     assert " passed" in p.stdout and "skipped" not in p.stdout
+    assert ("1 passed" if selection == [REPORT_SMOKE] else "1 deselected") in p.stdout, p.stdout[-500:]
 
 
 # ------------------------------------------------------------------ PTX for the H200

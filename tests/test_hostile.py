@@ -944,6 +944,7 @@ PAPER_TABLE = {
 }
 
 
+@pytest.mark.long
 @hostile(45)
 @given(case=options(PAPER_TABLE, at_most=6), science=st.sampled_from(["--no-science"] * 6 + ["--science"]),
        extra=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(st.sampled_from(["--bogus", "stray", "--json"]),
@@ -980,6 +981,7 @@ def results_folder(draw):
     return changes
 
 
+@pytest.mark.long
 @hostile(40)
 @given(changes=results_folder(), extra=st.lists(st.sampled_from(["--machine=" + MACHINE, "--commit=f86a"]),
                                                  unique=True, max_size=1))

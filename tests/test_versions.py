@@ -34,7 +34,7 @@ from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.provenance import cuda_simulator
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
-from nbsymple_versions.versions import LETTERS, TABLE, get_version
+from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE, get_version
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -258,17 +258,23 @@ def _env(**extra):
     return env
 
 
-def test_gpu_versions_in_the_simulator():
-    """The battery of every GPU version, in a child pytest under NUMBA_ENABLE_CUDASIM=1: each
-    class runs all its tests, none skipped."""
-    gpu = [cls.__name__ for cls in BATTERIES if cls.version.gpu]
-    assert gpu
+GPU_BATTERIES = [cls.__name__ for cls in BATTERIES if cls.version.gpu]
+
+
+def test_every_gpu_version_has_a_battery():
+    assert [cls.letter for cls in BATTERIES if cls.version.gpu] == list(GPU_LETTERS)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", GPU_BATTERIES)
+def test_gpu_versions_in_the_simulator(name):
+    """The battery of each GPU version, in a child pytest of its own under NUMBA_ENABLE_CUDASIM=1
+    (one per version, so that they run side by side under xdist): it runs all its tests, none
+    skipped."""
     node = Path(__file__).resolve().relative_to(REPO).as_posix()
-    p = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-rfE"]
-                       + [f"{node}::{name}" for name in gpu],
+    p = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-rfE", f"{node}::{name}"],
                        cwd=REPO, env=_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True, text=True, timeout=600)
     print(p.stdout[-3000:], p.stderr[-2000:])
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
     assert " passed" in p.stdout and "skipped" not in p.stdout
-    for name in gpu:
-        assert len(re.findall(rf"::{name}::\S+ PASSED", p.stdout)) == battery_size(), name
+    assert len(re.findall(rf"::{name}::\S+ PASSED", p.stdout)) == battery_size(), name
