@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import provenance
+from .instruments import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
@@ -166,7 +166,7 @@ def _parser(explicit_only=False):
     a.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
-    from .cpu_asm.toolchain import FIXED_TARGETS, HOST
+    from .instruments.cpu_asm.toolchain import FIXED_TARGETS, HOST
     u = sub.add_parser("cpu-asm", help="count the CPU kernels' machine instructions per interaction, for this CPU "
                        "and fixed targets")
     u.add_argument("--target", default="all", type=str.lower, choices=(HOST, *FIXED_TARGETS, "all"),
@@ -198,7 +198,7 @@ def cmd_check(args) -> int:
     from .runs.memory import memory_problem
     from .versions import all_versions, get_version
     if args.gpu_report:
-        from .gpu_report import main as gpu_report
+        from .instruments.gpu_report import main as gpu_report
         options = version_options(args, get_version("C"))
         with user_values(UsageError):
             ok, reason = get_version("C").available(options.get("backend", "numba"))
@@ -287,7 +287,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_gpu_asm(args) -> int:
-    from . import gpu_asm
+    from .instruments import gpu_asm
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
         raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
     with user_values(UsageError):
@@ -310,7 +310,7 @@ def cmd_gpu_asm(args) -> int:
 
 
 def cmd_cpu_asm(args) -> int:
-    from . import cpu_asm
+    from .instruments import cpu_asm
     targets = cpu_asm.TARGETS if args.target == "all" else (args.target,)
     if args.keep is not None:
         writable(args.keep, "assembly", UsageError)

@@ -227,7 +227,7 @@ def test_the_literal_axes_and_version_facts_are_the_packages():
     """AXES and the Table 1 facts are literal in the suite (a measured commit must not move the
     parameter indices asv runs by); they are the package's own."""
     from benchmarks import gpu, peers
-    from nbsymple_versions import gpu_asm, peers as package_peers
+    from nbsymple_versions.instruments import gpu_asm, peers as package_peers
     from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
     assert common.AXES["version"] == LETTERS and common.AXES["gpu_version"] == GPU_LETTERS
     assert common.AXES["precision"] == PRECISIONS and common.AXES["task"] == TASKS
@@ -336,7 +336,7 @@ def test_the_grid_is_a_selection_with_reasons():
 
 
 def test_machine_names_tell_machines_apart(monkeypatch):
-    from nbsymple_versions import provenance
+    from nbsymple_versions.instruments import provenance
     monkeypatch.delenv("BENCH_MACHINE", raising=False)
     monkeypatch.delenv("NBSYMPLE_BENCH_THREADS", raising=False)
     monkeypatch.setattr(provenance, "cpu_model", lambda: "AMD EPYC 9R14")
@@ -582,7 +582,7 @@ def test_cpu_code_tracks_every_cpu_kernel_for_the_fixed_targets():
     """CpuCode tracks the instructions per interaction `nbsymple cpu-asm` counts, for every CPU
     kernel and fixed target (its literal parameters are cpu-asm's own), and they are positive."""
     from benchmarks.cpu_code import KERNELS, TARGETS, CpuCode
-    from nbsymple_versions import cpu_asm
+    from nbsymple_versions.instruments import cpu_asm
     assert TARGETS == cpu_asm.FIXED_TARGETS
     assert KERNELS == tuple(f"{k} {p}" for k, p in cpu_asm.KERNELS)
     code = CpuCode()

@@ -31,7 +31,7 @@ from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import State, make_cluster
 from nbsymple_versions.core.schemes import get_scheme
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.provenance import cuda_simulator
+from nbsymple_versions.instruments.provenance import cuda_simulator
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
 from nbsymple_versions.versions import LETTERS, TABLE, get_version

@@ -33,9 +33,9 @@ one process (`core.ranks.OneRank`): gather the state, share out the W sum, agree
 rank 0 alone writes and prints.
 
 Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node engines),
-`pipeline.py` (`MpiPipeline`, built on this rank's slice), `timing.py` (seconds per step for asv
-and docs/mpi.md), `model.py` (the performance model of docs/mpi.md). mpi4py is imported on
-first use, never here.
+`pipeline.py` (`MpiPipeline`, built on this rank's slice). F's timing job and its scaling model
+measure it from outside (`instruments/mpi_timing.py`, `instruments/mpi_model.py`). mpi4py is
+imported on first use, never here.
 """
 
 

@@ -32,12 +32,12 @@ import numpy as np
 
 from ..core.schemes import get_scheme
 from ..core.vocabulary import TASKS
-from ..gpu_asm import DEVICES, KINDS, count_all
-from ..gpu_asm.model import Device
+from ..instruments.gpu_asm import DEVICES, KINDS, count_all
+from ..instruments.gpu_asm.model import Device
 from ..gpu_pairwise.engine import slices
 from ..gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS
 from ..gpu_pairwise.records import WIDTH, padded, real_type
-from ..provenance import git_commit
+from ..instruments.provenance import git_commit
 from ..versions import GPU_LETTERS, TABLE, get_version
 from .data import PAPER_PAIRWISE_SHARE, TASK_TIMES, MissingData
 from .results import Results

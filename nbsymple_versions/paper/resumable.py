@@ -1,5 +1,5 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
-(`nbsymple_versions.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
+(`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
 and stop with `Interrupted`. The same call then resumes where the checkpoint left off, bit for
 bit (`Simulation.restore`), as long as the run's parameters are unchanged; other parameters,
 or `rerun=True`, start afresh.
@@ -16,12 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..checkpoint import CheckpointError, load, save, temporary_files
-from ..progress import Progress
+from ..runs.checkpoint import CheckpointError, load, save, temporary_files
+from ..runs.progress import Progress
 from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.signals import StopSignals
 from ..simulation import Simulation
-from ..snapshots import list_snapshots, write_snapshot
+from ..runs.snapshots import list_snapshots, write_snapshot
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.nbsc"

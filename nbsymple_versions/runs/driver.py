@@ -35,17 +35,17 @@ import uuid
 
 import numpy as np
 
-from ..authors_format import FormatError, read_nbsymple
-from ..checkpoint import CheckpointError, check_run, load, save, temporary_files
+from .authors_format import FormatError, read_nbsymple
+from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
 from ..core.schemes import get_scheme
 from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
-from ..progress import Progress
+from .progress import Progress
 from ..simulation import NonFiniteState, Simulation
-from ..snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, snapshot_path, write_atomically,
+from .snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, snapshot_path, write_atomically,
                          write_snapshot)
 from ..versions import VersionUnavailable, get_version
 from .errors import RunStop, user_values, writable

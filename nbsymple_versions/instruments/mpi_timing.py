@@ -1,6 +1,6 @@
 """Time version F's steps across the ranks of this job: one JSON line from rank 0.
 
-    mpiexec -n 2 python -m nbsymple_versions.runs.mpi_timing --n 16384 --scheme leapfrog --precision dp
+    mpiexec -n 2 python -m nbsymple_versions.instruments.mpi_timing --n 16384 --scheme leapfrog --precision dp
 
 The cluster is the asv suite's timing state (the paper's set-up, seed 2011; above N = 4096
 its velocities follow the continuous sphere's virial scaling instead of the O(N^2) sum). After
@@ -40,7 +40,8 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.runs.mpi_timing", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.mpi_timing",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=16384)
     p.add_argument("--scheme", default="leapfrog")
     p.add_argument("--precision", default="dp")

@@ -35,8 +35,8 @@ import struct
 
 import numpy as np
 
-from .core.ics import State
-from .core.units import Units
+from ..core.ics import State
+from ..core.units import Units
 from .snapshots import write_atomically
 
 MAGIC = b"NBSYMPLE-CHECKPOINT\n"

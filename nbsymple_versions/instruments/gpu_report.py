@@ -18,12 +18,12 @@ import time
 
 import numpy as np
 
-from .core.ics import make_cluster
-from .core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
-from .gpu_full import check_devices
-from .gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS, check_tile
-from .gpu_pairwise.simulator import cuda_simulator
-from .versions import GPU_LETTERS as LETTERS, get_version
+from ..core.ics import make_cluster
+from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
+from ..gpu_full import check_devices
+from ..gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS, check_tile
+from ..gpu_pairwise.simulator import cuda_simulator
+from ..versions import GPU_LETTERS as LETTERS, get_version
 
 DEFAULT_SIZES = (2**14, 2**16, 2**17)
 
@@ -64,15 +64,15 @@ def _devices(letter: str, devices: int) -> dict:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    from .simulation import Simulation
-    from .validation import validate
+    from ..simulation import Simulation
+    from ..validation import validate
 
     version = get_version("C")
     ok, reason = version.available(args.backend)
     if not ok:
         print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
         return 1
-    from .gpu_pairwise.backends import engine_class
+    from ..gpu_pairwise.backends import engine_class
 
     options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     try:
@@ -141,7 +141,7 @@ def _tiling(version, args) -> int:
     resources. Measure the net effect"): the C/D kernel's rate, tiled and plain, and the largest
     difference between their accelerations (same sources, same order: they should agree within
     the precision's tolerance). Returns the number of disagreements."""
-    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+    from ..validation import FRAME_KPC, TOLERANCE, max_relative_error
 
     print("\ntiled vs plain kernel (warm, synchronised; difference = max relative, plain against tiled)")
     print(f"{'':7}{'N':>7} {'prec':4} {'tiled int/s':>12} {'plain int/s':>12} {'tiled/plain':>11} {'difference':>11}")
@@ -197,8 +197,8 @@ def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
     Then, per N and precision, the kernel rates of C/D, E and Warp (warm, synchronised), the
     suite's over Warp tile's, and the largest difference of Warp's accelerations from C's. A peer
     that is missing or wrong is reported; it does not change the exit status."""
-    from .core import reference
-    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+    from ..core import reference
+    from ..validation import FRAME_KPC, TOLERANCE, max_relative_error
     try:
         from . import peers_warp
     except ImportError as exc:
