@@ -16,6 +16,7 @@ from .instruments import provenance
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
+from .runs.spec import RunSpec
 from .versions import LETTERS, TABLE, VersionUnavailable
 
 
@@ -95,21 +96,16 @@ def version_options(args, version) -> dict:
     return {k: v for k, v in given.items() if v is not None and k in version.options}
 
 
-def given_options(args) -> dict:
-    """Every version option given on the command line (the version refuses those it does not take)."""
-    return {name: getattr(args, name) for name in _option_flags() if getattr(args, name, None) is not None}
-
-
-def _parser(explicit_only=False):
-    """The command line; with `explicit_only`, `run` has no defaults, so that parsing tells which
-    options were given (abbreviations included)."""
+def _parser():
+    """The command line. `run`'s flags have no defaults here (they are `RunSpec`'s): what parsing
+    returns is what was given, abbreviations included."""
     p = _Parser(prog="nbsymple", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
 
     def add(*flags, default=None, **kw):
-        r.add_argument(*flags, default=argparse.SUPPRESS if explicit_only else default, **kw)
+        r.add_argument(*flags, default=argparse.SUPPRESS, **kw)
 
     add("--version", default="A", type=str.upper, choices=LETTERS,
             help="paper version A-E, or F across MPI ranks (default A)")
@@ -181,13 +177,18 @@ def _parser(explicit_only=False):
     return p
 
 
+def run_spec(args) -> RunSpec:
+    """`nbsymple run`'s parsed flags as a `RunSpec`; `given` names those typed."""
+    given = {k: v for k, v in vars(args).items() if k != "command"}
+    options = {name: given.pop(name) for name in _option_flags() if name in given}
+    return RunSpec(**given, options=options, given=frozenset(given) | frozenset(options))
+
+
 def cmd_run(args) -> int:
     from .runs.driver import run            # every version, F across MPI ranks too
     from .runs.errors import RunStop
-    explicit = set(vars(_parser(explicit_only=True).parse_args(args.argv))) - {"command"}
-    args.options = given_options(args)
     try:
-        return run(args, explicit)
+        return run(run_spec(args))
     except RunStop as e:
         if e.speak:
             print(f"nbsymple run: {e}", file=sys.stderr)
@@ -356,7 +357,6 @@ def main(argv=None) -> int:
             from .paper import main as paper_main
             return paper_main(argv[1:])
         args = _parser().parse_args(argv)
-        args.argv = argv
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)

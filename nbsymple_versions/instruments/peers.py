@@ -53,9 +53,9 @@ import numpy as np
 from ..core import reference
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
-from .provenance import machine_line
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
+from .provenance import machine_line
 
 DEFAULT_NS = (4096, 16384)
 DEFAULT_REPEATS = 5

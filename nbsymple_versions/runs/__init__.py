@@ -1,7 +1,9 @@
 """A run that survives interruption and lands on disk (`nbsymple run`, all six versions, and the
 paper's science runs), one job per file:
 
-  driver.py       the run: fresh or resumed, stepped with snapshots, checkpoints and signals
+  spec.py         `RunSpec`: a run asked for, typed, frozen and checked (the CLI's flags, or Python)
+  driver.py       the run: fresh or resumed, its paths, seeds and refusals
+  loop.py         the one stepping loop: snapshots, checkpoints, a stop after a whole step
   report.py       what a finished run prints (text or JSON)
   memory.py       will N bodies fit, how long the O(N^2) set-up takes
   signals.py      SIGINT / SIGTERM: finish the step, checkpoint, stop (or at once in the set-up)

@@ -30,9 +30,9 @@ import zlib
 
 import numpy as np
 
-from .authors_format import FormatError, format_lines, read_nbsymple
 from ..core.ics import State
 from ..core.units import Units, checked_units
+from .authors_format import FormatError, format_lines, read_nbsymple
 
 FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
