@@ -8,7 +8,7 @@ lives) is that module."""
 from importlib import import_module
 
 _PUBLIC = {"TaskClock": ".core.clock", "State": ".core.ics", "add_black_hole": ".core.ics",
-           "make_cluster": ".core.ics", "place_on_orbit": ".core.ics", "uniform_sphere": ".core.ics",
+           "make_cluster": ".core.ics", "place_on_orbit": ".core.ics", "timing_state": ".core.ics", "uniform_sphere": ".core.ics",
            "Units": ".core.units", "Simulation": ".simulation", "VersionUnavailable": ".versions",
            "all_versions": ".versions", "get_version": ".versions",
            # the stepping loop and the diagnostics, as `Simulation` uses them

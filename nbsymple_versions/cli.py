@@ -13,28 +13,16 @@ import sys
 from pathlib import Path
 
 from .instruments import provenance
+from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
 from .runs.spec import RunSpec
-from .versions import LETTERS, TABLE, VersionUnavailable
+from .versions import LETTERS, VersionUnavailable, option_flags
 
 
 class UsageError(Exception):
     """A user mistake: reported as one sentence, exit status 2."""
-
-
-def _whole_number(minimum: int):
-    """argparse type: a whole number >= minimum."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    return parse
 
 
 def _positive_float(text):
@@ -54,45 +42,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _option_flags() -> dict:
-    """Every version option, once: name -> (its description, the letters that take it), from the
-    versions' typed `Options` (core/options.py)."""
-    flags = {}
-    for v in TABLE:
-        for d in v.Options.describe():
-            flags.setdefault(d["name"], (d, []))[1].append(v.letter)
-    return flags
-
-
 def options_markdown() -> str:
     """The versions' options as a Markdown table (docs/cli.md holds it; a test compares)."""
     rows = ["| flag | option | versions | default | what |", "|---|---|---|---|---|"]
-    for name, (d, letters) in _option_flags().items():
+    for name, (d, letters) in option_flags().items():
         default = "the node's best" if d["default"] is None else f"`{d['default']}`"
         rows.append(f"| `{d['flag']}` | `{name}` | {', '.join(letters)} | {default} | {d['help']} |")
     return "\n".join(rows) + "\n"
 
 
-def _version_option_arguments(p, names=None, add=None):
-    """The versions' options as flags (default: not given); `names` limits them; `add` replaces
-    `p.add_argument`."""
-    add = add or p.add_argument
-    for name, (d, letters) in _option_flags().items():
-        if names is not None and name not in names:
-            continue
-        choices = d["choices"]
-        kind = (str.upper if all(c.isupper() for c in choices) else str.lower) if choices else _whole_number(1)
-        add(d["flag"], dest=name, default=None, type=kind, choices=choices,
-                       help=f"versions {', '.join(letters)}: {d['help']}")
-
-
 def _gpu_arguments(p):
-    _version_option_arguments(p, ("backend", "kernel"))
+    add_option_arguments(p.add_argument, option_flags(), ("backend", "kernel"))
 
 
 def version_options(args, version) -> dict:
     """The options given on the command line that `version` takes ({} when none was given)."""
-    given = {name: getattr(args, name, None) for name in _option_flags()}
+    given = {name: getattr(args, name, None) for name in option_flags()}
     return {k: v for k, v in given.items() if v is not None and k in version.options}
 
 
@@ -115,7 +80,7 @@ def _parser():
     add("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
     add("--seed", type=int, default=None, help="random seed of the initial conditions")
-    _version_option_arguments(r, add=add)
+    add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, default=None, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
@@ -180,7 +145,7 @@ def _parser():
 def run_spec(args) -> RunSpec:
     """`nbsymple run`'s parsed flags as a `RunSpec`; `given` names those typed."""
     given = {k: v for k, v in vars(args).items() if k != "command"}
-    options = {name: given.pop(name) for name in _option_flags() if name in given}
+    options = {name: given.pop(name) for name in option_flags() if name in given}
     return RunSpec(**given, options=options, given=frozenset(given) | frozenset(options))
 
 
@@ -205,7 +170,7 @@ def cmd_check(args) -> int:
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
-        return gpu_report([f"--{k}={v}" for k, v in options.items()])
+        return gpu_report([], **options)
     from .validation import validate
     if problem := memory_problem(args.n):
         raise UsageError(problem)

@@ -18,7 +18,7 @@ from .core.ranks import ONE_RANK
 from .core.vocabulary import check_precision
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
-           "all_versions"]
+           "all_versions", "option_flags"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,13 @@ def get_version(letter: str) -> Version:
 
 def all_versions() -> list[Version]:
     return list(TABLE)
+
+
+def option_flags() -> dict:
+    """Every version option, once: name -> (its description, the letters that take it), from the
+    versions' typed `Options` (core/options.py): the flags of `nbsymple` and of gpu_report."""
+    flags = {}
+    for v in TABLE:
+        for d in v.Options.describe():
+            flags.setdefault(d["name"], (d, []))[1].append(v.letter)
+    return flags

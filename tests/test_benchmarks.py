@@ -223,6 +223,20 @@ def test_the_pairwise_and_step_benchmarks_run_with_the_reference_commits_names(m
         Tasks().setup("A", N, "dp")
 
 
+def test_the_timing_state_is_the_packages_and_an_older_commits(monkeypatch):
+    """One timing state: the package's public `timing_state`, which F's timing job and gpu_report
+    use too; at a commit that does not make it public, the suite builds the same bits."""
+    from nbsymple_versions.core import ics
+    assert ics.TIMING_SEED == common.LEGACY_TIMING["seed"] and ics.EXACT_IC_MAX_N == common.LEGACY_TIMING["exact_max_n"]
+    for n in (64, ics.EXACT_IC_MAX_N + 1):
+        today = common.timing_state(n)
+        with monkeypatch.context() as m:
+            m.setattr(nbsymple_versions, "__all__", REFERENCE_COMMIT_NAMES)
+            older = common.timing_state(n)
+        for name in ("x", "v", "m"):
+            assert (getattr(today, name) == getattr(older, name)).all(), (n, name)
+
+
 def test_the_literal_axes_and_version_facts_are_the_packages():
     """AXES and the Table 1 facts are literal in the suite (a measured commit must not move the
     parameter indices asv runs by); they are the package's own."""
