@@ -2,10 +2,10 @@
 
 Each version is a package beside `core/` that holds the code it introduces and builds on the
 earlier ones (A `serial`, B `threaded`, C `gpu_pairwise`, D `gpu_threaded`, E `gpu_full`,
-beyond the paper F `mpi`). A package declares its typed `Options`, `availability(options)`,
-`build_pipeline(state, precision, clock, options)`, and `GPU`, `HOST` and `GALAXY_IN_KERNEL`
-(where its pairwise forces, its O(N) host work and its galactic force run). This registry only
-names them; nothing below it imports it.
+beyond the paper F `mpi`). A package is a `core.pipeline.VersionPackage`: its typed `Options`,
+`availability(options)`, `build_pipeline(state, precision, clock, options)`, and `GPU`,
+`HOST_KERNELS` and `GALAXY_IN_KERNEL` (where its pairwise forces, its O(N) host work and its
+galactic force run). This registry only names them; nothing below it imports it.
 """
 from dataclasses import dataclass
 from types import ModuleType
@@ -50,7 +50,7 @@ class Version:
     @property
     def host(self) -> str:
         """The host kernels of the O(N) work: "serial" or "threaded"."""
-        return self.package.HOST
+        return self.package.HOST_KERNELS
 
     @property
     def fused_galactic(self) -> bool:

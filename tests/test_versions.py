@@ -239,6 +239,28 @@ def test_every_version_has_a_battery():
     assert all(cls.__name__ == f"Test{cls.letter}" for cls in BATTERIES)
 
 
+def test_every_package_is_a_version_package():
+    """Each of the six packages is a `VersionPackage` (the registry's only view of it), its
+    members of their types; `world`, where a package defines it, is callable; a module that
+    lacks a member is not one."""
+    import inspect
+    import types
+    from nbsymple_versions.core.options import NoOptions
+    from nbsymple_versions.core.pipeline import VersionPackage
+    for v in TABLE:
+        p = v.package
+        assert isinstance(p, VersionPackage), v.name
+        assert issubclass(p.Options, NoOptions) and isinstance(p.GPU, bool) and isinstance(p.GALAXY_IN_KERNEL, bool)
+        assert p.HOST_KERNELS in ("serial", "threaded"), v.name
+        assert list(inspect.signature(p.build_pipeline).parameters) == ["state", "precision", "clock", "options"]
+        assert list(inspect.signature(p.availability).parameters) == ["options"]
+        assert callable(getattr(p, "world", lambda: None))
+    fake = types.ModuleType("fake")
+    fake.__dict__.update({name: getattr(TABLE[0].package, name) for name in
+                          ("Options", "GPU", "HOST_KERNELS", "GALAXY_IN_KERNEL", "availability")})
+    assert not isinstance(fake, VersionPackage)
+
+
 def battery_size() -> int:
     """Tests in one battery class (each method times its parametrisations)."""
     size = 0

@@ -45,7 +45,7 @@ from ..core.options import option
 from ..gpu_pairwise.options import GpuOptions
 
 GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
-HOST = "threaded"
+HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = False
 NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
 
