@@ -3,10 +3,12 @@ import os
 import subprocess
 import sys
 
-from .common import LEGACY_TIMING, Benchmark, axes, configure_threads
+from .common import Benchmark
+from .grid import axes, configure_threads
+from .package import LEGACY_TIMING
 
 # A cold start, as a user's first run: a fresh interpreter, no on-disk cache of the kernels, the
-# pipeline for the timing state (`common.timing_state`), and its warm-up, timed (compilation
+# pipeline for the timing state (`package.timing_state`), and its warm-up, timed (compilation
 # dominates). argv: version, precision, N, numba threads.
 COLD_START = """
 import sys

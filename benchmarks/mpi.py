@@ -22,7 +22,9 @@ from importlib.util import find_spec
 
 import numba
 
-from .common import AXES, NS, budget_reason, cached_result, measure_each, public
+from .common import cached_result, measure_each
+from .grid import AXES, NS, budget_reason
+from .package import public
 
 RANKS = (1, 2)
 LAUNCH_TIMEOUT = 900            # seconds for one mpiexec job (start, compile, steps)

@@ -8,7 +8,7 @@ input (validation tolerance of its precision) and raises NotImplementedError, wh
 records as skipped, when the peer is not installed, fails to run or disagrees (then it is
 reported, not timed).
 
-N is 256, 4096 or 16384 on every grid; the grid (NBSYMPLE_BENCH_GRID, see common.py) runs
+N is 256, 4096 or 16384 on every grid; the grid (NBSYMPLE_BENCH_GRID, see grid.py) runs
 smoke: 256; default: 4096 (NumPy takes 4 s per evaluation at 16384, which would put the default
 grid over its 20-minute budget); large: 4096, 16384. Rates (interactions per second) are for
 people and not asv's figures (it reads every figure as lower-is-better): N^2 / `time_evaluation`,
@@ -16,7 +16,8 @@ as `python -m nbsymple_versions.instruments.peers` prints them.
 """
 import math
 
-from .common import GRID, configure_threads, public
+from .grid import GRID, configure_threads
+from .package import public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against the keys of `peers.candidates()`

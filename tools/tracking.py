@@ -97,7 +97,7 @@ def run_provenance() -> dict:
     tracked files differ from it), the grid and the environment variables that choose it."""
     from nbsymple_versions.instruments import provenance
 
-    from benchmarks.common import configure_threads
+    from benchmarks.grid import configure_threads
     configure_threads()
     d = provenance.describe(gpu=True)
     d.pop("host", None)
@@ -234,7 +234,7 @@ def selection(gate: bool = False, bench: str | None = None) -> list[str]:
             if name not in GATE_BENCHMARKS:
                 continue
             if name in GATE_SERIAL_HOST_ONLY:
-                from benchmarks.common import SERIAL_HOST
+                from benchmarks.grid import SERIAL_HOST
                 keep = [(i, p) for i, p in keep if p[0] in SERIAL_HOST]
             largest = {}
             for _, p in keep:
