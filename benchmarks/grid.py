@@ -64,7 +64,7 @@ GRIDS = {
 }
 SIMULATOR_BUDGET = 256**2            # the CUDA simulator costs ~10 us per pair interaction
 
-# Table 1 as the suite needs it (`versions.TABLE`: gpu, host, fused_galactic, distributed)
+# Table 1 as the suite needs it (`versions.TABLE`: gpu, host_kernels, fused_galactic, distributed)
 GPU_VERSIONS = ("C", "D", "E")       # the pairwise forces on a GPU
 SERIAL_HOST = ("A", "C")             # the O(N) host kernels on one core (the others': all cores)
 FUSED_GALACTIC = ("E",)              # the GPU kernel adds the Galaxy: no separate galactic task
@@ -104,7 +104,7 @@ def _grid_name() -> str:
 
 
 # versions that run by default: all but those across MPI ranks (F is one rank under asv,
-# i.e. its node engine again; NBSYMPLE_BENCH_VERSIONS=...F times it)
+# i.e. its node version again; NBSYMPLE_BENCH_VERSIONS=...F times it)
 DEFAULT_VERSIONS = tuple(v for v in AXES["version"] if v not in DISTRIBUTED)
 
 
@@ -127,7 +127,7 @@ NS = GRIDS[GRID]["ns"]               # the N that run on this grid
 def budget(letter: str) -> float:
     """Most pair interactions one timed call (or the set-up's warm call) may do in this grid."""
     b = GRIDS[GRID]["budget"]
-    if letter not in GPU_VERSIONS:      # the host's CPU (F: one rank of its threaded node engine)
+    if letter not in GPU_VERSIONS:      # the host's CPU (F: one rank of its threaded node version)
         return b["serial" if letter in SERIAL_HOST else "threaded"]
     return min(b["gpu"], SIMULATOR_BUDGET) if numba.config.ENABLE_CUDASIM else b["gpu"]
 

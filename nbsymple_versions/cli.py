@@ -17,6 +17,7 @@ from .core.options import add_option_arguments, whole_number_argument as _whole_
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
+from .runs.snapshots import SNAPSHOT_FORMATS
 from .runs.spec import RunSpec
 from .versions import LETTERS, VersionUnavailable, option_flags
 
@@ -58,7 +59,7 @@ def _gpu_arguments(p):
 def version_options(args, version) -> dict:
     """The options given on the command line that `version` takes ({} when none was given)."""
     given = {name: getattr(args, name, None) for name in option_flags()}
-    return {k: v for k, v in given.items() if v is not None and k in version.options}
+    return {k: v for k, v in given.items() if v is not None and k in version.option_names}
 
 
 def _parser():
@@ -82,7 +83,7 @@ def _parser():
     add("--seed", type=int, default=None, help="random seed of the initial conditions")
     add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, default=None, metavar="DIR", help="write snapshots into DIR")
-    add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
+    add("--snapshot-format", default=None, type=str.lower, choices=SNAPSHOT_FORMATS,
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
     add("--ics", type=path_argument, default=None, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
@@ -305,7 +306,7 @@ def cmd_info(args) -> int:
     for v in all_versions():
         ok, reason = v.available()
         print(f"  {v.letter}  {v.name:13} {v.description}" + ("" if ok else f"  [not available: {reason}]"))
-        if v.options:
+        if v.option_names:
             print(f"     {'':13} options: " + ", ".join(f"{d['flag']} ({d['name']})" for d in v.Options.describe()))
     return 0
 

@@ -38,8 +38,8 @@ class Version:
         return self.package.Options
 
     @property
-    def options(self) -> tuple[str, ...]:
-        """Names of the keyword options the version takes."""
+    def option_names(self) -> tuple[str, ...]:
+        """Names of the keyword options the version takes (its `Options`' fields)."""
         return self.Options.names()
 
     @property
@@ -48,7 +48,7 @@ class Version:
         return self.package.GPU
 
     @property
-    def host(self) -> str:
+    def host_kernels(self) -> str:
         """The host kernels of the O(N) work: "serial" or "threaded"."""
         return self.package.HOST_KERNELS
 
@@ -83,7 +83,7 @@ class Version:
     def available(self, backend: str | None = None) -> tuple[bool, str]:
         """(True, '') or (False, the reason in one sentence); a GPU version on its GPU `backend`
         ("numba" or "cupy", default numba)."""
-        given = {"backend": backend} if backend is not None and "backend" in self.options else {}
+        given = {"backend": backend} if backend is not None and "backend" in self.option_names else {}
         return self.package.availability(self.options_from(given))
 
     def pipeline(self, state, precision: str = "dp", clock: TaskClock | None = None, **options) -> ForcePipeline:

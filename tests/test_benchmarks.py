@@ -246,7 +246,7 @@ def test_the_literal_axes_and_version_facts_are_the_packages():
     from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
     assert grid.AXES["version"] == LETTERS and grid.AXES["gpu_version"] == GPU_LETTERS
     assert grid.AXES["precision"] == PRECISIONS and grid.AXES["task"] == TASKS
-    assert grid.SERIAL_HOST == tuple(v.letter for v in TABLE if v.host == "serial")
+    assert grid.SERIAL_HOST == tuple(v.letter for v in TABLE if v.host_kernels == "serial")
     assert grid.FUSED_GALACTIC == tuple(v.letter for v in TABLE if v.fused_galactic)
     assert grid.DISTRIBUTED == tuple(v.letter for v in TABLE if v.distributed)
     assert (gpu.GPU_BACKENDS, gpu.GPU_KERNELS, gpu.COUNTED_KERNELS) == (BACKENDS, KERNEL_KINDS, tuple(gpu_asm.KINDS))

@@ -14,7 +14,8 @@ PACKAGE = "nbsymple_versions"
 
 # each name is assigned once in the whole repository (package, benchmarks, tests)
 VOCABULARY = ("PRECISIONS", "TASKS", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "FLOPS_PER_INTERACTION",
-              "G_PC_KMS2_PER_MSUN", "SUN_RADIUS_KPC", "SUN_SPEED_KMS")
+              "G_PC_KMS2_PER_MSUN", "SUN_RADIUS_KPC", "SUN_SPEED_KMS", "TIMING_SEED", "EXACT_IC_MAX_N", "NODE_VERSIONS",
+              "SNAPSHOT_FORMATS", "HOST")    # HOST: LLVM's name of this CPU; a package's O(N) kernels: HOST_KERNELS
 
 
 def package_modules(root: Path = ROOT / PACKAGE, name: str = PACKAGE) -> dict[str, ast.Module]:

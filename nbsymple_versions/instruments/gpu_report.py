@@ -57,7 +57,7 @@ def _repeat(fn, min_seconds, least=2):
 
 def _devices(letter: str, devices: int) -> dict:
     """The `devices` option for the versions that take it (E), none for the others."""
-    return dict(devices=devices) if "devices" in get_version(letter).options else {}
+    return dict(devices=devices) if "devices" in get_version(letter).option_names else {}
 
 
 def main(argv=None, **options) -> int:

@@ -1,7 +1,7 @@
 """Version F: A-E's pipeline across MPI ranks (mpi4py), beyond one machine.
 
 Each of K ranks owns a contiguous slice of the N bodies (`comm.bounds`: any N and K, slices
-differ by at most one body) and runs the best *node engine* it has on the pairwise forces of
+differ by at most one body) and runs the best *node version* it has on the pairwise forces of
 its targets against all N sources: B's threaded CPU kernels, or the GPU kernels of D or E
 when the rank sees a GPU (`node_version`, default E with a GPU, else B; one rank per GPU).
 Each rank drifts and kicks only its slice, so the O(N) work splits too; energy and angular
@@ -32,7 +32,7 @@ its pipeline's `world` (an `mpi.comm.World`) carries the collective hooks that d
 one process (`core.ranks.OneRank`): gather the state, share out the W sum, agree on a stop,
 rank 0 alone writes and prints.
 
-Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node engines),
+Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node versions),
 `pipeline.py` (`MpiPipeline`, built on this rank's slice). F's timing job and its scaling model
 measure it from outside (`instruments/mpi_timing.py`, `instruments/mpi_model.py`). mpi4py is
 imported on first use, never here.
@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from ..core.options import option
 from ..gpu_pairwise.options import GpuOptions
 
-GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
+GPU = False            # the node version decides: B's CPU kernels, or D's or E's GPU kernels
 HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = False
-NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
+NODE_VERSIONS = ("B", "D", "E")     # node versions: B's threaded CPU kernels, D's or E's GPU kernels
 
 
 def check_node_version(letter):
@@ -60,7 +60,7 @@ def check_node_version(letter):
 @dataclass(frozen=True)
 class Options(GpuOptions):
     """The engine each rank runs (default E where this rank sees a GPU, else B), and C's GPU
-    options for a GPU node engine (D, E: either backend, any tile and kernel)."""
+    options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
     node_version: str | None = option(None, "--node-version", "version F: the engine each MPI rank runs, B, D or "
                                       "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)

@@ -146,8 +146,8 @@ def step_tasks(letter: str, n: int, kernel: Kernel, gpu: Gpu, host: HostTimes, s
 
 def host_version(letter: str) -> str:
     """The CPU version whose host kernels a GPU version runs (C: A's serial ones; D, E: B's)."""
-    host = get_version(letter).host
-    return next(v.letter for v in TABLE if not v.gpu and not v.distributed and v.host == host)
+    host = get_version(letter).host_kernels
+    return next(v.letter for v in TABLE if not v.gpu and not v.distributed and v.host_kernels == host)
 
 
 class PredictionUnavailable(Exception):
@@ -272,7 +272,7 @@ def bounded_by_serial(host: dict[str, dict[int, HostTimes]]) -> dict[str, dict[i
     threaded kernel is the serial source on more cores, and a slower timing is a parallel region
     that waited for a descheduled thread on a shared machine (their ~30 us timings swing 100-fold
     there, docs/tracking_performance.md), not the kernel."""
-    kinds = {v.letter: v.host for v in TABLE if not v.gpu and not v.distributed}
+    kinds = {v.letter: v.host_kernels for v in TABLE if not v.gpu and not v.distributed}
     serial = next((host[v] for v, kind in kinds.items() if kind == "serial" and v in host), {})
     out = dict(host)
     for v, kind in kinds.items():

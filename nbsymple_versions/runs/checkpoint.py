@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
-from .snapshots import write_atomically
+from .snapshots import SNAPSHOT_FORMATS, write_atomically
 
 MAGIC = b"NBSYMPLE-CHECKPOINT\n"
 FORMAT = 1
@@ -127,7 +127,7 @@ _SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "s
 _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _count(1),
         "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
-        "snapshot_format": lambda v: v in ("npz", "nbsymple"),
+        "snapshot_format": lambda v: v in SNAPSHOT_FORMATS,
         # a science run's (paper/resumable.py): the steps it snapshots, its sessions; absent elsewhere
         "snapshot_steps": _optional(lambda v: isinstance(v, list) and all(map(_count(1), v))),
         "science": _optional(_SCIENCE)}

@@ -34,7 +34,7 @@ from ..core.ics import State
 from ..core.units import Units, checked_units
 from .authors_format import FormatError, format_lines, read_nbsymple
 
-FORMATS = ("npz", "nbsymple")
+SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
 # ASCII snapshots read by name: ours, snap_<step>.txt, and the authors' frames, <scheme><q>.txt
 SNAPSHOT_NAME = re.compile(r"(?:snap_|sixth|leapfrog)([0-9]+)\.txt")
@@ -88,7 +88,7 @@ def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str =
     if fmt == "nbsymple":
         return _write_nbsymple(folder, state, step, run_id)
     if fmt != "npz":
-        raise ValueError(f"unknown snapshot format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown snapshot format {fmt!r}; choose one of {', '.join(SNAPSHOT_FORMATS)}")
 
     def write(f):
         np.savez(f, positions=state.positions, velocities=state.velocities, masses=state.m,

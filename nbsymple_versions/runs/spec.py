@@ -17,8 +17,7 @@ from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
 from ..versions import LETTERS
 from .errors import RunStop
-
-SNAPSHOT_FORMATS = ("npz", "nbsymple")
+from .snapshots import SNAPSHOT_FORMATS
 _PATHS = ("snapshots", "ics", "checkpoint", "resume")
 _COUNTS = {"n": 2, "steps": 0, "every": 1, "checkpoint_every": 1, "mass_classes": 1}     # name -> minimum
 _SCALES = ("dt", "ics_mass", "ics_radius")
