@@ -112,10 +112,10 @@ def main(argv=None, **options) -> int:
         for precision in PRECISIONS:
             forces = version.pipeline(state, precision, **options)
             forces.warm_up(state.x)
-            backend, out = forces.backend, np.empty_like(state.x)
-            backend.upload(state.x)
-            kernel_s = _repeat(backend.compute, args.min_seconds)
-            transfer_s = _repeat(lambda: (backend.upload(state.x), backend.download(out)), args.min_seconds)
+            pairwise, out = forces.backend, np.empty_like(state.x)      # the pipeline's O(N^2) part
+            pairwise.upload(state.x)
+            kernel_s = _repeat(pairwise.compute, args.min_seconds)
+            transfer_s = _repeat(lambda: (pairwise.upload(state.x), pairwise.download(out)), args.min_seconds)
             rate = float(n) * n / kernel_s
             steps = []
             for letter in LETTERS:
@@ -154,10 +154,10 @@ def _tiling(version, args) -> int:
             for kernel in KERNEL_KINDS:
                 forces = version.pipeline(state, precision, tile=args.tile, backend=args.backend, kernel=kernel)
                 forces.warm_up(state.x)
-                backend, out = forces.backend, np.empty_like(state.x)
-                backend.upload(state.x)
-                rates[kernel] = float(n) * n / _repeat(backend.compute, args.min_seconds)
-                backend.download(out)
+                pairwise, out = forces.backend, np.empty_like(state.x)
+                pairwise.upload(state.x)
+                rates[kernel] = float(n) * n / _repeat(pairwise.compute, args.min_seconds)
+                pairwise.download(out)
                 acc[kernel] = out.T.copy()
             diff = max_relative_error(acc["plain"], acc["tiled"])
             agree = diff <= TOLERANCE[precision]
