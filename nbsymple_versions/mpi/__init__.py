@@ -52,17 +52,17 @@ NODE_VERSIONS = ("B", "D", "E")     # node versions: B's threaded CPU kernels, D
 
 def check_node_version(letter):
     if letter is not None and (not isinstance(letter, str) or letter.upper() not in NODE_VERSIONS):
-        raise ValueError(f"node_version must be one of {', '.join(NODE_VERSIONS)} (the engine each rank runs), "
+        raise ValueError(f"node_version must be one of {', '.join(NODE_VERSIONS)} (the version each rank runs), "
                          f"got {letter!r}")
     return None if letter is None else letter.upper()
 
 
 @dataclass(frozen=True)
 class Options(GpuOptions):
-    """The engine each rank runs (default E where this rank sees a GPU, else B), and C's GPU
+    """The node version each rank runs (default E where this rank sees a GPU, else B), and C's GPU
     options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
-    node_version: str | None = option(None, "--node-version", "version F: the engine each MPI rank runs, B, D or "
+    node_version: str | None = option(None, "--node-version", "version F: the version each MPI rank runs, B, D or "
                                       "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
 
 

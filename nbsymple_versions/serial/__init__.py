@@ -3,7 +3,7 @@ core (the paper's reference).
 
 Files: `kernels.py` (the CPU kernels' sources, written once, and `SERIAL`, their serial build:
 also C's host kernels), `avx512.py` (the dp loop over sources on AVX-512, in LLVM IR),
-`pairwise.py` (`CpuPairwise`, the pairwise engine on the host, and
+`pairwise.py` (`CpuPairwise`, the pairwise backend on the host, and
 `cpu_pipeline`, which B reuses with its threaded build).
 """
 from ..core.options import NoOptions
