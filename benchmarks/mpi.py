@@ -22,7 +22,7 @@ from importlib.util import find_spec
 
 import numba
 
-from .common import cached_result, measure_each
+from .common import Benchmark, cached_result, measure_each
 from .grid import AXES, NS, budget_reason
 from .package import public
 
@@ -59,7 +59,7 @@ def mpi_reason():
     return None
 
 
-class MpiStep:
+class MpiStep(Benchmark):
     """F's dp leapfrog step across `ranks` MPI ranks at N bodies."""
 
     version = "1"
