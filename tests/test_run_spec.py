@@ -90,8 +90,8 @@ def test_a_spec_is_checked_as_it_is_built(field, value, sentence):
 
 
 def test_a_spec_is_frozen_and_knows_what_was_given():
-    spec = RunSpec(version="b", n=2048, steps=1000, options={"tile": 128})
-    assert spec.version == "B" and spec.given == {"version", "n", "tile"}       # steps is the default
+    spec = RunSpec(version="b", n=2048, steps=1000, scheme="LEAPFROG", options={"tile": 128})
+    assert spec.version == "B" and spec.given == {"version", "n", "tile"}       # steps, scheme: the defaults
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.n = 4
     with pytest.raises(TypeError):

@@ -18,6 +18,7 @@ from ..core.vocabulary import PRECISIONS
 from ..versions import LETTERS
 from .errors import RunStop
 from .snapshots import SNAPSHOT_FORMATS
+
 _PATHS = ("snapshots", "ics", "checkpoint", "resume")
 _COUNTS = {"n": 2, "steps": 0, "every": 1, "checkpoint_every": 1, "mass_classes": 1}     # name -> minimum
 _SCALES = ("dt", "ics_mass", "ics_radius")
@@ -76,11 +77,13 @@ class RunSpec:
                     if not isinstance(value, (str, Path)) or not str(value).strip():
                         raise ValueError(f"{flag(name)} needs a file or folder name, got {value!r}")
                     checked[name] = Path(value)
+            if not isinstance(self.json, bool):
+                raise ValueError(f"--json must be True or False, got {self.json!r}")
         except ValueError as e:
             raise RunStop(str(e)) from None
         if self.given is None:          # from Python: what differs from the defaults, and the options
             checked["given"] = {f.name for f in fields(self) if f.name not in ("options", "given")
-                                and getattr(self, f.name) != f.default} | set(self.options)
+                                and checked.get(f.name, getattr(self, f.name)) != f.default} | set(self.options)
         checked["given"] = frozenset(checked.get("given", self.given))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
