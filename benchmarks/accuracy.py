@@ -6,7 +6,9 @@ import itertools
 import numba
 import numpy as np
 
-from .common import AXES, CONSERVATION_N, DT, Benchmark, cached_result, configure_threads, measure_each, public
+from .common import Benchmark, cached_result, measure_each
+from .grid import AXES, CONSERVATION_N, DT, configure_threads
+from .package import public
 
 
 class Conservation(Benchmark):

@@ -3,27 +3,30 @@ import os
 import subprocess
 import sys
 
-from .common import BENCH_SEED, EXACT_IC_MAX_N, Benchmark, axes, configure_threads
+from .common import Benchmark
+from .grid import axes, configure_threads
+from .package import LEGACY_TIMING
 
 # A cold start, as a user's first run: a fresh interpreter, no on-disk cache of the kernels, the
-# pipeline for the timing state (`common.timing_state`), and its warm-up, timed (compilation
-# dominates). argv: version, precision, N, seed, numba threads.
+# pipeline for the timing state (`package.timing_state`), and its warm-up, timed (compilation
+# dominates). argv: version, precision, N, numba threads.
 COLD_START = """
 import sys
 import numba
 import nbsymple_versions as nb
-version, precision, n, seed, threads = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+version, precision, n, threads = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:5])
 numba.set_num_threads(threads)
-state = nb.make_cluster(n, seed=seed, exact_potential=n <= %d)
+state = (nb.timing_state(n) if "timing_state" in nb.__all__
+         else nb.make_cluster(n, seed=%(seed)d, exact_potential=n <= %(exact_max_n)d))
 print(nb.get_version(version).pipeline(state, precision, nb.TaskClock()).warm_up(state.x))
-""" % EXACT_IC_MAX_N
+""" % LEGACY_TIMING
 
 
 def cold_start_seconds(version: str, precision: str, n: int, threads: int) -> float:
     """Seconds of `ForcePipeline.warm_up` (compile + first call of every kernel of a step) in a
     fresh interpreter without numba's on-disk cache."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    args = [version, precision, str(n), str(BENCH_SEED), str(threads)]
+    args = [version, precision, str(n), str(threads)]
     p = subprocess.run([sys.executable, "-c", COLD_START, *args], capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(f"the cold start of version {version} {precision} exited with {p.returncode}: {p.stderr[-2000:]}")

@@ -7,7 +7,8 @@
   machine and under any load, so a change in the generated code shows on the dashboard (and
   fails the gate's counts tier) where a timing would drown it in noise. Lower is better.
 """
-from .common import Benchmark, SkipNotImplemented, public
+from .common import Benchmark
+from .package import SkipNotImplemented, public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against cpu_asm's FIXED_TARGETS and KERNELS

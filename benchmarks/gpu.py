@@ -11,7 +11,9 @@ Both are new classes over the GPU axes, so the history of Tasks and Step stays a
 """
 import importlib.util
 
-from .common import AXES, Benchmark, SkipNotImplemented, build_pipeline, grid_reason, public
+from .common import Benchmark
+from .grid import AXES, grid_reason
+from .package import SkipNotImplemented, build_pipeline, public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against gpu_pairwise.options and gpu_asm.KINDS

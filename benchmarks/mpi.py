@@ -2,7 +2,7 @@
 with 1 and 2 ranks (`mpiexec -n 1`, `-n 2`) at every N of the grid.
 
 MPI cannot start inside asv's benchmark process, so `setup_cache` launches one job per
-(ranks, N): `mpiexec -n RANKS python -m nbsymple_versions.runs.mpi_timing --n N` (the timing state
+(ranks, N): `mpiexec -n RANKS python -m <the public mpi_timing> --n N` (the timing state
 of this suite, seed 2011; warm steps until the clock holds a second, rank 0's TaskClock) and
 keeps its JSON line; the `track_` methods report it. Both figures are lower-is-better. Ranks
 share the machine's cores (numba threads = cores / ranks on a node, `mpi.pipeline`), so the
@@ -22,7 +22,9 @@ from importlib.util import find_spec
 
 import numba
 
-from .common import AXES, NS, budget_reason, cached_result, measure_each
+from .common import Benchmark, cached_result, measure_each
+from .grid import AXES, NS, budget_reason
+from .package import public
 
 RANKS = (1, 2)
 LAUNCH_TIMEOUT = 900            # seconds for one mpiexec job (start, compile, steps)
@@ -34,7 +36,16 @@ def mpiexec() -> str | None:
     return str(here) if here.exists() else shutil.which("mpiexec")
 
 
-JOB = "nbsymple_versions.runs.mpi_timing"      # the command-line job (docs/mpi.md), run with -m
+LEGACY_JOB = "nbsymple_versions.runs.mpi_timing"     # the job's path at commits before it was public
+
+
+def job() -> str | None:
+    """The module path of F's timing job (docs/mpi.md) at the measured commit, run with -m: its
+    public name's module, else its old path where that commit has it, else None."""
+    if public.has("mpi_timing"):
+        return public.mpi_timing.__name__
+    parent = LEGACY_JOB.rsplit(".", 1)[0]
+    return LEGACY_JOB if find_spec(parent) is not None and find_spec(LEGACY_JOB) is not None else None
 
 
 def mpi_reason():
@@ -43,12 +54,12 @@ def mpi_reason():
         return "mpi4py is not installed (pip install 'nbsymple-versions[mpi]': mpi4py and MPICH)"
     if mpiexec() is None:
         return "no mpiexec next to this Python or on PATH (pip install mpich)"
-    if find_spec(JOB.rsplit(".", 1)[0]) is None or find_spec(JOB) is None:
-        return f"this commit has no MPI timing job ({JOB})"
+    if job() is None:
+        return "this commit has no MPI timing job"
     return None
 
 
-class MpiStep:
+class MpiStep(Benchmark):
     """F's dp leapfrog step across `ranks` MPI ranks at N bodies."""
 
     version = "1"
@@ -74,7 +85,7 @@ class MpiStep:
         reason = self.skip_reason(ranks, n)
         if reason:
             raise NotImplementedError(reason)
-        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", JOB, "--n", str(n)]
+        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", job(), "--n", str(n)]
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR           # the ranks load the suite's kernels
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, env=env)

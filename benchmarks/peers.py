@@ -1,22 +1,23 @@
 """This suite's CPU versions side by side with peer codes (NumPy, REBOUND, NVIDIA Warp on the
 CPU): the time of one pairwise-acceleration evaluation on the same bodies, N, masses and softening.
 
-The candidates and how each is run and checked live in `nbsymple_versions/peers.py` (also
-`python -m nbsymple_versions.peers`, which prints one table). `setup` builds the candidate for
+The candidates and how each is run and checked live in `nbsymple_versions/instruments/peers.py` (also
+`python -m nbsymple_versions.instruments.peers`, which prints one table). `setup` builds the candidate for
 a cluster at the origin, checks its first result against the float64 reference on that very
 input (validation tolerance of its precision) and raises NotImplementedError, which asv
 records as skipped, when the peer is not installed, fails to run or disagrees (then it is
 reported, not timed).
 
-N is 256, 4096 or 16384 on every grid; the grid (NBSYMPLE_BENCH_GRID, see common.py) runs
+N is 256, 4096 or 16384 on every grid; the grid (NBSYMPLE_BENCH_GRID, see grid.py) runs
 smoke: 256; default: 4096 (NumPy takes 4 s per evaluation at 16384, which would put the default
 grid over its 20-minute budget); large: 4096, 16384. Rates (interactions per second) are for
 people and not asv's figures (it reads every figure as lower-is-better): N^2 / `time_evaluation`,
-as `python -m nbsymple_versions.peers` prints them.
+as `python -m nbsymple_versions.instruments.peers` prints them.
 """
 import math
 
-from .common import GRID, configure_threads, public
+from .grid import GRID, configure_threads
+from .package import public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against the keys of `peers.candidates()`

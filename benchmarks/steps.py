@@ -2,7 +2,9 @@
 (paper Tables 4-6), through the same stepping loop as `Simulation.step`."""
 import itertools
 
-from .common import Benchmark, SkipNotImplemented, axes, budget_reason, cached_result, measure_each
+from .common import Benchmark, cached_result, measure_each
+from .grid import axes, budget_reason
+from .package import SkipNotImplemented
 
 
 class Step(Benchmark):

@@ -7,7 +7,9 @@ Transfer.time_transfer (task 4), which only the GPU versions have.
 """
 import numpy as np
 
-from .common import Benchmark, SkipNotImplemented, axes, galactic_reason
+from .common import Benchmark
+from .grid import axes, galactic_reason
+from .package import SkipNotImplemented
 
 
 class Tasks(Benchmark):

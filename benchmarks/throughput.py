@@ -2,7 +2,8 @@
 N^2 / `tasks.Tasks.time_pairwise` (x 20 flops): asv reads every figure as lower-is-better and has
 no way to say otherwise, so the suite records the time and the paper and the report derive the
 rates.)"""
-from .common import Benchmark, axes
+from .common import Benchmark
+from .grid import axes
 
 
 class Threads(Benchmark):

@@ -12,28 +12,18 @@ import re
 import sys
 from pathlib import Path
 
-from . import provenance
+from .instruments import provenance
+from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
-from .versions import LETTERS, TABLE, VersionUnavailable
+from .runs.snapshots import SNAPSHOT_FORMATS
+from .runs.spec import RunSpec
+from .versions import LETTERS, VersionUnavailable, option_flags
 
 
 class UsageError(Exception):
     """A user mistake: reported as one sentence, exit status 2."""
-
-
-def _whole_number(minimum: int):
-    """argparse type: a whole number >= minimum."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    return parse
 
 
 def _positive_float(text):
@@ -53,63 +43,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _option_flags() -> dict:
-    """Every version option, once: name -> (its description, the letters that take it), from the
-    versions' typed `Options` (core/options.py)."""
-    flags = {}
-    for v in TABLE:
-        for d in v.Options.describe():
-            flags.setdefault(d["name"], (d, []))[1].append(v.letter)
-    return flags
-
-
 def options_markdown() -> str:
     """The versions' options as a Markdown table (docs/cli.md holds it; a test compares)."""
     rows = ["| flag | option | versions | default | what |", "|---|---|---|---|---|"]
-    for name, (d, letters) in _option_flags().items():
+    for name, (d, letters) in option_flags().items():
         default = "the node's best" if d["default"] is None else f"`{d['default']}`"
         rows.append(f"| `{d['flag']}` | `{name}` | {', '.join(letters)} | {default} | {d['help']} |")
     return "\n".join(rows) + "\n"
 
 
-def _version_option_arguments(p, names=None, add=None):
-    """The versions' options as flags (default: not given); `names` limits them; `add` replaces
-    `p.add_argument`."""
-    add = add or p.add_argument
-    for name, (d, letters) in _option_flags().items():
-        if names is not None and name not in names:
-            continue
-        choices = d["choices"]
-        kind = (str.upper if all(c.isupper() for c in choices) else str.lower) if choices else _whole_number(1)
-        add(d["flag"], dest=name, default=None, type=kind, choices=choices,
-                       help=f"versions {', '.join(letters)}: {d['help']}")
-
-
 def _gpu_arguments(p):
-    _version_option_arguments(p, ("backend", "kernel"))
+    add_option_arguments(p.add_argument, option_flags(), ("backend", "kernel"))
 
 
 def version_options(args, version) -> dict:
     """The options given on the command line that `version` takes ({} when none was given)."""
-    given = {name: getattr(args, name, None) for name in _option_flags()}
-    return {k: v for k, v in given.items() if v is not None and k in version.options}
+    given = {name: getattr(args, name, None) for name in option_flags()}
+    return {k: v for k, v in given.items() if v is not None and k in version.option_names}
 
 
-def given_options(args) -> dict:
-    """Every version option given on the command line (the version refuses those it does not take)."""
-    return {name: getattr(args, name) for name in _option_flags() if getattr(args, name, None) is not None}
-
-
-def _parser(explicit_only=False):
-    """The command line; with `explicit_only`, `run` has no defaults, so that parsing tells which
-    options were given (abbreviations included)."""
+def _parser():
+    """The command line. `run`'s flags have no defaults here (they are `RunSpec`'s): what parsing
+    returns is what was given, abbreviations included."""
     p = _Parser(prog="nbsymple", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
 
     def add(*flags, default=None, **kw):
-        r.add_argument(*flags, default=argparse.SUPPRESS if explicit_only else default, **kw)
+        r.add_argument(*flags, default=argparse.SUPPRESS, **kw)
 
     add("--version", default="A", type=str.upper, choices=LETTERS,
             help="paper version A-E, or F across MPI ranks (default A)")
@@ -119,9 +81,9 @@ def _parser(explicit_only=False):
     add("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
     add("--seed", type=int, default=None, help="random seed of the initial conditions")
-    _version_option_arguments(r, add=add)
+    add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, default=None, metavar="DIR", help="write snapshots into DIR")
-    add("--snapshot-format", default=None, type=str.lower, choices=("npz", "nbsymple"),
+    add("--snapshot-format", default=None, type=str.lower, choices=SNAPSHOT_FORMATS,
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
     add("--ics", type=path_argument, default=None, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
@@ -166,7 +128,7 @@ def _parser(explicit_only=False):
     a.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
-    from .cpu_asm.toolchain import FIXED_TARGETS, HOST
+    from .instruments.cpu_asm.toolchain import FIXED_TARGETS, HOST
     u = sub.add_parser("cpu-asm", help="count the CPU kernels' machine instructions per interaction, for this CPU "
                        "and fixed targets")
     u.add_argument("--target", default="all", type=str.lower, choices=(HOST, *FIXED_TARGETS, "all"),
@@ -181,13 +143,18 @@ def _parser(explicit_only=False):
     return p
 
 
+def run_spec(args) -> RunSpec:
+    """`nbsymple run`'s parsed flags as a `RunSpec`; `given` names those typed."""
+    given = {k: v for k, v in vars(args).items() if k != "command"}
+    options = {name: given.pop(name) for name in option_flags() if name in given}
+    return RunSpec(**given, options=options, given=frozenset(given) | frozenset(options))
+
+
 def cmd_run(args) -> int:
     from .runs.driver import run            # every version, F across MPI ranks too
     from .runs.errors import RunStop
-    explicit = set(vars(_parser(explicit_only=True).parse_args(args.argv))) - {"command"}
-    args.options = given_options(args)
     try:
-        return run(args, explicit)
+        return run(run_spec(args))
     except RunStop as e:
         if e.speak:
             print(f"nbsymple run: {e}", file=sys.stderr)
@@ -198,13 +165,13 @@ def cmd_check(args) -> int:
     from .runs.memory import memory_problem
     from .versions import all_versions, get_version
     if args.gpu_report:
-        from .gpu_report import main as gpu_report
+        from .instruments.gpu_report import main as gpu_report
         options = version_options(args, get_version("C"))
         with user_values(UsageError):
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
-        return gpu_report([f"--{k}={v}" for k, v in options.items()])
+        return gpu_report([], **options)
     from .validation import validate
     if problem := memory_problem(args.n):
         raise UsageError(problem)
@@ -287,7 +254,7 @@ def cmd_profile(args) -> int:
 
 
 def cmd_gpu_asm(args) -> int:
-    from . import gpu_asm
+    from .instruments import gpu_asm
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
         raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
     with user_values(UsageError):
@@ -310,7 +277,7 @@ def cmd_gpu_asm(args) -> int:
 
 
 def cmd_cpu_asm(args) -> int:
-    from . import cpu_asm
+    from .instruments import cpu_asm
     targets = cpu_asm.TARGETS if args.target == "all" else (args.target,)
     if args.keep is not None:
         writable(args.keep, "assembly", UsageError)
@@ -339,7 +306,7 @@ def cmd_info(args) -> int:
     for v in all_versions():
         ok, reason = v.available()
         print(f"  {v.letter}  {v.name:13} {v.description}" + ("" if ok else f"  [not available: {reason}]"))
-        if v.options:
+        if v.option_names:
             print(f"     {'':13} options: " + ", ".join(f"{d['flag']} ({d['name']})" for d in v.Options.describe()))
     return 0
 
@@ -356,7 +323,6 @@ def main(argv=None) -> int:
             from .paper import main as paper_main
             return paper_main(argv[1:])
         args = _parser().parse_args(argv)
-        args.argv = argv
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)

@@ -2,10 +2,10 @@
 
 Each version is a package beside `core/` that holds the code it introduces and builds on the
 earlier ones (A `serial`, B `threaded`, C `gpu_pairwise`, D `gpu_threaded`, E `gpu_full`,
-beyond the paper F `mpi`). A package declares its typed `Options`, `availability(options)`,
-`build_pipeline(state, precision, clock, options)`, and `GPU`, `HOST` and `GALAXY_IN_KERNEL`
-(where its pairwise forces, its O(N) host work and its galactic force run). This registry only
-names them; nothing below it imports it.
+beyond the paper F `mpi`). A package is a `core.pipeline.VersionPackage`: its typed `Options`,
+`availability(options)`, `build_pipeline(state, precision, clock, options)`, and `GPU`,
+`HOST_KERNELS` and `GALAXY_IN_KERNEL` (where its pairwise forces, its O(N) host work and its
+galactic force run). This registry only names them; nothing below it imports it.
 """
 from dataclasses import dataclass
 from types import ModuleType
@@ -18,7 +18,7 @@ from .core.ranks import ONE_RANK
 from .core.vocabulary import check_precision
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
-           "all_versions"]
+           "all_versions", "option_flags"]
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Version:
         return self.package.Options
 
     @property
-    def options(self) -> tuple[str, ...]:
-        """Names of the keyword options the version takes."""
+    def option_names(self) -> tuple[str, ...]:
+        """Names of the keyword options the version takes (its `Options`' fields)."""
         return self.Options.names()
 
     @property
@@ -48,9 +48,9 @@ class Version:
         return self.package.GPU
 
     @property
-    def host(self) -> str:
+    def host_kernels(self) -> str:
         """The host kernels of the O(N) work: "serial" or "threaded"."""
-        return self.package.HOST
+        return self.package.HOST_KERNELS
 
     @property
     def fused_galactic(self) -> bool:
@@ -83,7 +83,7 @@ class Version:
     def available(self, backend: str | None = None) -> tuple[bool, str]:
         """(True, '') or (False, the reason in one sentence); a GPU version on its GPU `backend`
         ("numba" or "cupy", default numba)."""
-        given = {"backend": backend} if backend is not None and "backend" in self.options else {}
+        given = {"backend": backend} if backend is not None and "backend" in self.option_names else {}
         return self.package.availability(self.options_from(given))
 
     def pipeline(self, state, precision: str = "dp", clock: TaskClock | None = None, **options) -> ForcePipeline:
@@ -121,3 +121,13 @@ def get_version(letter: str) -> Version:
 
 def all_versions() -> list[Version]:
     return list(TABLE)
+
+
+def option_flags() -> dict:
+    """Every version option, once: name -> (its description, the letters that take it), from the
+    versions' typed `Options` (core/options.py): the flags of `nbsymple` and of gpu_report."""
+    flags = {}
+    for v in TABLE:
+        for d in v.Options.describe():
+            flags.setdefault(d["name"], (d, []))[1].append(v.letter)
+    return flags

@@ -185,7 +185,7 @@ def test_upload_compute_download_reuse_buffers(rng):
 
 
 def test_gpu_report_smoke(capsys):
-    from nbsymple_versions.gpu_report import main
+    from nbsymple_versions.instruments.gpu_report import main
     assert main(["--sizes", "100", "--tile", "32", "--validate-n", "40", "--steps", "1",
                  "--min-seconds", "0"]) == 0
     out = capsys.readouterr().out

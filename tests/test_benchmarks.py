@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import common  # noqa: E402
+from benchmarks import common, grid, package, validation  # noqa: E402
 from benchmarks.accuracy import Conservation  # noqa: E402
-from benchmarks.common import ValidationError, build_pipeline  # noqa: E402
+from benchmarks.package import build_pipeline  # noqa: E402
+from benchmarks.validation import ValidationError  # noqa: E402
 from benchmarks.compile import Compile  # noqa: E402
 from benchmarks.steps import Step, TaskShares  # noqa: E402
 from benchmarks.tasks import HostTasks, Tasks, Transfer  # noqa: E402
@@ -40,7 +41,7 @@ N = 64          # tiny N for every direct call (put into the grid by the fixture
 
 @pytest.fixture(autouse=True)
 def tiny_n_in_the_grid(monkeypatch):
-    monkeypatch.setattr(common, "NS", (N, *common.NS))
+    monkeypatch.setattr(grid, "NS", (N, *grid.NS))
 
 
 def _run(cmd, **kw):
@@ -125,11 +126,11 @@ def foreign_imports(folder: Path) -> list[str]:
 
 
 def test_benchmarks_holds_benchmarks():
-    """Every module of benchmarks/ but `common` (the shared base) defines benchmarks asv
-    discovers, and none imports from outside the suite, the package and what asv's processes
+    """Every module of benchmarks/ but the shared ones (`common`, `grid`, `package`, `validation`)
+    defines benchmarks asv discovers, and none imports from outside the suite, the package and what asv's processes
     have: the tooling in tools/ drives the suite, never the other way round."""
     modules = {p.stem for p in (ROOT / "benchmarks").glob("*.py")} - {"__init__"}
-    assert {name.split(".")[0] for name in _discover()} == modules - {"common"}
+    assert {name.split(".")[0] for name in _discover()} == modules - {"common", "grid", "package", "validation"}
     assert foreign_imports(ROOT / "benchmarks") == []
 
 
@@ -143,7 +144,7 @@ def test_the_import_check_catches_a_foreign_import(tmp_path):
 def non_public_uses(folder: Path, public_names) -> list[str]:
     """'file:line what' for every way the modules of `folder` reach the package other than its
     public names: a submodule imported, a name outside `public_names` imported, read as an
-    attribute of the package or of `common.public`, or given to `public.has` / `public.load`."""
+    attribute of the package or of `package.public`, or given to `public.has` / `public.load`."""
     found = []
     for path in sorted(folder.glob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
@@ -169,7 +170,7 @@ def non_public_uses(folder: Path, public_names) -> list[str]:
 
 def test_benchmarks_reach_the_package_only_through_its_public_names():
     """asv measures older commits with today's benchmarks: what they use of the package is in
-    its public table (`nbsymple_versions.__all__`), reached through `common.public`, so that a
+    its public table (`nbsymple_versions.__all__`), reached through `package.public`, so that a
     name an older commit lacks is a skip with a reason, never an import error."""
     assert non_public_uses(ROOT / "benchmarks", set(nbsymple_versions.__all__)) == []
 
@@ -187,9 +188,9 @@ def test_the_public_name_check_catches_an_internal_use(tmp_path):
 
 def test_a_name_the_measured_commit_lacks_is_a_skip_with_its_reason(monkeypatch):
     monkeypatch.setattr(nbsymple_versions, "__all__", [n for n in nbsymple_versions.__all__ if n != "energy_parts"])
-    assert not common.public.has("energy_parts") and common.public.has("make_cluster")
-    with pytest.raises(common.SkipNotImplemented, match="this commit's nbsymple_versions has no public energy_parts"):
-        common.public.energy_parts
+    assert not package.public.has("energy_parts") and package.public.has("make_cluster")
+    with pytest.raises(package.SkipNotImplemented, match="this commit's nbsymple_versions has no public energy_parts"):
+        package.public.energy_parts
     bench = Conservation()
     bench.params = [["leapfrog"], ["dp"]]
     cache = bench.setup_cache()
@@ -207,9 +208,9 @@ def test_the_pairwise_and_step_benchmarks_run_with_the_reference_commits_names(m
     that commit's tolerances, today's) and a step to `Simulation.step`; a wrong kernel is still
     refused."""
     from nbsymple_versions.validation import FRAME_KPC, TOLERANCE
-    assert (common.LEGACY_TOLERANCE, common.LEGACY_FRAME_KPC) == (TOLERANCE, FRAME_KPC)
+    assert (validation.LEGACY_TOLERANCE, validation.LEGACY_FRAME_KPC) == (TOLERANCE, FRAME_KPC)
     monkeypatch.setattr(nbsymple_versions, "__all__", REFERENCE_COMMIT_NAMES)
-    assert common.validation_rules()[2] is common._legacy_check
+    assert validation.validation_rules()[2] is validation._legacy_check
     tasks = Tasks()
     tasks.setup("A", N, "dp")
     tasks.time_pairwise("A", N, "dp")
@@ -217,23 +218,37 @@ def test_the_pairwise_and_step_benchmarks_run_with_the_reference_commits_names(m
     step.setup("B", N, "dsp")
     t0 = step.state.t
     step.time_step_leapfrog("B", N, "dsp")
-    assert step.state.t == pytest.approx(t0 + common.DT)
+    assert step.state.t == pytest.approx(t0 + grid.DT)
     monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_factory(1.01))
     with pytest.raises(ValidationError, match="refusing to time"):
         Tasks().setup("A", N, "dp")
+
+
+def test_the_timing_state_is_the_packages_and_an_older_commits(monkeypatch):
+    """One timing state: the package's public `timing_state`, which F's timing job and gpu_report
+    use too; at a commit that does not make it public, the suite builds the same bits."""
+    from nbsymple_versions.core import ics
+    assert ics.TIMING_SEED == package.LEGACY_TIMING["seed"] and ics.EXACT_IC_MAX_N == package.LEGACY_TIMING["exact_max_n"]
+    for n in (64, ics.EXACT_IC_MAX_N + 1):
+        today = package.timing_state(n)
+        with monkeypatch.context() as m:
+            m.setattr(nbsymple_versions, "__all__", REFERENCE_COMMIT_NAMES)
+            older = package.timing_state(n)
+        for name in ("x", "v", "m"):
+            assert (getattr(today, name) == getattr(older, name)).all(), (n, name)
 
 
 def test_the_literal_axes_and_version_facts_are_the_packages():
     """AXES and the Table 1 facts are literal in the suite (a measured commit must not move the
     parameter indices asv runs by); they are the package's own."""
     from benchmarks import gpu, peers
-    from nbsymple_versions import gpu_asm, peers as package_peers
+    from nbsymple_versions.instruments import gpu_asm, peers as package_peers
     from nbsymple_versions.gpu_pairwise.options import BACKENDS, KERNEL_KINDS
-    assert common.AXES["version"] == LETTERS and common.AXES["gpu_version"] == GPU_LETTERS
-    assert common.AXES["precision"] == PRECISIONS and common.AXES["task"] == TASKS
-    assert common.SERIAL_HOST == tuple(v.letter for v in TABLE if v.host == "serial")
-    assert common.FUSED_GALACTIC == tuple(v.letter for v in TABLE if v.fused_galactic)
-    assert common.DISTRIBUTED == tuple(v.letter for v in TABLE if v.distributed)
+    assert grid.AXES["version"] == LETTERS and grid.AXES["gpu_version"] == GPU_LETTERS
+    assert grid.AXES["precision"] == PRECISIONS and grid.AXES["task"] == TASKS
+    assert grid.SERIAL_HOST == tuple(v.letter for v in TABLE if v.host_kernels == "serial")
+    assert grid.FUSED_GALACTIC == tuple(v.letter for v in TABLE if v.fused_galactic)
+    assert grid.DISTRIBUTED == tuple(v.letter for v in TABLE if v.distributed)
     assert (gpu.GPU_BACKENDS, gpu.GPU_KERNELS, gpu.COUNTED_KERNELS) == (BACKENDS, KERNEL_KINDS, tuple(gpu_asm.KINDS))
     assert peers.CANDIDATES == tuple(c.key for c in package_peers.candidates())
 
@@ -319,14 +334,14 @@ def test_the_grid_is_a_selection_with_reasons():
     assert "not in the 'default' grid" in Tasks().skip_reason("A", 262144, "dp")
     assert "budget" in Step().method_skips["time_step_si6a"](Step(), "A", 16384, "dp")
     assert "no separate galactic task" in HostTasks().method_skips["time_galactic"](HostTasks(), "E", 256)
-    if not common.gpu_visible():
+    if not grid.gpu_visible():
         assert "needs a GPU" in Transfer().skip_reason("C", 256, "dp")
     assert "NBSYMPLE_BENCH_VERSIONS" in Tasks().skip_reason("F", 256, "dp")
     pattern = next(p for p in tracking.selection() if p.startswith("^tasks\\.Tasks\\.time_pairwise"))
-    ran = [f"tasks.Tasks.time_pairwise({v!r}, {n}, 'dp')" for v in LETTERS for n in common.AXES["n"]
+    ran = [f"tasks.Tasks.time_pairwise({v!r}, {n}, 'dp')" for v in LETTERS for n in grid.AXES["n"]
            if re.match(pattern, f"tasks.Tasks.time_pairwise({v!r}, {n}, 'dp')")]
-    grid_ns = common.GRIDS[common.GRID]["ns"]
-    want = len(grid_ns) * (len(CPU_LETTERS) + (len(GPU_LETTERS) if common.gpu_visible() else 0))
+    grid_ns = grid.GRIDS[grid.GRID]["ns"]
+    want = len(grid_ns) * (len(CPU_LETTERS) + (len(GPU_LETTERS) if grid.gpu_visible() else 0))
     assert len(ran) == want, ran
     gate = tracking.selection(gate=True)
     pairwise = next(p for p in gate if "time_pairwise" in p)
@@ -336,7 +351,7 @@ def test_the_grid_is_a_selection_with_reasons():
 
 
 def test_machine_names_tell_machines_apart(monkeypatch):
-    from nbsymple_versions import provenance
+    from nbsymple_versions.instruments import provenance
     monkeypatch.delenv("BENCH_MACHINE", raising=False)
     monkeypatch.delenv("NBSYMPLE_BENCH_THREADS", raising=False)
     monkeypatch.setattr(provenance, "cpu_model", lambda: "AMD EPYC 9R14")
@@ -452,13 +467,13 @@ def test_unavailable_or_oversized_combinations_are_skipped():
     with pytest.raises(NotImplementedError, match="grid"):
         Step().setup("A", 262144, "dp")            # refused before anything is built
     with pytest.raises(NotImplementedError, match="not available|needs a GPU"):
-        if common.public.get_version("C").available()[0]:
+        if package.public.get_version("C").available()[0]:
             raise NotImplementedError("needs a GPU")   # a GPU is here: nothing to check
         Tasks().setup("C", N, "dp")
     step = Step()
     step.setup("A", N, "dp")
     step.method_skip["time_step_si6a"] = "over budget"
-    with pytest.raises(common.SkipNotImplemented, match="over budget"):
+    with pytest.raises(package.SkipNotImplemented, match="over budget"):
         step.time_step_si6a("A", N, "dp")
 
 
@@ -482,7 +497,7 @@ def test_time_benchmarks_run_at_tiny_n(letter):
     t0 = step.state.t
     step.time_step_leapfrog(letter, N, "dsp")
     step.time_step_si6a(letter, N, "dsp")
-    assert step.state.t == pytest.approx(t0 + 2 * common.DT)
+    assert step.state.t == pytest.approx(t0 + 2 * grid.DT)
 
 
 def test_threads_are_recorded():
@@ -537,13 +552,13 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from benchmarks import common
+        from benchmarks import common, grid
         from benchmarks.steps import Step
         from benchmarks.tasks import Tasks, Transfer
         from nbsymple_versions.versions import GPU_LETTERS
         common.Benchmark.validation_n = 64
-        common.NS = (64,)
-        assert set(GPU_LETTERS) <= set(common.VERSIONS), common.VERSIONS
+        grid.NS = (64,)
+        assert set(GPU_LETTERS) <= set(grid.VERSIONS), grid.VERSIONS
         for letter in GPU_LETTERS:
             t = Tasks()
             t.setup(letter, {N}, "dsp")
@@ -571,7 +586,7 @@ def test_gpu_benchmarks_count_code_everywhere_and_time_kernels_on_a_gpu(monkeypa
     for backend, precision, kernel in itertools.product(*code.params):
         code.setup(counts, backend, precision, kernel)
         assert 10 < code.track_instructions_per_interaction(counts, backend, precision, kernel) < 60
-    monkeypatch.setattr(common, "gpu_visible", lambda: False)
+    monkeypatch.setattr(grid, "gpu_visible", lambda: False)
     kernel = GpuKernel()
     for params in itertools.product(*kernel.params):
         with pytest.raises(NotImplementedError, match="needs a GPU|not in the"):
@@ -582,7 +597,7 @@ def test_cpu_code_tracks_every_cpu_kernel_for_the_fixed_targets():
     """CpuCode tracks the instructions per interaction `nbsymple cpu-asm` counts, for every CPU
     kernel and fixed target (its literal parameters are cpu-asm's own), and they are positive."""
     from benchmarks.cpu_code import KERNELS, TARGETS, CpuCode
-    from nbsymple_versions import cpu_asm
+    from nbsymple_versions.instruments import cpu_asm
     assert TARGETS == cpu_asm.FIXED_TARGETS
     assert KERNELS == tuple(f"{k} {p}" for k, p in cpu_asm.KERNELS)
     code = CpuCode()

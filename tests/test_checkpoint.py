@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from nbsymple_versions import cli, make_cluster
-from nbsymple_versions.checkpoint import FORMAT, MAGIC, CheckpointError, load, save
+from nbsymple_versions.runs.checkpoint import FORMAT, MAGIC, CheckpointError, load, save
 from nbsymple_versions.core.pipeline import ForcePipeline
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.simulation import NonFiniteState, Simulation
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 from nbsymple_versions.versions import CPU_LETTERS
 
 

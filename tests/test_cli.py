@@ -11,7 +11,7 @@ from nbsymple_versions import cli, make_cluster
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.versions import CPU_LETTERS
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot, write_snapshot
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot, write_snapshot
 
 RUN_FIELDS = {"energy_error", "angular_momentum_error", "seconds_per_step", "task_seconds", "version", "n",
               "scheme", "precision", "threads", "device"}

@@ -12,7 +12,7 @@ import pytest
 from cli_call import call
 from nbsymple_versions.core.diagnostics import potential_energy
 from nbsymple_versions.runs import memory
-from nbsymple_versions.snapshots import SnapshotError, read_snapshot, write_snapshot
+from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
 
 HUGE = 10**13                       # bodies no machine holds: refused by the memory estimate

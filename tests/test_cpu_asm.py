@@ -15,8 +15,8 @@ import llvmlite.binding as llvm
 import pytest
 
 from cli_call import call
-from nbsymple_versions import cpu_asm
-from nbsymple_versions.cpu_asm import model, report, toolchain, x86
+from nbsymple_versions.instruments import cpu_asm
+from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
 from nbsymple_versions.serial import avx512
 
 # measured (numba 0.68, llvmlite 0.50): instructions per interaction (galactic, axpy: per element)
@@ -307,7 +307,7 @@ def test_the_frequency_chain_is_one_rotate_and_one_add_per_step():
     """`cpu_asm.frequency`'s loop is the dependent chain it assumes: per step one rotate and one
     register add (2 cycles on every x86 core since Haswell and Zen) and nothing else but loop
     control; the measured clock is a plausible one."""
-    from nbsymple_versions.cpu_asm import frequency
+    from nbsymple_versions.instruments.cpu_asm import frequency
     hz = frequency.core_frequency_hz(steps=3_000_000, repeats=3)
     assert 0.5e9 < hz < 7e9, hz
     code, labels = x86.parse(x86.kernel_function(frequency.chain.inspect_asm(frequency.chain.signatures[0])))
@@ -324,11 +324,11 @@ def test_the_frequency_chain_is_one_rotate_and_one_add_per_step():
 
 
 def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, capsys):
-    """`python -m nbsymple_versions.peers` ends with A's measured cycles per interaction (clock /
+    """`python -m nbsymple_versions.instruments.peers` ends with A's measured cycles per interaction (clock /
     rate) beside cpu-asm's bound for the host and the share of it reached; `--no-bound` leaves
     the section out."""
-    from nbsymple_versions import peers
-    from nbsymple_versions.cpu_asm import frequency
+    from nbsymple_versions.instruments import peers
+    from nbsymple_versions.instruments.cpu_asm import frequency
     rows, _ = counted
     host = [r for (target, _, _), r in rows.items() if target == "host"]
     c = next(r for r in host if r.kernel == "pairwise" and r.precision == "dp")

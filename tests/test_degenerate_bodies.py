@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import numpy as np
 import pytest
 
-from nbsymple_versions import Simulation, State, checkpoint, make_cluster
+from nbsymple_versions import Simulation, State, make_cluster
+from nbsymple_versions.runs import checkpoint
 from nbsymple_versions.core import diagnostics as dg
 
 from cli_call import call

@@ -8,9 +8,9 @@ import pytest
 
 from cli_call import call
 from nbsymple_versions import make_cluster
-from nbsymple_versions.authors_format import FormatError, read_nbsymple, write_nbsymple
+from nbsymple_versions.runs.authors_format import FormatError, read_nbsymple, write_nbsymple
 from nbsymple_versions.core.units import Units
-from nbsymple_versions.snapshots import SnapshotError, prepare_folder, read_snapshot, write_snapshot
+from nbsymple_versions.runs.snapshots import SnapshotError, prepare_folder, read_snapshot, write_snapshot
 
 # one line as the authors' Particles::print writes it (scientific, showpos, setprecision(8))
 AUTHORS_LINE = "+8.50123456e+02 -1.23456789e-01 +4.00000000e-03 +1.00000000e-02 +8.56000000e+01 -3.00000000e-02 " \

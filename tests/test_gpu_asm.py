@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nbsymple_versions import gpu_asm
+from nbsymple_versions.instruments import gpu_asm
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.gpu_pairwise.options import BACKENDS
 

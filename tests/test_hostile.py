@@ -54,7 +54,7 @@ from hypothesis.extra import numpy as hnp
 
 from nbsymple_versions import cli
 from nbsymple_versions.core.ics import State
-from nbsymple_versions.snapshots import SnapshotError, read_snapshot
+from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "data" / "asv_fixture"

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from nbsymple_versions import provenance  # noqa: E402
+from nbsymple_versions.instruments import provenance  # noqa: E402
 from tools import migrate, tracking  # noqa: E402
 
 REFERENCE_MACHINE = "amd-epyc-znver4-avx512-2cores-nogpu"

@@ -24,7 +24,7 @@ from nbsymple_versions import Simulation, make_cluster
 from nbsymple_versions.cli import main as cli
 from nbsymple_versions.core.vocabulary import PRECISIONS, TASKS
 from nbsymple_versions.mpi.comm import bounds, have_mpi4py
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 from nbsymple_versions.validation import TOLERANCE
 
 TESTS = Path(__file__).resolve().parent
@@ -239,7 +239,7 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     """`mpiexec -n K nbsymple run --version F --checkpoint` killed with SIGKILL after a
     checkpoint, then `--resume`d: it ends bit for bit where the uninterrupted F run and B end
     (dp, N = 301, SI6A), and rank 0 alone wrote one checkpoint."""
-    from nbsymple_versions.checkpoint import load
+    from nbsymple_versions.runs.checkpoint import load
     steps, every = 3000, 100
     run = ["-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", str(N), "--seed", str(SEED),
            "--scheme", "si6a", "--precision", "dp", "--steps", str(steps), "--json"]
@@ -278,7 +278,7 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
 def test_f_takes_the_run_options_of_a_e(tmp_path):
     """F reads `--ics` (rank 0 reads, every rank gets the bodies), draws `--mass-classes` and
     writes `--snapshot-format nbsymple`, as A-E do: B's numbers bit for bit."""
-    from nbsymple_versions.authors_format import read_nbsymple, write_nbsymple
+    from nbsymple_versions.runs.authors_format import read_nbsymple, write_nbsymple
     ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(N, seed=SEED))
     for name, extra in (("ics", ["--ics", str(ics)]), ("classes", ["--mass-classes", "3", "--n", str(N),
                                                                     "--seed", str(SEED)])):
@@ -327,7 +327,7 @@ def test_a_signal_to_mpiexec_ends_every_rank(tmp_path, sig, status):
     rank 0 alone saying why in one sentence; with a checkpoint that sentence names it and the
     command that resumes it, and the checkpoint is there, whole. How long the job took to end
     is printed, not asserted (load sets it); a minutes-long timeout guards against a hang."""
-    from nbsymple_versions.checkpoint import load
+    from nbsymple_versions.runs.checkpoint import load
     for checkpoint in (tmp_path / f"{sig.name}.ck", None):
         extra = ["--checkpoint", str(checkpoint), "--checkpoint-every", "20"] if checkpoint else \
             ["--snapshots", str(tmp_path / sig.name), "--every", "20"]

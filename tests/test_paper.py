@@ -21,7 +21,7 @@ from nbsymple_versions.core.diagnostics import energy, potential_energy
 from nbsymple_versions.paper.science_plots import (_internal_energy_errors, density_centre, plot_black_hole,
                                                    plot_tidal_tails)
 from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 
 FIXTURE = Path(__file__).parent / "data" / "asv_fixture"
 BENCH_OUTPUTS = ["time_per_step.png", "speedup.png", "dp_vs_dsp.png", "task_shares.md", "task_shares.csv",

@@ -1,12 +1,13 @@
-"""Peers (`nbsymple_versions.peers`): every peer (the test extra installs them all) agrees with the float64 reference,
-a missing one is reported as skipped with a reason, and the table has every field.
+"""Peers (`nbsymple_versions.instruments.peers`): every peer (the test extra installs them all)
+agrees with the float64 reference, a missing one is reported as skipped with a reason, and the table has every field.
 No timing assertions: speed belongs in the benchmarks."""
 import math
 
 import numpy as np
 import pytest
 
-from nbsymple_versions import make_cluster, peers
+from nbsymple_versions import make_cluster
+from nbsymple_versions.instruments import peers
 from nbsymple_versions.core import reference
 from nbsymple_versions.validation import TOLERANCE
 

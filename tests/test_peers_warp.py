@@ -1,4 +1,4 @@
-"""The GPU peers (`nbsymple_versions.peers_warp`) without a GPU: NVIDIA Warp's tile N-body kernel
+"""The GPU peers (`nbsymple_versions.instruments.peers_warp`) without a GPU: NVIDIA Warp's tile N-body kernel
 and the plain Warp kernel run on Warp's CPU device at small N (a whole tile and a partial one) and
 agree with the float64 reference within their precision's tolerance, a wrong input fails the same
 check, both compile for the H200 (sm_90 PTX), and the GPU field of `peers.py` and the Warp section
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nbsymple_versions import gpu_report, make_cluster, peers, peers_warp
+from nbsymple_versions import make_cluster
+from nbsymple_versions.instruments import gpu_report, peers, peers_warp
 from nbsymple_versions.core import reference
 from nbsymple_versions.validation import TOLERANCE
 

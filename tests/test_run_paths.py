@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from cli_call import call
-from nbsymple_versions.checkpoint import load, temporary_files
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot, snapshot_run_id
+from nbsymple_versions.runs.checkpoint import load, temporary_files
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot, snapshot_run_id
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = [sys.executable, "-m", "nbsymple_versions.cli", "run"]

@@ -12,7 +12,7 @@ from nbsymple_versions.paper import dt_series, resumable
 from nbsymple_versions.runs.locks import hold
 from nbsymple_versions.paper.science_runs import run_tidal_tails
 from nbsymple_versions.paper.tides import fraction_beyond, jacobi_radius, point_mass_radius
-from nbsymple_versions.snapshots import list_snapshots, read_snapshot
+from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 
 TINY = dict(n=64, dt=0.125, orbits=1.5, version="A", progress=False, checkpoint_every=40)
 

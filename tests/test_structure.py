@@ -1,6 +1,7 @@
 """The package's shape: a staircase of layers (the core, then one package per version, each
-importing only the core and the versions it builds on, then the registry, the driver and
-tools, the paper, the CLI), no import cycle (function-level imports included), and one
+importing only the core and the versions it builds on, then the registry, the API, the two wings
+(runs, instruments), the paper, the CLI), no import cycle (function-level imports included, and
+module paths launched by string: `python -m M`, `python -c "from M import f"`), and one
 definition of each word of the suite's vocabulary. Each check is shown to catch what it looks
 for."""
 import ast
@@ -13,7 +14,8 @@ PACKAGE = "nbsymple_versions"
 
 # each name is assigned once in the whole repository (package, benchmarks, tests)
 VOCABULARY = ("PRECISIONS", "TASKS", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "FLOPS_PER_INTERACTION",
-              "G_PC_KMS2_PER_MSUN", "SUN_RADIUS_KPC", "SUN_SPEED_KMS")
+              "G_PC_KMS2_PER_MSUN", "SUN_RADIUS_KPC", "SUN_SPEED_KMS", "TIMING_SEED", "EXACT_IC_MAX_N", "NODE_VERSIONS",
+              "SNAPSHOT_FORMATS", "HOST")    # HOST: LLVM's name of this CPU; a package's O(N) kernels: HOST_KERNELS
 
 
 def package_modules(root: Path = ROOT / PACKAGE, name: str = PACKAGE) -> dict[str, ast.Module]:
@@ -27,13 +29,50 @@ def package_modules(root: Path = ROOT / PACKAGE, name: str = PACKAGE) -> dict[st
     return modules
 
 
+def _text(node, module: str, constants: dict) -> str | None:
+    """A string's text: a literal, a module-level constant by name, an f-string whose `{__name__}`
+    is `module`; else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if isinstance(node, ast.JoinedStr):
+        parts = [module if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+                 and v.value.id == "__name__" else _text(v, module, {}) for v in node.values]
+        return None if None in parts else "".join(parts)
+    return None
+
+
+def launched(tree: ast.Module, module: str) -> list[ast.AST]:
+    """The import statements a module runs by string in a child interpreter: `-m M` becomes
+    `import M`, `-c CODE` the imports of CODE, wherever a list or tuple holds them."""
+    constants = {node.targets[0].id: node.value.value for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            continue
+        for flag, arg in zip(node.elts, node.elts[1:]):
+            flag, text = _text(flag, module, constants), _text(arg, module, constants)
+            if text is None or flag not in ("-m", "-c"):
+                continue
+            code = f"import {text}" if flag == "-m" else text
+            try:
+                found += [n for n in ast.walk(ast.parse(code)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+            except SyntaxError:
+                continue
+    return found
+
+
 def import_graph(modules: dict[str, ast.Module]) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports, anywhere in its source (functions too).
-    `from X import y` is an edge to X.y where that is a module, else to X."""
+    """Module -> the package's modules it imports, anywhere in its source (functions too, and
+    those it launches by string: `launched`). `from X import y` is an edge to X.y where that is a
+    module, else to X."""
     graph = {name: set() for name in modules}
     for name, tree in modules.items():
         is_package = any(other.startswith(name + ".") for other in modules)
-        for node in ast.walk(tree):
+        for node in [*ast.walk(tree), *launched(tree, name)]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -73,16 +112,17 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 # Lowest first. A module may import its own layer and lower ones only. Each paper version is
 # its own layer, in the paper's order, so a version package can reach the core and the
-# versions it builds on, never a later version, the registry, the driver, the paper or the CLI.
+# versions it builds on, never a later version, the registry, the API, a wing, the paper or the CLI.
 LAYERS = (
     ("core",),
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
-    ("", "progress", "authors_format", "snapshots", "checkpoint", "provenance", "simulation", "validation",
-     "runs", "gpu_asm", "cpu_asm", "gpu_report", "peers", "peers_warp"),       # "": the package's own __init__ (its public names)
+    ("", "simulation", "validation"),                  # the API ("": the package's __init__, its public names)
+    ("runs", "instruments"),                           # the two wings: runs on disk, what measures from outside
     ("paper",),
     ("cli",),
 )
+WINGS = ("runs", "instruments")                         # the only rooms that launch a module by string
 VERSION_PACKAGES = ("serial", "threaded", "gpu_pairwise", "gpu_threaded", "gpu_full", "mpi")
 
 
@@ -109,8 +149,36 @@ def test_every_import_runs_down_the_staircase():
 def test_the_version_packages_are_the_papers_and_fs():
     names = sorted(p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").exists())
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
+    assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
+    modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
+    assert modules == ["__init__", "cli", "simulation", "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
+
+
+def test_only_the_wings_launch_a_module_by_string():
+    modules = package_modules()
+    launching = sorted(name for name, tree in modules.items() if launched(tree, name))
+    assert launching and all(name.split(".")[1] in WINGS for name in launching), launching
+    graph = import_graph(modules)
+    timing, job = f"{PACKAGE}.instruments.mpi_model", f"{PACKAGE}.instruments.mpi_timing"
+    assert job in graph[timing]                                                  # -m M
+    toolchain = f"{PACKAGE}.instruments.cpu_asm.toolchain"
+    assert launched(modules[toolchain], toolchain)                               # -c, by its own __name__
+    assert not launched(modules[f"{PACKAGE}.instruments.gpu_asm.toolchain"], "x")   # a -c that is no Python
+
+
+def test_the_staircase_check_sees_a_module_launched_by_string(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "core").mkdir(parents=True)
+    for init in (pkg / "__init__.py", pkg / "core" / "__init__.py"):
+        init.write_text("")
+    (pkg / "top.py").write_text("")
+    (pkg / "core" / "x.py").write_text('import sys\nJOB = "pkg.top"\nCMD = [sys.executable, "-m", JOB]\n')
+    (pkg / "core" / "y.py").write_text('CMD = ("python", "-c", f"from {__name__} import f; from pkg.top import g")\n')
+    layers = (("core",), ("", "top"))
+    assert upward_imports(import_graph(package_modules(pkg, "pkg")), layers) == ["pkg.core.x -> pkg.top",
+                                                                                 "pkg.core.y -> pkg.top"]
 
 
 def test_the_staircase_check_catches_an_upward_import(tmp_path):

@@ -7,7 +7,7 @@ feels no pairwise force; dsp beats sp far from the origin; leapfrog and SI6A ste
 version A; the clock counts each task; options and precisions it does not take are refused.
 
 A version is checked by one line, `class TestX(VersionBattery): letter = "X"` (its cheap
-options, e.g. tile = 32, follow from `Version.options`); `test_every_version_has_a_battery`
+options, e.g. tile = 32, follow from `Version.option_names`); `test_every_version_has_a_battery`
 fails until a new version of `versions.TABLE` has its line.
 
 A class is collected only where its version is available (`Version.available()`): A, B and F
@@ -31,7 +31,7 @@ from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import State, make_cluster
 from nbsymple_versions.core.schemes import get_scheme
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.provenance import cuda_simulator
+from nbsymple_versions.instruments.provenance import cuda_simulator
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
 from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE, get_version
@@ -57,7 +57,7 @@ BAD_VALUES = {
     "node_version": [("A", "node_version must be one of"), ("F", "node_version must be one of"),
                      (2, "node_version must be one of")],
 }
-OPTION_NAMES = sorted({name for version in TABLE for name in version.options})   # any version's options
+OPTION_NAMES = sorted({name for version in TABLE for name in version.option_names})   # any version's options
 # Steps of each scheme compared with version A (SI6A: 7 force evaluations per step).
 STEPS = {"leapfrog": 3, "si6a": 1}
 
@@ -84,7 +84,7 @@ class VersionBattery:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.version = get_version(cls.letter)
-        cls.options = {k: v for k, v in CHEAP_OPTIONS.items() if k in cls.version.options}
+        cls.options = {k: v for k, v in CHEAP_OPTIONS.items() if k in cls.version.option_names}
         cls.__test__ = cls.version.available()[0]     # pytest collects only what can run here
         BATTERIES.append(cls)
 
@@ -169,7 +169,7 @@ class VersionBattery:
         state = make_cluster(self.n, seed=1, radius_kpc=FRAME_KPC[precision])
         clock = TaskClock()
         forces = self.pipeline(state, precision, clock)
-        engine = get_version(getattr(forces, "node_version", self.letter))     # F: its node engine
+        engine = get_version(getattr(forces, "node_version", self.letter))     # F: its node version
         gpu, fused, ranks = engine.gpu, forces.backend.includes_galactic, self.version.distributed
 
         def expected(evaluations, integrations):
@@ -193,13 +193,13 @@ class VersionBattery:
         assert sim.clock.calls == expected(evaluations, steps * (len(scheme.drift) + scheme.force_evaluations))
         assert (sim.clock.seconds["transfer"] > 0) == gpu and sim.seconds_per_step > 0
         assert sum(sim.clock.shares().values()) == pytest.approx(100.0)
-        assert sim.threads == (1 if self.version.host == "serial" else numba.get_num_threads())
+        assert sim.threads == (1 if self.version.host_kernels == "serial" else numba.get_num_threads())
 
     # ------------------------------------------------------------------ refusals
 
     def test_refuses_options_it_does_not_take(self):
         state = make_cluster(8, seed=1)
-        others = [name for name in OPTION_NAMES if name not in self.version.options] + ["colour"]
+        others = [name for name in OPTION_NAMES if name not in self.version.option_names] + ["colour"]
         for name in others:
             with pytest.raises(ValueError, match=rf"^version {self.letter} takes no option {name} \(its options: "):
                 self.version.pipeline(state, "dp", **{name: 1})
@@ -208,7 +208,7 @@ class VersionBattery:
 
     def test_refuses_bad_option_values(self):
         state = make_cluster(8, seed=1)
-        for name in self.version.options:
+        for name in self.version.option_names:
             for value, words in BAD_VALUES[name]:
                 with pytest.raises(ValueError, match=re.escape(words)):
                     self.version.pipeline(state, "dp", **{**self.options, name: value})
@@ -237,6 +237,28 @@ class TestF(VersionBattery): letter = "F"       # noqa: E701
 def test_every_version_has_a_battery():
     assert [cls.letter for cls in BATTERIES] == list(LETTERS)
     assert all(cls.__name__ == f"Test{cls.letter}" for cls in BATTERIES)
+
+
+def test_every_package_is_a_version_package():
+    """Each of the six packages is a `VersionPackage` (the registry's only view of it), its
+    members of their types; `world`, where a package defines it, is callable; a module that
+    lacks a member is not one."""
+    import inspect
+    import types
+    from nbsymple_versions.core.options import NoOptions
+    from nbsymple_versions.core.pipeline import VersionPackage
+    for v in TABLE:
+        p = v.package
+        assert isinstance(p, VersionPackage), v.name
+        assert issubclass(p.Options, NoOptions) and isinstance(p.GPU, bool) and isinstance(p.GALAXY_IN_KERNEL, bool)
+        assert p.HOST_KERNELS in ("serial", "threaded"), v.name
+        assert list(inspect.signature(p.build_pipeline).parameters) == ["state", "precision", "clock", "options"]
+        assert list(inspect.signature(p.availability).parameters) == ["options"]
+        assert callable(getattr(p, "world", lambda: None))
+    fake = types.ModuleType("fake")
+    fake.__dict__.update({name: getattr(TABLE[0].package, name) for name in
+                          ("Options", "GPU", "HOST_KERNELS", "GALAXY_IN_KERNEL", "availability")})
+    assert not isinstance(fake, VersionPackage)
 
 
 def battery_size() -> int:

@@ -30,14 +30,14 @@ _COUNT = r'''
 import json, sys
 counts, missing = {}, {}
 try:
-    from nbsymple_versions import cpu_asm
+    from nbsymple_versions.instruments import cpu_asm
 except ImportError as e:
     missing["cpu"] = f"its package has no cpu_asm ({e})"
 else:
     for r in cpu_asm.count_all(cpu_asm.FIXED_TARGETS):
         counts[f"cpu-asm {r.target} {r.kernel} {r.precision}"] = r.instructions_per_interaction
 try:
-    from nbsymple_versions import gpu_asm
+    from nbsymple_versions.instruments import gpu_asm
     rows = gpu_asm.count_all(sys.argv[1])
 except ImportError as e:
     missing["gpu"] = f"its package has no gpu_asm ({e})"

@@ -103,11 +103,11 @@ def _unrolled(rows) -> dict:
 
 
 def on_all_cores(letter: str) -> bool:
-    """The version's pairwise forces run on all CPU cores (B; F's CPU node engine), not on one
+    """The version's pairwise forces run on all CPU cores (B; F's CPU node version), not on one
     core or a GPU."""
     from nbsymple_versions.versions import get_version
     version = get_version(letter)
-    return not version.gpu and version.host == "threaded"
+    return not version.gpu and version.host_kernels == "threaded"
 
 
 def factor_for(name: str, busy: bool) -> float:

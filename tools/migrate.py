@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from nbsymple_versions import provenance
+from nbsymple_versions.instruments import provenance
 
 from . import tracking
 

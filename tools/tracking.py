@@ -57,7 +57,7 @@ def machine_info() -> dict:
     (`provenance.machine_name`), architecture, CPU model, microarchitecture (`uarch`), vector ISA,
     cores, GPU model and count. asv keeps keys beyond its own (arch, cpu, machine, num_cpu, os,
     ram) in machine.json and in every result's params, where the dashboard offers them as selectors."""
-    from nbsymple_versions import provenance
+    from nbsymple_versions.instruments import provenance
     names, _ = provenance.gpus()
     gpu = " + ".join(f"{names.count(m)} x {m}" for m in sorted(set(names))) or "none"
     try:
@@ -82,7 +82,7 @@ def register_machine() -> str:
 
 def _cuda_runtime():
     try:
-        from nbsymple_versions.provenance import cuda_driver
+        from nbsymple_versions.instruments.provenance import cuda_driver
         if cuda_driver() is None:
             return None
         from numba import cuda
@@ -95,9 +95,9 @@ def run_provenance() -> dict:
     """What the results of one run need beside asv's own fields: library versions, threading
     layer and threads, GPUs, CUDA driver and runtime, the checkout's commit ('+dirty' where
     tracked files differ from it), the grid and the environment variables that choose it."""
-    from nbsymple_versions import provenance
+    from nbsymple_versions.instruments import provenance
 
-    from benchmarks.common import configure_threads
+    from benchmarks.grid import configure_threads
     configure_threads()
     d = provenance.describe(gpu=True)
     d.pop("host", None)
@@ -234,7 +234,7 @@ def selection(gate: bool = False, bench: str | None = None) -> list[str]:
             if name not in GATE_BENCHMARKS:
                 continue
             if name in GATE_SERIAL_HOST_ONLY:
-                from benchmarks.common import SERIAL_HOST
+                from benchmarks.grid import SERIAL_HOST
                 keep = [(i, p) for i, p in keep if p[0] in SERIAL_HOST]
             largest = {}
             for _, p in keep:

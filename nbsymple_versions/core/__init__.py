@@ -6,7 +6,7 @@
   ics.py          `State`, the paper's cluster, the Salpeter mass spectrum, a black hole
   schemes.py      leapfrog and SI6A coefficients
   integrator.py   `advance`: the one stepping loop (drift, kick, force evaluations)
-  pipeline.py     `ForcePipeline` and the engine / host-kernel Protocols
+  pipeline.py     `ForcePipeline`, the pairwise-backend / host-kernel / version-package Protocols
   ranks.py        `OneRank`: the collectives of one process (F's ranks follow its interface)
   options.py      typed version options (`NoOptions`, `option`)
   checks.py       user values checked in one place, each refusal one sentence naming the value

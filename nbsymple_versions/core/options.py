@@ -5,6 +5,7 @@ Each field carries its command-line flag and help in its metadata (`option(...)`
 dataclasses instead of re-checking version letters. A field's validator raises ValueError in
 one sentence; unknown names are refused by `from_dict` with the version's own list.
 """
+import argparse
 from dataclasses import MISSING, dataclass, field, fields
 
 
@@ -46,3 +47,28 @@ class NoOptions:
     def given(self) -> dict:
         """The options that differ from their defaults (what a checkpoint records)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
+
+
+def whole_number_argument(minimum: int):
+    """argparse type: a whole number >= minimum."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    return parse
+
+
+def add_option_arguments(add, flags: dict, names=None):
+    """The versions' options as command-line flags, none given by default, through `add` (a
+    parser's `add_argument`); `flags` is the registry's `option_flags()`, `names` limits them."""
+    for name, (d, letters) in flags.items():
+        if names is not None and name not in names:
+            continue
+        choices = d["choices"]
+        kind = (str.upper if all(c.isupper() for c in choices) else str.lower) if choices else whole_number_argument(1)
+        add(d["flag"], dest=name, default=None, type=kind, choices=choices,
+            help=f"versions {', '.join(letters)}: {d['help']}")

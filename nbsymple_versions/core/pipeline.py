@@ -4,13 +4,13 @@ A pairwise *backend* computes the O(N^2) accelerations, on the host or on a devi
 times its own `pairwise` and `transfer` tasks on the clock, and for version E it adds the
 galactic force in the same kernel (`includes_galactic`). *Host kernels* do the O(N) work
 on the CPU, serial or threaded: the galactic acceleration and the drifts and kicks.
-The two interfaces are the Protocols below; each version's package composes one of each.
-The pipeline's `world` holds the collectives of the ranks it runs on (`core.ranks`): none for
-A-E, MPI's for F.
+The two interfaces are the Protocols below; each version's package composes one of each, and
+is itself a `VersionPackage`. The pipeline's `world` holds the collectives of the ranks it runs
+on (`core.ranks`): none for A-E, MPI's for F.
 """
 from contextlib import contextmanager
 import time
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -45,6 +45,24 @@ class HostKernels(Protocol):
 
     def axpy(self, y: np.ndarray, x: np.ndarray, h: float) -> None:
         """y += h x on flat float64 arrays (a drift x += h v, or a kick v += h a)."""
+
+
+@runtime_checkable
+class VersionPackage(Protocol):
+    """What a version's package (serial/ .. mpi/) provides; the registry (`versions.py`) reads
+    only this. A package may also define `world()`, the ranks its pipeline runs on (F); without
+    it, one process (`core.ranks.ONE_RANK`)."""
+
+    Options: type                # its typed options: a `core.options.NoOptions` dataclass
+    GPU: bool                    # the pairwise forces run on a GPU
+    HOST_KERNELS: str            # the host kernels of its O(N) work: "serial" or "threaded"
+    GALAXY_IN_KERNEL: bool       # the GPU kernel adds the galactic force (E): no galactic task
+
+    def availability(self, options) -> tuple[bool, str]:
+        """(True, '') or (False, why it cannot run here, in one sentence)."""
+
+    def build_pipeline(self, state, precision: str, clock: TaskClock | None, options) -> "ForcePipeline":
+        """A ready pipeline for `state` in `precision`, timed on `clock`."""
 
 
 class ForcePipeline:

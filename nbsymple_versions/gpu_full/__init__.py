@@ -20,7 +20,7 @@ from ..gpu_pairwise.options import GpuOptions
 from .fused import GALAXY
 
 GPU = True
-HOST = "threaded"
+HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = True
 
 

@@ -16,7 +16,7 @@ Nothing here imports numba-cuda or CuPy, or touches a GPU, before an engine is b
 from .options import GpuOptions as Options
 
 GPU = True
-HOST = "serial"
+HOST_KERNELS = "serial"
 GALAXY_IN_KERNEL = False
 
 

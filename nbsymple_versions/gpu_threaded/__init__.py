@@ -7,7 +7,7 @@ D owns no kernel and no engine: it is the composition of `gpu_pairwise.gpu_pipel
 from ..gpu_pairwise import Options, availability, gpu_pipeline  # noqa: F401  (C's options and GPUs)
 
 GPU = True
-HOST = "threaded"
+HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = False
 
 

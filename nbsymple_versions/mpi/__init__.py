@@ -1,7 +1,7 @@
 """Version F: A-E's pipeline across MPI ranks (mpi4py), beyond one machine.
 
 Each of K ranks owns a contiguous slice of the N bodies (`comm.bounds`: any N and K, slices
-differ by at most one body) and runs the best *node engine* it has on the pairwise forces of
+differ by at most one body) and runs the best *node version* it has on the pairwise forces of
 its targets against all N sources: B's threaded CPU kernels, or the GPU kernels of D or E
 when the rank sees a GPU (`node_version`, default E with a GPU, else B; one rank per GPU).
 Each rank drifts and kicks only its slice, so the O(N) work splits too; energy and angular
@@ -32,10 +32,10 @@ its pipeline's `world` (an `mpi.comm.World`) carries the collective hooks that d
 one process (`core.ranks.OneRank`): gather the state, share out the W sum, agree on a stop,
 rank 0 alone writes and prints.
 
-Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node engines),
-`pipeline.py` (`MpiPipeline`, built on this rank's slice), `timing.py` (seconds per step for asv
-and docs/mpi.md), `model.py` (the performance model of docs/mpi.md). mpi4py is imported on
-first use, never here.
+Files: `comm.py` (the ranks and collectives), `engines.py` (slice kernels of the node versions),
+`pipeline.py` (`MpiPipeline`, built on this rank's slice). F's timing job and its scaling model
+measure it from outside (`instruments/mpi_timing.py`, `instruments/mpi_model.py`). mpi4py is
+imported on first use, never here.
 """
 
 
@@ -44,25 +44,25 @@ from dataclasses import dataclass
 from ..core.options import option
 from ..gpu_pairwise.options import GpuOptions
 
-GPU = False            # the node engine decides: B's CPU kernels, or D's or E's GPU kernels
-HOST = "threaded"
+GPU = False            # the node version decides: B's CPU kernels, or D's or E's GPU kernels
+HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = False
-NODE_VERSIONS = ("B", "D", "E")     # node engines: B's threaded CPU kernels, D's or E's GPU kernels
+NODE_VERSIONS = ("B", "D", "E")     # node versions: B's threaded CPU kernels, D's or E's GPU kernels
 
 
 def check_node_version(letter):
     if letter is not None and (not isinstance(letter, str) or letter.upper() not in NODE_VERSIONS):
-        raise ValueError(f"node_version must be one of {', '.join(NODE_VERSIONS)} (the engine each rank runs), "
+        raise ValueError(f"node_version must be one of {', '.join(NODE_VERSIONS)} (the version each rank runs), "
                          f"got {letter!r}")
     return None if letter is None else letter.upper()
 
 
 @dataclass(frozen=True)
 class Options(GpuOptions):
-    """The engine each rank runs (default E where this rank sees a GPU, else B), and C's GPU
-    options for a GPU node engine (D, E: either backend, any tile and kernel)."""
+    """The node version each rank runs (default E where this rank sees a GPU, else B), and C's GPU
+    options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
-    node_version: str | None = option(None, "--node-version", "version F: the engine each MPI rank runs, B, D or "
+    node_version: str | None = option(None, "--node-version", "version F: the version each MPI rank runs, B, D or "
                                       "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
 
 

@@ -7,7 +7,7 @@ and an MPI library are installed and without MPI at all when they are not.
 Failure handling: with more than one rank, `world()` installs a `sys.excepthook` that prints
 the exception with its rank and calls `MPI_Abort`, so one rank's error ends the whole job with
 a non-zero status instead of leaving the other ranks blocked in a collective. Checks whose
-outcome may differ between ranks (is the node engine available here?) go through `agree`, so
+outcome may differ between ranks (is the node version available here?) go through `agree`, so
 that every rank fails together with the failing rank's reason.
 """
 from importlib.util import find_spec

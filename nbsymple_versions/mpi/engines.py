@@ -1,4 +1,4 @@
-"""Node engines of version F: the pairwise forces on one rank's slice of targets, against
+"""F's node versions: the pairwise forces on one rank's slice of targets, against
 all N sources, with the engines of B (threaded CPU) or of D/E (GPU).
 
 CPU: B's own threaded kernels (`serial.pairwise.CpuPairwise` over `THREADED`, with a target

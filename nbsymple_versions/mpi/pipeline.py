@@ -2,9 +2,9 @@
 
 Per force evaluation each rank (1) sends its slice of the positions to every rank and
 receives theirs (`World.exchange`, an in-place `MPI_Allgatherv`; task `communicate`), (2)
-computes the pairwise forces on its targets against all N sources with its node engine
+computes the pairwise forces on its targets against all N sources with its node version
 (task `pairwise`, and `transfer` on a GPU), (3) adds the Galaxy's pull on its targets
-(`galactic`; inside E's kernel when that is the engine). Drifts and kicks touch only the
+(`galactic`; inside E's kernel when that is the node version). Drifts and kicks touch only the
 rank's own slice (`integrate`). The other ranks' columns of the positions are current only
 right after an exchange, those of the velocities and accelerations never: the driver gathers
 the state (`world.exchange`) before diagnostics, snapshots and checkpoints.
@@ -97,15 +97,15 @@ class MpiPipeline(ForcePipeline):
 
 
 def default_node_version(backend: str = "numba") -> str:
-    """F's node engine where none is asked for: E when this rank sees a GPU through `backend`
+    """F's node version where none is asked for: E when this rank sees a GPU through `backend`
     (or the CUDA simulator is on), else B."""
     from ..gpu_pairwise.backends import availability
     return "E" if availability(backend)[0] else "B"
 
 
 def build(state, precision, clock, world, options) -> MpiPipeline:
-    """F's pipeline on this rank of `world`, with node engine `options.node_version` (B, D or E;
-    default as `default_node_version`) and those of F's `options` that engine takes; it must be
+    """F's pipeline on this rank of `world`, with node version `options.node_version` (B, D or E;
+    default as `default_node_version`) and those of F's `options` that version takes; it must be
     available on every rank: all ranks raise together (`VersionUnavailable`), with the failing
     rank's reason."""
     from .. import gpu_full, gpu_threaded, threaded
@@ -115,7 +115,7 @@ def build(state, precision, clock, world, options) -> MpiPipeline:
                                       if name in options.names()})
     ok, reason = world.agree(*package.availability(node_options))
     if not ok:
-        raise VersionUnavailable(f"version F is not available: node engine {node} on {reason}")
+        raise VersionUnavailable(f"version F is not available: node version {node} on {reason}")
     threads_per_rank(world)
     start, stop = world.slice(state.n)
     if package.GPU:

@@ -36,7 +36,7 @@ from .tables import write_conservation, write_task_shares
 
 SCIENCE_SUMMARIES = "science_runs.json"
 # versions for the full-N science run, in order of preference: GPU forces, all CPU cores on the host
-FULL_N_VERSIONS = tuple(v.letter for v in TABLE if v.gpu and v.host == "threaded")
+FULL_N_VERSIONS = tuple(v.letter for v in TABLE if v.gpu and v.host_kernels == "threaded")
 SCIENCE_LETTERS = tuple(v.letter for v in TABLE if v.letter in LETTERS[:5])   # A-E (F needs MPI)
 # what `written` calls each benchmark artefact, and its file: all of them are asked for unless --full
 BENCHMARK_FILES = {"time_per_step": "time_per_step.png", "speedup": "speedup.png", "dp_vs_dsp": "dp_vs_dsp.png",

@@ -32,12 +32,12 @@ import numpy as np
 
 from ..core.schemes import get_scheme
 from ..core.vocabulary import TASKS
-from ..gpu_asm import DEVICES, KINDS, count_all
-from ..gpu_asm.model import Device
+from ..instruments.gpu_asm import DEVICES, KINDS, count_all
+from ..instruments.gpu_asm.model import Device
 from ..gpu_pairwise.engine import slices
 from ..gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS
 from ..gpu_pairwise.records import WIDTH, padded, real_type
-from ..provenance import git_commit
+from ..instruments.provenance import git_commit
 from ..versions import GPU_LETTERS, TABLE, get_version
 from .data import PAPER_PAIRWISE_SHARE, TASK_TIMES, MissingData
 from .results import Results
@@ -146,8 +146,8 @@ def step_tasks(letter: str, n: int, kernel: Kernel, gpu: Gpu, host: HostTimes, s
 
 def host_version(letter: str) -> str:
     """The CPU version whose host kernels a GPU version runs (C: A's serial ones; D, E: B's)."""
-    host = get_version(letter).host
-    return next(v.letter for v in TABLE if not v.gpu and not v.distributed and v.host == host)
+    host = get_version(letter).host_kernels
+    return next(v.letter for v in TABLE if not v.gpu and not v.distributed and v.host_kernels == host)
 
 
 class PredictionUnavailable(Exception):
@@ -272,7 +272,7 @@ def bounded_by_serial(host: dict[str, dict[int, HostTimes]]) -> dict[str, dict[i
     threaded kernel is the serial source on more cores, and a slower timing is a parallel region
     that waited for a descheduled thread on a shared machine (their ~30 us timings swing 100-fold
     there, docs/tracking_performance.md), not the kernel."""
-    kinds = {v.letter: v.host for v in TABLE if not v.gpu and not v.distributed}
+    kinds = {v.letter: v.host_kernels for v in TABLE if not v.gpu and not v.distributed}
     serial = next((host[v] for v, kind in kinds.items() if kind == "serial" and v in host), {})
     out = dict(host)
     for v, kind in kinds.items():

@@ -1,8 +1,9 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
-(`nbsymple_versions.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
-and stop with `Interrupted`. The same call then resumes where the checkpoint left off, bit for
-bit (`Simulation.restore`), as long as the run's parameters are unchanged; other parameters,
-or `rerun=True`, start afresh.
+(`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
+and stop with `Interrupted`, all by `nbsymple run`'s loop (`runs.loop.step_run`) and its
+checkpoint header. The same call then resumes where the checkpoint left off, bit for bit
+(`Simulation.restore`), as long as the run's parameters are unchanged; other parameters, or
+`rerun=True`, start afresh.
 
 A run folder holds `snap_<step>.npz`, `checkpoint.nbsc` while the run is unfinished, and
 `run.json` once it is finished (its parameters, wall time summed over sessions, how many
@@ -15,13 +16,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+import uuid
 
-from ..checkpoint import CheckpointError, load, save, temporary_files
-from ..progress import Progress
+from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
+from ..runs.loop import Stopped, step_run
+from ..runs.progress import Progress
 from ..runs.signals import StopSignals
+from ..runs.snapshots import list_snapshots, write_snapshot
 from ..simulation import Simulation
-from ..snapshots import list_snapshots, write_snapshot
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.nbsc"
@@ -36,15 +39,26 @@ class Interrupted(Exception):
 
 
 def _resumable(folder: Path, params: dict):
-    """(header, simulation) from the folder's checkpoint if it belongs to a run with these
+    """(run header, simulation) from the folder's checkpoint if it belongs to a run with these
     parameters, else None (a checkpoint that cannot be read is ignored: the run starts afresh)."""
     try:
-        header, record, state = load(folder / CHECKPOINT)
+        run, record, state = load(folder / CHECKPOINT)
+        check_run(folder / CHECKPOINT, run)
     except CheckpointError:
         return None
-    if header.get("params") != json.loads(json.dumps(params)):
+    if run["science"] is None or run["science"]["params"] != json.loads(json.dumps(params)):
         return None
-    return header, Simulation.restore(state, record)
+    return run, Simulation.restore(state, record)
+
+
+def _header(folder: Path, params: dict, targets: list[int], checkpoint_every: int, sim) -> dict:
+    """A fresh science run's header, in `nbsymple run`'s schema (`checkpoint.check_run`):
+    snapshots at step 0, at `targets` and at the last; `science` its sessions."""
+    return {"run_id": uuid.uuid4().hex, "n": sim.state.n, "seed": int(params["seed"]), "seed_chosen": False,
+            "steps": targets[-1], "snapshots": str(folder.resolve()), "every": targets[-1],
+            "snapshot_steps": targets, "checkpoint_every": checkpoint_every, "ics": None, "mass_classes": None,
+            "snapshot_format": "npz",
+            "science": {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0, "written": []}}
 
 
 def _clean(folder: Path):
@@ -54,10 +68,10 @@ def _clean(folder: Path):
         (folder / name).unlink(missing_ok=True)
 
 
-def _add_session(header: dict, provenance, sim):
+def _add_session(science: dict, provenance, sim):
     """Record where this session runs as it starts: the code imported now, not at the end."""
     if provenance:
-        header.setdefault("session_provenance", []).append(provenance(sim))
+        science.setdefault("session_provenance", []).append(provenance(sim))
 
 
 def _provenance(sessions: list[dict]) -> dict:
@@ -96,47 +110,42 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
         if found is None:
             _clean(folder)
             sim = build()
-            header = {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0,
-                      "snapshots": [write_snapshot(folder, sim.state, 0).name]}
-            _add_session(header, provenance, sim)
-            save(folder / CHECKPOINT, header, sim)
+            run = _header(folder, params, targets, checkpoint_every, sim)
         else:
-            header, sim = found
-            header["sessions"] += 1
-            _add_session(header, provenance, sim)
+            run, sim = found
+            run["science"]["sessions"] += 1
             if progress:
                 print(f"{label}: resuming at step {sim.steps_done} of {total} from {folder.name}/{CHECKPOINT}",
                       file=sys.stderr, flush=True)
-        before, start = header["wall_seconds"], sim.steps_done
+        science = run["science"]
+        _add_session(science, provenance, sim)
+        before, start = science["wall_seconds"], sim.steps_done
         bar = Progress(label if not start else f"{label} (resumed at step {start})", total - start,
                        enabled=progress)
-        wanted = set(targets)
 
-        def on_step(k):
+        def stop_asked() -> bool:
+            return signals.signum is not None and sim.steps_done < total
+
+        def snapshot(step):
+            science["written"].append(write_snapshot(folder, sim.state, step).name)
+
+        def checkpoint(stopping: bool):
+            science["wall_seconds"] = round(before + time.perf_counter() - t0, 2)
+            science["interrupted"] += int(stopping)
+            save(folder / CHECKPOINT, run, sim)
+
+        try:
+            step_run(sim, run, fresh=found is None, snapshot=snapshot, checkpoint=checkpoint, stop_asked=stop_asked,
+                     progress=bar.update)
+        except Stopped:
             step = sim.steps_done
-            if step in wanted:
-                header["snapshots"].append(write_snapshot(folder, sim.state, step).name)
-            bar.update(step - start)
-            stop = signals.signum is not None and step < total
-            if stop or step % checkpoint_every == 0 or step == total:
-                header["wall_seconds"] = round(before + time.perf_counter() - t0, 2)
-                header["interrupted"] += int(stop)
-                save(folder / CHECKPOINT, header, sim)
-            if stop:
-                name = signal.Signals(signals.signum).name
-                raise Interrupted(f"{label} stopped by {name} after step {step} of {total} (checkpoint "
-                                  f"{folder.name}/{CHECKPOINT}); the same command resumes it", signals.signum)
-
-        if signals.signum is not None and start < total:
-            header["interrupted"] += 1
-            save(folder / CHECKPOINT, header, sim)
-            raise Interrupted(f"{label} stopped at step {start} of {total} before stepping (checkpoint "
-                              f"{folder.name}/{CHECKPOINT}); the same command resumes it", signals.signum)
-        sim.step(total - start, on_step)
-    result = {"params": params, "steps": total, "snapshots": sorted(set(header["snapshots"])),
-              "wall_seconds": header["wall_seconds"], "sessions": header["sessions"],
-              "interrupted": header["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
-              **(_provenance(header["session_provenance"]) if provenance else {}), **(extra or {})}
+            when = f"after step {step} of {total}" if step > start else f"at step {start} of {total} before stepping"
+            raise Interrupted(f"{label} stopped by {signal.Signals(signals.signum).name} {when} (checkpoint "
+                              f"{folder.name}/{CHECKPOINT}); the same command resumes it", signals.signum) from None
+    result = {"params": params, "steps": total, "snapshots": sorted(set(science["written"])),
+              "wall_seconds": science["wall_seconds"], "sessions": science["sessions"],
+              "interrupted": science["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
+              **(_provenance(science["session_provenance"]) if provenance else {}), **(extra or {})}
     (folder / RUN_FILE).write_text(json.dumps(result, indent=2) + "\n")
     (folder / CHECKPOINT).unlink(missing_ok=True)
     return result

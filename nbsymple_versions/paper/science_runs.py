@@ -1,4 +1,4 @@
-"""The science runs of the shared core, written as snapshots (`nbsymple_versions.snapshots`)
+"""The science runs of the shared core, written as snapshots (`nbsymple_versions.runs.snapshots`)
 so that a figure can be redrawn without re-running:
 
 * tidal tails (paper Figs. 6-8): a cluster on its quasi-circular orbit at 8.5 kpc for 1.5 orbits;
@@ -23,8 +23,8 @@ import numpy as np
 from .. import Simulation, add_black_hole, make_cluster
 from ..core import galaxy
 from ..core.units import Units
-from ..provenance import cpu_model, git_commit, machine_name, vector_isa
-from ..snapshots import list_snapshots, read_snapshot
+from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
+from ..runs.snapshots import list_snapshots, read_snapshot
 from . import resumable
 from .resumable import RUN_FILE
 

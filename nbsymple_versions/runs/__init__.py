@@ -1,10 +1,16 @@
-"""`nbsymple run` for all six versions, one job per file:
+"""A run that survives interruption and lands on disk (`nbsymple run`, all six versions, and the
+paper's science runs), one job per file:
 
-  driver.py       the run: fresh or resumed, stepped with snapshots, checkpoints and signals
+  spec.py         `RunSpec`: a run asked for, typed, frozen and checked (the CLI's flags, or Python)
+  driver.py       the run: fresh or resumed, its paths, seeds and refusals
+  loop.py         the one stepping loop: snapshots, checkpoints, a stop after a whole step
   report.py       what a finished run prints (text or JSON)
   memory.py       will N bodies fit, how long the O(N^2) set-up takes
   signals.py      SIGINT / SIGTERM: finish the step, checkpoint, stop (or at once in the set-up)
   locks.py        exclusive locks on a run's snapshot folder and checkpoint, for its whole life
   errors.py       `RunStop` (one sentence, an exit status), `user_values`, `writable`
-  mpi_timing.py   version F's seconds per step across the ranks of a job (for asv, docs/mpi.md)
+  checkpoint.py   the checkpoint file: atomic, checksummed, resumed bit for bit
+  snapshots.py    snapshot files and folders (npz, or the authors' layout)
+  authors_format.py  the authors' ASCII layout, x y z vx vy vz m per line
+  progress.py     a progress line on stderr
 """

@@ -1,5 +1,6 @@
 """`nbsymple run` for every version, A-F: a fresh or resumed run stepped to its total, with
-snapshots, checkpoints, signals and seeds.
+snapshots, checkpoints, signals and seeds. `run(spec)` takes a `RunSpec` (spec.py), built by
+the CLI from its flags or in Python; the flags below are its fields.
 
 - `--checkpoint FILE --checkpoint-every K` writes a checkpoint (`checkpoint.py`) at step 0,
   every K steps and at the end; `kill -9` loses at most K steps. SIGINT and SIGTERM finish the
@@ -35,24 +36,25 @@ import uuid
 
 import numpy as np
 
-from ..authors_format import FormatError, read_nbsymple
-from ..checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
 from ..core.schemes import get_scheme
 from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
-from ..progress import Progress
 from ..simulation import NonFiniteState, Simulation
-from ..snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, snapshot_path, write_atomically,
-                         write_snapshot)
 from ..versions import VersionUnavailable, get_version
+from .authors_format import FormatError, read_nbsymple
+from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import RunStop, user_values, writable
 from .locks import PathBusy, hold, lock_file
+from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
+from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
+from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, write_atomically, write_snapshot
+from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
@@ -76,97 +78,95 @@ def on_root(world, task):
     return result
 
 
-def _flags(names, explicit) -> list[str]:
-    return [f"--{k.replace('_', '-')}" for k in names if k in explicit]
+def _flags(names, given) -> list[str]:
+    return [flag(k) for k in names if k in given]
 
 
-def _ics_units(args) -> Units:
+def _ics_units(spec) -> Units:
     """The scale `--ics FILE` is read at: `--ics-radius PC` and `--ics-mass MSUN`, each defaulting
     to this suite's `Units()` (the authors' own files: `--ics-mass 480`, their input.txt's)."""
     default = Units()
-    radius, mass = getattr(args, "ics_radius", None), getattr(args, "ics_mass", None)
+    radius, mass = spec.ics_radius, spec.ics_mass
     try:
         return checked_units(default.r_cl_pc if radius is None else radius,
                              default.mass_msun if mass is None else mass)
     except ValueError as e:
-        raise RunStop(f"{args.ics} cannot be read at that scale: {e}") from None
+        raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
 
 
-def _initial_state(args, explicit):
+def _initial_state(spec):
     """The state read from `--ics FILE` at its scale (None without it); one sentence if it cannot be used."""
-    if getattr(args, "ics", None) is None:
-        if scale := _flags(ICS_SCALE, explicit):
+    if spec.ics is None:
+        if scale := _flags(ICS_SCALE, spec.given):
             raise RunStop(f"{' and '.join(scale)} {'gives' if len(scale) == 1 else 'give'} the scale of an "
                           f"initial-condition file, so {'it needs' if len(scale) == 1 else 'they need'} --ics FILE")
         return None
-    if given := _flags(ICS_EXCLUDES, explicit):
+    if given := _flags(ICS_EXCLUDES, spec.given):
         raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
-    units = _ics_units(args)
+    units = _ics_units(spec)
     try:
-        state = read_nbsymple(args.ics, units)
+        state = read_nbsymple(spec.ics, units)
     except FormatError as e:
         raise RunStop(str(e)) from None
     with np.errstate(all="ignore"):
         total = float(state.m.sum())
     if not math.isfinite(total):
-        raise RunStop(f"the masses in {args.ics} sum to more than float64 holds, so the bodies' energies cannot "
+        raise RunStop(f"the masses in {spec.ics} sum to more than float64 holds, so the bodies' energies cannot "
                       f"be represented")
-    _state_problem(state, str(args.ics))
+    _state_problem(state, str(spec.ics))
     if abs(total - 1.0) > 1e-6:
-        print(f"nbsymple run: the masses in {args.ics} sum to {total:.8g}, not 1: NBSymple files give "
+        print(f"nbsymple run: the masses in {spec.ics} sum to {total:.8g}, not 1: NBSymple files give "
               f"masses in units of the cluster's total mass", file=sys.stderr, flush=True)
     return state
 
 
-def _fresh(args, explicit, world):
+def _fresh(spec, world):
     """(run parameters, a function building the simulation) of a new run."""
-    if args.every is not None and args.snapshots is None:
+    if spec.every is not None and spec.snapshots is None:
         raise RunStop("--every needs --snapshots DIR")
-    initial = on_root(world, lambda: _initial_state(args, explicit))
-    if initial is not None:
-        args.n = initial.n
-    classes = getattr(args, "mass_classes", None)
-    if initial is None and classes is not None and classes > args.n:
-        raise RunStop(f"--mass-classes {classes} is more than the {args.n} bodies (--n); give at most {args.n} "
+    initial = on_root(world, lambda: _initial_state(spec))
+    n = spec.n if initial is None else initial.n
+    classes = spec.mass_classes
+    if initial is None and classes is not None and classes > n:
+        raise RunStop(f"--mass-classes {classes} is more than the {n} bodies (--n); give at most {n} "
                       f"mass classes")
-    ok, problem = world.agree(not (problem := memory_problem(args.n)), problem or "")
+    ok, problem = world.agree(not (problem := memory_problem(n)), problem or "")
     if not ok:
         raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
-    seed = args.seed if args.seed is not None else world.broadcast_object(secrets.randbits(32))
-    run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": args.n, "seed": seed,
-           "seed_chosen": args.seed is None, "steps": args.steps,
-           "snapshots": None if args.snapshots is None else str(args.snapshots.resolve()),
-           "every": args.every or args.steps or 1,
-           "checkpoint_every": args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
-           "ics": None if initial is None else str(args.ics),
+    seed = spec.seed if spec.seed is not None else world.broadcast_object(secrets.randbits(32))
+    run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
+           "seed_chosen": spec.seed is None, "steps": spec.steps,
+           "snapshots": None if spec.snapshots is None else str(spec.snapshots.resolve()),
+           "every": spec.every or spec.steps or 1,
+           "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
+           "ics": None if initial is None else str(spec.ics),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
            "ics_mass_msun": None if initial is None else initial.units.mass_msun,
-           "mass_classes": getattr(args, "mass_classes", None),
-           "snapshot_format": getattr(args, "snapshot_format", None) or "npz"}
+           "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz"}
 
     def build():
         if world.is_root:
-            warn_if_slow(args.n)
-        progress = Progress("initial energy, O(N^2)", args.n, unit="body",
-                            enabled=world.is_root and (sys.stderr.isatty() or args.n > 20000))
+            warn_if_slow(n)
+        progress = Progress("initial energy, O(N^2)", n, unit="body",
+                            enabled=world.is_root and (sys.stderr.isatty() or n > 20000))
         with user_values():
-            state = initial if initial is not None else make_cluster(args.n, seed=seed,
+            state = initial if initial is not None else make_cluster(n, seed=seed,
                                                                      mass_classes=run["mass_classes"])
-            return Simulation(state, args.version, args.scheme, args.precision, args.dt,
-                              progress=lambda done, total: progress(done), **args.options)
+            return Simulation(state, spec.version, spec.scheme, spec.precision, spec.dt,
+                              progress=lambda done, total: progress(done), **spec.options)
     return run, build
 
 
-def _read_checkpoint(args, explicit):
+def _read_checkpoint(spec):
     """(run parameters, `Simulation.record()`, state) of `--resume FILE`, read by every rank (the
     version, F or not, is in it), or (None, the reason) where it cannot be resumed."""
-    extra = sorted(explicit - RESUME_OPTIONS)
+    extra = sorted(spec.given - RESUME_OPTIONS)
     if extra:
-        names = ", ".join("--" + e.replace("_", "-") for e in extra)
+        names = ", ".join(map(flag, extra))
         raise RunStop(f"--resume takes the run's settings from its checkpoint, so {names} cannot be given with it")
     try:
-        loaded = load(args.resume)
-        check_run(args.resume, loaded[0])
+        loaded = load(spec.resume)
+        check_run(spec.resume, loaded[0])
         return loaded, ""
     except CheckpointError as e:
         return None, str(e)
@@ -187,27 +187,27 @@ def _state_problem(state, what):
         raise RunStop(f"{what}: {problem}")
 
 
-def _resumed(args, explicit, world, loaded):
-    """(run parameters, a function building the simulation) continuing checkpoint `args.resume`,
+def _resumed(spec, world, loaded):
+    """(run parameters, a function building the simulation) continuing checkpoint `spec.resume`,
     `loaded` by `_read_checkpoint`."""
     run, record, state = loaded
     done = int(record["steps_done"])
-    if "steps" in explicit:
-        if args.steps < done:
-            raise RunStop(f"--steps {args.steps} is fewer than the {done} steps {args.resume} has already done")
-        run["steps"] = args.steps
-    if "snapshots" in explicit:
-        run["snapshots"] = str(args.snapshots.resolve())
-    if "every" in explicit:
+    if "steps" in spec.given:
+        if spec.steps < done:
+            raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
+        run["steps"] = spec.steps
+    if "snapshots" in spec.given:
+        run["snapshots"] = str(spec.snapshots.resolve())
+    if "every" in spec.given:
         if run["snapshots"] is None:
-            raise RunStop(f"--every needs --snapshots DIR (the run in {args.resume} writes no snapshots)")
-        run["every"] = args.every
-    if "checkpoint_every" in explicit:
-        run["checkpoint_every"] = args.checkpoint_every
+            raise RunStop(f"--every needs --snapshots DIR (the run in {spec.resume} writes no snapshots)")
+        run["every"] = spec.every
+    if "checkpoint_every" in spec.given:
+        run["checkpoint_every"] = spec.checkpoint_every
     ok, problem = world.agree(not (problem := memory_problem(state.n)), problem or "")
     if not ok:
         raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
-    _state_problem(state, str(args.resume))
+    _state_problem(state, str(spec.resume))
 
     def build():
         with user_values():
@@ -215,12 +215,12 @@ def _resumed(args, explicit, world, loaded):
     return run, build
 
 
-def _command(args, run_, checkpoint) -> dict:
+def _command(spec, run_, checkpoint) -> dict:
     """What makes two runs the same run (the run id and a drawn seed aside), as JSON values."""
     same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
     same.update(seed=None if run_["seed_chosen"] else run_["seed"], checkpoint=None if checkpoint is None
-                else str(checkpoint.resolve()), version=args.version, scheme=args.scheme, precision=args.precision,
-                dt=args.dt, options=args.options)
+                else str(checkpoint.resolve()), version=spec.version, scheme=spec.scheme, precision=spec.precision,
+                dt=spec.dt, options=dict(spec.options))
     return json.loads(json.dumps(same))
 
 
@@ -238,7 +238,7 @@ def _restartable(folder: Path, command: dict) -> bool:
             and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
 
-def _checked_paths(args, run_, checkpoint, locks, undo) -> tuple[Path | None, bool]:
+def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
     the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
     removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
@@ -250,7 +250,7 @@ def _checked_paths(args, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
                           f"give it a file name")
         _writable(checkpoint.parent, "the checkpoint", undo)
         _lock(locks, checkpoint, "the checkpoint", False, undo)
-        if checkpoint.exists() and not (args.resume and checkpoint.resolve() == Path(args.resume).resolve()):
+        if checkpoint.exists() and not (spec.resume and checkpoint.resolve() == Path(spec.resume).resolve()):
             raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another "
                           f"file")
         for tmp in temporary_files(checkpoint):
@@ -259,7 +259,7 @@ def _checked_paths(args, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
     if folder is not None:
         _writable(folder, "snapshots", undo)
         _lock(locks, folder, "the snapshot folder", True, undo)
-        restart = args.resume is None and _restartable(folder, _command(args, run_, checkpoint))
+        restart = spec.resume is None and _restartable(folder, _command(spec, run_, checkpoint))
         if not restart:
             try:
                 prepare_folder(folder, run_["run_id"])
@@ -268,7 +268,7 @@ def _checked_paths(args, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
     return folder, restart
 
 
-def _claim(args, run_, checkpoint, folder, restart):
+def _claim(spec, run_, checkpoint, folder, restart):
     """Once the simulation is built (every refusal is behind): the snapshot folder becomes this
     run's, its record written, a killed run of the same command (`restart`) replaced."""
     if folder is None:
@@ -277,8 +277,8 @@ def _claim(args, run_, checkpoint, folder, restart):
         for old in list_snapshots(folder) + sorted(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
-    if args.resume is None or not (folder / RUN_RECORD).exists():
-        _write_record(folder, {"run_id": run_["run_id"], "command": _command(args, run_, checkpoint),
+    if spec.resume is None or not (folder / RUN_RECORD).exists():
+        _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint),
                                "finished": False})
 
 
@@ -313,18 +313,19 @@ def _write_record(folder: Path, record: dict):
     write_atomically(folder / RUN_RECORD, lambda f: f.write(body), f".{RUN_RECORD}.")
 
 
-def run(args, explicit: set) -> int:
-    """`nbsymple run`; returns the exit status or raises RunStop. `args.options` holds the
-    version's options given on the command line, `explicit` the names of all options given.
-    Everything the user typed is checked (and refused with nothing written) before the initial
-    conditions are built. SIGINT and SIGTERM are answered from the first line (`StopSignals`)."""
+def run(spec: RunSpec) -> int:
+    """`nbsymple run`, from the CLI or from Python: returns the exit status (0, or 128 + a signal's
+    number) or raises RunStop (one sentence and the status the CLI exits with) or
+    VersionUnavailable. Everything the user asked for is checked (and refused with nothing
+    written) before the initial conditions are built. SIGINT and SIGTERM are answered from the
+    first line (`StopSignals`)."""
     ranks = {}
 
     def at_once(signum):                 # across ranks MPI_Abort, else StopNow where it landed
         if ranks.get("world") is not None and ranks["world"].size > 1:
             if signals.immediate:
-                _abort_at_once(signum, ranks["world"], _set_up_stop(signum, args.resume))
-            checkpoint = args.checkpoint or args.resume
+                _abort_at_once(signum, ranks["world"], _set_up_stop(signum, spec.resume))
+            checkpoint = spec.checkpoint or spec.resume
             _abort_at_once(signum, ranks["world"], f"stopped at once by a second {signal.Signals(signum).name}"
                            + (f"; continue from the last checkpoint written: nbsymple run --resume {checkpoint}"
                               if checkpoint else ""))
@@ -332,13 +333,13 @@ def run(args, explicit: set) -> int:
 
     with StopSignals(at_once, immediate=True) as signals:
         try:
-            loaded, unreadable = _read_checkpoint(args, explicit) if args.resume else (None, "")
-            with user_values(lambda why: RunStop(f"{args.resume} is not a valid checkpoint ({why})")):
+            loaded, unreadable = _read_checkpoint(spec) if spec.resume else (None, "")
+            with user_values(lambda why: RunStop(f"{spec.resume} is not a valid checkpoint ({why})")):
                 if loaded:
                     _check_record(loaded[1])
-                version = get_version(loaded[1]["version"] if loaded else args.version)
+                version = get_version(loaded[1]["version"] if loaded else spec.version)
             with user_values():
-                options = version.options_from(loaded[1]["options"] if loaded else args.options)  # before anything is built
+                options = version.options_from(loaded[1]["options"] if loaded else spec.options)  # before anything is built
             ok, reason = version.package.availability(options)
             if not ok:
                 raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
@@ -347,35 +348,31 @@ def run(args, explicit: set) -> int:
             try:
                 if not ok:
                     raise RunStop(reason.split(": ", 1)[1] if world.size == 1 else reason)
-                return _run(args, explicit, world, signals, loaded)
+                return _run(spec, world, signals, loaded)
             except RunStop as e:
                 e.speak = world.is_root            # every rank stops alike; rank 0 says why
                 raise
         except StopNow as e:
-            raise RunStop(_set_up_stop(e.signum, args.resume), status=128 + e.signum) from None
+            raise RunStop(_set_up_stop(e.signum, spec.resume), status=128 + e.signum) from None
 
 
-def _run(args, explicit, world, signals, loaded) -> int:
-    if args.checkpoint_every is not None and args.checkpoint is None and args.resume is None:
+def _run(spec, world, signals, loaded) -> int:
+    if spec.checkpoint_every is not None and spec.checkpoint is None and spec.resume is None:
         raise RunStop("--checkpoint-every needs --checkpoint FILE")
-    checkpoint = Path(args.checkpoint or args.resume) if (args.checkpoint or args.resume) else None
-    run_, build = _resumed(args, explicit, world, loaded) if args.resume else _fresh(args, explicit, world)
+    checkpoint = Path(spec.checkpoint or spec.resume) if (spec.checkpoint or spec.resume) else None
+    run_, build = _resumed(spec, world, loaded) if spec.resume else _fresh(spec, world)
     with ExitStack() as locks:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
-            folder, restart = on_root(world, lambda: _checked_paths(args, run_, checkpoint, locks, undo))
+            folder, restart = on_root(world, lambda: _checked_paths(spec, run_, checkpoint, locks, undo))
             signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
             sim = build()
-            on_root(world, lambda: _claim(args, run_, checkpoint, folder, restart))
+            on_root(world, lambda: _claim(spec, run_, checkpoint, folder, restart))
             undo.pop_all()
-        status = _steps(args, run_, sim, folder, checkpoint, signals)
+        status = _steps(spec, run_, sim, folder, checkpoint, signals)
         if folder is not None and world.is_root:
             record = json.loads((folder / RUN_RECORD).read_text())
             _write_record(folder, {**record, "finished": True})
         return status
-
-
-class _Stopped(Exception):
-    pass
 
 
 def _set_up_stop(signum: int, resume) -> str:
@@ -395,23 +392,23 @@ def _abort_at_once(signum: int, world, message: str):
     world.abort(128 + signum)
 
 
-def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
+def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
     """Step to the run's total with snapshots and checkpoints; a signal (caught by `signals` on
     any rank) or a non-finite value stops it after a whole step, a fault of the machine (a full
     disk, a folder removed) at the write that failed: each in one sentence that names the last
     good checkpoint and how to resume it."""
     world = sim.world
-    total, every, k_every = run_["steps"], run_["every"], run_["checkpoint_every"]
-    fmt = run_.get("snapshot_format", "npz")
-    start = sim.steps_done
-    saved = {"step": start if args.resume else None}
+    total, fmt, start = run_["steps"], run_.get("snapshot_format", "npz"), sim.steps_done
+    saved = {"step": start if spec.resume else None}
 
     def write_snapshot_(step):
         sim.gather()
         if world.is_root:
             write_snapshot(folder, sim.state, step, run_["run_id"], fmt)
 
-    def save_():
+    def save_(stopping=False):
+        if checkpoint is None:
+            return
         sim.gather()
         if world.is_root:
             save(checkpoint, run_, sim)
@@ -429,30 +426,13 @@ def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
     def stop_asked() -> bool:
         return world.any(signals.signum is not None) if signals.catching else False
 
-    def on_step(k):
-        step = sim.steps_done
-        stop = stop_asked()
-        if folder is not None and (step % every == 0 or step == total):
-            write_snapshot_(step)
-        if checkpoint is not None and (step % k_every == 0 or step == total or stop):
-            save_()
-        progress(step - start)
-        if stop:
-            raise _Stopped
-
     try:
         signals.immediate = not signals.catching     # from here on a signal stops after a whole step
-        if checkpoint is not None and args.resume is None:
-            save_()
-        due = start % every == 0 or start == total
-        if folder is not None and due and not snapshot_path(folder, start, fmt).exists():
-            write_snapshot_(start)       # step 0, or a resumed step whose snapshot a kill prevented
-        if stop_asked():                 # during the set-up: the checkpoint holds step `start`
-            raise _Stopped
-        sim.step(total - start, on_step)
+        step_run(sim, run_, fresh=spec.resume is None, snapshot=write_snapshot_, checkpoint=save_,
+                 stop_asked=stop_asked, progress=progress)
     except NonFiniteState as e:          # every rank raises it together
         raise RunStop(f"{e}, so the run stopped there{resume_hint()}", status=3) from None
-    except _Stopped:
+    except Stopped:
         signum = world.broadcast_object(signals.signum or signal.SIGTERM)    # rank 0's, if it caught one
         name = signal.Signals(signum).name
         if checkpoint is None:
@@ -469,4 +449,4 @@ def _steps(args, run_, sim, folder, checkpoint, signals) -> int:
         where = f" ({e.filename})" if e.filename else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e.strerror or e}{where}"
                       f"{resume_hint()}", status=FAULT) from None
-    return report(args, run_, sim, folder, checkpoint, start)
+    return report(spec, run_, sim, folder, checkpoint, start)

@@ -3,15 +3,15 @@ core (the paper's reference).
 
 Files: `kernels.py` (the CPU kernels' sources, written once, and `SERIAL`, their serial build:
 also C's host kernels), `avx512.py` (the dp loop over sources on AVX-512, in LLVM IR),
-`pairwise.py` (`CpuPairwise`, the pairwise engine on the host, and
+`pairwise.py` (`CpuPairwise`, the pairwise backend on the host, and
 `cpu_pipeline`, which B reuses with its threaded build).
 """
 from ..core.options import NoOptions
 
-Options = NoOptions    # A takes no options
-GPU = False            # where the pairwise forces run: the host
-HOST = "serial"        # the host kernels of the O(N) work
-GALAXY_IN_KERNEL = False   # the galactic force: a host task (E: inside the GPU kernel)
+Options = NoOptions          # A takes no options
+GPU = False                  # where the pairwise forces run: the host
+HOST_KERNELS = "serial"      # the host kernels of the O(N) work
+GALAXY_IN_KERNEL = False     # the galactic force: a host task (E: inside the GPU kernel)
 
 
 def availability(options: Options) -> tuple[bool, str]:

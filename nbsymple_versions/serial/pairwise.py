@@ -1,4 +1,4 @@
-"""Version A's pairwise engine: the O(N^2) forces with the CPU kernels, on the host."""
+"""Version A's pairwise backend: the O(N^2) forces with the CPU kernels, on the host."""
 import numpy as np
 
 from ..core import dsp

@@ -7,7 +7,7 @@ count follows numba: `NUMBA_NUM_THREADS`, `numba.set_num_threads`). B's pipeline
 from ..serial import Options, availability  # noqa: F401  (B takes no options and runs anywhere)
 
 GPU = False
-HOST = "threaded"
+HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = False
 
 

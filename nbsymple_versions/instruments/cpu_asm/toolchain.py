@@ -46,7 +46,7 @@ def print_assembly() -> None:
     import llvmlite.binding as llvm
     from numba.core import config
 
-    from ..serial.kernels import SERIAL as kernels
+    from ...serial.kernels import SERIAL as kernels
     assembly = {}
     for kernel, precision in KERNELS:
         dispatcher = kernels.pairwise[precision] if kernel == "pairwise" else getattr(kernels, kernel)
@@ -72,8 +72,7 @@ def environment(target: str) -> dict[str, str]:
 def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
     """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}), one child per target, run
     side by side."""
-    command = [sys.executable, "-c", "from nbsymple_versions.cpu_asm.toolchain import print_assembly; "
-               "print_assembly()"]
+    command = [sys.executable, "-c", f"from {__name__} import print_assembly; print_assembly()"]
     children = {t: subprocess.Popen(command, env=environment(t), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True) for t in targets}
     done = {}

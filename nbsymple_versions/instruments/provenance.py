@@ -13,7 +13,7 @@ import platform
 import re
 import subprocess
 
-from .gpu_pairwise.simulator import cuda_simulator, gpu_name
+from ..gpu_pairwise.simulator import cuda_simulator, gpu_name
 
 # distributions whose versions change the numbers (importlib.metadata names)
 LIBRARIES = ("numpy", "numba", "llvmlite", "numba-cuda", "cupy-cuda13x", "cupy-cuda12x", "mpi4py", "mpich")
@@ -90,7 +90,7 @@ def threading() -> tuple[str, int]:
     import numba
     import numpy as np
 
-    from .threaded.kernels import THREADED
+    from ..threaded.kernels import THREADED
     THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
     try:
         layer = numba.threading_layer()

@@ -16,9 +16,9 @@ Two thresholds per K: `n_break`, below which K nodes are slower than one (the ex
 more than the compute it saves), and `n_half`, below which the parallel efficiency
 compute / (compute + communicate) drops under one half.
 
-    python -m nbsymple_versions.mpi.model                        # the tables of docs/mpi.md
-    python -m nbsymple_versions.mpi.model --measure out.json     # F with 1 and 2 ranks here
-    python -m nbsymple_versions.mpi.model --plot docs/mpi_model.png --measured out.json
+    python -m nbsymple_versions.instruments.mpi_model                      # the tables of docs/mpi.md
+    python -m nbsymple_versions.instruments.mpi_model --measure out.json   # F with 1 and 2 ranks here
+    python -m nbsymple_versions.instruments.mpi_model --plot docs/mpi_model.png --measured out.json
 """
 import argparse
 import json
@@ -27,6 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
 BYTES_PER_BODY = 24                 # float64 x, y, z
 NETWORKS = {                        # (bandwidth bytes/s, latency s): assumed, typical MPI figures
     "100 Gb/s InfiniBand": (12.5e9, 1.5e-6),
@@ -94,16 +95,15 @@ def tables(rate_cpu: float) -> str:
 
 
 def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
-    """Run `runs.mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
+    """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
     with open(path, "a") as f:
         for _ in range(repeats):
             for n in ns:
                 for k in ranks:
-                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", "nbsymple_versions.runs.mpi_timing",
-                                        "--n", str(n), "--min-seconds", "2"], capture_output=True, text=True,
-                                       timeout=900, check=True)
+                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
+                                        "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
                     f.write(p.stdout.strip().splitlines()[-1] + "\n")
                     f.flush()
 
@@ -159,7 +159,8 @@ def plot(path, measured: list[dict], rate_cpu: float):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.mpi.model", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.mpi_model",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--measure", metavar="JSONL", help="time F with 1 and 2 ranks here, appending to JSONL")
     p.add_argument("--measured", metavar="JSONL", help="measured runs (from --measure) for the rate and the plot")
     p.add_argument("--rate", type=float, default=None, help="this CPU's dp interactions/s (default: from --measured)")

@@ -1,9 +1,8 @@
 """Time version F's steps across the ranks of this job: one JSON line from rank 0.
 
-    mpiexec -n 2 python -m nbsymple_versions.runs.mpi_timing --n 16384 --scheme leapfrog --precision dp
+    mpiexec -n 2 python -m nbsymple_versions.instruments.mpi_timing --n 16384 --scheme leapfrog --precision dp
 
-The cluster is the asv suite's timing state (the paper's set-up, seed 2011; above N = 4096
-its velocities follow the continuous sphere's virial scaling instead of the O(N^2) sum). After
+The cluster is the package's `timing_state` (core/ics.py), the asv suite's. After
 the warm-up (compilation), one step is timed; rank 0 then chooses how many more make at
 least `--min-seconds` (and `--min-steps`) and tells every rank, so all ranks step alike. The
 result is rank 0's TaskClock: seconds per step and the share of each task, communicate
@@ -14,19 +13,16 @@ import json
 import math
 import sys
 
-from ..core.ics import make_cluster
+from ..core.ics import timing_state
 from ..simulation import Simulation
 from ..versions import get_version
-
-EXACT_IC_MAX_N = 4096
-SEED = 2011
 
 
 def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: int = 3,
             min_seconds: float = 1.0, max_steps: int = 1000, node_version=None) -> dict:
     """Collective: every rank calls it; rank 0's clock is returned (on every rank)."""
     options = {"node_version": node_version} if node_version else {}
-    state = make_cluster(n, seed=SEED, exact_potential=n <= EXACT_IC_MAX_N)
+    state = timing_state(n)
     sim = Simulation(state, "F", scheme, precision, diagnostics=False, **options)
     sim.step(1)
     first = sim.clock.total
@@ -40,7 +36,8 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.runs.mpi_timing", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.mpi_timing",
+                                description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=16384)
     p.add_argument("--scheme", default="leapfrog")
     p.add_argument("--precision", default="dp")

@@ -12,8 +12,8 @@ import re
 import shutil
 import subprocess
 
-from ..gpu_full.fused import GALAXY
-from ..gpu_pairwise.options import KERNEL_KINDS, PAIRWISE, entry_name
+from ...gpu_full.fused import GALAXY
+from ...gpu_pairwise.options import KERNEL_KINDS, PAIRWISE, entry_name
 from .sass import split_functions
 
 # label -> (kernel kind, fused with E's Galaxy); the first kind (tiled) is the default
@@ -123,7 +123,7 @@ def cuda_c_ptx(precision: str, tile: int, arch: str) -> str:
     and `gpu_full/fused.cu`), compiled by NVRTC with the options the backend gives CuPy. NVRTC
     needs no driver; `cuda.bindings` (installed with numba-cuda[cu13]) loads the same libnvrtc
     as cupy-cuda13x."""
-    from ..gpu_pairwise import cupy_cuda
+    from ...gpu_pairwise import cupy_cuda
     try:
         from cuda.bindings import nvrtc
     except ImportError as e:
@@ -170,7 +170,7 @@ def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
     from numba import cuda
     from numba.cuda.cudadrv.error import CCSupportError
 
-    from ..gpu_pairwise import numba_cuda
+    from ...gpu_pairwise import numba_cuda
     cc = compute_capability(arch)
     kernel, fused = KINDS[kind]
     saved = dispatcher.get_current_device

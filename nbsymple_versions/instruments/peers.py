@@ -1,7 +1,7 @@
 """Side-by-side pairwise-force throughput: this suite's versions (A, B; on a GPU also C, D, E) against peer codes.
 
-    python -m nbsymple_versions.peers              # N = 4096 and 16384, one Markdown table
-    python -m nbsymple_versions.peers --n 1024 --repeats 3
+    python -m nbsymple_versions.instruments.peers              # N = 4096 and 16384, one Markdown table
+    python -m nbsymple_versions.instruments.peers --n 1024 --repeats 3
 
 Every candidate computes the softened mutual accelerations of the same bodies (same N,
 masses, softening, G = 1): a_i = sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2).
@@ -50,12 +50,12 @@ from typing import Callable
 
 import numpy as np
 
-from .core import reference
-from .core.ics import make_cluster
-from .core.vocabulary import PRECISIONS
+from ..core import reference
+from ..core.ics import make_cluster
+from ..core.vocabulary import PRECISIONS
+from ..validation import TOLERANCE, max_relative_error
+from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 from .provenance import machine_line
-from .validation import TOLERANCE, max_relative_error
-from .versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 
 DEFAULT_NS = (4096, 16384)
 DEFAULT_REPEATS = 5
@@ -393,7 +393,8 @@ def _load() -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.peers", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.peers",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)

@@ -8,7 +8,9 @@ then the rates of the tiled and the plain kernel side by side, with the largest 
 between their accelerations (the net effect of tiling, cross-checked); last, the GPU peers on the
 same bodies: NVIDIA Warp's tile N-body kernel and a plain Warp kernel (`peers_warp.py`), checked
 against the float64 reference first, then timed beside the C/D and E kernels with the ratios.
-`--backend cupy` runs all of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`).
+`--gpu-backend cupy` runs all of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`);
+its flags of the versions' options (`--tile`, `--devices`, `--gpu-backend`, `--gpu-kernel`) are
+generated from E's typed `Options`, as `nbsymple run`'s are.
 Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`), without
 the Warp peers; the simulator's numbers mean nothing.
 """
@@ -18,14 +20,15 @@ import time
 
 import numpy as np
 
-from .core.ics import make_cluster
-from .core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
-from .gpu_full import check_devices
-from .gpu_pairwise.options import BACKENDS, DEFAULT_TILE, KERNEL_KINDS, check_tile
-from .gpu_pairwise.simulator import cuda_simulator
-from .versions import GPU_LETTERS as LETTERS, get_version
+from ..core.ics import make_cluster, timing_state
+from ..core.options import add_option_arguments
+from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
+from ..gpu_pairwise.options import KERNEL_KINDS
+from ..gpu_pairwise.simulator import cuda_simulator
+from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
 
 DEFAULT_SIZES = (2**14, 2**16, 2**17)
+OPTIONS = ("tile", "devices", "backend", "kernel")     # the versions' options it takes: E's
 
 
 def _parser():
@@ -35,14 +38,9 @@ def _parser():
     p.add_argument("--validate-n", type=int, default=None,
                    help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
     p.add_argument("--steps", type=int, default=3, help="leapfrog steps timed per version (default 3)")
-    p.add_argument("--tile", type=int, default=DEFAULT_TILE, help=f"threads per block (default {DEFAULT_TILE})")
-    p.add_argument("--devices", type=int, default=1, help="slices of targets for version E (default 1)")
     p.add_argument("--min-seconds", type=float, default=0.2,
                    help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
-    p.add_argument("--backend", default=BACKENDS[0], choices=BACKENDS,
-                   help="GPU backend: numba (numba-cuda, default) or cupy (CuPy + CUDA C)")
-    p.add_argument("--kernel", default=KERNEL_KINDS[0], choices=KERNEL_KINDS,
-                   help="kernel of the validation and step rows: tiled (default) or plain; both are timed")
+    add_option_arguments(p.add_argument, option_flags(), OPTIONS)     # --gpu-kernel: the validation and step rows'
     return p
 
 
@@ -59,30 +57,34 @@ def _repeat(fn, min_seconds, least=2):
 
 def _devices(letter: str, devices: int) -> dict:
     """The `devices` option for the versions that take it (E), none for the others."""
-    return dict(devices=devices) if "devices" in get_version(letter).options else {}
+    return dict(devices=devices) if "devices" in get_version(letter).option_names else {}
 
 
-def main(argv=None) -> int:
+def main(argv=None, **options) -> int:
+    """The report; `options` (the versions' options, as `nbsymple check` parsed them) stand in for
+    the flags of the same names. Exit status 0, 1 (a check failed, or no GPU), 2 (bad input)."""
     args = _parser().parse_args(argv)
-    from .simulation import Simulation
-    from .validation import validate
+    from ..simulation import Simulation
+    from ..validation import validate
 
-    version = get_version("C")
-    ok, reason = version.available(args.backend)
-    if not ok:
-        print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
-        return 1
-    from .gpu_pairwise.backends import engine_class
-
-    options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     try:
-        check_tile(args.tile)
-        check_devices(args.devices)
+        given = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
+        chosen = get_version("E").Options.from_dict({**given, **options}, "E")
         if min(args.sizes) < 2 or args.steps < 1:
             raise ValueError("sizes must be >= 2 and steps >= 1")
     except ValueError as e:
         print(f"nbsymple check --gpu-report: {e}", file=sys.stderr)
         return 2
+    for name in OPTIONS:
+        setattr(args, name, getattr(chosen, name))
+    version = get_version("C")
+    ok, reason = version.available(args.backend)
+    if not ok:
+        print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
+        return 1
+    from ..gpu_pairwise.backends import engine_class
+
+    options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
     sim = cuda_simulator()
     validate_n = args.validate_n or (96 if sim else 2048)
     engine = engine_class(args.backend)
@@ -106,15 +108,14 @@ def main(argv=None) -> int:
               + "".join(f" {'step ' + L + ' ms':>10}" for L in LETTERS))
     print(header)
     for n in args.sizes:
-        # the paper's set-up, with the O(N) virial scaling (the exact one is O(N^2) in NumPy)
-        state = make_cluster(n, seed=2011, exact_potential=False)
+        state = timing_state(n)
         for precision in PRECISIONS:
             forces = version.pipeline(state, precision, **options)
             forces.warm_up(state.x)
-            backend, out = forces.backend, np.empty_like(state.x)
-            backend.upload(state.x)
-            kernel_s = _repeat(backend.compute, args.min_seconds)
-            transfer_s = _repeat(lambda: (backend.upload(state.x), backend.download(out)), args.min_seconds)
+            pairwise, out = forces.backend, np.empty_like(state.x)      # the pipeline's O(N^2) part
+            pairwise.upload(state.x)
+            kernel_s = _repeat(pairwise.compute, args.min_seconds)
+            transfer_s = _repeat(lambda: (pairwise.upload(state.x), pairwise.download(out)), args.min_seconds)
             rate = float(n) * n / kernel_s
             steps = []
             for letter in LETTERS:
@@ -141,22 +142,22 @@ def _tiling(version, args) -> int:
     resources. Measure the net effect"): the C/D kernel's rate, tiled and plain, and the largest
     difference between their accelerations (same sources, same order: they should agree within
     the precision's tolerance). Returns the number of disagreements."""
-    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+    from ..validation import FRAME_KPC, TOLERANCE, max_relative_error
 
     print("\ntiled vs plain kernel (warm, synchronised; difference = max relative, plain against tiled)")
     print(f"{'':7}{'N':>7} {'prec':4} {'tiled int/s':>12} {'plain int/s':>12} {'tiled/plain':>11} {'difference':>11}")
     disagree = 0
     for n in args.sizes:
         for precision in PRECISIONS:
-            state = make_cluster(n, seed=2011, exact_potential=False, radius_kpc=FRAME_KPC[precision])
+            state = timing_state(n, radius_kpc=FRAME_KPC[precision])
             rates, acc = {}, {}
             for kernel in KERNEL_KINDS:
                 forces = version.pipeline(state, precision, tile=args.tile, backend=args.backend, kernel=kernel)
                 forces.warm_up(state.x)
-                backend, out = forces.backend, np.empty_like(state.x)
-                backend.upload(state.x)
-                rates[kernel] = float(n) * n / _repeat(backend.compute, args.min_seconds)
-                backend.download(out)
+                pairwise, out = forces.backend, np.empty_like(state.x)
+                pairwise.upload(state.x)
+                rates[kernel] = float(n) * n / _repeat(pairwise.compute, args.min_seconds)
+                pairwise.download(out)
                 acc[kernel] = out.T.copy()
             diff = max_relative_error(acc["plain"], acc["tiled"])
             agree = diff <= TOLERANCE[precision]
@@ -197,8 +198,8 @@ def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
     Then, per N and precision, the kernel rates of C/D, E and Warp (warm, synchronised), the
     suite's over Warp tile's, and the largest difference of Warp's accelerations from C's. A peer
     that is missing or wrong is reported; it does not change the exit status."""
-    from .core import reference
-    from .validation import FRAME_KPC, TOLERANCE, max_relative_error
+    from ..core import reference
+    from ..validation import FRAME_KPC, TOLERANCE, max_relative_error
     try:
         from . import peers_warp
     except ImportError as exc:
@@ -225,7 +226,7 @@ def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
     dash = "—"
     for n in args.sizes:
         for precision in peers_warp.WARP_PRECISIONS:
-            state = make_cluster(n, seed=2011, exact_potential=False, radius_kpc=FRAME_KPC[precision])
+            state = timing_state(n, radius_kpc=FRAME_KPC[precision])
             engines = _suite_kernels(state, precision, args)
             engines.update({kind: peers_warp.WarpForces(state.m, state.eps, precision, kind, device)
                             for kind in peers_warp.KERNELS if (kind, precision) in checked})

@@ -26,9 +26,9 @@ from functools import cache
 import numpy as np
 import warp as wp
 
-from .core import reference
-from .gpu_pairwise.records import fill_masses, pack, padded
-from .validation import TOLERANCE, max_relative_error
+from ..core import reference
+from ..gpu_pairwise.records import fill_masses, pack, padded
+from ..validation import TOLERANCE, max_relative_error
 
 KERNELS = ("tile", "plain")
 WARP_PRECISIONS = ("sp", "dp")             # Warp has no double-single

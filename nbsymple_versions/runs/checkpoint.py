@@ -6,8 +6,10 @@ Layout of format 1 (integers little-endian):
     bytes 20-23   format version, uint32
     bytes 24-31   header length H, uint64
     next H bytes  header, a UTF-8 JSON object:
-                    "run"         the run's parameters (N, seed, total steps, snapshot folder and
-                                  cadence, checkpoint cadence, run id), from `runner`
+                    "run"         the run's header (N, seed, total steps, snapshot folder and
+                                  cadence, checkpoint cadence, run id; a science run's session
+                                  record), one schema for `nbsymple run` (`runs.driver`) and the
+                                  paper's science runs (`paper.resumable`): `check_run`
                     "simulation"  `Simulation.record()`: version, scheme, precision, dt, options,
                                   steps done, time origin t0, accumulated clock, E0, L0 and the
                                   parts of E0 (`core.diagnostics.EnergyParts`)
@@ -35,9 +37,9 @@ import struct
 
 import numpy as np
 
-from .core.ics import State
-from .core.units import Units
-from .snapshots import write_atomically
+from ..core.ics import State
+from ..core.units import Units
+from .snapshots import SNAPSHOT_FORMATS, write_atomically
 
 MAGIC = b"NBSYMPLE-CHECKPOINT\n"
 FORMAT = 1
@@ -120,12 +122,17 @@ _STR, _BOOL = (lambda v: isinstance(v, str)), (lambda v: isinstance(v, bool))
 # EnergyParts.from_dict, State): a dict holds at least these keys, each of these types.
 _PARTS = {"mass": _number, "base": _vector(_number), "velocity": _vector(_number), "kinetic_internal": _number,
           "potential": _number, "cross": _number, "tidal": _number, "total": _number}
+_SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "sessions": _count(1),
+            "interrupted": _count(0), "written": lambda v: isinstance(v, list) and all(map(_STR, v))}
 _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _count(1),
         "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
-        "snapshot_format": lambda v: v in ("npz", "nbsymple")}
+        "snapshot_format": lambda v: v in SNAPSHOT_FORMATS,
+        # a science run's (paper/resumable.py): the steps it snapshots, its sessions; absent elsewhere
+        "snapshot_steps": _optional(lambda v: isinstance(v, list) and all(map(_count(1), v))),
+        "science": _optional(_SCIENCE)}
 _HEADER = {
-    "run": lambda v: isinstance(v, dict),       # its owner's parameters: `check_run` for `nbsymple run`
+    "run": lambda v: isinstance(v, dict),       # the run's header: `check_run`
     "simulation": {"version": _STR, "scheme": _STR, "precision": _STR, "dt": _number,
                    "options": _table(lambda v: True), "steps_done": _count(0), "t0": _number,
                    "clock": {"seconds": _table(_number), "calls": _table(_count(0))},
@@ -139,9 +146,10 @@ _HEADER = {
 
 
 def check_run(path, run: dict):
-    """CheckpointError unless `run` (as `load` returns it) holds every parameter `nbsymple run`
-    resumes from (`runs.driver`), each of its type."""
-    if (problem := _problem(run, _RUN, "run")) is not None:
+    """CheckpointError unless `run` (as `load` returns it) holds every parameter a run resumes
+    from (`runs.driver`, `paper.resumable`), each of its type."""
+    older = {"snapshot_steps": None, "science": None}     # absent from files written before them
+    if (problem := _problem({**older, **run}, _RUN, "run")) is not None:
         raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import sys
 import tempfile
 
-from ..core.vocabulary import PRECISIONS
-from ..gpu_pairwise.options import BACKENDS
+from ...core.vocabulary import PRECISIONS
+from ...gpu_pairwise.options import BACKENDS
 from .model import DEFAULT_ARCH, DEVICES, KernelCount, count
 from .toolchain import KINDS, assemble, check_arch, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
 

@@ -15,6 +15,7 @@ softening and each snapshot's time. `read_snapshot` also reads the authors' own 
 name, `sixth<q>.txt` and `leapfrog<q>.txt` (their frame q, written every n / FRAME steps; the
 files hold no time), at the scale of a `snapshots.json` beside them, else this suite's `Units()`.
 """
+from contextlib import contextmanager
 import json
 import lzma
 import math
@@ -29,11 +30,11 @@ import zlib
 
 import numpy as np
 
+from ..core.ics import State
+from ..core.units import Units, checked_units
 from .authors_format import FormatError, format_lines, read_nbsymple
-from .core.ics import State
-from .core.units import Units, checked_units
 
-FORMATS = ("npz", "nbsymple")
+SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
 # ASCII snapshots read by name: ours, snap_<step>.txt, and the authors' frames, <scheme><q>.txt
 SNAPSHOT_NAME = re.compile(r"(?:snap_|sixth|leapfrog)([0-9]+)\.txt")
@@ -87,7 +88,7 @@ def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str =
     if fmt == "nbsymple":
         return _write_nbsymple(folder, state, step, run_id)
     if fmt != "npz":
-        raise ValueError(f"unknown snapshot format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown snapshot format {fmt!r}; choose one of {', '.join(SNAPSHOT_FORMATS)}")
 
     def write(f):
         np.savez(f, positions=state.positions, velocities=state.velocities, masses=state.m,
@@ -187,12 +188,22 @@ def _unreadable(path, e) -> SnapshotError:
     return SnapshotError(f"snapshot {path} is truncated or corrupted ({type(e).__name__}: {_one_line(e)})")
 
 
+@contextmanager
 def _npz(path: Path):
-    """The open archive of a `.npz` snapshot (SnapshotError when it is a bare `.npy` array)."""
-    d = np.load(path)
-    if not isinstance(d, np.lib.npyio.NpzFile):
-        raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
-    return d
+    """The open archive of a `.npz` snapshot; what reading it raises (a bare `.npy` array, a missing,
+    truncated or corrupted file) becomes one SnapshotError sentence naming it."""
+    try:
+        d = np.load(path)
+        if not isinstance(d, np.lib.npyio.NpzFile):
+            raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+        with d:
+            yield d
+    except SnapshotError:
+        raise
+    except FileNotFoundError:
+        raise SnapshotError(f"snapshot {path} does not exist") from None
+    except _NPZ_ERRORS as e:
+        raise _unreadable(path, e) from None
 
 
 def _npz_number(d, key: str, path: Path, whole: bool = False):
@@ -217,19 +228,11 @@ def read_snapshot(path) -> tuple[State, int]:
     path = Path(path)
     if path.suffix == ".txt":
         return _read_nbsymple(path)
-    try:
-        with _npz(path) as d:
-            units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
-            state = State.from_arrays(d["positions"], d["velocities"], d["masses"],
-                                      eps=_npz_number(d, "softening", path), t=_npz_number(d, "time", path),
-                                      units=units)
-            return state, _npz_number(d, "step", path, whole=True)
-    except SnapshotError:
-        raise
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
-    except _NPZ_ERRORS as e:
-        raise _unreadable(path, e) from None
+    with _npz(path) as d:
+        units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
+        state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=_npz_number(d, "softening", path),
+                                  t=_npz_number(d, "time", path), units=units)
+        return state, _npz_number(d, "step", path, whole=True)
 
 
 def _read_nbsymple(path: Path) -> tuple[State, int]:
@@ -256,20 +259,13 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
 def snapshot_run_id(path) -> str:
     """The run id a snapshot was written with ('' for files from before run ids)."""
     path = Path(path)
-    try:
-        with _npz(path) as d:
-            if "run_id" not in d.files:
-                return ""
-            run_id = d["run_id"]
-            if not (isinstance(run_id, np.ndarray) and run_id.shape == () and run_id.dtype.kind == "U"):
-                raise SnapshotError(f"snapshot {path} is not a snapshot: its run_id is not a string")
-            return str(run_id.item())
-    except SnapshotError:
-        raise
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
-    except _NPZ_ERRORS as e:
-        raise _unreadable(path, e) from None
+    with _npz(path) as d:
+        if "run_id" not in d.files:
+            return ""
+        run_id = d["run_id"]
+        if not (isinstance(run_id, np.ndarray) and run_id.shape == () and run_id.dtype.kind == "U"):
+            raise SnapshotError(f"snapshot {path} is not a snapshot: its run_id is not a string")
+        return str(run_id.item())
 
 
 def list_snapshots(folder) -> list[Path]:

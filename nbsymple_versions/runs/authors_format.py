@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .core.ics import State
-from .core.units import Units
+from ..core.ics import State
+from ..core.units import Units
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 

@@ -1,0 +1,89 @@
+"""`RunSpec`: what `nbsymple run` is asked to do, typed, frozen and checked, the one argument
+of `runs.driver.run`. The CLI builds it from the flags it parsed (`given`: which ones); Python
+builds it directly:
+
+    from nbsymple_versions.runs.driver import run
+    from nbsymple_versions.runs.spec import RunSpec
+    run(RunSpec(version="B", n=2048, steps=200, checkpoint="run.nbsc"))
+
+A value that cannot be used raises `RunStop` (one sentence, status 2), as the CLI's refusals do.
+"""
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from types import MappingProxyType
+
+from ..core.checks import one_of, positive_number, whole_number
+from ..core.schemes import SCHEMES
+from ..core.vocabulary import PRECISIONS
+from ..versions import LETTERS
+from .errors import RunStop
+from .snapshots import SNAPSHOT_FORMATS
+
+_PATHS = ("snapshots", "ics", "checkpoint", "resume")
+_COUNTS = {"n": 2, "steps": 0, "every": 1, "checkpoint_every": 1, "mass_classes": 1}     # name -> minimum
+_SCALES = ("dt", "ics_mass", "ics_radius")
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field: `checkpoint_every` -> `--checkpoint-every`."""
+    return "--" + name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of any version: a fresh one, or `resume` a checkpointed one. `options` are the
+    version's own (`Version.Options`: tile, devices, ...), checked against the version when the
+    run starts. `given` names the fields the user set (the CLI: the flags typed); left out, it is
+    the fields that differ from their defaults."""
+    version: str = "A"
+    n: int = 1024
+    scheme: str = "leapfrog"
+    precision: str = "dp"
+    dt: float = 5e-4
+    steps: int = 1000
+    seed: int | None = None
+    options: dict = field(default_factory=dict)
+    snapshots: Path | None = None
+    snapshot_format: str | None = None
+    ics: Path | None = None
+    ics_mass: float | None = None
+    ics_radius: float | None = None
+    mass_classes: int | None = None
+    every: int | None = None
+    json: bool = False
+    checkpoint: Path | None = None
+    checkpoint_every: int | None = None
+    resume: Path | None = None
+    given: frozenset | None = None
+
+    def __post_init__(self):
+        try:
+            checked = {"version": one_of(self.version, LETTERS, "version"),
+                       "scheme": one_of(self.scheme, tuple(SCHEMES), "scheme"),
+                       "precision": one_of(self.precision, PRECISIONS, "precision"),
+                       "options": MappingProxyType(dict(self.options))}
+            if self.snapshot_format is not None:
+                checked["snapshot_format"] = one_of(self.snapshot_format, SNAPSHOT_FORMATS, "snapshot format")
+            if self.seed is not None:
+                checked["seed"] = whole_number(self.seed, flag("seed"))
+            for name, minimum in _COUNTS.items():
+                if getattr(self, name) is not None:
+                    checked[name] = whole_number(getattr(self, name), flag(name), minimum)
+            for name in _SCALES:
+                if getattr(self, name) is not None:
+                    checked[name] = positive_number(getattr(self, name), flag(name))
+            for name in _PATHS:
+                if (value := getattr(self, name)) is not None:
+                    if not isinstance(value, (str, Path)) or not str(value).strip():
+                        raise ValueError(f"{flag(name)} needs a file or folder name, got {value!r}")
+                    checked[name] = Path(value)
+            if not isinstance(self.json, bool):
+                raise ValueError(f"--json must be True or False, got {self.json!r}")
+        except ValueError as e:
+            raise RunStop(str(e)) from None
+        if self.given is None:          # from Python: what differs from the defaults, and the options
+            checked["given"] = {f.name for f in fields(self) if f.name not in ("options", "given")
+                                and checked.get(f.name, getattr(self, f.name)) != f.default} | set(self.options)
+        checked["given"] = frozenset(checked.get("given", self.given))
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)

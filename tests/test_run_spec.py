@@ -1,0 +1,105 @@
+"""`nbsymple run` from Python: `runs.driver.run(RunSpec(...))` runs a checkpointed job without
+argparse, resumes it bit for bit, and refuses what the CLI refuses with the same sentence
+(`RunStop`, status 2); the CLI parses its flags into the same frozen `RunSpec`."""
+import dataclasses
+import json
+import re
+import signal
+
+import numpy as np
+import pytest
+
+from nbsymple_versions import cli
+from nbsymple_versions.runs.checkpoint import load
+from nbsymple_versions.runs import driver
+from nbsymple_versions.runs.driver import run
+from nbsymple_versions.runs.errors import RunStop
+from nbsymple_versions.runs.snapshots import list_snapshots
+from nbsymple_versions.runs.spec import RunSpec
+
+from cli_call import call
+
+SMALL = dict(version="B", n=24, seed=4, steps=9, every=3, json=True)
+
+
+def test_a_checkpointed_run_from_python_is_the_clis_and_resumes_bit_for_bit(tmp_path, capsys, monkeypatch):
+    """The same run from Python and from the CLI; stopped by SIGTERM (RunStop, status 143) and
+    resumed from Python, it lands on the bits of the whole run."""
+    assert run(RunSpec(**SMALL, checkpoint=tmp_path / "py.ck", snapshots=tmp_path / "py")) == 0
+    from_python = json.loads(capsys.readouterr().out)
+    rc, out, err = call(["run", "--version", "B", "--n", 24, "--seed", 4, "--steps", 9, "--every", 3, "--json",
+                         "--checkpoint", tmp_path / "cli.ck", "--snapshots", tmp_path / "cli"])
+    assert rc == 0, err
+    from_cli = json.loads(out)
+    for key in ("version", "n", "seed", "steps", "energy_error", "internal_energy_error", "angular_momentum_error"):
+        assert from_cli[key] == from_python[key], key
+
+    write = driver.write_snapshot
+
+    def write_then_signal(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 6:
+            signal.raise_signal(signal.SIGTERM)          # stops the run after this step, checkpointed
+        return path
+    monkeypatch.setattr(driver, "write_snapshot", write_then_signal)
+    part = tmp_path / "part.ck"
+    stopped = f"stopped by SIGTERM after step 6 of 9; checkpoint written to {part}"
+    with pytest.raises(RunStop, match=re.escape(stopped)) as e:
+        run(RunSpec(**SMALL, checkpoint=part, checkpoint_every=4, snapshots=tmp_path / "part"))
+    assert e.value.status == 128 + signal.SIGTERM
+    monkeypatch.setattr(driver, "write_snapshot", write)
+    assert load(part)[1]["steps_done"] == 6
+    capsys.readouterr()
+    assert run(RunSpec(resume=part, json=True)) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["resumed_from_step"] == 6 and resumed["energy_error"] == from_python["energy_error"]
+    (_, _, a), (_, _, b) = load(tmp_path / "py.ck"), load(part)
+    np.testing.assert_array_equal(a.x, b.x)
+    np.testing.assert_array_equal(a.v, b.v)
+    assert [p.name for p in list_snapshots(tmp_path / "part")] == [p.name for p in list_snapshots(tmp_path / "py")]
+
+
+@pytest.mark.parametrize("spec, argv, sentence", [
+    (dict(every=3), ["--every", 3], "--every needs --snapshots DIR"),
+    (dict(checkpoint_every=3), ["--checkpoint-every", 3], "--checkpoint-every needs --checkpoint FILE"),
+    (dict(ics_mass=480.0), ["--ics-mass", 480], "--ics-mass gives the scale of an initial-condition file, so it "
+                                                 "needs --ics FILE"),
+    (dict(resume="x.ck", n=64, seed=1), ["--resume", "x.ck", "--n", 64, "--seed", 1],
+     "--resume takes the run's settings from its checkpoint, so --n, --seed cannot be given with it"),
+])
+def test_python_and_the_cli_refuse_alike(tmp_path, monkeypatch, spec, argv, sentence):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RunStop) as e:
+        run(RunSpec(**{"n": 16, "steps": 1, **spec}))
+    assert str(e.value) == sentence and e.value.status == 2
+    rc, out, err = call(["run", "--n", 16, "--steps", 1, *argv] if "resume" not in spec else ["run", *argv])
+    assert rc == 2 and err == f"nbsymple run: {sentence}\n" and out == ""
+    assert list(tmp_path.iterdir()) == []                 # nothing written
+
+
+@pytest.mark.parametrize("field, value, sentence", [
+    ("n", 1, "--n must be a whole number of at least 2, got 1"),
+    ("dt", float("nan"), "--dt must be a positive finite number, got nan"),
+    ("steps", True, "--steps must be a whole number of at least 0, got True"),
+    ("version", "G", "unknown version 'G'; choose one of A, B, C, D, E, F (any case)"),
+    ("checkpoint", " ", "--checkpoint needs a file or folder name, got ' '"),
+])
+def test_a_spec_is_checked_as_it_is_built(field, value, sentence):
+    with pytest.raises(RunStop, match=f"^{re.escape(sentence)}$"):
+        RunSpec(**{field: value})
+
+
+def test_a_spec_is_frozen_and_knows_what_was_given():
+    spec = RunSpec(version="b", n=2048, steps=1000, scheme="LEAPFROG", options={"tile": 128})
+    assert spec.version == "B" and spec.given == {"version", "n", "tile"}       # steps, scheme: the defaults
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.n = 4
+    with pytest.raises(TypeError):
+        spec.options["tile"] = 64
+
+
+def test_the_cli_parses_into_one_spec_with_the_flags_typed():
+    args = cli._parser().parse_args(["run", "--vers", "c", "--steps", "1000", "--tile", "128", "--checkpoint", "a.ck"])
+    spec = cli.run_spec(args)
+    assert spec == RunSpec(version="C", steps=1000, options={"tile": 128}, checkpoint="a.ck", given=spec.given)
+    assert spec.given == {"version", "steps", "tile", "checkpoint"}                # typed, even at its default
