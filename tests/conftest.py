@@ -60,7 +60,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.get_closest_marker(LONG) is None)      # stable: otherwise as collected
+    """The `unshared` tests first (xdist deals the first quarter of the items to the workers in
+    turn, so the two wait for each other only while both run alone), then the `long` ones, then
+    the rest as collected."""
+    items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None))
 
 
 @pytest.hookimpl(hookwrapper=True)
