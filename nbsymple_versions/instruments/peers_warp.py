@@ -65,9 +65,13 @@ def kernels(precision: str, tile: int = EXAMPLE_TILE) -> dict:
     scalar, vec3, vec4 = _TYPES[precision]
 
     @wp.func
+    def position(record: vec4):
+        return vec3(record[0], record[1], record[2])
+
+    @wp.func
     def pull(target: vec3, source: vec4, eps2: scalar):
         """m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2): the example's body_body_interaction."""
-        r = vec3(source[0], source[1], source[2]) - target
+        r = position(source) - target
         inv_dist = scalar(1.0) / wp.sqrt(wp.length_sq(r) + eps2)
         return (source[3] * inv_dist * inv_dist * inv_dist) * r
 
@@ -76,25 +80,21 @@ def kernels(precision: str, tile: int = EXAMPLE_TILE) -> dict:
     # padded records, whole blocks of `tile` threads
     @wp.kernel(module="unique")
     def tile_kernel(bodies: wp.array(dtype=vec4), eps2: scalar, out: wp.array(dtype=vec3)):
-        i = wp.tid()
-        b = bodies[i]
-        target = vec3(b[0], b[1], b[2])
+        target = position(bodies[wp.tid()])
         acc = vec3()
         for t in range(bodies.shape[0] // tile):
             sources = wp.tile_load(bodies, shape=tile, offset=t * tile, storage="shared")
             for k in range(tile):
                 acc += pull(target, sources[k], eps2)
-        out[i] = acc
+        out[wp.tid()] = acc
 
     @wp.kernel(module="unique")
     def plain_kernel(bodies: wp.array(dtype=vec4), eps2: scalar, out: wp.array(dtype=vec3)):
-        i = wp.tid()
-        b = bodies[i]
-        target = vec3(b[0], b[1], b[2])
+        target = position(bodies[wp.tid()])
         acc = vec3()
         for j in range(bodies.shape[0]):
             acc += pull(target, bodies[j], eps2)
-        out[i] = acc
+        out[wp.tid()] = acc
 
     return {"tile": tile_kernel, "plain": plain_kernel}
 
