@@ -60,9 +60,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The `unshared` tests first (xdist deals the first quarter of the items to the workers in
-    turn, so the two wait for each other only while both run alone), then the `long` ones, then
-    the rest as collected."""
+    """The `unshared` tests first (so that the workers wait for each other only at the start),
+    then the `long` ones, then the rest as collected; `make test` has xdist deal them one at a
+    time in this order (`--maxschedchunk 1`)."""
     items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None))
 
 
