@@ -10,7 +10,6 @@ import math
 import os
 import re
 import sys
-from pathlib import Path
 
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
@@ -70,37 +69,37 @@ def _parser():
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
 
-    def add(*flags, default=None, **kw):
+    def add(*flags, default=None, **kw):     # the defaults are RunSpec's (an option flag's None too)
         r.add_argument(*flags, default=argparse.SUPPRESS, **kw)
 
-    add("--version", default="A", type=str.upper, choices=LETTERS,
+    add("--version", type=str.upper, choices=LETTERS,
             help="paper version A-E, or F across MPI ranks (default A)")
-    add("--n", type=_whole_number(2), default=1024, help="number of bodies (default 1024)")
-    add("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
-    add("--precision", default="dp", type=str.lower, choices=PRECISIONS)
-    add("--dt", type=_positive_float, default=5e-4, help="time step in cluster time units (default 5e-4)")
-    add("--steps", type=_whole_number(0), default=1000, help="number of steps (default 1000)")
-    add("--seed", type=int, default=None, help="random seed of the initial conditions")
+    add("--n", type=_whole_number(2), help="number of bodies (default 1024)")
+    add("--scheme", type=str.lower, choices=tuple(SCHEMES))
+    add("--precision", type=str.lower, choices=PRECISIONS)
+    add("--dt", type=_positive_float, help="time step in cluster time units (default 5e-4)")
+    add("--steps", type=_whole_number(0), help="number of steps (default 1000)")
+    add("--seed", type=int, help="random seed of the initial conditions")
     add_option_arguments(add, option_flags())
-    add("--snapshots", type=path_argument, default=None, metavar="DIR", help="write snapshots into DIR")
-    add("--snapshot-format", default=None, type=str.lower, choices=SNAPSHOT_FORMATS,
+    add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
+    add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
-    add("--ics", type=path_argument, default=None, metavar="FILE",
+    add("--ics", type=path_argument, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
-    add("--ics-mass", type=_positive_float, default=None, metavar="MSUN",
+    add("--ics-mass", type=_positive_float, metavar="MSUN",
             help="with --ics: the cluster mass in Msun that FILE's units are in (default 15360; the authors' "
                 "input.txt: 480)")
-    add("--ics-radius", type=_positive_float, default=None, metavar="PC",
+    add("--ics-radius", type=_positive_float, metavar="PC",
             help="with --ics: the cluster radius in pc that FILE's units are in (default 10, as the authors')")
-    add("--mass-classes", type=_whole_number(1), default=None, metavar="K",
+    add("--mass-classes", type=_whole_number(1), metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
-    add("--every", type=_whole_number(1), default=None, metavar="K", help="snapshot every K steps")
-    add("--json", action="store_true", default=False, help="print one JSON object and nothing else on stdout")
-    add("--checkpoint", type=path_argument, default=None, metavar="FILE", help="write a resumable checkpoint to FILE")
-    add("--checkpoint-every", type=_whole_number(1), default=None, metavar="K",
+    add("--every", type=_whole_number(1), metavar="K", help="snapshot every K steps")
+    add("--json", action="store_true", help="print one JSON object and nothing else on stdout")
+    add("--checkpoint", type=path_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")
-    add("--resume", type=path_argument, default=None, metavar="FILE",
+    add("--resume", type=path_argument, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
