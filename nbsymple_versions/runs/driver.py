@@ -53,10 +53,12 @@ from .memory import memory_problem, warn_if_slow
 from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
-from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, write_atomically, write_snapshot
+from .snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_atomically,
+                        write_snapshot)
 from .spec import RunSpec, flag
 
-RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
+RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every",
+                  "constants"}      # --constants only as the checkpoint's own
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
 ICS_SCALE = ("ics_radius", "ics_mass")           # the scale an initial-condition file is read at
 DEFAULT_CHECKPOINT_EVERY = 100
@@ -83,15 +85,30 @@ def _flags(names, given) -> list[str]:
 
 
 def _ics_units(spec) -> Units:
-    """The scale `--ics FILE` is read at: `--ics-radius PC` and `--ics-mass MSUN`, each defaulting
-    to this suite's `Units()` (the authors' own files: `--ics-mass 480`, their input.txt's)."""
-    default = Units()
-    radius, mass = spec.ics_radius, spec.ics_mass
+    """The scale `--ics FILE` is read at: the one its folder's `snapshots.json` states (a snapshot
+    this suite wrote in the authors' layout), else `--ics-mass MSUN` (required: the file does not
+    say), `--ics-radius PC` (default 10, as the authors') and `--constants`. A flag that
+    contradicts a stated scale is refused."""
     try:
-        return checked_units(default.r_cl_pc if radius is None else radius,
-                             default.mass_msun if mass is None else mass)
-    except ValueError as e:
-        raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
+        stated = stated_units(spec.ics)
+    except SnapshotError as e:
+        raise RunStop(str(e)) from None
+    if stated is None:
+        if spec.ics_mass is None:
+            raise RunStop(f"{spec.ics} does not state the cluster mass its units are in (no {SIDECAR} of nbsymple "
+                          f"beside it), so give it with --ics-mass MSUN: the authors' files are in units of the "
+                          f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
+        try:
+            return checked_units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
+                                 spec.constants)
+        except ValueError as e:
+            raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
+    for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun), ("constants", stated.constants)):
+        if name in spec.given and getattr(spec, name) != value:
+            raise RunStop(f"{spec.ics} is at r_cl = {stated.r_cl_pc:g} pc, M = {stated.mass_msun:g} Msun with the "
+                          f"{stated.constants} constants, as the {SIDECAR} beside it states, so {flag(name)} "
+                          f"{getattr(spec, name)} cannot be given with it")
+    return stated
 
 
 def _initial_state(spec):
@@ -142,7 +159,8 @@ def _fresh(spec, world):
            "ics": None if initial is None else str(spec.ics),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
            "ics_mass_msun": None if initial is None else initial.units.mass_msun,
-           "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz"}
+           "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz",
+           "constants": spec.constants if initial is None else initial.units.constants}
 
     def build():
         if world.is_root:
@@ -150,8 +168,8 @@ def _fresh(spec, world):
         progress = Progress("initial energy, O(N^2)", n, unit="body",
                             enabled=world.is_root and (sys.stderr.isatty() or n > 20000))
         with user_values():
-            state = initial if initial is not None else make_cluster(n, seed=seed,
-                                                                     mass_classes=run["mass_classes"])
+            state = initial if initial is not None else make_cluster(n, seed=seed, mass_classes=run["mass_classes"],
+                                                                     units=Units(constants=spec.constants))
             return Simulation(state, spec.version, spec.scheme, spec.precision, spec.dt,
                               progress=lambda done, total: progress(done), **spec.options)
     return run, build
@@ -192,6 +210,9 @@ def _resumed(spec, world, loaded):
     `loaded` by `_read_checkpoint`."""
     run, record, state = loaded
     done = int(record["steps_done"])
+    if "constants" in spec.given and spec.constants != state.units.constants:
+        raise RunStop(f"{spec.resume} runs with the {state.units.constants} constants, so it cannot go on with "
+                      f"--constants {spec.constants} (the Galaxy and the physical scale would change mid-run)")
     if "steps" in spec.given:
         if spec.steps < done:
             raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
