@@ -29,6 +29,7 @@ import json
 import math
 from pathlib import Path
 import secrets
+import shlex
 import signal
 import sys
 import time
@@ -272,8 +273,7 @@ def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
         _writable(checkpoint.parent, "the checkpoint", undo)
         _lock(locks, checkpoint, "the checkpoint", False, undo)
         if checkpoint.exists() and not (spec.resume and checkpoint.resolve() == Path(spec.resume).resolve()):
-            raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another "
-                          f"file")
+            raise RunStop(f"{checkpoint} already exists; {_existing_checkpoint_advice(checkpoint)}")
         for tmp in temporary_files(checkpoint):
             tmp.unlink(missing_ok=True)
     restart = False
@@ -301,6 +301,20 @@ def _claim(spec, run_, checkpoint, folder, restart):
     if spec.resume is None or not (folder / RUN_RECORD).exists():
         _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint),
                                "finished": False})
+
+
+def resume_command(checkpoint) -> str:
+    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell)."""
+    return f"nbsymple run --resume {shlex.quote(str(checkpoint))}"
+
+
+def _existing_checkpoint_advice(checkpoint: Path) -> str:
+    """What to do about a checkpoint file that is in the way: resume it where it is one."""
+    try:
+        check_run(checkpoint, load(checkpoint)[0])
+    except CheckpointError:
+        return "it is not a checkpoint nbsymple can resume, so choose another file"
+    return f"resume it with: {resume_command(checkpoint)}, or choose another file"
 
 
 def _writable(folder: Path, what: str, undo):
@@ -348,7 +362,7 @@ def run(spec: RunSpec) -> int:
                 _abort_at_once(signum, ranks["world"], _set_up_stop(signum, spec.resume))
             checkpoint = spec.checkpoint or spec.resume
             _abort_at_once(signum, ranks["world"], f"stopped at once by a second {signal.Signals(signum).name}"
-                           + (f"; continue from the last checkpoint written: nbsymple run --resume {checkpoint}"
+                           + (f"; continue from the last checkpoint written: {resume_command(checkpoint)}"
                               if checkpoint else ""))
         raise StopNow(signum)
 
@@ -439,7 +453,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
         if checkpoint is None or saved["step"] is None:
             return "" if checkpoint is None else f"; no checkpoint was written yet ({checkpoint} does not exist)"
         return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
-                f"nbsymple run --resume {checkpoint}")
+                f"{resume_command(checkpoint)}")
 
     progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
                         total - start, enabled=world.is_root and sys.stderr.isatty())
@@ -460,7 +474,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
             raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total} (no --checkpoint: it cannot "
                           f"be resumed)", status=128 + signum) from None
         raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total}; checkpoint written to "
-                      f"{checkpoint}; continue with: nbsymple run --resume {checkpoint}",
+                      f"{checkpoint}; continue with: {resume_command(checkpoint)}",
                       status=128 + signum) from None
     except StopNow as e:                 # at once, mid-step: no checkpoint, or a second signal
         lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"
