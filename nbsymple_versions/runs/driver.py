@@ -104,7 +104,8 @@ def _ics_units(spec) -> Units:
                                  spec.constants)
         except ValueError as e:
             raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
-    for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun), ("constants", stated.constants)):
+    for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun),
+                        ("constants", stated.constants)):
         if name in spec.given and getattr(spec, name) != value:
             raise RunStop(f"{spec.ics} is at r_cl = {stated.r_cl_pc:g} pc, M = {stated.mass_msun:g} Msun with the "
                           f"{stated.constants} constants, as the {SIDECAR} beside it states, so {flag(name)} "
