@@ -48,6 +48,17 @@ def test_with_their_constants_nbsymple_ends_where_their_code_ends(tmp_path):
     assert np.abs(theirs.positions - start.positions).max() > 10.0
 
 
+def test_the_python_api_path_ends_there_too():
+    """The same run from Python: the constants live in the state's units."""
+    from nbsymple_versions import Simulation
+    theirs = read_nbsymple(DATA / "after_100_steps.txt", Units(10.0, 480.0, "authors"))
+    sim = Simulation(read_nbsymple(DATA / "sixth0.txt", Units(10.0, 480.0, constants="authors")), "B", "si6a", "dp",
+                     dt=DT, diagnostics=False)
+    sim.step(STEPS)
+    dx, dv = _deviation(sim.state, theirs)
+    assert dx < POSITION_TOLERANCE and dv < VELOCITY_TOLERANCE
+
+
 def test_with_the_exact_constants_the_galaxy_is_heavier_and_the_run_ends_elsewhere(tmp_path):
     """Allen & Santillan's mass unit (10 km/s)^2 kpc / G = 2.3251e7 Msun against their code's
     2.32e7: the Galaxy 0.22 % heavier pulls the cluster 3e-3 r_cl away in 0.1 T."""

@@ -6,8 +6,8 @@ and 480 Msun, for the N = 480 of its `const.h`. This suite uses r_cl = 10 pc and
 15360 stars of 1 Msun at the paper's N = 15360 (its tidal-tail runs, Figs. 6-8; 0.06 % below the
 README's 15369), *whatever N*: a run with fewer bodies models the same cluster with heavier stars
 (at 1 Msun per star a small-N cluster would lie outside its own tidal radius and dissolve at
-once). The authors' own files at their scale are read with `Units(10, 480)` (`nbsymple run --ics
-FILE --ics-mass 480`).
+once). The authors' own files at their scale and with their constants are read with
+`Units(10, 480, "authors")` (`nbsymple run --ics FILE --ics-mass 480 --constants authors`).
 
 Two sets of constants (`Units.constants`, `nbsymple run --constants`) turn cluster units into
 physical ones and evaluate the Galaxy:

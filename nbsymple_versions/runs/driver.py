@@ -13,7 +13,9 @@ the CLI from its flags or in Python; the flags below are its fields.
   snapshots is refused; temporaries left by a killed writer are removed.
 - N is checked against the memory this machine has before anything is allocated.
 - `--ics FILE` starts from a file in the authors' ASCII layout, read at the scale `--ics-radius PC`
-  and `--ics-mass MSUN` (default `Units()`; the checkpoint's state keeps it for `--resume`),
+  (default 10) and `--ics-mass MSUN` (required: such a file does not state its mass, unless it is a
+  snapshot of ours with its `snapshots.json`) with `--constants` (the checkpoint's state keeps them
+  for `--resume`, which refuses other constants),
   `--snapshot-format nbsymple` writes snapshots in it (`authors_format`), `--mass-classes K`
   draws a Salpeter spectrum.
 Every refusal is one sentence and exit status 2, with nothing written or overwritten.
