@@ -17,7 +17,7 @@ physical ones and evaluate the Galaxy:
 - `authors`: the constants of the authors' code (particle.cu, nbody.h): G = 6.67259e-11 with
   Msun = 1.989e30 kg and pc = 3.086e16 m (4.30065e-3 pc (km/s)^2 / Msun, 6e-5 below ours: the
   velocity unit 3e-5 lower), and the Galaxy's masses as AS91's times 2.32e7 Msun (1.40592e10,
-  8.5608e10, 10.7068e10 Msun), 0.22 % lighter than ours: 219.76 km/s at 8.5 kpc instead of 220.
+  8.5608e10, 10.7068e10 Msun), 0.22 % lighter than ours: 219.75 km/s at 8.5 kpc instead of 220.
   In cluster units their Galaxy depends on that mass unit alone (G cancels), which is why a run
   from their files needs it to land where their code lands (tests/data/authors).
 """
@@ -102,9 +102,10 @@ class Units:
     @property
     def galaxy_mass_unit_msun(self) -> float:
         """The Msun of one AS91 mass unit: (10 km/s)^2 kpc / G = 2.3251e7 (exact), 2.32e7 (authors)."""
-        unit = self.physical_constants.galaxy_mass_unit_msun
-        return AS91_VELOCITY_KMS ** 2 * AS91_LENGTH_PC / self.physical_constants.g_pc_kms2_per_msun \
-            if unit is None else unit
+        c = self.physical_constants
+        if c.galaxy_mass_unit_msun is None:
+            return AS91_VELOCITY_KMS ** 2 * AS91_LENGTH_PC / c.g_pc_kms2_per_msun
+        return c.galaxy_mass_unit_msun
 
     @property
     def galaxy_potential_scale(self) -> float:
@@ -126,8 +127,9 @@ class Units:
 
 
 def checked_units(r_cl_pc: float, mass_msun: float, constants: str = "exact") -> Units:
-    """`Units(r_cl_pc, mass_msun, constants)` whose velocity and time units and Galaxy scales are positive and
-    finite too (ValueError in one sentence otherwise: 1e-300 pc and 1e300 Msun give a zero time unit)."""
+    """`Units(r_cl_pc, mass_msun, constants)` whose velocity and time units and Galaxy scales are
+    positive and finite too (ValueError in one sentence otherwise: 1e-300 pc and 1e300 Msun give a
+    zero time unit)."""
     units = Units(r_cl_pc, mass_msun, constants)
     derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
     try:
