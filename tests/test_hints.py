@@ -5,6 +5,7 @@ hints of each command path are collected from what it printed and each is run, f
 few bodies. A line that names a command but is not a hint the collector knows fails the test, so
 a new hint cannot slip by unchecked."""
 import json
+from pathlib import Path
 import re
 import shlex
 import signal
@@ -140,3 +141,13 @@ def test_a_parser_refusal_points_to_a_help_that_works(argv):
     assert rc == 2
     (help_,) = follow(argv, err, 1)
     assert help_[-1] == "--help"
+
+
+def test_the_paper_prints_no_hint_it_would_refuse(tmp_path):
+    """`nbsymple paper` on the committed fixture without the simulations: whatever it says about
+    what it could not write, no command-like phrase in it goes unchecked."""
+    fixture = Path(__file__).parent / "data" / "asv_fixture"
+    argv = ["paper", "--results", fixture, "--out", tmp_path / "plots", "--no-science"]
+    rc, out, err = call(argv)
+    assert rc in (0, 1), err
+    follow(argv, out + err, len(collect(out + err)))
