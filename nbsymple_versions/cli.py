@@ -14,6 +14,7 @@ import sys
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
+from .core.units import CONSTANTS
 from .core.vocabulary import PRECISIONS, TASKS
 from .runs.errors import path_argument, user_values, writable
 from .runs.snapshots import SNAPSHOT_FORMATS
@@ -88,10 +89,14 @@ def _parser():
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
     add("--ics-mass", type=_positive_float, metavar="MSUN",
-            help="with --ics: the cluster mass in Msun that FILE's units are in (default 15360; the authors' "
-                "input.txt: 480)")
+            help="with --ics: the cluster mass in Msun that FILE's units are in (required unless FILE is a "
+                "snapshot of nbsymple with its snapshots.json; the authors' input.txt: 480)")
     add("--ics-radius", type=_positive_float, metavar="PC",
             help="with --ics: the cluster radius in pc that FILE's units are in (default 10, as the authors')")
+    add("--constants", type=str.lower, choices=tuple(CONSTANTS),
+        help="exact (default): G = 4.300917e-3 pc (km/s)^2/Msun and the Galaxy in Allen & Santillan's own units; "
+             "authors: the G and the Galaxy mass unit (2.32e7 Msun) of the authors' code, to run like for like "
+             "from their files")
     add("--mass-classes", type=_whole_number(1), metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
     add("--every", type=_whole_number(1), metavar="K", help="snapshot every K steps")

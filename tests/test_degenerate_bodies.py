@@ -97,7 +97,7 @@ def test_bodies_whose_energies_cannot_be_represented_are_refused(tmp_path, rows,
         Simulation(State.from_arrays(x, v, m), "A")
     assert "\n" not in str(info.value)
     for steps in ("0", "3"):                                # even at --steps 0; nothing written
-        rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", steps, "--json",
+        rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--ics-mass", "15360", "--steps", steps, "--json",
                              "--checkpoint", tmp_path / "c.ck"])
         lines = [ln for ln in err.splitlines() if "masses in" not in ln]      # the sum-to-1 warning
         assert rc == 2 and out == "" and len(lines) == 1 and words in lines[0], err
@@ -139,10 +139,11 @@ def test_the_diagnostics_never_raise_or_warn_and_give_numbers_or_none(bodies):
 
 def test_the_command_prints_undefined_and_null(tmp_path):
     rows = [[850, 0, 0, 0, 0, 0, 0.5], [851, 0, 0, 0, 0, 0, 0.5]]
-    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "3", "--dt", "0.01"])
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--ics-mass", "15360", "--steps", "3", "--dt", "0.01"])
     assert rc == 0, err
     assert "angular momentum error  undefined (L0 = 0)" in out and "nan" not in out
-    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "3", "--dt", "0.01", "--json"])
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--ics-mass", "15360", "--steps", "3", "--dt", "0.01",
+                         "--json"])
     assert rc == 0, err
     result = strict_json(out)
     assert result["angular_momentum_error"] is None and result["undefined"] == {"angular_momentum_error": "L0 = 0"}
@@ -161,7 +162,8 @@ def test_an_angular_momentum_beyond_float64_is_checkpointed_as_null_and_resumed(
     the resumed run reports the same undefined figure."""
     rows = [[2e153, 0, 0, 0, 1, 0, 1e155], [-2e153, 0, 0, 0, -1, 0, 1e155]]
     ck = tmp_path / "big.ck"
-    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--steps", "0", "--checkpoint", ck, "--json"])
+    rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--ics-mass", "15360", "--steps", "0", "--checkpoint", ck,
+                         "--json"])
     assert rc == 0, err
     first = strict_json(out)
     assert first["angular_momentum_error"] is None

@@ -73,8 +73,8 @@ def test_run_from_an_ics_file_writes_nbsymple_snapshots(tmp_path):
     state = make_cluster(24, seed=5)
     ics = write_nbsymple(tmp_path / "ExtData.txt", state)
     snaps = tmp_path / "snaps"
-    rc, out, err = call(["run", "--ics", ics, "--steps", "4", "--dt", "0.01", "--json", "--snapshots", snaps,
-                         "--every", "2", "--snapshot-format", "nbsymple"])
+    rc, out, err = call(["run", "--ics", ics, "--ics-mass", "15360", "--steps", "4", "--dt", "0.01", "--json",
+                         "--snapshots", snaps, "--every", "2", "--snapshot-format", "nbsymple"])
     assert rc == 0, err
     result = json.loads(out)
     assert result["n"] == 24 and result["ics"] == str(ics)
@@ -99,7 +99,8 @@ def test_bad_ics_file_is_one_sentence_exit_2_nothing_written(tmp_path):
     path = tmp_path / "ExtData.txt"
     path.write_text(AUTHORS_LINE * 2 + "1 2 3\n")
     snaps = tmp_path / "snaps"
-    rc, out, err = call(["run", "--ics", path, "--snapshots", snaps, "--checkpoint", tmp_path / "c.nbsc", "--json"])
+    rc, out, err = call(["run", "--ics", path, "--ics-mass", "480", "--snapshots", snaps, "--checkpoint",
+                         tmp_path / "c.nbsc", "--json"])
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert f"{path} line 3: expected 7 numbers" in err
     assert not snaps.exists() and not (tmp_path / "c.nbsc").exists()
@@ -122,19 +123,22 @@ def _speed_kms(state) -> float:
 
 
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
-    """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at the
-    default 15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; the scale is in the snapshots and the run
-    record, and a resumed run keeps it."""
+    """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at
+    15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; without --ics-mass it is refused (the file does
+    not say); the scale is in the snapshots and the run record, and a resumed run keeps it."""
     ics = write_nbsymple(tmp_path / "sixth0.txt", make_cluster(480, seed=2, units=AUTHORS))
+    rc, out, err = call(["run", "--ics", ics, "--steps", "2", "--snapshots", tmp_path / "none"])
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and not (tmp_path / "none").exists()
+    assert "does not state the cluster mass its units are in" in err and "--ics-mass MSUN" in err, err
+    assert "the authors' files are in units of the total mass of their input.txt" in err and "--ics-mass 480" in err
     speeds = {}
-    for mass in (None, 480):
-        scale = [] if mass is None else ["--ics-mass", mass]
-        rc, _, err = call(["run", "--ics", ics, *scale, "--scheme", "si6a", "--dt", "1e-3", "--steps", "2", "--json",
-                           "--snapshots", tmp_path / f"snaps{mass}", "--checkpoint", tmp_path / f"{mass}.ck"])
+    for mass in (15360, 480):
+        rc, _, err = call(["run", "--ics", ics, "--ics-mass", mass, "--scheme", "si6a", "--dt", "1e-3", "--steps", "2",
+                           "--json", "--snapshots", tmp_path / f"snaps{mass}", "--checkpoint", tmp_path / f"{mass}.ck"])
         assert rc == 0, err
         first, _ = read_snapshot(tmp_path / f"snaps{mass}" / "snap_00000000.npz")
         speeds[mass] = _speed_kms(first)
-    assert speeds[480] == pytest.approx(220.0, rel=1e-2) and speeds[None] == pytest.approx(1244.5, rel=1e-2)
+    assert speeds[480] == pytest.approx(220.0, rel=1e-2) and speeds[15360] == pytest.approx(1244.5, rel=1e-2)
     command = json.loads((tmp_path / "snaps480" / "nbsymple-run.json").read_text())["command"]
     assert (command["ics_radius_pc"], command["ics_mass_msun"]) == (10.0, 480.0)
     rc, _, err = call(["run", "--resume", tmp_path / "480.ck", "--steps", "3", "--json"])

@@ -492,6 +492,7 @@ RUN_TABLE = {
     "--ics": path_opt(one("good.ics")),
     "--ics-mass": opt(valid_float(), float_text()),
     "--ics-radius": opt(valid_float(), float_text()),
+    "--constants": opt(one("exact", "authors", "AUTHORS"), one("theirs", "exact ", "")),
     "--mass-classes": opt(st.integers(1, 64).map(str), st.one_of(one("1000000000000", str(2**63), "1" + "0" * 30),
                                                                  count_text(64, low=1))),
     "--every": opt(st.integers(1, 5).map(str), count_text(5, low=1)),
@@ -543,7 +544,7 @@ def test_run_path_names(where, name, text, fmt):
     folder a run writes or reads; a valid run with it reports as usual, on a strict UTF-8 stdout."""
     argv = ["run", "--n", 8, "--steps", 1, "--seed", 1, where, name, "--snapshot-format", fmt]
     if where == "--ics":
-        argv = ["run", "--steps", 1, "--ics", name]
+        argv = ["run", "--steps", 1, "--ics", name, "--ics-mass", 15360]
     if not text:
         argv.append("--json")
     with sandbox() as root:
@@ -619,8 +620,8 @@ def ics_text(draw):
          extra=["--snapshots=snaps", "--every=1", "--checkpoint=c.ck"])
 def test_run_initial_conditions(data, version, scheme, precision, steps, dt, extra):
     note(f"ic.txt = {data!r}")
-    argv = ["run", "--ics", "ic.txt", "--version", version, "--scheme", scheme, "--precision", precision,
-            "--steps", steps, "--dt", dt, *extra]
+    argv = ["run", "--ics", "ic.txt", "--ics-mass", "15360", "--version", version, "--scheme", scheme,
+            "--precision", precision, "--steps", steps, "--dt", dt, *extra]
     named = ["ic.txt"] + [e.split("=", 1)[1] for e in extra if e.split("=")[0] in ("--snapshots", "--checkpoint")]
     with sandbox() as root:
         populate(root)

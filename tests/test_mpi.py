@@ -280,7 +280,7 @@ def test_f_takes_the_run_options_of_a_e(tmp_path):
     writes `--snapshot-format nbsymple`, as A-E do: B's numbers bit for bit."""
     from nbsymple_versions.runs.authors_format import read_nbsymple, write_nbsymple
     ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(N, seed=SEED))
-    for name, extra in (("ics", ["--ics", str(ics)]), ("classes", ["--mass-classes", "3", "--n", str(N),
+    for name, extra in (("ics", ["--ics", str(ics), "--ics-mass", "15360"]), ("classes", ["--mass-classes", "3", "--n", str(N),
                                                                     "--seed", str(SEED)])):
         folder = tmp_path / name
         p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--steps", "3", "--every", "3",

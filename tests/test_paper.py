@@ -158,6 +158,9 @@ def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
     for build, ours in (("| L |", "| leapfrog sp |"), ('| S, their "double precision" |', "| SI6A dp |"),
                         ("| DS, double-single |", "| SI6A dsp |")):
         assert any(build in line and ours in line for line in conservation.splitlines()), build
+    # and the constants each side uses: the authors' code's, and this suite's exact ones
+    assert "| constants (theirs / ours) |" in conservation and conservation.count("| authors / exact |") == 3
+    assert "`--constants authors`: G from SI constants, the Galaxy's mass unit 2.32e7 Msun" in conservation
 
     report = (out / "REPORT.md").read_text()
     res = load_results(FIXTURE)

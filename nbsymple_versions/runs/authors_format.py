@@ -19,15 +19,16 @@ module writes `%+.16e` (17 digits: float64 round-trips; their reader reads eithe
 r_cl and M are not in the file. Their input.txt holds them ("Cluster Radius": 10, in pc; "Total
 mass of the sys.": 480, in Msun, for the N = 480 of const.h); when their code draws the cluster
 it sets M to the sum of the masses drawn, N - 1 stars of 1 Msun and a "black hole" of "Black Hole
-Mass" (1 Msun): 480 Msun again. A file is read with this suite's scale, `Units()` (10 pc,
-15360 Msun), unless told otherwise: their own files at their scale with `Units(10, 480)`
-(`nbsymple run --ics FILE --ics-mass 480`). Their G (SI constants) differs from ours by 6e-5, a
-3e-5 change of the velocity unit, and their Galaxy's mass unit (2.32e7 Msun) from ours
-((10 km/s)^2 kpc / G = 2.3251e7 Msun) by 0.2 %, 219.76 instead of 220.0 km/s at 8.5 kpc; files
-are not converted for either.
+Mass" (1 Msun): 480 Msun again. `read_nbsymple` reads a file at the scale it is given,
+by default this suite's, `Units()` (10 pc, 15360 Msun): their own files at theirs with `Units(10, 480)`
+(`nbsymple run --ics FILE --ics-mass 480`, which needs the mass: the file does not state it). Their
+G (SI constants) differs from ours by 6e-5, a 3e-5 change of the velocity unit, and their Galaxy's
+mass unit (2.32e7 Msun) from ours ((10 km/s)^2 kpc / G = 2.3251e7 Msun) by 0.2 %, 219.75 instead
+of 220.0 km/s at 8.5 kpc: `Units(10, 480, "authors")` (`--constants authors`) evaluates with
+theirs. Files are not converted.
 
-Checked against the repository's files as stored in a public code index (not a fresh clone),
-and not against a run of the authors' binary.
+Checked against the repository's files and against a run of their code ported to a CPU (their
+N = 480 example from their `sixth0.txt`: tests/data/authors), not against their binary.
 """
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ Layout of format 1 (integers little-endian):
                     "simulation"  `Simulation.record()`: version, scheme, precision, dt, options,
                                   steps done, time origin t0, accumulated clock, E0, L0 and the
                                   parts of E0 (`core.diagnostics.EnergyParts`)
-                    "state"       softening, time t, units (r_cl in pc, M in Msun)
+                    "state"       softening, time t, units (r_cl in pc, M in Msun, and the name
+                                  of their constants, `core.units.CONSTANTS`; absent: "exact")
                     "arrays"      [name, shape] of each array below, in order
     arrays        raw float64, little-endian, C order: x (3, N), v (3, N), m (N,)
     last 32 bytes SHA-256 of every byte before them
@@ -70,7 +71,8 @@ def save(path, run: dict, sim) -> Path:
     s = sim.state
     arrays = {"x": s.x, "v": s.v, "m": s.m}
     header = {"run": run, "simulation": sim.record(),
-              "state": {"eps": s.eps, "t": s.t, "units": {"r_cl_pc": s.units.r_cl_pc, "mass_msun": s.units.mass_msun}},
+              "state": {"eps": s.eps, "t": s.t, "units": {"r_cl_pc": s.units.r_cl_pc, "mass_msun": s.units.mass_msun,
+                                                        "constants": s.units.constants}},
               "arrays": [[k, list(a.shape)] for k, a in arrays.items()]}
     head = json.dumps(header, allow_nan=False).encode()
 
@@ -248,7 +250,8 @@ def load(path) -> tuple[dict, dict, State]:
     try:
         st, units = header["state"], header["state"]["units"]
         state = State(arrays["x"].astype(np.float64), arrays["v"].astype(np.float64),
-                      arrays["m"].astype(np.float64), st["eps"], st["t"], Units(units["r_cl_pc"], units["mass_msun"]))
+                      arrays["m"].astype(np.float64), st["eps"], st["t"],
+                      Units(units["r_cl_pc"], units["mass_msun"], units.get("constants", "exact")))
         return header["run"], header["simulation"], state
     except (ValueError, KeyError, TypeError) as e:
         raise CheckpointError(f"{path} is not a valid checkpoint ({type(e).__name__}: {e})") from None

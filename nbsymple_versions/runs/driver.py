@@ -13,7 +13,9 @@ the CLI from its flags or in Python; the flags below are its fields.
   snapshots is refused; temporaries left by a killed writer are removed.
 - N is checked against the memory this machine has before anything is allocated.
 - `--ics FILE` starts from a file in the authors' ASCII layout, read at the scale `--ics-radius PC`
-  and `--ics-mass MSUN` (default `Units()`; the checkpoint's state keeps it for `--resume`),
+  (default 10) and `--ics-mass MSUN` (required: such a file does not state its mass, unless it is a
+  snapshot of ours with its `snapshots.json`) with `--constants` (the checkpoint's state keeps them
+  for `--resume`, which refuses other constants),
   `--snapshot-format nbsymple` writes snapshots in it (`authors_format`), `--mass-classes K`
   draws a Salpeter spectrum.
 Every refusal is one sentence and exit status 2, with nothing written or overwritten.
@@ -29,6 +31,7 @@ import json
 import math
 from pathlib import Path
 import secrets
+import shlex
 import signal
 import sys
 import time
@@ -53,10 +56,12 @@ from .memory import memory_problem, warn_if_slow
 from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
-from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, write_atomically, write_snapshot
+from .snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_atomically,
+                        write_snapshot)
 from .spec import RunSpec, flag
 
-RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}
+RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every",
+                  "constants"}      # --constants only as the checkpoint's own
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
 ICS_SCALE = ("ics_radius", "ics_mass")           # the scale an initial-condition file is read at
 DEFAULT_CHECKPOINT_EVERY = 100
@@ -83,15 +88,31 @@ def _flags(names, given) -> list[str]:
 
 
 def _ics_units(spec) -> Units:
-    """The scale `--ics FILE` is read at: `--ics-radius PC` and `--ics-mass MSUN`, each defaulting
-    to this suite's `Units()` (the authors' own files: `--ics-mass 480`, their input.txt's)."""
-    default = Units()
-    radius, mass = spec.ics_radius, spec.ics_mass
+    """The scale `--ics FILE` is read at: the one its folder's `snapshots.json` states (a snapshot
+    this suite wrote in the authors' layout), else `--ics-mass MSUN` (required: the file does not
+    say), `--ics-radius PC` (default 10, as the authors') and `--constants`. A flag that
+    contradicts a stated scale is refused."""
     try:
-        return checked_units(default.r_cl_pc if radius is None else radius,
-                             default.mass_msun if mass is None else mass)
-    except ValueError as e:
-        raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
+        stated = stated_units(spec.ics)
+    except SnapshotError as e:
+        raise RunStop(str(e)) from None
+    if stated is None:
+        if spec.ics_mass is None:
+            raise RunStop(f"{spec.ics} does not state the cluster mass its units are in (no {SIDECAR} of nbsymple "
+                          f"beside it), so give it with --ics-mass MSUN: the authors' files are in units of the "
+                          f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
+        try:
+            return checked_units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
+                                 spec.constants)
+        except ValueError as e:
+            raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
+    for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun),
+                        ("constants", stated.constants)):
+        if name in spec.given and getattr(spec, name) != value:
+            raise RunStop(f"{spec.ics} is at r_cl = {stated.r_cl_pc:g} pc, M = {stated.mass_msun:g} Msun with the "
+                          f"{stated.constants} constants, as the {SIDECAR} beside it states, so {flag(name)} "
+                          f"{getattr(spec, name)} cannot be given with it")
+    return stated
 
 
 def _initial_state(spec):
@@ -142,7 +163,8 @@ def _fresh(spec, world):
            "ics": None if initial is None else str(spec.ics),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
            "ics_mass_msun": None if initial is None else initial.units.mass_msun,
-           "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz"}
+           "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz",
+           "constants": spec.constants if initial is None else initial.units.constants}
 
     def build():
         if world.is_root:
@@ -150,8 +172,8 @@ def _fresh(spec, world):
         progress = Progress("initial energy, O(N^2)", n, unit="body",
                             enabled=world.is_root and (sys.stderr.isatty() or n > 20000))
         with user_values():
-            state = initial if initial is not None else make_cluster(n, seed=seed,
-                                                                     mass_classes=run["mass_classes"])
+            state = initial if initial is not None else make_cluster(n, seed=seed, mass_classes=run["mass_classes"],
+                                                                     units=Units(constants=spec.constants))
             return Simulation(state, spec.version, spec.scheme, spec.precision, spec.dt,
                               progress=lambda done, total: progress(done), **spec.options)
     return run, build
@@ -192,6 +214,9 @@ def _resumed(spec, world, loaded):
     `loaded` by `_read_checkpoint`."""
     run, record, state = loaded
     done = int(record["steps_done"])
+    if "constants" in spec.given and spec.constants != state.units.constants:
+        raise RunStop(f"{spec.resume} runs with the {state.units.constants} constants, so it cannot go on with "
+                      f"--constants {spec.constants} (the Galaxy and the physical scale would change mid-run)")
     if "steps" in spec.given:
         if spec.steps < done:
             raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
@@ -251,8 +276,7 @@ def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
         _writable(checkpoint.parent, "the checkpoint", undo)
         _lock(locks, checkpoint, "the checkpoint", False, undo)
         if checkpoint.exists() and not (spec.resume and checkpoint.resolve() == Path(spec.resume).resolve()):
-            raise RunStop(f"{checkpoint} already exists; resume it with --resume {checkpoint}, or choose another "
-                          f"file")
+            raise RunStop(f"{checkpoint} already exists; {_existing_checkpoint_advice(checkpoint)}")
         for tmp in temporary_files(checkpoint):
             tmp.unlink(missing_ok=True)
     restart = False
@@ -280,6 +304,20 @@ def _claim(spec, run_, checkpoint, folder, restart):
     if spec.resume is None or not (folder / RUN_RECORD).exists():
         _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint),
                                "finished": False})
+
+
+def resume_command(checkpoint) -> str:
+    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell)."""
+    return f"nbsymple run --resume {shlex.quote(str(checkpoint))}"
+
+
+def _existing_checkpoint_advice(checkpoint: Path) -> str:
+    """What to do about a checkpoint file that is in the way: resume it where it is one."""
+    try:
+        check_run(checkpoint, load(checkpoint)[0])
+    except CheckpointError:
+        return "it is not a checkpoint nbsymple can resume, so choose another file"
+    return f"resume it with: {resume_command(checkpoint)}, or choose another file"
 
 
 def _writable(folder: Path, what: str, undo):
@@ -327,7 +365,7 @@ def run(spec: RunSpec) -> int:
                 _abort_at_once(signum, ranks["world"], _set_up_stop(signum, spec.resume))
             checkpoint = spec.checkpoint or spec.resume
             _abort_at_once(signum, ranks["world"], f"stopped at once by a second {signal.Signals(signum).name}"
-                           + (f"; continue from the last checkpoint written: nbsymple run --resume {checkpoint}"
+                           + (f"; continue from the last checkpoint written: {resume_command(checkpoint)}"
                               if checkpoint else ""))
         raise StopNow(signum)
 
@@ -418,7 +456,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
         if checkpoint is None or saved["step"] is None:
             return "" if checkpoint is None else f"; no checkpoint was written yet ({checkpoint} does not exist)"
         return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
-                f"nbsymple run --resume {checkpoint}")
+                f"{resume_command(checkpoint)}")
 
     progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
                         total - start, enabled=world.is_root and sys.stderr.isatty())
@@ -439,7 +477,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
             raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total} (no --checkpoint: it cannot "
                           f"be resumed)", status=128 + signum) from None
         raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total}; checkpoint written to "
-                      f"{checkpoint}; continue with: nbsymple run --resume {checkpoint}",
+                      f"{checkpoint}; continue with: {resume_command(checkpoint)}",
                       status=128 + signum) from None
     except StopNow as e:                 # at once, mid-step: no checkpoint, or a second signal
         lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"

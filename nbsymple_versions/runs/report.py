@@ -20,7 +20,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
         "dt": sim.dt, "steps": run_["steps"], "seed": run_["seed"], "seed_chosen": run_["seed_chosen"],
-        "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"),
+        "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"), "constants": sim.state.units.constants,
         **errors, "undefined": why, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
         "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares(), "threads": sim.threads,
         "device": sim.device, "compile_seconds": sim.compile_seconds,
@@ -35,8 +35,13 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     print(f"N = {s.n}, {sim.scheme.name}, {sim.precision}, dt = {sim.dt:g}, {run_['steps']} steps"
           + (f" (resumed at step {start})" if args.resume else "")
           + f", t = {s.t:g} T = {s.units.to_myr(s.t):.3g} Myr")
-    chosen = " (drawn at random; --seed {0} repeats this run)".format(run_["seed"]) if run_["seed_chosen"] else ""
-    print(f"seed {run_['seed']}{chosen}")
+    u = s.units
+    scale = f"r_cl = {u.r_cl_pc:g} pc, M = {u.mass_msun:g} Msun, {u.constants} constants"
+    if run_.get("ics"):                  # the file fixes the bodies: no seed to repeat them with
+        print(f"bodies from {run_['ics']} ({scale})")
+    else:
+        chosen = " (drawn at random; --seed {0} repeats this run)".format(run_["seed"]) if run_["seed_chosen"] else ""
+        print(f"seed {run_['seed']}{chosen}; {scale}")
     print(f"device: {sim.device}; threads: {sim.threads}")
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
           "(the paper's definition)")

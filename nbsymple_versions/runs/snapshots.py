@@ -3,7 +3,9 @@
 Format (all arrays float64, cluster units G = M = r_cl = 1): `positions` (N, 3),
 `velocities` (N, 3), `masses` (N,), `time` (), `softening` (), `step` (), the unit system
 `r_cl_pc`, `mass_msun`, `velocity_kms`, `time_myr` (scalars) to convert to pc, Msun, km/s and
-Myr, and `run_id` (a string naming the run that wrote it; absent in older files). Files are
+Myr, `constants` (a string: `core.units.CONSTANTS`, the ones they were computed with; absent in
+older files, which are "exact") and `run_id` (a string naming the run that wrote it; absent in
+older files). Files are
 named `snap_<step:08d>.npz`; each is written to a temporary `.snap_*.npz.tmp` in the same
 folder and renamed, so a run killed mid-write never leaves a truncated snapshot (a left-over
 temporary is removed by `prepare_folder`).
@@ -136,10 +138,26 @@ def _sidecar(folder) -> dict:
                 raise bad(f"its time for step {_shown(step)} ({_shown(t)}) is not a finite number")
             times[step] = value
     try:
-        checked_units(side["r_cl_pc"], side["mass_msun"])
-    except ValueError as e:
+        checked_units(side["r_cl_pc"], side["mass_msun"], side.setdefault("constants", "exact"))
+    except (ValueError, TypeError) as e:
         raise bad(_one_line(e)) from None
     return side
+
+
+def _sidecar_units(side: dict) -> Units:
+    """The unit system a checked sidecar states."""
+    return checked_units(side["r_cl_pc"], side["mass_msun"], side["constants"])
+
+
+def stated_units(path) -> Units | None:
+    """The scale an ASCII file in the authors' layout states: that of the `snapshots.json` beside
+    it where its name is a snapshot's (`snap_<step>.txt`, `sixth<q>.txt`, `leapfrog<q>.txt`),
+    else None (the file itself holds no scale). A bad sidecar raises SnapshotError."""
+    path = Path(path)
+    if SNAPSHOT_NAME.fullmatch(path.name) is None:
+        return None
+    side = _sidecar(path.parent)
+    return _sidecar_units(side) if side else None
 
 
 def _json_number(value) -> float | None:
@@ -222,6 +240,16 @@ def _npz_number(d, key: str, path: Path, whole: bool = False):
     return int(value)
 
 
+def _npz_constants(d, path: Path) -> str:
+    """The name of a snapshot archive's constants ("exact" where it has none: older files)."""
+    if "constants" not in d.files:
+        return "exact"
+    a = d["constants"]
+    if not (isinstance(a, np.ndarray) and a.shape == () and a.dtype.kind == "U"):
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its constants is not a string")
+    return str(a.item())
+
+
 def read_snapshot(path) -> tuple[State, int]:
     """Load a snapshot: (state, step); for the authors' `sixth<q>.txt` / `leapfrog<q>.txt`, (state,
     q). A file that is not a readable snapshot raises SnapshotError naming it."""
@@ -229,7 +257,8 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     with _npz(path) as d:
-        units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path))
+        units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path),
+                              _npz_constants(d, path))
         state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=_npz_number(d, "softening", path),
                                   t=_npz_number(d, "time", path), units=units)
         return state, _npz_number(d, "step", path, whole=True)
@@ -247,7 +276,7 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
     number = int(match.group(1))
     side = _sidecar(path.parent)
     try:
-        units = checked_units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
+        units = _sidecar_units(side) if side else Units()
         state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0))
     except FileNotFoundError:
         raise SnapshotError(f"snapshot {path} does not exist") from None

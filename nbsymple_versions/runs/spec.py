@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from ..core.checks import one_of, positive_number, whole_number
 from ..core.schemes import SCHEMES
+from ..core.units import CONSTANTS
 from ..core.vocabulary import PRECISIONS
 from ..versions import LETTERS
 from .errors import RunStop
@@ -48,6 +49,7 @@ class RunSpec:
     ics: Path | None = None
     ics_mass: float | None = None
     ics_radius: float | None = None
+    constants: str = "exact"
     mass_classes: int | None = None
     every: int | None = None
     json: bool = False
@@ -61,6 +63,7 @@ class RunSpec:
             checked = {"version": one_of(self.version, LETTERS, "version"),
                        "scheme": one_of(self.scheme, tuple(SCHEMES), "scheme"),
                        "precision": one_of(self.precision, PRECISIONS, "precision"),
+                       "constants": one_of(self.constants, tuple(CONSTANTS), "constants"),
                        "options": MappingProxyType(dict(self.options))}
             if self.snapshot_format is not None:
                 checked["snapshot_format"] = one_of(self.snapshot_format, SNAPSHOT_FORMATS, "snapshot format")
