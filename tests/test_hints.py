@@ -1,4 +1,4 @@
-"""Every hint `nbsymple` prints (a command to type, or flags to add: "--seed N repeats this run",
+"""Every hint `nbsymple` prints (a command to type, or flags to add: "--seed N draws these bodies again",
 "continue with: nbsymple run --resume FILE", "resume it with: ...", "(see nbsymple run --help)",
 "(--ics-mass 480)") is a command the parser accepts in the situation it is printed in: the
 hints of each command path are collected from what it printed and each is run, for real, with a
@@ -22,7 +22,7 @@ from nbsymple_versions.runs.authors_format import write_nbsymple
 from nbsymple_versions.runs.snapshots import read_snapshot
 
 # (pattern, kind): "command" is a whole command line; "add" flags to append to the command that printed it
-HINTS = [(re.compile(r"--seed (\d+) repeats this run"), "add"),
+HINTS = [(re.compile(r"--seed (\d+) draws these bodies again"), "add"),
          (re.compile(r"(?:continue with|resume it with|continue from the last checkpoint written): "
                      r"(nbsymple .+?)(?:, or |; |$)", re.M), "command"),
          (re.compile(r"\(see (nbsymple[a-z -]*? --help)\)"), "command"),

@@ -23,6 +23,12 @@ def test_jacobi_radius_from_the_rotation_curve():
     assert point_mass_radius(u) * u.r_cl_pc == pytest.approx(32.03, abs=0.01)    # the old formula: 32.0 pc
     # r_J^3 scales with the cluster's mass
     assert jacobi_radius(Units(10.0, 8 * 15360.0)) == pytest.approx(2 * jacobi_radius(u), rel=1e-12)
+    # the authors' Galaxy is lighter by their mass unit (2.32e7 against 2.3251e7 Msun), so the same
+    # cluster's r_J is larger by the cube root of the ratio, in both formulas
+    a = Units(constants="authors")
+    ratio = (u.galaxy_mass_unit_msun / 2.32e7) ** (1.0 / 3.0)
+    assert jacobi_radius(a) == pytest.approx(ratio * jacobi_radius(u), rel=1e-9)
+    assert point_mass_radius(a) == pytest.approx(ratio * point_mass_radius(u), rel=1e-12)
     pos = np.array([[0.0, 0, 0], [1, 0, 0], [3, 0, 0], [0, 5, 0]])
     assert fraction_beyond(pos, (0, 0, 0), 2.0) == 0.5
     assert fraction_beyond(pos, (0, 0, 0), 2.0, masses=[1, 1, 1, 3]) == pytest.approx(4 / 6)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.galaxy import SUN_RADIUS_KPC, acceleration_as91, circular_velocity_kms
-from ..core.units import AS91_LENGTH_PC, AS91_VELOCITY_KMS, G_PC_KMS2_PER_MSUN
+from ..core.units import AS91_VELOCITY_KMS
 
 
 def _gm_as91(units) -> float:
-    """G M of the cluster in Allen & Santillan units, (10 km/s)^2 kpc."""
-    return G_PC_KMS2_PER_MSUN * units.mass_msun / (AS91_VELOCITY_KMS ** 2 * AS91_LENGTH_PC)
+    """G M of the cluster in Allen & Santillan units, (10 km/s)^2 kpc: M over the AS91 mass unit
+    of the run's constants (exact or the authors')."""
+    return units.mass_msun / units.galaxy_mass_unit_msun
 
 
 def jacobi_radius(units, radius_kpc: float = SUN_RADIUS_KPC) -> float:
@@ -29,7 +30,7 @@ def point_mass_radius(units, radius_kpc: float = SUN_RADIUS_KPC) -> float:
     radii (32.0 pc for 15360 Msun at 8.5 kpc): for comparison only; it ignores the rising
     enclosed mass of a flat rotation curve."""
     vc = float(circular_velocity_kms(radius_kpc))
-    m_gal = vc ** 2 * radius_kpc * AS91_LENGTH_PC / G_PC_KMS2_PER_MSUN
+    m_gal = (vc / AS91_VELOCITY_KMS) ** 2 * radius_kpc * units.galaxy_mass_unit_msun
     return radius_kpc * units.kpc * (units.mass_msun / (3.0 * m_gal)) ** (1.0 / 3.0)
 
 

@@ -40,7 +40,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     if run_.get("ics"):                  # the file fixes the bodies: no seed to repeat them with
         print(f"bodies from {run_['ics']} ({scale})")
     else:
-        chosen = " (drawn at random; --seed {0} repeats this run)".format(run_["seed"]) if run_["seed_chosen"] else ""
+        chosen = " (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"]) if run_["seed_chosen"] else ""
         print(f"seed {run_['seed']}{chosen}; {scale}")
     print(f"device: {sim.device}; threads: {sim.threads}")
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
