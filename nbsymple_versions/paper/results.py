@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import math
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from ..runs.paths import FileRefused, decode_json, read_bytes
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
 MACHINE_API_VERSION = 1   # asv 0.6 machine.json
@@ -50,21 +52,15 @@ def _name(path: Path, root: Path | None = None) -> str:
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
     """Parse a JSON object from `path` or raise ResultsError with one sentence naming it."""
     name = _name(path, root)
+    if not os.path.lexists(path):
+        raise ResultsError(f"{what} {name} is missing.")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsError(f"{what} {name} is missing.") from None
-    except OSError as exc:
-        raise ResultsError(f"{what} {name} cannot be read ({exc.strerror or exc}).") from None
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{what} {name} is not UTF-8 text (byte {exc.start} cannot be decoded), "
-                           f"so it is not JSON.") from None
-    if not text.strip():
-        raise ResultsError(f"{what} {name} is empty.")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ResultsError(f"{what} {name} is not valid JSON (truncated or corrupt: {exc}).") from None
+        raw = read_bytes(path, what, name)         # a regular file, bounded in size; its JSON in depth
+        if not raw.strip():
+            raise ResultsError(f"{what} {name} is empty.")
+        data = decode_json(raw, what, name)
+    except FileRefused as exc:
+        raise ResultsError(f"{exc}.") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{what} {name} is not an asv file (its JSON is not an object).")
     return data

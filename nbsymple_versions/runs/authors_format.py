@@ -38,6 +38,7 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
+from .paths import FileRefused, read_bytes
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 
@@ -59,23 +60,22 @@ def write_nbsymple(path, state: State) -> Path:
     return path
 
 
-def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0) -> State:
+def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0,
+                  kind: str = "initial-condition file") -> State:
     """A state from a file in the authors' layout. Blank lines and lines starting with `#` are
     skipped (the authors' reader skips blank lines only). A line without exactly seven finite
     numbers, a mass that is not positive, fewer than two bodies or a file that cannot be read
-    raises FormatError naming the line."""
+    (no regular file, or larger than any: `paths.read_bytes`, `kind` naming it) raises
+    FormatError naming the line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="ascii")
-    except FileNotFoundError:
-        raise FormatError(f"initial-condition file {path} does not exist") from None
-    except IsADirectoryError:
-        raise FormatError(f"{path} is a folder, not an initial-condition file") from None
+        data = read_bytes(path, kind)
+        text = data.decode("ascii")
+    except FileRefused as e:
+        raise FormatError(str(e)) from None
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
-    except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror or e}") from None
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         words = line.split()

@@ -33,6 +33,7 @@ import numpy as np
 from ..core.ics import State
 from ..core.units import Units, checked_units
 from .authors_format import FormatError, format_lines, read_nbsymple
+from .paths import LIMITS, FileRefused, open_file, read_json
 
 SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
@@ -102,12 +103,12 @@ def _sidecar(folder) -> dict:
     first two present in any non-empty sidecar) and `times` an object of finite numbers.
     Anything else raises SnapshotError naming the file."""
     path = Path(folder) / SIDECAR
-    try:
-        side = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
-    except (OSError, ValueError, RecursionError) as e:
-        raise SnapshotError(f"{path} cannot be read ({type(e).__name__}: {_one_line(e)})") from None
+    try:
+        side = read_json(path, "snapshot sidecar")
+    except FileRefused as e:
+        raise SnapshotError(str(e)) from None
 
     def bad(what):
         return SnapshotError(f"{path} is not a snapshot sidecar: {what}")
@@ -193,15 +194,19 @@ def _npz(path: Path):
     """The open archive of a `.npz` snapshot; what reading it raises (a bare `.npy` array, a missing,
     truncated or corrupted file) becomes one SnapshotError sentence naming it."""
     try:
-        d = np.load(path)
-        if not isinstance(d, np.lib.npyio.NpzFile):
-            raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
-        with d:
-            yield d
+        with open_file(path, "snapshot") as f:
+            d = np.load(f)
+            if not isinstance(d, np.lib.npyio.NpzFile):
+                raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+            with d:
+                unpacked = sum(member.file_size for member in d.zip.infolist())
+                if unpacked > LIMITS["snapshot"]:       # a few compressed bytes may unpack to terabytes
+                    raise SnapshotError(f"snapshot {path} unpacks to {unpacked} bytes, more than any snapshot holds")
+                yield d
     except SnapshotError:
         raise
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
+    except FileRefused as e:
+        raise SnapshotError(str(e)) from None
     except _NPZ_ERRORS as e:
         raise _unreadable(path, e) from None
 
@@ -248,10 +253,11 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
     side = _sidecar(path.parent)
     try:
         units = checked_units(side["r_cl_pc"], side["mass_msun"]) if side else Units()
-        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0))
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
-    except (ValueError, FormatError) as e:
+        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0),
+                              kind="snapshot")
+    except FormatError as e:
+        raise SnapshotError(str(e)) from None
+    except ValueError as e:
         raise SnapshotError(f"snapshot {path} cannot be read: {_one_line(e)}") from None
     return state, number
 
