@@ -389,3 +389,17 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
     _fifo(tmp_path / "res" / MACHINE / "machine.json")
     refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["machine.json"],
             module="tools.migrate")
+
+
+def test_paper_replaces_a_link_in_its_output_folder_never_writes_through_it(tmp_path):
+    """Every file `paper` writes goes through `paths.write_file`: a link planted at a figure's or
+    the report's name is replaced by the file, and what it pointed at is left as it was."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "victim.txt").write_text("precious\n")
+    (tmp_path / "out").mkdir()
+    for name in ("speedup.png", "REPORT.md", "task_shares.csv"):
+        (tmp_path / "out" / name).symlink_to("../victim.txt")
+    rc, err = _paper(tmp_path, "wrote")
+    assert rc in (0, 1), err
+    assert (tmp_path / "victim.txt").read_text() == "precious\n"
+    assert not any((tmp_path / "out" / name).is_symlink() for name in ("speedup.png", "REPORT.md", "task_shares.csv"))

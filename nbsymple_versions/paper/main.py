@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
 from ..runs.errors import path_argument, writable
-from ..runs.paths import FileRefused, read_json
+from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
@@ -194,7 +194,7 @@ def _read_science_summaries(out: Path) -> dict:
 
 
 def _write_science_summaries(out: Path, summaries: dict):
-    (out / SCIENCE_SUMMARIES).write_text(json.dumps(summaries, indent=2, sort_keys=True) + "\n")
+    write_file(out / SCIENCE_SUMMARIES, json.dumps(summaries, indent=2, sort_keys=True) + "\n")
 
 
 def _prediction(res: Results, gpu_model: str | None, note):

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
-from .paths import FileRefused, read_bytes
+from .paths import FileRefused, read_bytes, write_file
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 
@@ -54,10 +54,8 @@ def format_lines(state: State) -> str:
 
 
 def write_nbsymple(path, state: State) -> Path:
-    """Write `state` to `path` in the authors' layout (not atomically: see `snapshots`)."""
-    path = Path(path)
-    path.write_text(format_lines(state), encoding="ascii")
-    return path
+    """Write `state` to `path` in the authors' layout (atomically, never through a link: `paths.write_file`)."""
+    return write_file(path, format_lines(state))
 
 
 def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0,

@@ -41,7 +41,8 @@ from ..core.ics import State
 from ..core.vocabulary import TASKS
 from ..core.units import Units
 from .paths import FileRefused, open_file, parse_json
-from .snapshots import SNAPSHOT_FORMATS, write_atomically
+from .paths import write_atomically
+from .snapshots import SNAPSHOT_FORMATS
 
 MAGIC = b"NBSYMPLE-CHECKPOINT\n"
 FORMAT = 1

@@ -49,13 +49,13 @@ from .authors_format import FormatError, read_nbsymple
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import RunStop, user_values, writable
 from .locks import PathBusy, hold, lock_file
-from .paths import FileRefused, inside, read_json, resolved
+from .paths import FileRefused, inside, read_json, resolved, write_atomically
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
 from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
-from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, write_atomically, write_snapshot
+from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, write_snapshot
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every"}

@@ -9,7 +9,8 @@ is refused too). Reads are bounded: a file larger than `LIMITS[kind]` is refused
 read (a sparse file of a terabyte, a /proc file that never ends), and JSON nested deeper than
 `MAX_DEPTH` levels is refused instead of exhausting the interpreter's stack.
 
-Writing: `resolved` gives the one real name of a path a run writes (two names of one
+Writing: `write_atomically` and `write_file` write a file through a temporary one made with
+O_EXCL beside it and renamed over it: a link in its place is replaced, never followed. `resolved` gives the one real name of a path a run writes (two names of one
 checkpoint share one lock; a symbolic-link loop is refused), `inside` says whether an output
 lands inside another, and `open_lock` opens a lock file without ever following a symbolic link
 (O_NOFOLLOW; created with O_EXCL), refusing one that is a folder, a link or no regular file.
@@ -23,6 +24,7 @@ import json
 import os
 from pathlib import Path
 import stat
+import tempfile
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
@@ -166,6 +168,47 @@ def inside(path, folder) -> bool:
     """Whether `path` is `folder` or lies below it (both resolved)."""
     path, folder = Path(path).resolve(), Path(folder).resolve()
     return path == folder or folder in path.parents
+
+
+def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
+    """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
+    writer's process id in its name), fsync it, give it
+    the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
+    temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:                                   # make the rename itself durable
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError:
+        pass
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_file(path, data: bytes | str) -> Path:
+    """Write `data` (text as UTF-8) to `path` by `write_atomically`: a link at `path` is
+    replaced, never written through, and a kill leaves the old file or the new one."""
+    body = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    return write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
 
 
 def open_lock(path) -> int:

@@ -24,7 +24,6 @@ import os
 from pathlib import Path
 import re
 import struct
-import tempfile
 import zipfile
 import zlib
 
@@ -33,7 +32,7 @@ import numpy as np
 from ..core.ics import State
 from ..core.units import Units, checked_units
 from .authors_format import FormatError, format_lines, read_nbsymple
-from .paths import LIMITS, FileRefused, open_file, read_json
+from .paths import LIMITS, FileRefused, open_file, read_json, write_atomically
 
 SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
@@ -47,40 +46,6 @@ class SnapshotError(ValueError):
 
 def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
     return Path(folder) / f"snap_{step:08d}.{'txt' if fmt == 'nbsymple' else 'npz'}"
-
-
-def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
-    """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
-    writer's process id in its name), fsync it, give it
-    the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
-    temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fchmod(f.fileno(), 0o666 & ~_umask())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:                                   # make the rename itself durable
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
-    except OSError:
-        pass
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str = "npz") -> Path:
