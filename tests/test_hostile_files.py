@@ -19,7 +19,6 @@ from pathlib import Path
 import contextlib
 import io
 import shutil
-import signal
 import socket
 
 import pytest
@@ -27,35 +26,23 @@ import pytest
 from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS
 
-from test_hostile import FIXTURE, MACHINE, call, seal, split_checkpoint
+from test_hostile import FIXTURE, MACHINE, call, hang_guard, seal, split_checkpoint
 from tools import migrate
 
-HANG_GUARD = 300                         # seconds: a hang guard, far beyond any case's time
 RESULTS = f"{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
-
-
-def _hang(signum, frame):
-    raise TimeoutError(f"no answer within {HANG_GUARD} s: the command hangs")
 
 
 def nbsymple(cwd: Path, *argv, module: str = "nbsymple_versions.cli") -> tuple[object, str, str]:
     """(exit status, stdout, stderr) of `nbsymple ARGV` (or `python -m tools.migrate ARGV`) run
-    in this process (`test_hostile.call`) in `cwd`, under a hang guard: SIGALRM interrupts a
-    blocking call and fails the case."""
-    previous = signal.signal(signal.SIGALRM, _hang)
-    signal.alarm(HANG_GUARD)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.chdir(cwd)
-            if module == "tools.migrate":
-                err = io.StringIO()
-                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
-                    rc = migrate.main([str(a) for a in argv])
-                return rc, out.getvalue(), err.getvalue()
-            return call(argv)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    in this process (`test_hostile.call`) in `cwd`, under `test_hostile.hang_guard`."""
+    with hang_guard(), pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        if module == "tools.migrate":
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+                rc = migrate.main([str(a) for a in argv])
+            return rc, out.getvalue(), err.getvalue()
+        return call(argv)
 
 
 def tree(root: Path) -> dict:

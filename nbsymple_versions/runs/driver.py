@@ -49,7 +49,7 @@ from .authors_format import FormatError, read_nbsymple
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import RunStop, user_values, writable
 from .locks import PathBusy, hold, lock_file
-from .paths import FileRefused, inside, read_json, resolved, write_atomically
+from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
 from .progress import Progress
@@ -256,9 +256,12 @@ def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
     folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
         target = _resolved(checkpoint, "--checkpoint")      # what is locked and written: two names, one lock
-        if target.is_dir() or (folder is not None and target == folder.resolve()):
+        odd = odd_kind(target)
+        if odd == "a folder" or (folder is not None and target == folder.resolve()):
             raise RunStop(f"--checkpoint {checkpoint} names a folder{' (the snapshot folder)' if folder else ''}; "
                           f"give it a file name")
+        if odd is not None:
+            raise RunStop(f"--checkpoint {checkpoint} is {odd}, not a checkpoint file; give it a file name")
         if folder is not None and inside(target, folder):
             raise RunStop(f"--checkpoint {checkpoint} lies inside the snapshot folder {folder}, where a snapshot "
                           f"could replace it; put it beside that folder")

@@ -53,6 +53,16 @@ def _what(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def odd_kind(path) -> str | None:
+    """What `path` is when it is there and no regular file ("a folder", "a FIFO (named pipe)",
+    ...; links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else _what(mode)
+
+
 def _os_error(e: OSError, kind: str, name) -> FileRefused:
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
