@@ -62,11 +62,33 @@ def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str =
     return write_atomically(snapshot_path(folder, step), write, ".snap_", ".npz.tmp")
 
 
+def _positive(value) -> float | None:
+    number = _json_number(value)
+    return number if number is not None and number > 0 else None
+
+
+def _times(value) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    times = {step: _json_number(t) for step, t in value.items()}
+    return None if None in times.values() else times
+
+
+# The fields of a sidecar: name -> (required in a non-empty sidecar, the value it holds or None
+# where it is not one, what it must be). A new field adds a row.
+SIDECAR_FIELDS = {
+    "run_id": (False, lambda v: v if isinstance(v, str) else None, "a string"),
+    "r_cl_pc": (True, _positive, "a positive finite number"),
+    "mass_msun": (True, _positive, "a positive finite number"),
+    "softening": (False, _positive, "a positive finite number"),
+    "times": (False, _times, "an object of step: finite time"),
+}
+
+
 def _sidecar(folder) -> dict:
-    """The folder's `snapshots.json` ({} when there is none), checked: a JSON object whose
-    `run_id` is a string, `r_cl_pc`, `mass_msun` and `softening` positive finite numbers (the
-    first two present in any non-empty sidecar) and `times` an object of finite numbers.
-    Anything else raises SnapshotError naming the file."""
+    """The folder's `snapshots.json` ({} when there is none), read through `paths.read_json`
+    (a regular file, bounded in size and depth) and checked against SIDECAR_FIELDS, its units by
+    `checked_units`. Anything else raises SnapshotError naming the file."""
     path = Path(folder) / SIDECAR
     if not os.path.lexists(path):
         return {}
@@ -81,26 +103,14 @@ def _sidecar(folder) -> dict:
         raise bad(f"it holds a JSON {type(side).__name__}, not an object")
     if not side:
         return side
-    for key in ("r_cl_pc", "mass_msun"):
+    for key, (required, value_of, what) in SIDECAR_FIELDS.items():
         if key not in side:
-            raise bad(f"it lacks {key!r}")
-    if "run_id" in side and not isinstance(side["run_id"], str):
-        raise bad(f"its run_id {_shown(side['run_id'])} is not a string")
-    for key in ("r_cl_pc", "mass_msun", "softening"):
-        if key in side:
-            value = _json_number(side[key])
-            if not (value is not None and value > 0):
-                raise bad(f"its {key} {_shown(side[key])} is not a positive finite number")
-            side[key] = value
-    if "times" in side:
-        times = side["times"]
-        if not isinstance(times, dict):
-            raise bad(f"its times is a JSON {type(times).__name__}, not an object of step: time")
-        for step, t in times.items():
-            value = _json_number(t)
-            if value is None:
-                raise bad(f"its time for step {_shown(step)} ({_shown(t)}) is not a finite number")
-            times[step] = value
+            if required:
+                raise bad(f"it lacks {key!r}")
+            continue
+        if (value := value_of(side[key])) is None:
+            raise bad(f"its {key} {_shown(side[key])} is not {what}")
+        side[key] = value
     try:
         checked_units(side["r_cl_pc"], side["mass_msun"])
     except ValueError as e:
