@@ -107,8 +107,8 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     target = root / info["machine"]
     if target.name != info["machine"] or target.name in (".", "..") \
             or target.parent.resolve() != root.resolve():      # every file it writes lies in one machine folder
-        raise ValueError(f"the machine name {info['machine']!r} made from --isa, --uarch and {folder.name}/machine.json "
-                         f"is not one folder name inside {root.name}/")
+        raise ValueError(f"the machine name {info['machine']!r} made from --isa, --uarch and "
+                         f"{folder.name}/machine.json is not one folder name inside {root.name}/")
     print(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)"
                                                if given else ""))
     version = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -49,9 +49,9 @@ from .authors_format import FormatError, read_nbsymple
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import RunStop, user_values, writable
 from .locks import PathBusy, hold, lock_file
-from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
+from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
@@ -228,9 +228,10 @@ def _resolved(path, option: str) -> Path:
 def _command(spec, run_, checkpoint) -> dict:
     """What makes two runs the same run (the run id and a drawn seed aside), as JSON values."""
     same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
-    same.update(seed=None if run_["seed_chosen"] else run_["seed"], checkpoint=None if checkpoint is None
-                else str(_resolved(checkpoint, "--checkpoint")), version=spec.version, scheme=spec.scheme, precision=spec.precision,
-                dt=spec.dt, options=dict(spec.options))
+    same.update(seed=None if run_["seed_chosen"] else run_["seed"],
+                checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
+                version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
+                options=dict(spec.options))
     return json.loads(json.dumps(same))
 
 

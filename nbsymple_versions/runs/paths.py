@@ -1,4 +1,4 @@
-"""The one door for the paths the tools read and the lock files they write (issue 32).
+"""The one door for the files the tools read and write (issue 32, classes 1 and 10).
 
 Reading: every file a user can hand the tools (a checkpoint, an initial-condition file, a
 snapshot and its sidecar, a run record, asv results and machine files) is opened by
@@ -10,10 +10,11 @@ read (a sparse file of a terabyte, a /proc file that never ends), and JSON neste
 `MAX_DEPTH` levels is refused instead of exhausting the interpreter's stack.
 
 Writing: `write_atomically` and `write_file` write a file through a temporary one made with
-O_EXCL beside it and renamed over it: a link in its place is replaced, never followed. `resolved` gives the one real name of a path a run writes (two names of one
-checkpoint share one lock; a symbolic-link loop is refused), `inside` says whether an output
-lands inside another, and `open_lock` opens a lock file without ever following a symbolic link
-(O_NOFOLLOW; created with O_EXCL), refusing one that is a folder, a link or no regular file.
+O_EXCL beside it and renamed over it: a link in its place is replaced, never followed.
+`resolved` gives the one real name of a path a run writes (two names of one checkpoint share
+one lock; a symbolic-link loop is refused), `inside` says whether an output lands inside
+another, and `open_lock` opens a lock file without ever following a symbolic link (O_NOFOLLOW;
+created with O_EXCL), refusing one that is a folder, a link or no regular file.
 
 Every refusal is `FileRefused`, a ValueError whose message is one sentence naming the file.
 """
@@ -28,11 +29,12 @@ import tempfile
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
-# beyond a direct-summation run; an initial-condition file about 180 bytes a body.
+# beyond a direct-summation run (1e17 pair forces a step); an initial-condition file, read
+# whole into memory, about 180 bytes a body: 2 GiB is 1e7 bodies.
 LIMITS = {
     "checkpoint": 16 << 30,
     "snapshot": 16 << 30,
-    "initial-condition file": 16 << 30,
+    "initial-condition file": 2 << 30,
     "snapshot sidecar": 256 << 20,        # a time per snapshot: millions of snapshots
     "run record": 16 << 20,
     "asv results file": 256 << 20,
