@@ -10,6 +10,8 @@ and numbers for every option of every subcommand. Every case runs in a fresh tem
   could not make, as docs/paper.md documents: each of its lines is one sentence of its own);
 - without a traceback, and with one JSON document on stdout when `--json` was asked for and the
   status is 0;
+- within `hang_guard`'s generous alarm (a FIFO, a device or a socket may stand where a file is
+  read or written: `test_special_files`);
 - having created, changed or removed nothing but the paths named in the command (and what lies
   under them, the folders above them, and the lock file `.NAME.lock` of a named checkpoint), in
   the temporary folder or in the repository's `plots/` and `results/`.
@@ -989,6 +991,7 @@ SPECIAL_PLACES = {
 }
 
 
+@pytest.mark.long
 @hostile(40)
 @given(place=st.sampled_from(sorted(SPECIAL_PLACES)), kind=st.sampled_from(SPECIAL_KINDS))
 def test_special_files(place, kind):

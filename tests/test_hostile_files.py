@@ -179,6 +179,7 @@ def test_a_run_record_that_is_a_special_file_is_not_read(tmp_path, kind):
     assert json.loads((tmp_path / "s" / "nbsymple-run.json").read_text())["finished"] is True
 
 
+@pytest.mark.long            # each makes the paper's figures
 @pytest.mark.parametrize("where", [RESULTS, f"{MACHINE}/machine.json", f"{MACHINE}/other.json"])
 @pytest.mark.parametrize("kind", ["fifo", "device", "loop"])
 def test_paper_skips_a_special_results_file(tmp_path, where, kind):
@@ -298,6 +299,7 @@ def test_paper_refuses_a_hostile_results_file(tmp_path, case):
     assert not (tmp_path / "out").exists() and "nothing was written" in err
 
 
+@pytest.mark.long            # each makes the paper's figures
 @pytest.mark.parametrize("text", ['{"machine": "m", "cpu": ["a", "b"]}', '{"cpu": "x"}', "[" * 5000 + "]" * 5000,
                                   '{"machine": "m", "num_cpu": {"n": 2}}'])
 def test_paper_skips_a_hostile_machine_file(tmp_path, text):
@@ -378,6 +380,7 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
             module="tools.migrate")
 
 
+@pytest.mark.long            # each makes the paper's figures
 def test_paper_replaces_a_link_in_its_output_folder_never_writes_through_it(tmp_path):
     """Every file `paper` writes goes through `paths.write_file`: a link planted at a figure's or
     the report's name is replaced by the file, and what it pointed at is left as it was."""
