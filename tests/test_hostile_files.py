@@ -46,13 +46,16 @@ def nbsymple(cwd: Path, *argv, module: str = "nbsymple_versions.cli") -> tuple[o
 
 
 def tree(root: Path) -> dict:
-    """Every path under `root` -> its SHA-256 (a file), 'folder', or where a link points."""
+    """Every path under `root` -> its SHA-256 (a file; size and time of one too large to read),
+    'folder', or where a link points."""
     seen = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             path = Path(dirpath) / name
             if path.is_symlink():
                 seen[str(path)] = "-> " + os.readlink(path)
+            elif path.is_file() and path.stat().st_size > 1 << 26:     # a sparse giant: never read
+                seen[str(path)] = (path.stat().st_size, path.stat().st_mtime_ns)
             elif path.is_file():
                 seen[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
             else:
