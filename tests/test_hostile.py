@@ -10,6 +10,8 @@ and numbers for every option of every subcommand. Every case runs in a fresh tem
   could not make, as docs/paper.md documents: each of its lines is one sentence of its own);
 - without a traceback, and with one JSON document on stdout when `--json` was asked for and the
   status is 0;
+- within `hang_guard`'s generous alarm (a FIFO, a device or a socket may stand where a file is
+  read or written: `test_special_files`);
 - having created, changed or removed nothing but the paths named in the command (and what lies
   under them, the folders above them, and the lock file `.NAME.lock` of a named checkpoint), in
   the temporary folder or in the repository's `plots/` and `results/`.
@@ -41,6 +43,9 @@ import os
 from pathlib import Path
 import re
 import shutil
+import signal
+import socket
+import stat
 import struct
 import tempfile
 import time
@@ -127,10 +132,32 @@ def call(argv) -> tuple[object, str, str]:
 
 
 def _digest(path: Path) -> str:
+    """A regular file's SHA-256, else what it is (a FIFO or a device is never read: it could block)."""
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return f"special ({stat.S_IFMT(mode):o})"
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as e:
         return f"unreadable ({e.errno})"
+
+
+HANG_GUARD = 300                     # seconds: a guard against a hang, far beyond any case's time
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: int = HANG_GUARD):
+    """Fail what does not end within `seconds` (a hang, never a timing): SIGALRM interrupts a
+    blocking call (an open of a FIFO, a read of /dev/zero) with TimeoutError."""
+    def hang(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s: the command hangs")
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def tree(root: Path, content: bool = True) -> dict:
@@ -231,7 +258,8 @@ def run_case(test: str, root: Path, argv, named=(), checkpoints=(), json_asked=F
     assume(not writes_outside(argv))
     before = everything(root)
     note(f"argv = {argv!r}")
-    rc, out, err = call(argv)
+    with hang_guard():
+        rc, out, err = call(argv)
     after = everything(root)
     found = problems(argv, rc, out, err, before, after, allowed_paths(root, named, checkpoints), json_asked, statuses)
     if rc == 2:
@@ -917,6 +945,71 @@ def test_gpu_asm_options(case, extra):
 def populate_simple(root: Path):
     (root / "file.txt").write_text("a file, not a folder\n")
     (root / "folder").mkdir()
+
+
+# ============================================================================== special files anywhere (issue 32)
+
+def _special(root: Path, place: str, kind: str):
+    """Put a `kind` of special file or odd path at `root / place` (its folder made)."""
+    path = root / place
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(str(path))
+    elif kind == "loop":
+        path.symlink_to(path.name)
+    else:                                # a link: to a device, nowhere, or a file of the case's
+        path.symlink_to({"dev-zero": "/dev/zero", "dev-null": "/dev/null", "dangling": "nowhere/x",
+                         "victim": os.path.relpath(root / "victim.txt", path.parent)}[kind])
+
+
+SPECIAL_KINDS = ("fifo", "folder", "socket", "loop", "dev-zero", "dev-null", "dangling", "victim")
+PAPER = ["paper", "--results", "res", "--no-science", "--out", "out", "--quiet"]
+RUN8 = ["run", "--n", "8", "--steps", "1"]
+# where a special file goes -> (the command that reads or writes that path, the paths it names, its checkpoints)
+SPECIAL_PLACES = {
+    "c.ck": (["run", "--resume", "c.ck"], ["c.ck"], ["c.ck"]),
+    "ic.txt": (["run", "--ics", "ic.txt", "--steps", "1"], ["ic.txt"], []),
+    "s/snapshots.json": (RUN8 + ["--snapshots", "s", "--snapshot-format", "nbsymple"], ["s"], []),
+    "s/nbsymple-run.json": (RUN8 + ["--snapshots", "s"], ["s"], []),
+    "s/snap_00000001.npz": (RUN8 + ["--snapshots", "s"], ["s"], []),
+    "s/.lock": (RUN8 + ["--snapshots", "s"], ["s"], []),
+    ".new.ck.lock": (RUN8 + ["--checkpoint", "new.ck"], ["new.ck"], ["new.ck"]),
+    "new.ck": (RUN8 + ["--checkpoint", "new.ck"], ["new.ck"], ["new.ck"]),
+    f"res/{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json": (PAPER, ["out"], []),
+    f"res/{MACHINE}/machine.json": (PAPER, ["out"], []),
+    f"res/{MACHINE}/deadbeef-other.json": (PAPER, ["out"], []),
+    "res/benchmarks.json": (PAPER, ["out"], []),
+    "out/speedup.png": (PAPER, ["out"], []),
+}
+
+
+@pytest.mark.long
+@hostile(40)
+@given(place=st.sampled_from(sorted(SPECIAL_PLACES)), kind=st.sampled_from(SPECIAL_KINDS))
+def test_special_files(place, kind):
+    """A FIFO, a folder, a socket, a symbolic-link loop or a link (to a device, to nowhere, to a
+    file of the case's) wherever a file is read or written: the command ends (under
+    `hang_guard`) with a documented status in one sentence, never writes through the link, and
+    leaves the case's `victim.txt` as it was."""
+    argv, named, checkpoints = SPECIAL_PLACES[place]
+    with sandbox() as root:
+        populate(root)
+        copy_fixture(root, "res")
+        (root / "victim.txt").write_text("precious\n")
+        _special(root, place, kind)
+        if place == "new.ck" and kind == "dangling":      # a checkpoint named through a link is its target's
+            named, checkpoints = named + ["nowhere/x"], checkpoints + ["nowhere/x"]
+        run_case("special files", root, argv, named, checkpoints, statuses=(0, 1, 2) if argv[0] == "paper" else (0, 2))
+        assert (root / "victim.txt").read_text() == "precious\n"
 
 
 # ============================================================================== paper: options and files

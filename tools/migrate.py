@@ -18,12 +18,16 @@ the axis' default value:
 """
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from nbsymple_versions.instruments import provenance
+from nbsymple_versions.runs.paths import read_json
 
 from . import tracking
+
+ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 
 # old benchmark name -> (new name, old parameter tuple -> new tuple, or None to drop the row);
 # tuples hold parameter values as asv writes them ("'A'", "256"). Benchmarks not named keep
@@ -83,6 +87,10 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     from asv import util
     from asv.results import Results
     root = folder.parent
+    if isa is not None and not ISA_NAME.fullmatch(isa):
+        raise ValueError(f"--isa {isa!r} is not a vector ISA's name (lower-case letters, digits, '.', '_' or '-', "
+                         f"such as avx512)")
+    read_json(folder / "machine.json", "asv machine file")     # a regular file of JSON, before asv reads it
     benchmarks = tracking.discovered_benchmarks()
     old_machine = util.load_json(str(folder / "machine.json"), api_version=1)
     uarch = provenance.slug(uarch) if uarch else None
@@ -97,6 +105,10 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     gpu = "nogpu" if info["gpu"] == "none" else provenance.slug(info["gpu"].replace(" x ", "x-"))
     info["machine"] = f"{provenance.slug(info['cpu'])}-{uarch}-{isa}-{info['num_cpu']}cores-{gpu}"
     target = root / info["machine"]
+    if target.name != info["machine"] or target.name in (".", "..") \
+            or target.parent.resolve() != root.resolve():      # every file it writes lies in one machine folder
+        raise ValueError(f"the machine name {info['machine']!r} made from --isa, --uarch and "
+                         f"{folder.name}/machine.json is not one folder name inside {root.name}/")
     print(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)"
                                                if given else ""))
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -154,12 +166,13 @@ def main(argv=None) -> int:
     p.add_argument("--evidence", help="why the values given are right (kept in each file's provenance)")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     args = p.parse_args(argv)
-    if not (args.folder / "machine.json").is_file():
-        p.error(f"{args.folder} holds no machine.json")
     try:
+        if not (args.folder / "machine.json").is_file():
+            raise ValueError(f"{args.folder} holds no machine.json")
         migrate(args.folder, args.isa, args.uarch, args.dry_run, args.evidence)
-    except ValueError as e:
-        p.error(str(e))
+    except ValueError as e:             # `paths.FileRefused` too: one sentence naming the file or option
+        print(f"{p.prog}: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

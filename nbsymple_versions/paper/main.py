@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
 from ..runs.errors import path_argument, writable
+from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
@@ -186,14 +187,14 @@ def _read_science_summaries(out: Path) -> dict:
     """The one-paragraph summaries of the science figures in OUT (small, committed beside the
     PNGs), so that `--no-science` on a fresh clone keeps them in REPORT.md."""
     try:
-        data = json.loads((out / SCIENCE_SUMMARIES).read_text())
+        data = read_json(out / SCIENCE_SUMMARIES, "run record")   # a regular file of bounded JSON
         return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except FileRefused:
         return {}
 
 
 def _write_science_summaries(out: Path, summaries: dict):
-    (out / SCIENCE_SUMMARIES).write_text(json.dumps(summaries, indent=2, sort_keys=True) + "\n")
+    write_file(out / SCIENCE_SUMMARIES, json.dumps(summaries, indent=2, sort_keys=True) + "\n")
 
 
 def _prediction(res: Results, gpu_model: str | None, note):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ..runs.paths import write_file
 from ..versions import GPU_LETTERS, get_version
 from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE,
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
@@ -285,5 +286,5 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     path = out / "REPORT.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_file(path, "\n".join(lines))            # never through a link (runs/paths.py)
     return path

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import math
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from ..runs.paths import FileRefused, decode_json, read_bytes
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
 MACHINE_API_VERSION = 1   # asv 0.6 machine.json
@@ -50,21 +52,15 @@ def _name(path: Path, root: Path | None = None) -> str:
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
     """Parse a JSON object from `path` or raise ResultsError with one sentence naming it."""
     name = _name(path, root)
+    if not os.path.lexists(path):
+        raise ResultsError(f"{what} {name} is missing.")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsError(f"{what} {name} is missing.") from None
-    except OSError as exc:
-        raise ResultsError(f"{what} {name} cannot be read ({exc.strerror or exc}).") from None
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{what} {name} is not UTF-8 text (byte {exc.start} cannot be decoded), "
-                           f"so it is not JSON.") from None
-    if not text.strip():
-        raise ResultsError(f"{what} {name} is empty.")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ResultsError(f"{what} {name} is not valid JSON (truncated or corrupt: {exc}).") from None
+        raw = read_bytes(path, what, name)         # a regular file, bounded in size; its JSON in depth
+        if not raw.strip():
+            raise ResultsError(f"{what} {name} is empty.")
+        data = decode_json(raw, what, name)
+    except FileRefused as exc:
+        raise ResultsError(f"{exc}.") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{what} {name} is not an asv file (its JSON is not an object).")
     return data
@@ -90,6 +86,61 @@ _MAX_MS = 253402300799000     # 9999-12-31 23:59:59 UTC, the last time `datetime
 def _is_ms(value) -> bool:
     """A time asv could have written: milliseconds since the epoch, 0 to the year 9999."""
     return _finite(value) and 0 <= value <= _MAX_MS
+
+
+def _text(value) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _object(test):
+    return lambda v: v is None or (isinstance(v, dict) and all(isinstance(k, str) and test(x) for k, x in v.items()))
+
+
+# Fields of a results file and machine.json: (the test of a value, what it must be); absent is null.
+RESULTS_FIELDS = {
+    "commit_hash": (lambda v: isinstance(v, str) and bool(v.strip()), "a commit hash"),
+    "date": (lambda v: v is None or _is_ms(v), "a time in milliseconds since the epoch"),
+    "python": (_text, "text"), "env_name": (_text, "text"),
+    "params": (_object(lambda v: True), "an object"), "env_vars": (_object(_text), "an object of text"),
+    "provenance": (lambda v: v is None or isinstance(v, list), "a list"),
+}
+MACHINE_FIELDS = {key: (lambda v: v is None or isinstance(v, (str, int)) and not isinstance(v, bool), "text")
+                  for key in ("arch", "cpu", "os", "num_cpu", "ram", "gpu", "device", "uarch", "isa")}
+MACHINE_FIELDS["machine"] = (lambda v: isinstance(v, str), "text")
+PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relative errors, %, counts) lies outside
+
+
+def _measured(value) -> bool:
+    """A value asv could have recorded: null or NaN (a skipped combination), 0, or a number
+    whose magnitude is within PLAUSIBLE."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return _finite(value) and (value == 0 or PLAUSIBLE[0] <= abs(value) <= PLAUSIBLE[1])
+
+
+def _row_problem(bench: str, row: dict) -> str | None:
+    """Why a benchmark's row cannot be read (its params, its values), else None."""
+    params, result = row.get("params"), row.get("result")
+    contract = CONTRACT_PARAM_NAMES.get(bench)
+    if params is None and not contract:
+        params = row["params"] = []
+    if not (isinstance(params, list) and all(isinstance(p, list) and all(isinstance(v, str) for v in p)
+                                             for p in params)):
+        return f"the params of {bench} are not lists of parameter values"
+    if contract and len(params) != len(contract):
+        return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
+    for pname, values in zip(contract or (), params):
+        if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool) and n > 0
+                                    for v in values):
+            return f"a value of parameter n of {bench} is not a positive whole number"
+    values = result if isinstance(result, list) else [result]
+    if not all(_measured(v) for v in values):
+        return (f"a value of {bench} is not a measurement (a number of magnitude {PLAUSIBLE[0]:g} to "
+                f"{PLAUSIBLE[1]:g}, 0, or null)")
+    combinations = math.prod(len(p) for p in params)
+    if isinstance(result, list) and len(result) != combinations:
+        return f"{bench} holds {len(result)} values for {combinations} combinations of its parameters"
+    return None
 
 
 def _number(value) -> float:
@@ -142,20 +193,10 @@ class ResultFile:
         def bad(what: str):
             return ResultsError(f"asv results file {name} is malformed ({what}).")
 
-        if not isinstance(d["commit_hash"], str) or not d["commit_hash"].strip():
-            raise bad("its commit_hash is not a commit hash")
-        if d["date"] is not None and not _is_ms(d["date"]):
-            raise bad("its date is not a time in milliseconds since the epoch")
-        for key in ("python", "env_name"):
-            if d.get(key) is not None and not isinstance(d[key], str):
-                raise bad(f"its {key} is not text")
-        for key in ("params", "env_vars"):
-            if d.get(key) is not None and not isinstance(d[key], dict):
-                raise bad(f"its {key} is not an object")
-        provenance = d.get("provenance")
-        if provenance is not None and not isinstance(provenance, list):
-            raise bad("its provenance is not a list")
-        provenance = [p for p in provenance or [] if isinstance(p, dict)]
+        for key, (holds, what) in RESULTS_FIELDS.items():
+            if not holds(d.get(key)):
+                raise bad(f"its {key} is not {what}")
+        provenance = [p for p in d.get("provenance") or [] if isinstance(p, dict)]
         for p in provenance:
             la = p.get("load_average")
             if la is not None and not (isinstance(la, dict) and all(
@@ -166,22 +207,8 @@ class ResultFile:
             if not isinstance(row, list):
                 raise bad(f"the row of {bench} is not a list")
             row = dict(zip(cols, row))
-            params = row.get("params")
-            if params is not None and not (isinstance(params, list) and all(
-                    isinstance(p, list) and all(isinstance(v, str) for v in p) for p in params)):
-                raise bad(f"the params of {bench} are not lists of parameter values")
-            contract = CONTRACT_PARAM_NAMES.get(bench)
-            if contract and params is not None and len(params) != len(contract):
-                raise bad(f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})")
-            if contract and params:
-                for pname, values in zip(contract, params):
-                    for v in values:
-                        lit = _literal(v)
-                        if pname == "n" and (not isinstance(lit, int) or isinstance(lit, bool)):
-                            raise bad(f"a value of parameter n of {bench} is not a whole number")
-            result = row.get("result")
-            if result is not None and not isinstance(result, (list, int, float, str)):
-                raise bad(f"the result of {bench} is neither a list nor a number")
+            if (problem := _row_problem(bench, row)) is not None:
+                raise bad(problem)
             rows[bench] = row
         return cls(Path(path), d["commit_hash"], int(d["date"] or 0), d.get("python") or "",
                    d.get("env_name") or "", dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
@@ -350,9 +377,10 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     info = {}
     try:
         info = read_json(folder / "machine.json", "asv machine file", root)
-        if not isinstance(info.get("machine"), str):
-            raise ResultsError(f"asv machine file {_name(folder / 'machine.json', root)} is not an asv "
-                               f"machine file (no 'machine' key).")
+        for key, (holds, what) in MACHINE_FIELDS.items():
+            if not holds(info.get(key)):
+                raise ResultsError(f"asv machine file {_name(folder / 'machine.json', root)} is not an asv "
+                                   f"machine file (its {key} is {'missing' if key not in info else 'not ' + what}).")
     except ResultsError as exc:
         warnings.append(str(exc))
         info = {}
@@ -362,7 +390,8 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     try:
         bench = read_json(root / "benchmarks.json", "asv benchmarks file", root)
         for name, spec in bench.items():
-            if isinstance(spec, dict) and isinstance(spec.get("param_names"), list):
+            names = spec.get("param_names") if isinstance(spec, dict) else None
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
                 param_names[name] = spec["param_names"]
     except ResultsError as exc:
         if (root / "benchmarks.json").exists():

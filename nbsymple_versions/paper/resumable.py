@@ -21,6 +21,7 @@ import uuid
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.loop import Stopped, step_run
+from ..runs.paths import write_file
 from ..runs.progress import Progress
 from ..runs.signals import StopSignals
 from ..runs.snapshots import list_snapshots, write_snapshot
@@ -146,6 +147,6 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
               "wall_seconds": science["wall_seconds"], "sessions": science["sessions"],
               "interrupted": science["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
               **(_provenance(science["session_provenance"]) if provenance else {}), **(extra or {})}
-    (folder / RUN_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    write_file(folder / RUN_FILE, json.dumps(result, indent=2) + "\n")
     (folder / CHECKPOINT).unlink(missing_ok=True)
     return result

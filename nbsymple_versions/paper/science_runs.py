@@ -24,6 +24,7 @@ from .. import Simulation, add_black_hole, make_cluster
 from ..core import galaxy
 from ..core.units import Units
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
+from ..runs.paths import FileRefused, read_json
 from ..runs.snapshots import list_snapshots, read_snapshot
 from . import resumable
 from .resumable import RUN_FILE
@@ -50,8 +51,10 @@ def provenance(sim: Simulation) -> dict:
 def _same_run(folder: Path, params: dict) -> bool:
     """True if `folder` already holds a finished run with these parameters."""
     try:
-        run = json.loads((folder / RUN_FILE).read_text())
-    except (OSError, ValueError):
+        run = read_json(folder / RUN_FILE, "run record")   # a regular file of bounded JSON (runs/paths.py)
+    except FileRefused:
+        return False
+    if not isinstance(run, dict):
         return False
     if run.get("params") != json.loads(json.dumps(params)) or not run.get("finished"):
         return False

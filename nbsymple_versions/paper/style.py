@@ -3,6 +3,7 @@ fonts, the provenance footer, and saving at 200 dpi."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+import io
 from pathlib import Path
 import textwrap
 import warnings
@@ -13,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..core.vocabulary import PRECISIONS, TASKS  # noqa: E402
+from ..runs.paths import write_file  # noqa: E402
 from ..versions import LETTERS  # noqa: E402
 
 DPI = 200
@@ -73,6 +75,8 @@ def footer(fig, text: str):
 def save(fig, path: Path, source: str) -> Path:
     with quiet_glyphs():
         footer(fig, source)
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.08)
+        image = io.BytesIO()
+        fig.savefig(image, format=Path(path).suffix[1:] or "png", dpi=DPI, bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
+    write_file(path, image.getvalue())           # never through a link at `path`
     return Path(path)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS, TASKS
+from ..runs.paths import write_file
 from .data import (INTERNAL, MEASURED, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
                    PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
 from .results import Results
@@ -21,11 +23,12 @@ def fmt_share(value: float) -> str:
 def write_task_shares(table: list[dict], origin: str, csv_path: Path, md_path: Path, source: str):
     """CSV (full precision, one row per version and N) and Markdown (two decimals); each row
     says where it came from: measured, or the label of a prediction (GPU versions without results)."""
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS), "source"])
-        for r in table:
-            w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS), r.get("source", MEASURED)])
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS), "source"])
+    for r in table:
+        w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS), r.get("source", MEASURED)])
+    write_file(csv_path, f.getvalue())            # never through a link (runs/paths.py)
     lines = ["# Task shares of a time step (cf. paper Tables 4-6)", "",
              f"Per cent of a double-precision leapfrog step spent in each task; source: `{origin}`.",
              f"Results: {source}.", "",
@@ -43,7 +46,7 @@ def write_task_shares(table: list[dict], origin: str, csv_path: Path, md_path: P
                   + ", ".join(f"{p:.2f} % ({v}, N = {n}{'' if src == MEASURED else ', predicted'})"
                               for v, n, p, src in largest)
                   + f" of the step (paper: above {PAPER_PAIRWISE_SHARE} % at its largest N)."]
-    Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_file(md_path, "\n".join(lines) + "\n")
 
 
 def _sci(x: float, missing: str = "skipped", zero: str = "0 (below E's float64 resolution)") -> str:
@@ -161,5 +164,5 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
                 lines.append(f"After 1000 steps SI6A dp conserves energy ({what}) {math.log10(sp / dp):.1f} orders of "
                              f"magnitude better than sp (paper: {PAPER_SI6A_SP_DP_ORDERS[0]} to "
                              f"{PAPER_SI6A_SP_DP_ORDERS[1]}, from an sp build that is not public).")
-    Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_file(md_path, "\n".join(lines) + "\n")
     return table

@@ -8,6 +8,7 @@ paper's science runs), one job per file:
   memory.py       will N bodies fit, how long the O(N^2) set-up takes
   signals.py      SIGINT / SIGTERM: finish the step, checkpoint, stop (or at once in the set-up)
   locks.py        exclusive locks on a run's snapshot folder and checkpoint, for its whole life
+  paths.py        the one door for files read (regular, bounded) and written (never through a link)
   errors.py       `RunStop` (one sentence, an exit status), `user_values`, `writable`
   checkpoint.py   the checkpoint file: atomic, checksummed, resumed bit for bit
   snapshots.py    snapshot files and folders (npz, or the authors' layout)

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
+from .paths import FileRefused, read_bytes, write_file
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 
@@ -54,29 +55,26 @@ def format_lines(state: State) -> str:
 
 
 def write_nbsymple(path, state: State) -> Path:
-    """Write `state` to `path` in the authors' layout (not atomically: see `snapshots`)."""
-    path = Path(path)
-    path.write_text(format_lines(state), encoding="ascii")
-    return path
+    """Write `state` to `path` in the authors' layout (atomically, never through a link: `paths.write_file`)."""
+    return write_file(path, format_lines(state))
 
 
-def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0) -> State:
+def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0,
+                  kind: str = "initial-condition file") -> State:
     """A state from a file in the authors' layout. Blank lines and lines starting with `#` are
     skipped (the authors' reader skips blank lines only). A line without exactly seven finite
     numbers, a mass that is not positive, fewer than two bodies or a file that cannot be read
-    raises FormatError naming the line."""
+    (no regular file, or larger than any: `paths.read_bytes`, `kind` naming it) raises
+    FormatError naming the line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="ascii")
-    except FileNotFoundError:
-        raise FormatError(f"initial-condition file {path} does not exist") from None
-    except IsADirectoryError:
-        raise FormatError(f"{path} is a folder, not an initial-condition file") from None
+        data = read_bytes(path, kind)
+        text = data.decode("ascii")
+    except FileRefused as e:
+        raise FormatError(str(e)) from None
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
-    except OSError as e:
-        raise FormatError(f"cannot read {path}: {e.strerror or e}") from None
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         words = line.split()

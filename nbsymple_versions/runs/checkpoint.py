@@ -39,8 +39,11 @@ import struct
 import numpy as np
 
 from ..core.ics import State
+from ..core.vocabulary import TASKS
 from ..core.units import Units
-from .snapshots import SNAPSHOT_FORMATS, write_atomically
+from .paths import FileRefused, open_file, parse_json
+from .paths import write_atomically
+from .snapshots import SNAPSHOT_FORMATS
 
 MAGIC = b"NBSYMPLE-CHECKPOINT\n"
 FORMAT = 1
@@ -147,6 +150,47 @@ _HEADER = {
 }
 
 
+def _clock_ok(clock) -> bool:
+    """The clock's tasks are the suite's, their seconds not negative nor beyond a lifetime."""
+    seconds, calls = clock["seconds"], clock["calls"]
+    return (set(seconds) <= set(TASKS) and set(calls) <= set(TASKS)
+            and all(0 <= s <= MAX_CLOCK_SECONDS for s in seconds.values()))
+
+
+def _same_mass(parts, m) -> bool:
+    return parts is None or abs(parts["mass"] - float(m.sum())) <= 1e-9 * abs(parts["mass"])
+
+
+MAX_CLOCK_SECONDS = 1e12          # 30 000 years of timed work: more is no clock reading
+# What the header says that its arrays and its other fields must agree with, checked once
+# both are read (`load`), before any value is used: (what must hold, its test of the header
+# and the arrays {x, v, m}). The fields' types are `_HEADER`'s; a new field adds a row here.
+AGREEMENTS = (
+    ("the arrays x, v and m hold run.n bodies, of shapes [3, n], [3, n] and [n]",
+     lambda h, a: a["m"].shape == (h["run"].get("n"),) and a["x"].shape == a["v"].shape == (3, a["m"].shape[0])),
+    ("state.t is simulation.t0 + simulation.steps_done * simulation.dt, as every step sets it",
+     lambda h, a: h["state"]["t"] == h["simulation"]["t0"] + h["simulation"]["steps_done"] * h["simulation"]["dt"]),
+    ("simulation.steps_done is at most run.steps",
+     lambda h, a: not isinstance(h["run"].get("steps"), int) or h["simulation"]["steps_done"] <= h["run"]["steps"]),
+    ("simulation.energy0 is simulation.energy_parts0.total",
+     lambda h, a: h["simulation"]["energy0"] is None or h["simulation"]["energy0"]
+     == h["simulation"]["energy_parts0"]["total"]),
+    ("simulation.energy_parts0.mass is the sum of the masses m",
+     lambda h, a: _same_mass(h["simulation"]["energy_parts0"], a["m"])),
+    ("simulation.clock names only the suite's tasks, with seconds between 0 and 1e12",
+     lambda h, a: _clock_ok(h["simulation"]["clock"])),
+    ("not every body is at one point (no cluster is)",
+     lambda h, a: a["x"].shape[1] < 2 or not (a["x"] == a["x"][:, :1]).all()),
+)
+
+
+def _disagreement(header: dict, arrays: dict) -> str | None:
+    """The first of AGREEMENTS that `header` and `arrays` break, else None."""
+    with np.errstate(all="ignore"):
+        return next((f"its header disagrees with itself or its arrays: {what}" for what, holds in AGREEMENTS
+                     if not holds(header, arrays)), None)
+
+
 def check_run(path, run: dict):
     """CheckpointError unless `run` (as `load` returns it) holds every parameter a run resumes
     from (`runs.driver`, `paper.resumable`), each of its type."""
@@ -217,11 +261,11 @@ def load(path) -> tuple[dict, dict, State]:
     missing, truncated, corrupted, of a newer format or no checkpoint raises CheckpointError."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        with open_file(path, "checkpoint") as f:
             size = os.fstat(f.fileno()).st_size
             head_len = _check(path, f, size)
             f.seek(len(MAGIC) + _PREFIX.size)
-            header = json.loads(f.read(head_len), parse_constant=_refuse_constant)
+            header = parse_json(f.read(head_len), "checkpoint", path, parse_constant=_refuse_constant)
             problem = _problem(header, _HEADER)
             sim = header.get("simulation") if problem is None else {}
             if problem is None and sim["energy0"] is not None:
@@ -237,10 +281,10 @@ def load(path) -> tuple[dict, dict, State]:
                 arrays[name] = np.frombuffer(f.read(8 * count), dtype="<f8", count=count).reshape(shape)
             if f.tell() != size - _TRAILER:
                 raise ValueError("the arrays do not fill the file")
-    except FileNotFoundError:
-        raise CheckpointError(f"checkpoint {path} does not exist") from None
-    except IsADirectoryError:
-        raise CheckpointError(f"{path} is a folder, not a checkpoint") from None
+            if (problem := _disagreement(header, arrays)) is not None:
+                raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
+    except FileRefused as e:
+        raise CheckpointError(str(e)) from None
     except OSError as e:
         raise CheckpointError(f"cannot read checkpoint {path}: {e.strerror or e}") from None
     except (ValueError, KeyError, TypeError) as e:

@@ -29,6 +29,7 @@ the same step, and rank 0 alone prints. On one process every collective does not
 from contextlib import ExitStack
 import json
 import math
+import os
 from pathlib import Path
 import secrets
 import shlex
@@ -53,11 +54,11 @@ from .errors import RunStop, user_values, writable
 from .locks import PathBusy, hold, lock_file
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
+from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress
 from .report import report
 from .signals import StopNow, StopSignals
-from .snapshots import (SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_atomically,
-                        write_snapshot)
+from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_snapshot
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every",
@@ -157,7 +158,7 @@ def _fresh(spec, world):
     seed = spec.seed if spec.seed is not None else world.broadcast_object(secrets.randbits(32))
     run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
            "seed_chosen": spec.seed is None, "steps": spec.steps,
-           "snapshots": None if spec.snapshots is None else str(spec.snapshots.resolve()),
+           "snapshots": None if spec.snapshots is None else str(_resolved(spec.snapshots, "--snapshots")),
            "every": spec.every or spec.steps or 1,
            "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
            "ics": None if initial is None else str(spec.ics),
@@ -222,7 +223,7 @@ def _resumed(spec, world, loaded):
             raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
         run["steps"] = spec.steps
     if "snapshots" in spec.given:
-        run["snapshots"] = str(spec.snapshots.resolve())
+        run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
     if "every" in spec.given:
         if run["snapshots"] is None:
             raise RunStop(f"--every needs --snapshots DIR (the run in {spec.resume} writes no snapshots)")
@@ -240,12 +241,21 @@ def _resumed(spec, world, loaded):
     return run, build
 
 
+def _resolved(path, option: str) -> Path:
+    """`paths.resolved`: the one real name of a path the run writes, or RunStop naming `option`."""
+    try:
+        return resolved(path, option)
+    except FileRefused as e:
+        raise RunStop(str(e)) from None
+
+
 def _command(spec, run_, checkpoint) -> dict:
     """What makes two runs the same run (the run id and a drawn seed aside), as JSON values."""
     same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
-    same.update(seed=None if run_["seed_chosen"] else run_["seed"], checkpoint=None if checkpoint is None
-                else str(checkpoint.resolve()), version=spec.version, scheme=spec.scheme, precision=spec.precision,
-                dt=spec.dt, options=dict(spec.options))
+    same.update(seed=None if run_["seed_chosen"] else run_["seed"],
+                checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
+                version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
+                options=dict(spec.options))
     return json.loads(json.dumps(same))
 
 
@@ -253,8 +263,8 @@ def _restartable(folder: Path, command: dict) -> bool:
     """True when `folder` holds snapshots of an unfinished run of the same command that left no
     checkpoint to resume (killed before its first one): the same command may start it again."""
     try:
-        record = json.loads((folder / RUN_RECORD).read_text())
-    except (OSError, ValueError):
+        record = read_json(folder / RUN_RECORD, "run record")
+    except FileRefused:
         return False
     if not isinstance(record, dict) or not isinstance(record.get("command"), dict):
         return False
@@ -270,14 +280,22 @@ def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
     None, whether it holds a killed run of the same command that `_claim` replaces.)"""
     folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
-        if checkpoint.is_dir() or (folder is not None and folder.resolve() == checkpoint.resolve()):
+        target = _resolved(checkpoint, "--checkpoint")      # what is locked and written: two names, one lock
+        odd = odd_kind(target)
+        if odd == "a folder" or (folder is not None and target == folder.resolve()):
             raise RunStop(f"--checkpoint {checkpoint} names a folder{' (the snapshot folder)' if folder else ''}; "
                           f"give it a file name")
-        _writable(checkpoint.parent, "the checkpoint", undo)
-        _lock(locks, checkpoint, "the checkpoint", False, undo)
-        if checkpoint.exists() and not (spec.resume and checkpoint.resolve() == Path(spec.resume).resolve()):
+        if odd is not None:
+            raise RunStop(f"--checkpoint {checkpoint} is {odd}, not a checkpoint file; give it a file name")
+        if folder is not None and inside(target, folder):
+            raise RunStop(f"--checkpoint {checkpoint} lies inside the snapshot folder {folder}, where a snapshot "
+                          f"could replace it; put it beside that folder")
+        _writable(target.parent, "the checkpoint", undo)
+        _lock(locks, target, "the checkpoint", False, undo)
+        resuming = spec.resume and target == _resolved(spec.resume, "--resume")
+        if os.path.lexists(target) and not resuming:
             raise RunStop(f"{checkpoint} already exists; {_existing_checkpoint_advice(checkpoint)}")
-        for tmp in temporary_files(checkpoint):
+        for tmp in temporary_files(target):
             tmp.unlink(missing_ok=True)
     restart = False
     if folder is not None:
@@ -337,7 +355,7 @@ def _remove_folder(folder: Path):
 
 def _lock(locks, path, what, folder, undo):
     """Hold `path`'s lock for the run; a lock file it had to make is removed by `undo`."""
-    made = not lock_file(path, folder).exists()
+    made = not os.path.lexists(lock_file(path, folder))
     try:
         locks.enter_context(hold(path, what, folder))
     except PathBusy as e:
@@ -408,7 +426,7 @@ def _run(spec, world, signals, loaded) -> int:
             undo.pop_all()
         status = _steps(spec, run_, sim, folder, checkpoint, signals)
         if folder is not None and world.is_root:
-            record = json.loads((folder / RUN_RECORD).read_text())
+            record = read_json(folder / RUN_RECORD, "run record")
             _write_record(folder, {**record, "finished": True})
         return status
 
@@ -438,6 +456,8 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
     world = sim.world
     total, fmt, start = run_["steps"], run_.get("snapshot_format", "npz"), sim.steps_done
     saved = {"step": start if spec.resume else None}
+    # written under its one real name, the one locked (`_checked_paths`), not through a link's
+    target = resolved(checkpoint, "--checkpoint") if checkpoint is not None and world.is_root else None
 
     def write_snapshot_(step):
         sim.gather()
@@ -449,7 +469,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
             return
         sim.gather()
         if world.is_root:
-            save(checkpoint, run_, sim)
+            save(target, run_, sim)
         saved["step"] = sim.steps_done
 
     def resume_hint() -> str:

@@ -3,16 +3,21 @@
 `fcntl.flock` on a small lock file (`DIR/.lock` for a folder, `.NAME.lock` beside a file),
 held for the life of the run and released however the process ends, `kill -9` included. The
 file holds the holder's process id, so a refusal can name it. `nbsymple paper`'s science runs
-take the same lock on their folders.
+take the same lock on their folders. The path is resolved first (two names of one file take
+one lock), and the lock file is opened by `paths.open_lock`: never through a symbolic link, and
+a folder or a link in its place is refused in one sentence.
 """
 from contextlib import contextmanager
 import fcntl
 import os
 from pathlib import Path
 
+from .paths import FileRefused, open_lock, resolved
+
 
 class PathBusy(RuntimeError):
-    """Another process holds the lock; one sentence names the path and the holder."""
+    """The lock cannot be taken: another process holds it (one sentence names the path and the
+    holder), or its lock file is not one (a folder, a symbolic link)."""
 
 
 def lock_file(path: Path, folder: bool) -> Path:
@@ -22,21 +27,22 @@ def lock_file(path: Path, folder: bool) -> Path:
 
 @contextmanager
 def hold(path, what: str, folder: bool = False):
-    """Hold the exclusive lock of `path` (a folder when `folder`) for the `with` block; a second
-    holder is refused with PathBusy naming `what` and the holder's process id."""
-    f = open(lock_file(Path(path), folder), "a+")
+    """Hold the exclusive lock of `path` (a folder when `folder`), resolved, for the `with`
+    block; a second holder is refused with PathBusy naming `what` and the holder's process id."""
     try:
+        fd = open_lock(lock_file(resolved(path, what), folder))
+    except FileRefused as e:
+        raise PathBusy(str(e)) from None
+    with os.fdopen(fd, "r+b") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "unknown"
+            holder = f.read(64).decode("ascii", "replace").strip()
+            holder = holder if holder.isdigit() else "unknown"
             raise PathBusy(f"{what} {path} is in use by another run (process {holder}); wait for it to end, "
                            f"or choose another") from None
         f.seek(0)
         f.truncate()
-        f.write(f"{os.getpid()}\n")
+        f.write(f"{os.getpid()}\n".encode())
         f.flush()
         yield
-    finally:
-        f.close()

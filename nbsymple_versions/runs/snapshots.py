@@ -26,7 +26,6 @@ import os
 from pathlib import Path
 import re
 import struct
-import tempfile
 import zipfile
 import zlib
 
@@ -35,6 +34,7 @@ import numpy as np
 from ..core.ics import State
 from ..core.units import Units, checked_units
 from .authors_format import FormatError, format_lines, read_nbsymple
+from .paths import LIMITS, FileRefused, open_file, read_json, write_atomically
 
 SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
@@ -48,40 +48,6 @@ class SnapshotError(ValueError):
 
 def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
     return Path(folder) / f"snap_{step:08d}.{'txt' if fmt == 'nbsymple' else 'npz'}"
-
-
-def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
-    """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
-    writer's process id in its name), fsync it, give it
-    the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
-    temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fchmod(f.fileno(), 0o666 & ~_umask())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:                                   # make the rename itself durable
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
-    except OSError:
-        pass
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str = "npz") -> Path:
@@ -98,18 +64,41 @@ def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str =
     return write_atomically(snapshot_path(folder, step), write, ".snap_", ".npz.tmp")
 
 
+def _positive(value) -> float | None:
+    number = _json_number(value)
+    return number if number is not None and number > 0 else None
+
+
+def _times(value) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    times = {step: _json_number(t) for step, t in value.items()}
+    return None if None in times.values() else times
+
+
+# The fields of a sidecar: name -> (required in a non-empty sidecar, the value it holds or None
+# where it is not one, what it must be). A new field adds a row.
+SIDECAR_FIELDS = {
+    "run_id": (False, lambda v: v if isinstance(v, str) else None, "a string"),
+    "r_cl_pc": (True, _positive, "a positive finite number"),
+    "mass_msun": (True, _positive, "a positive finite number"),
+    "softening": (False, _positive, "a positive finite number"),
+    "times": (False, _times, "an object of step: finite time"),
+    "constants": (False, lambda v: v if isinstance(v, str) else None, "a name of constants"),
+}
+
+
 def _sidecar(folder) -> dict:
-    """The folder's `snapshots.json` ({} when there is none), checked: a JSON object whose
-    `run_id` is a string, `r_cl_pc`, `mass_msun` and `softening` positive finite numbers (the
-    first two present in any non-empty sidecar) and `times` an object of finite numbers.
-    Anything else raises SnapshotError naming the file."""
+    """The folder's `snapshots.json` ({} when there is none), read through `paths.read_json`
+    (a regular file, bounded in size and depth) and checked against SIDECAR_FIELDS, its units by
+    `checked_units`. Anything else raises SnapshotError naming the file."""
     path = Path(folder) / SIDECAR
-    try:
-        side = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
-    except (OSError, ValueError, RecursionError) as e:
-        raise SnapshotError(f"{path} cannot be read ({type(e).__name__}: {_one_line(e)})") from None
+    try:
+        side = read_json(path, "snapshot sidecar")
+    except FileRefused as e:
+        raise SnapshotError(str(e)) from None
 
     def bad(what):
         return SnapshotError(f"{path} is not a snapshot sidecar: {what}")
@@ -117,26 +106,14 @@ def _sidecar(folder) -> dict:
         raise bad(f"it holds a JSON {type(side).__name__}, not an object")
     if not side:
         return side
-    for key in ("r_cl_pc", "mass_msun"):
+    for key, (required, value_of, what) in SIDECAR_FIELDS.items():
         if key not in side:
-            raise bad(f"it lacks {key!r}")
-    if "run_id" in side and not isinstance(side["run_id"], str):
-        raise bad(f"its run_id {_shown(side['run_id'])} is not a string")
-    for key in ("r_cl_pc", "mass_msun", "softening"):
-        if key in side:
-            value = _json_number(side[key])
-            if not (value is not None and value > 0):
-                raise bad(f"its {key} {_shown(side[key])} is not a positive finite number")
-            side[key] = value
-    if "times" in side:
-        times = side["times"]
-        if not isinstance(times, dict):
-            raise bad(f"its times is a JSON {type(times).__name__}, not an object of step: time")
-        for step, t in times.items():
-            value = _json_number(t)
-            if value is None:
-                raise bad(f"its time for step {_shown(step)} ({_shown(t)}) is not a finite number")
-            times[step] = value
+            if required:
+                raise bad(f"it lacks {key!r}")
+            continue
+        if (value := value_of(side[key])) is None:
+            raise bad(f"its {key} {_shown(side[key])} is not {what}")
+        side[key] = value
     try:
         checked_units(side["r_cl_pc"], side["mass_msun"], side.setdefault("constants", "exact"))
     except (ValueError, TypeError) as e:
@@ -211,15 +188,19 @@ def _npz(path: Path):
     """The open archive of a `.npz` snapshot; what reading it raises (a bare `.npy` array, a missing,
     truncated or corrupted file) becomes one SnapshotError sentence naming it."""
     try:
-        d = np.load(path)
-        if not isinstance(d, np.lib.npyio.NpzFile):
-            raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
-        with d:
-            yield d
+        with open_file(path, "snapshot") as f:
+            d = np.load(f)
+            if not isinstance(d, np.lib.npyio.NpzFile):
+                raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+            with d:
+                unpacked = sum(member.file_size for member in d.zip.infolist())
+                if unpacked > LIMITS["snapshot"]:       # a few compressed bytes may unpack to terabytes
+                    raise SnapshotError(f"snapshot {path} unpacks to {unpacked} bytes, more than any snapshot holds")
+                yield d
     except SnapshotError:
         raise
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
+    except FileRefused as e:
+        raise SnapshotError(str(e)) from None
     except _NPZ_ERRORS as e:
         raise _unreadable(path, e) from None
 
@@ -277,10 +258,11 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
     side = _sidecar(path.parent)
     try:
         units = _sidecar_units(side) if side else Units()
-        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0))
-    except FileNotFoundError:
-        raise SnapshotError(f"snapshot {path} does not exist") from None
-    except (ValueError, FormatError) as e:
+        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0),
+                              kind="snapshot")
+    except FormatError as e:
+        raise SnapshotError(str(e)) from None
+    except ValueError as e:
         raise SnapshotError(f"snapshot {path} cannot be read: {_one_line(e)}") from None
     return state, number
 

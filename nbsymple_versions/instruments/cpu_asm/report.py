@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 import sys
 
+from ...runs.paths import write_file
 from .model import CPUS, mca, predict
 from .toolchain import KERNELS, TARGETS, compile_targets, llvm_mca
 from .x86 import MIX, classify, element_loop, memory_reads, mix, pairwise_loop
@@ -72,7 +73,7 @@ def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
             rows.append(count(target, cpu, kernel, precision, asm, tool))
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
-                (keep / f"{target}_{kernel}_{precision}.s").write_text(asm)
+                write_file(keep / f"{target}_{kernel}_{precision}.s", asm)
     return rows
 
 

@@ -6,6 +6,7 @@ import tempfile
 
 from ...core.vocabulary import PRECISIONS
 from ...gpu_pairwise.options import BACKENDS
+from ...runs.paths import write_file
 from .model import DEFAULT_ARCH, DEVICES, KernelCount, count
 from .toolchain import KINDS, assemble, check_arch, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
 
@@ -34,7 +35,7 @@ def count_all(arch: str = DEFAULT_ARCH, tile: int = 256, backends=BACKENDS, prec
                     rows.append(count(backend, precision, kind, arch, tile, resources[name], text))
                     if keep is not None:
                         keep.mkdir(parents=True, exist_ok=True)
-                        (keep / f"{backend}_{precision}_{kind}.sass").write_text(text)
+                        write_file(keep / f"{backend}_{precision}_{kind}.sass", text)
     return rows
 
 

@@ -1,0 +1,255 @@
+"""The one door for the files the tools read and write (issue 32, classes 1 and 10).
+
+Reading: every file a user can hand the tools (a checkpoint, an initial-condition file, a
+snapshot and its sidecar, a run record, asv results and machine files) is opened by
+`open_file`, `read_bytes` or `read_json`. The path must name a regular file: a FIFO, a device,
+a socket, a folder or a symbolic-link loop is refused by `stat` before any call that could
+block, and the file is then opened with O_NONBLOCK and checked again (a file swapped in between
+is refused too). Reads are bounded: a file larger than `LIMITS[kind]` is refused before it is
+read (a sparse file of a terabyte, a /proc file that never ends), and JSON nested deeper than
+`MAX_DEPTH` levels is refused instead of exhausting the interpreter's stack.
+
+Writing: `write_atomically` and `write_file` write a file through a temporary one made with
+O_EXCL beside it and renamed over it: a link in its place is replaced, never followed.
+`resolved` gives the one real name of a path a run writes (two names of one checkpoint share
+one lock; a symbolic-link loop is refused), `inside` says whether an output lands inside
+another, and `open_lock` opens a lock file without ever following a symbolic link (O_NOFOLLOW;
+created with O_EXCL), refusing one that is a folder, a link or no regular file.
+
+Every refusal is `FileRefused`, a ValueError whose message is one sentence naming the file.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+import stat
+import tempfile
+
+# The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
+# checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
+# beyond a direct-summation run (1e17 pair forces a step); an initial-condition file, read
+# whole into memory, about 180 bytes a body: 2 GiB is 1e7 bodies.
+LIMITS = {
+    "checkpoint": 16 << 30,
+    "snapshot": 16 << 30,
+    "initial-condition file": 2 << 30,
+    "snapshot sidecar": 256 << 20,        # a time per snapshot: millions of snapshots
+    "run record": 16 << 20,
+    "asv results file": 256 << 20,
+    "asv machine file": 1 << 20,
+    "asv benchmarks file": 64 << 20,
+}
+MAX_DEPTH = 64                # JSON nesting: the deepest file the tools write has 5 levels
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class FileRefused(ValueError):
+    """A path that cannot be read or written as asked; the message is one sentence naming it."""
+
+
+def _what(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def odd_kind(path) -> str | None:
+    """What `path` is when it is there and no regular file ("a folder", "a FIFO (named pipe)",
+    ...; links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else _what(mode)
+
+
+def _os_error(e: OSError, kind: str, name) -> FileRefused:
+    if isinstance(e, FileNotFoundError):
+        return FileRefused(f"{kind} {name} does not exist")
+    if e.errno == errno.ELOOP:
+        return FileRefused(f"{kind} {name} is a symbolic-link loop, not a file")
+    return FileRefused(f"{kind} {name} cannot be read ({e.strerror or e})")
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1024
+
+
+def _too_large(kind: str, name, size: int | None = None) -> FileRefused:
+    held = _size(size) if size is not None else f"more than {_size(LIMITS[kind])}"
+    return FileRefused(f"{kind} {name} holds {held}; no {kind} is larger than {_size(LIMITS[kind])}")
+
+
+def open_file(path, kind: str, name=None):
+    """`path` opened for binary reading once it is a regular file of at most LIMITS[kind] bytes
+    (`kind` also names it in a refusal, with `name`, default the path, as its name)."""
+    name = path if name is None else name
+    try:
+        before = os.stat(path)
+        if not stat.S_ISREG(before.st_mode):
+            raise FileRefused(f"{kind} {name} is {_what(before.st_mode)}, not a file")
+        if before.st_size > LIMITS[kind]:
+            raise _too_large(kind, name, before.st_size)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as e:
+        raise _os_error(e, kind, name) from None
+    now = os.fstat(fd)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+        os.close(fd)
+        raise FileRefused(f"{kind} {name} was replaced while it was opened; try again")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path, kind: str, name=None) -> bytes:
+    """The bytes of regular file `path` (`open_file`), never more than LIMITS[kind]: a file that
+    grows past it while read (or a /proc file of size 0 that never ends) is refused."""
+    name = path if name is None else name
+    try:
+        with open_file(path, kind, name) as f:
+            data = f.read(LIMITS[kind] + 1)
+    except OSError as e:
+        raise _os_error(e, kind, name) from None
+    if len(data) > LIMITS[kind]:
+        raise _too_large(kind, name)
+    return data
+
+
+def parse_json(data: bytes | str, kind: str, name, **options):
+    """A JSON document (`json.loads` with `options`), refused as FileRefused when it is no JSON
+    or nested deeper than MAX_DEPTH levels."""
+    try:
+        document = json.loads(data, **options)
+    except RecursionError:
+        document = None
+        deep = True
+    except ValueError as e:
+        raise FileRefused(f"{kind} {name} is not valid JSON ({' '.join(str(e).split())[:120]})") from None
+    else:
+        deep = depth(document) > MAX_DEPTH
+    if deep:
+        raise FileRefused(f"{kind} {name} is nested more than {MAX_DEPTH} levels deep, deeper than any {kind}")
+    return document
+
+
+def read_json(path, kind: str, name=None, **options):
+    """The JSON document in regular file `path`, bounded in size (`read_bytes`) and depth (`parse_json`)."""
+    name = path if name is None else name
+    return decode_json(read_bytes(path, kind, name), kind, name, **options)
+
+
+def decode_json(data: bytes, kind: str, name, **options):
+    """`parse_json` of UTF-8 bytes read from `name`."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FileRefused(f"{kind} {name} is not UTF-8 text (byte {e.start} cannot be decoded), so not JSON") from None
+    return parse_json(text, kind, name, **options)
+
+
+def depth(value) -> int:
+    """How deeply lists and dicts nest in `value` (0 for a number or a string), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                break
+            stack.extend((v, level + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+# ------------------------------------------------------------------------------ writing
+
+def resolved(path, what: str) -> Path:
+    """The real, absolute name of `path` (symbolic links followed, the last one too, so that
+    two names of one file are one name); a symbolic-link loop is refused naming `what`."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as e:                # Python < 3.13 raises RuntimeError on a loop
+        raise FileRefused(f"{what} {path} is a symbolic-link loop, not a path that can be written") from None
+
+
+def inside(path, folder) -> bool:
+    """Whether `path` is `folder` or lies below it (both resolved)."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
+    """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
+    writer's process id in its name), fsync it, give it
+    the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
+    temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:                                   # make the rename itself durable
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError:
+        pass
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_file(path, data: bytes | str) -> Path:
+    """Write `data` (text as UTF-8) to `path` by `write_atomically`: a link at `path` is
+    replaced, never written through, and a kill leaves the old file or the new one."""
+    body = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    return write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
+
+
+def open_lock(path) -> int:
+    """A descriptor of lock file `path`, opened for reading and writing and never through a
+    symbolic link: created if absent (O_EXCL), else opened with O_NOFOLLOW and checked to be a
+    regular file. A folder, a link or anything else there is refused in one sentence."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise FileRefused(f"lock file {path} cannot be created ({e.strerror or e})") from None
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK)
+    except OSError as e:
+        kind = _lock_kind(path) or e.strerror or str(e)
+        raise FileRefused(f"lock file {path} is {kind}, not a lock file; remove it, or choose another path") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FileRefused(f"lock file {path} is {_what(mode)}, not a lock file; remove it, or choose another path")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _lock_kind(path) -> str | None:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else _what(mode)

@@ -1,0 +1,398 @@
+"""Hostile files and paths (issue 32, classes 1, 2 and 10), each as a user would meet it: the
+command runs in its own process under a generous timeout (a hang guard, never a measurement)
+and must end with exit status 2 (or the documented one) in at most 3 lines on stderr that name
+the option or file, no traceback, and nothing previously written lost or overwritten.
+
+1. Special files and odd paths: every path read is opened by `runs.paths.open_file` (a regular
+   file only, checked before any call that could block; bounded in size).
+2. Every field of every file read is checked: `runs.checkpoint.AGREEMENTS` (a checkpoint's
+   header against its arrays), `runs.paths.parse_json` (depth), `paper.results.RESULTS_FIELDS`,
+   `MACHINE_FIELDS` and `_row_problem` (asv files).
+10. Writes that follow a path out of where they belong: `runs.paths.open_lock` (O_NOFOLLOW,
+   O_EXCL), `runs.paths.resolved` (one lock for two names), the checkpoint refused inside its
+   snapshot folder, `tools.migrate`'s machine folder kept inside the results folder.
+"""
+import hashlib
+import json
+import os
+from pathlib import Path
+import contextlib
+import io
+import shutil
+import socket
+
+import pytest
+
+from nbsymple_versions.runs import locks
+from nbsymple_versions.runs.paths import LIMITS
+
+from test_hostile import FIXTURE, MACHINE, call, hang_guard, seal, split_checkpoint
+from tools import migrate
+
+RESULTS = f"{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
+
+
+def nbsymple(cwd: Path, *argv, module: str = "nbsymple_versions.cli") -> tuple[object, str, str]:
+    """(exit status, stdout, stderr) of `nbsymple ARGV` (or `python -m tools.migrate ARGV`) run
+    in this process (`test_hostile.call`) in `cwd`, under `test_hostile.hang_guard`."""
+    with hang_guard(), pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        if module == "tools.migrate":
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+                rc = migrate.main([str(a) for a in argv])
+            return rc, out.getvalue(), err.getvalue()
+        return call(argv)
+
+
+def tree(root: Path) -> dict:
+    """Every path under `root` -> its SHA-256 (a file; size and time of one too large to read),
+    'folder', or where a link points."""
+    seen = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                seen[str(path)] = "-> " + os.readlink(path)
+            elif path.is_file() and path.stat().st_size > 1 << 26:     # a sparse giant: never read
+                seen[str(path)] = (path.stat().st_size, path.stat().st_mtime_ns)
+            elif path.is_file():
+                seen[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                seen[str(path)] = "folder" if path.is_dir() else "special"
+    return seen
+
+
+def refused(cwd: Path, argv, names, status=2, module="nbsymple_versions.cli"):
+    """Run the case; check its refusal: `status`, at most 3 lines on stderr naming each of
+    `names`, no traceback, and nothing that was there before changed (new lock files aside)."""
+    before = tree(cwd)
+    rc, out, err = nbsymple(cwd, *argv, module=module)
+    after = tree(cwd)
+    lines = err.strip().splitlines()
+    assert rc == status, f"status {rc}, stderr {err!r}"
+    assert "Traceback" not in err + out and "Warning" not in err, err
+    assert 1 <= len(lines) <= 3, err
+    for name in names:
+        assert str(name) in err, f"{name} not named in {err!r}"
+    changed = [p for p in before if after.get(p) != before[p]]
+    assert not changed, f"written or lost: {changed}"
+    return err
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> dict:
+    """Bytes of a valid checkpoint (8 bodies, 2 of 4 steps done)."""
+    root = tmp_path_factory.mktemp("base")
+    rc, _, err = nbsymple(root, "run", "--n", 8, "--steps", 2, "--seed", 1, "--checkpoint", "c.ck")
+    assert rc == 0, err
+    data = (root / "c.ck").read_bytes()
+    version, header, arrays = split_checkpoint(data)
+    header["run"]["steps"] = 4                # a run of 4 steps, 2 done: resumable
+    return {"checkpoint": seal(version, json.dumps(header).encode(), arrays)}
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _socket(path: Path) -> Path:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    s.close()
+    return path
+
+
+def _loop(path: Path) -> Path:
+    path.symlink_to(path.name)
+    return path
+
+
+def _sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+SPECIAL = {"fifo": _fifo, "folder": lambda p: (p.mkdir(), p)[1], "socket": _socket, "loop": _loop,
+           "device": lambda p: (p.symlink_to("/dev/zero"), p)[1], "null": lambda p: (p.symlink_to("/dev/null"), p)[1]}
+
+
+# ============================================================================== 1. special files and odd paths
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_resume_from_a_special_file_is_refused_at_once(tmp_path, kind):
+    """The issue's `--resume FIFO` (it hung), and every other kind of file that is no checkpoint."""
+    SPECIAL[kind](tmp_path / "c.ck")
+    refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "loop", "socket", "null"])
+def test_initial_conditions_from_a_special_file_are_refused_at_once(tmp_path, kind):
+    """The issue's `--ics FIFO` (it hung) and `--ics /dev/zero` (read forever)."""
+    SPECIAL[kind](tmp_path / "bodies.txt")
+    refused(tmp_path, ["run", "--ics", "bodies.txt", "--steps", 1], ["bodies.txt"])
+
+
+def test_ics_dev_zero_itself_is_refused(tmp_path):
+    refused(tmp_path, ["run", "--ics", "/dev/zero", "--steps", 1], ["/dev/zero"])
+
+
+@pytest.mark.parametrize("kind,option", [("checkpoint", "--resume"), ("initial-condition file", "--ics")])
+def test_a_file_larger_than_any_of_its_kind_is_refused_before_it_is_read(tmp_path, kind, option):
+    """A sparse file beyond LIMITS (no disk used) is refused by its size, not read for minutes."""
+    _sparse(tmp_path / "big", LIMITS[kind] + 1)
+    err = refused(tmp_path, ["run", option, "big", "--steps", 1] if option == "--ics" else ["run", option, "big"],
+                  ["big"])
+    assert "larger than" in err
+
+
+def test_a_lock_path_that_is_a_folder_is_one_sentence(tmp_path):
+    """The issue's `mkdir .run.ck.lock` (a 36-line IsADirectoryError)."""
+    (tmp_path / ".run.ck.lock").mkdir()
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "run.ck"], [".run.ck.lock"])
+    assert not (tmp_path / "run.ck").exists()
+
+
+@pytest.mark.parametrize("option", ["--checkpoint", "--snapshots"])
+def test_a_symlink_loop_to_write_is_refused(tmp_path, option):
+    """The issue's `--checkpoint loop` (it exited 0, replacing the link)."""
+    _loop(tmp_path / "loop")
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, option, "loop"], [option, "loop"])
+    assert os.readlink(tmp_path / "loop") == "loop"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "loop", "device"])
+def test_a_snapshot_sidecar_that_is_a_special_file_is_refused(tmp_path, kind):
+    (tmp_path / "s").mkdir()
+    SPECIAL[kind](tmp_path / "s" / "snapshots.json")
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple"],
+            ["snapshots.json"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_run_record_that_is_a_special_file_is_not_read(tmp_path, kind):
+    """A snapshot folder's `nbsymple-run.json` is read to restart a killed run: a FIFO there
+    must not hang it (the run starts, and writes its own record in its place)."""
+    (tmp_path / "s").mkdir()
+    SPECIAL[kind](tmp_path / "s" / "nbsymple-run.json")
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 1, "--snapshots", "s")
+    assert rc == 0 and "Traceback" not in err, err
+    assert json.loads((tmp_path / "s" / "nbsymple-run.json").read_text())["finished"] is True
+
+
+@pytest.mark.long            # each makes the paper's figures
+@pytest.mark.parametrize("where", [RESULTS, f"{MACHINE}/machine.json", f"{MACHINE}/other.json"])
+@pytest.mark.parametrize("kind", ["fifo", "device", "loop"])
+def test_paper_skips_a_special_results_file(tmp_path, where, kind):
+    """Results that are FIFOs or devices hung `nbsymple paper`: now each is skipped in one
+    sentence naming it (and the paper is made from the rest, or refused when nothing is left)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "res" / where).unlink(missing_ok=True)
+    SPECIAL[kind](tmp_path / "res" / where)
+    _paper(tmp_path, Path(where).name)
+
+
+def _paper(root: Path, named: str):
+    """`nbsymple paper` on `res`: status 0, 1 or 2, each line one sentence of its own, `named` in one."""
+    rc, out, err = nbsymple(root, "paper", "--results", "res", "--no-science", "--out", "out", "--quiet")
+    assert rc in (0, 1, 2), err
+    assert "Traceback" not in err + out and "Warning" not in err, err
+    assert all(line.startswith("nbsymple paper: ") for line in err.strip().splitlines()), err
+    assert named in err, err
+    return rc, err
+
+
+# ============================================================================== 2. every field of every file
+
+def _header_case(base, change) -> bytes:
+    version, header, arrays = split_checkpoint(base["checkpoint"])
+    change(header)
+    return seal(version, json.dumps(header).encode(), arrays)
+
+
+def _set(*keys, value=None):
+    def change(header):
+        d = header
+        for k in keys[:-1]:
+            d = d[k]
+        d[keys[-1]] = value
+    return change
+
+
+def _all_at_one_point(base) -> bytes:
+    version, header, arrays = split_checkpoint(base["checkpoint"])
+    x = bytearray(arrays)
+    x[:3 * 8 * 8] = b"\x00" * (3 * 8 * 8)           # x (3, 8): every body at the origin
+    return seal(version, json.dumps(header).encode(), bytes(x))
+
+
+HEADERS = {   # the issue's N, t, E0, clock and one point, and others of the class
+    "n": lambda b: _header_case(b, _set("run", "n", value=9)),
+    "t": lambda b: _header_case(b, _set("state", "t", value=123.0)),
+    "t0": lambda b: _header_case(b, _set("simulation", "t0", value=-1.0)),
+    "E0": lambda b: _header_case(b, _set("simulation", "energy0", value=-1e6)),
+    "mass": lambda b: _header_case(b, _set("simulation", "energy_parts0", "mass", value=2.0)),
+    "clock-negative": lambda b: _header_case(b, _set("simulation", "clock", "seconds", "pairwise", value=-1.0)),
+    "clock-task": lambda b: _header_case(b, _set("simulation", "clock", "seconds", "sleeping", value=1.0)),
+    "clock-1e308": lambda b: _header_case(b, _set("simulation", "clock", "seconds", "pairwise", value=1e308)),
+    "steps-done": lambda b: _header_case(b, _set("simulation", "steps_done", value=7)),
+    "dt-1e308": lambda b: _header_case(b, _set("simulation", "dt", value=1e308)),
+    "one-point": _all_at_one_point,
+    "deep": lambda b: seal(1, b"[" * 5000 + b"]" * 5000, split_checkpoint(b["checkpoint"])[2]),
+    "deep-run": lambda b: _header_case(b, _set("run", "science", value=json.loads("[" * 500 + "]" * 500))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HEADERS))
+def test_a_checkpoint_whose_header_disagrees_is_refused(tmp_path, base, case):
+    """It resumed with exit 0 (or a RecursionError traceback for a deep header)."""
+    (tmp_path / "c.ck").write_bytes(HEADERS[case](base))
+    refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
+
+
+def test_the_valid_checkpoint_of_these_cases_resumes(tmp_path, base):
+    """The cases above differ from a checkpoint that resumes by their one field."""
+    (tmp_path / "c.ck").write_bytes(base["checkpoint"])
+    rc, _, err = nbsymple(tmp_path, "run", "--resume", "c.ck")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '{"r_cl_pc": ' * 3000 + "1" + "}" * 3000,
+                                  '{"r_cl_pc": 1e308, "mass_msun": null}', '{"r_cl_pc": null}'])
+def test_a_hostile_sidecar_is_refused(tmp_path, text):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "snapshots.json").write_text(text)
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple"],
+            ["snapshots.json"])
+
+
+def _results(change):
+    def write(res: Path):
+        path = res / RESULTS
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+    return write
+
+
+LEAP = "steps.Step.time_step_leapfrog"
+RESULTS_CASES = {   # the issue's params null, 1e308 and deep nesting, and others of the class
+    "params-null": _results(lambda d: d["results"][LEAP].__setitem__(1, None)),
+    "value-1e308": _results(lambda d: d["results"][LEAP][0].__setitem__(1, 1e308)),
+    "value-denormal": _results(lambda d: d["results"][LEAP][0].__setitem__(1, 1e-320)),
+    "value-text": _results(lambda d: d["results"][LEAP][0].__setitem__(1, "fast")),
+    "values-short": _results(lambda d: d["results"][LEAP][0].pop()),
+    "n-negative": _results(lambda d: d["results"][LEAP][1].__setitem__(1, ["-256"])),
+    "env-vars": _results(lambda d: d.__setitem__("env_vars", {"NUMBA_NUM_THREADS": [2]})),
+    "deep": lambda res: (res / RESULTS).write_text("[" * 100000 + "]" * 100000),
+    "deep-object": lambda res: (res / RESULTS).write_text('{"a": ' * 2000 + "1" + "}" * 2000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESULTS_CASES))
+def test_paper_refuses_a_hostile_results_file(tmp_path, case):
+    """The fixture holds one results file: a hostile one leaves nothing, so `paper` refuses in
+    one sentence naming it (it printed a 32-line traceback, or 19 lines of warnings)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    RESULTS_CASES[case](tmp_path / "res")
+    err = refused(tmp_path, ["paper", "--results", "res", "--no-science", "--out", "out", "--quiet"],
+                  [Path(RESULTS).name])
+    assert not (tmp_path / "out").exists() and "nothing was written" in err
+
+
+@pytest.mark.long            # each makes the paper's figures
+@pytest.mark.parametrize("text", ['{"machine": "m", "cpu": ["a", "b"]}', '{"cpu": "x"}', "[" * 5000 + "]" * 5000,
+                                  '{"machine": "m", "num_cpu": {"n": 2}}'])
+def test_paper_skips_a_hostile_machine_file(tmp_path, text):
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "res" / MACHINE / "machine.json").write_text(text)
+    _paper(tmp_path, "machine.json")
+
+
+# ============================================================================== 10. writes stay where they belong
+
+def test_a_lock_file_symlink_is_never_written_through(tmp_path):
+    """The issue's `ln -s ../victim.txt S/.lock; nbsymple run --snapshots S` (it wrote a process id)."""
+    (tmp_path / "victim.txt").write_text("precious\n")
+    (tmp_path / "S").mkdir()
+    (tmp_path / "S" / ".lock").symlink_to("../victim.txt")
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "S"], ["S/.lock"])
+    assert (tmp_path / "victim.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("target", ["victim.txt", "nowhere/new.txt", "/dev/null"])
+def test_a_checkpoint_lock_symlink_is_never_written_through(tmp_path, target):
+    """A link to a file, a link to nowhere (it would be created), a link to a device."""
+    (tmp_path / "victim.txt").write_text("precious\n")
+    (tmp_path / ".c.ck.lock").symlink_to(target)
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "c.ck"], [".c.ck.lock"])
+    assert (tmp_path / "victim.txt").read_text() == "precious\n" and not (tmp_path / "nowhere").exists()
+
+
+def test_two_names_of_one_checkpoint_take_one_lock(tmp_path):
+    """The issue's two names (a symlink) of one checkpoint took two locks: now the second name
+    finds the first's lock, held here, and is refused naming this process."""
+    (tmp_path / "link.ck").symlink_to("real.ck")
+    with locks.hold(tmp_path / "real.ck", "the checkpoint"):
+        err = refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "link.ck"], [str(os.getpid())])
+    assert "in use by another run" in err
+
+
+def test_a_checkpoint_through_a_symlink_is_written_to_its_target(tmp_path):
+    """What a link names is written, under its lock: the link stays, the file it names is the checkpoint."""
+    (tmp_path / "link.ck").symlink_to("real.ck")
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 1, "--checkpoint", "link.ck")
+    assert rc == 0, err
+    assert (tmp_path / "link.ck").is_symlink() and (tmp_path / "real.ck").is_file()
+    assert (tmp_path / ".real.ck.lock").exists() and not (tmp_path / ".link.ck.lock").exists()
+
+
+@pytest.mark.parametrize("name", ["S/snap_00000001.npz", "S/c.ck", "S/sub/c.ck", "S/nbsymple-run.json"])
+def test_a_checkpoint_inside_its_snapshot_folder_is_refused(tmp_path, name):
+    """The issue's checkpoint named inside its own snapshot folder (it replaced a snapshot)."""
+    (tmp_path / "S").mkdir()
+    refused(tmp_path, ["run", "--n", 8, "--steps", 2, "--snapshots", "S", "--checkpoint", name],
+            ["--checkpoint", "snapshot folder"])
+    assert not list((tmp_path / "S").glob("snap_*"))
+
+
+@pytest.mark.parametrize("isa", ["../../x", "..", "a/b", "", "x\ny"])
+def test_migrate_refuses_an_isa_that_is_no_name(tmp_path, isa):
+    """The issue's `tools.migrate --isa '../../x'` (it wrote outside the results folder)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    refused(tmp_path, ["res/" + MACHINE, "--isa", isa, "--uarch", "znver4"], ["--isa"] if isa else [],
+            module="tools.migrate")
+
+
+def test_migrate_keeps_a_machine_folder_inside_the_results_folder(tmp_path):
+    """A machine.json whose fields build a path out of the folder (its num_cpu) is refused too."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    machine = tmp_path / "res" / MACHINE / "machine.json"
+    machine.write_text(json.dumps({**json.loads(machine.read_text()), "num_cpu": "2/../../../escape"}))
+    refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["machine.json"],
+            module="tools.migrate")
+
+
+def test_migrate_refuses_a_special_machine_file(tmp_path):
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "res" / MACHINE / "machine.json").unlink()
+    _fifo(tmp_path / "res" / MACHINE / "machine.json")
+    refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["machine.json"],
+            module="tools.migrate")
+
+
+@pytest.mark.long            # each makes the paper's figures
+def test_paper_replaces_a_link_in_its_output_folder_never_writes_through_it(tmp_path):
+    """Every file `paper` writes goes through `paths.write_file`: a link planted at a figure's or
+    the report's name is replaced by the file, and what it pointed at is left as it was."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "victim.txt").write_text("precious\n")
+    (tmp_path / "out").mkdir()
+    for name in ("speedup.png", "REPORT.md", "task_shares.csv"):
+        (tmp_path / "out" / name).symlink_to("../victim.txt")
+    rc, err = _paper(tmp_path, "wrote")
+    assert rc in (0, 1), err
+    assert (tmp_path / "victim.txt").read_text() == "precious\n"
+    assert not any((tmp_path / "out" / name).is_symlink() for name in ("speedup.png", "REPORT.md", "task_shares.csv"))
