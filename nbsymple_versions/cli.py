@@ -7,10 +7,10 @@ never a traceback.
 import argparse
 import json
 import math
-import os
 import re
 import sys
 
+from .entry import command
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -310,30 +310,27 @@ def cmd_info(args) -> int:
     return 0
 
 
-BROKEN_PIPE = 141          # 128 + SIGPIPE: the reader of our output went away (`| head`)
-
-
 def main(argv=None) -> int:
+    """`nbsymple ...`: the environment checked, stdout guarded and signals answered by
+    `entry.command`; a user mistake is one sentence and exit status 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv else "nbsymple"
+    name = f"nbsymple {argv[0]}" if argv and not argv[0].startswith("-") else "nbsymple"
     _escape_undecodable()
+    return command(name, lambda: _dispatch(argv, name))
+
+
+def _dispatch(argv, name) -> int:
     try:
         if argv[:1] == ["paper"]:
-            from .paper import main as paper_main
+            from .paper.main import main as paper_main
             return paper_main(argv[1:])
         args = _parser().parse_args(argv)
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
-        print(f"nbsymple {command}: {e}", file=sys.stderr)
+        print(f"{name}: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"nbsymple {command}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        _quiet_stdout()
-        return BROKEN_PIPE
 
 
 def _escape_undecodable():
@@ -347,16 +344,6 @@ def _escape_undecodable():
                 reconfigure(errors="backslashreplace")
             except (OSError, ValueError):
                 pass
-
-
-def _quiet_stdout():
-    """After a broken pipe: send what is still buffered for stdout nowhere, so that the
-    interpreter's final flush does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):    # stdout is no file (a test's StringIO): nothing is buffered
-        pass
 
 
 if __name__ == "__main__":

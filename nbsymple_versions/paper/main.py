@@ -30,8 +30,8 @@ from .report import write_report
 from .results import Results, ResultsError, load_results
 from .resumable import Busy, Interrupted
 from .science_plots import plot_black_hole, plot_tidal_tails
-from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, black_hole_steps, run_black_hole,
-                           run_tidal_tails, tidal_schedule)
+from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, check_black_hole_work,
+                           check_tidal_work, run_black_hole, run_tidal_tails)
 from .tables import write_conservation, write_task_shares
 
 SCIENCE_SUMMARIES = "science_runs.json"
@@ -163,12 +163,12 @@ def _check_inputs(args) -> Results | None:
             res = load_results(args.results, args.machine, args.commit)
         except ResultsError as exc:
             raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
-    if args.science:                # settings of the runs that would be made: no run of no steps
+    if args.science:                # the runs that would be made: no run of no steps, none beyond the machine
         tidal = _tidal(args)
         try:
-            tidal_schedule(tidal["dt"], tidal["orbits"])
+            check_tidal_work(tidal["n"], tidal["dt"], tidal["orbits"])
             if not args.full:
-                black_hole_steps(args.bh_dt, args.bh_t_end)
+                check_black_hole_work(args.bh_n, args.bh_dt, args.bh_t_end, args.bh_ratios)
         except ValueError as exc:
             raise PaperError(str(exc)) from None
     if args.science and args.science_version:
