@@ -11,13 +11,17 @@
   (`OutputFailed.add_note`).
 - **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
   the main thread, so the command unwinds through its `finally` blocks and context managers,
-  which end the processes it started (`subprocess.run` kills its child; `instruments.cpu_asm`
-  its compilers), and exits with 128 + the signal's number. A command that handles signals
+  which end the processes it started, and exits with 128 + the signal's number. A child is
+  started with `child_process` (its process group ended with the block that started it; the
+  compilers of `nbsymple cpu-asm`, asv under `tools.tracking`) or `subprocess.run` (which kills
+  its child on any exception). A command that handles signals
   itself (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
 """
+from contextlib import contextmanager
 import errno
 import os
 import signal
+import subprocess
 import sys
 import threading
 
@@ -27,6 +31,8 @@ USAGE = 2                  # a mistake in what the user typed or set
 WRITE_FAULT = 4            # a fault of the machine: a write that failed (a full disk), as `nbsymple run`'s
 BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+HELD = (signal.SIGINT, *TERMINATING)
+GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
 
 
 class OutputFailed(Exception):
@@ -70,6 +76,58 @@ class _GuardedStdout:
 
 def _raise_terminated(signum, frame):
     raise Terminated(signum)
+
+
+@contextmanager
+def signals_held():
+    """Hold SIGINT, SIGTERM and SIGHUP until the end of the block, then deliver the first one
+    caught: for what must not be split, such as starting a child and recording it (so that the
+    `finally` that ends the children knows it). Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+@contextmanager
+def child_process(cmd, **popen):
+    """`subprocess.Popen(cmd, **popen)` in a process group of its own, for the `with` block.
+    Should the block end by an exception (`Terminated`, Ctrl-C, an error), the whole group, the
+    child's own children too, is ended with it: SIGTERM, then SIGKILL after `GRACE` seconds.
+    Otherwise the block's end waits for the child, as Popen's own `with` does."""
+    proc = None
+    try:
+        with signals_held():             # started and recorded, or not started
+            proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+        yield proc
+    except BaseException:
+        if proc is not None:
+            _end_group(proc)
+        raise
+    finally:
+        if proc is not None:
+            with proc:                   # close its pipes and reap it
+                pass
+
+
+def _end_group(proc):
+    for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _say(text: str):
