@@ -79,7 +79,7 @@ def _parser():
     add("--precision", type=str.lower, choices=PRECISIONS)
     add("--dt", type=_positive_float, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), help="number of steps (default 1000)")
-    add("--seed", type=int, help="random seed of the initial conditions")
+    add("--seed", type=_whole_number(0), help="random seed of the initial conditions (a whole number >= 0)")
     add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
@@ -104,7 +104,7 @@ def _parser():
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
     c.add_argument("--n", type=_whole_number(2), default=1000, help="number of bodies (default 1000)")
-    c.add_argument("--seed", type=int, default=None)
+    c.add_argument("--seed", type=_whole_number(0), default=None, help="random seed of the inputs (a whole number >= 0)")
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     _gpu_arguments(c)
     c.add_argument("--gpu-report", action="store_true",
@@ -207,12 +207,17 @@ def cmd_profile(args) -> int:
     from .simulation import Simulation
     from .versions import get_version
 
+    from .core.work import check_time
     from .runs.memory import memory_problem
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
-        raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
+        raise UsageError(f"--versions: unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
     if problem := next(filter(None, map(memory_problem, args.n)), None):
         raise UsageError(problem)
+    with user_values(UsageError):
+        for n in args.n:
+            check_time(n, args.steps * len(args.versions), f"--steps {args.steps} of {len(args.versions)} "
+                       f"version(s) at --n {n}", "fewer --steps or a smaller --n")
     letters = list(dict.fromkeys(args.versions))
     if not letters:
         raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")
@@ -255,10 +260,12 @@ def cmd_profile(args) -> int:
 def cmd_gpu_asm(args) -> int:
     from .instruments import gpu_asm
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
-        raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
-    with user_values(UsageError):
-        from .gpu_pairwise.options import check_tile
+        raise UsageError(f"--arch: unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
+    from .gpu_pairwise.options import check_tile
+    try:
         check_tile(args.tile)
+    except ValueError as e:
+        raise UsageError(f"{e} (--tile)") from None
     try:
         gpu_asm.check_arch(args.arch)       # before the --keep folder is made
     except gpu_asm.ToolMissing as e:

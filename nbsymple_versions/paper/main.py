@@ -66,6 +66,13 @@ def _number(kind, minimum, what):
     return parse
 
 
+def _name(text: str) -> str:
+    """argparse type of --machine and --commit: a name, not an empty one (an unset shell variable)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"needs a name, got {text!r}")
+    return text
+
+
 COUNT = _number(int, 2, "a whole number of at least 2")
 POSITIVE = _number(float, 0.0, "a positive finite number")
 
@@ -77,9 +84,9 @@ def _parser() -> argparse.ArgumentParser:
                     "from simulation runs) into one folder.")
     p.add_argument("--results", default="results", type=path_argument,
                    help="asv results folder (default: results)")
-    p.add_argument("--machine", default=None, help="machine folder under --results (default: the only one, "
+    p.add_argument("--machine", default=None, type=_name, help="machine folder under --results (default: the only one, "
                                                      "or the one with the most recent results)")
-    p.add_argument("--commit", default=None, help="commit hash or prefix (default: the latest results by date)")
+    p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the latest results by date)")
     p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "

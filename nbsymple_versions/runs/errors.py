@@ -43,8 +43,8 @@ def stop_on_write_fault(kept: str, started: bool = False):
     try:
         yield
     except OSError as e:
-        where = f" {e.filename}" if e.filename else ""
-        raise RunStop(f"cannot write{where}: {e.strerror or e}; {kept}", fault_status(e, started)) from None
+        what = f"cannot write {e.filename}" if e.filename else "a write failed"
+        raise RunStop(f"{what}: {e.strerror or e}; {kept}", fault_status(e, started)) from None
 
 
 def writable(folder: Path, what: str, error=RunStop) -> Path:
