@@ -28,7 +28,7 @@ import threading
 from . import environment
 
 USAGE = 2                  # a mistake in what the user typed or set
-WRITE_FAULT = 4            # a fault of the machine: a write that failed (a full disk), as `nbsymple run`'s
+FAULT = 4                  # a fault of the machine: a write that failed (a full disk), stdout's or a run's files'
 BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 HELD = (signal.SIGINT, *TERMINATING)
@@ -170,7 +170,7 @@ def command(name: str, body) -> int:
             return BROKEN_PIPE
         notes = "".join(f"; {note}" for note in getattr(e, "__notes__", ()))
         _say(f"{name}: cannot write its output to stdout: {e}{notes}")
-        return WRITE_FAULT
+        return FAULT
     except BrokenPipeError:              # a write to the stdout file descriptor outside sys.stdout
         _quiet_stdout(original)
         return BROKEN_PIPE

@@ -109,6 +109,8 @@ def _numba_problem() -> str | None:
                      str(w.message), re.S)
         if m:
             return f"{m[1]}={_shown(m[2])} is not a value numba can read; unset it or correct it"
+    for w in caught:                     # numba's other warnings at import, as they would have been shown
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return None
 
 

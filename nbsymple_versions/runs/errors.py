@@ -6,7 +6,8 @@ import errno
 from pathlib import Path
 import tempfile
 
-FAULT = 4                                                   # exit status of a fault of the machine
+from ..entry import FAULT                                   # exit status of a fault of the machine
+
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
 
