@@ -246,6 +246,16 @@ def test_a_full_disk_at_the_set_up_is_a_fault_and_leaves_nothing(tmp_path):
     assert not (tmp_path / "run.ck").exists() and not (tmp_path / ".run.ck.lock").exists()
 
 
+def test_a_full_disk_during_a_science_run_of_paper_names_its_checkpoint(tmp_path):
+    argv = ["paper", "--full", "--out", "plots", "--tidal-n", "64", "--tidal-dt", "0.0625",
+            "--science-version", "A", "--quiet"]
+    p = launch(FAULTS + ["fsync", "checkpoint.nbsc", "2", "ENOSPC"] + argv, cwd=tmp_path)
+    assert_refused(p, "checkpoint.nbsc (step 0), is kept", "No space left on device", status=4)
+    again = launch(NBSYMPLE + argv, cwd=tmp_path)                   # the same command resumes it
+    assert again.returncode == 0 and "resuming at step 0" not in again.stderr, again.stderr
+    assert (tmp_path / "plots" / "tidal_tails_n64.png").exists()
+
+
 # ------------------------------------------------------------------ 11. children
 
 def _children(pid: int) -> list[int]:

@@ -152,7 +152,7 @@ def test_the_version_packages_are_the_papers_and_fs():
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
     assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
     modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
-    assert modules == ["__init__", "cli", "simulation", "validation", "versions"], modules
+    assert modules == ["__init__", "cli", "entry", "environment", "simulation", "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
 

@@ -8,7 +8,8 @@ the last line names every artefact asked for that was not written, and the statu
 (with --no-science, a science figure without a finished run or an earlier copy is not asked for).
 `--full` makes only the full-size tidal-tail run, its figure and its table (`full_size`).
 SIGINT or SIGTERM stops a science run with a checkpoint (status 128 + the signal's number) and
-writes no REPORT.md; the same command resumes it.
+writes no REPORT.md; the same command resumes it. So does a write that fails during a science run
+(a full disk: status 4, the last good checkpoint named).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from .full_size import run_folder, write_full_size
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from .report import write_report
 from .results import Results, ResultsError, load_results
-from .resumable import Busy, Interrupted
+from ..runs.errors import FAULT
+from .resumable import Busy, Interrupted, WriteFault
 from .science_plots import plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, check_black_hole_work,
                            check_tidal_work, run_black_hole, run_tidal_tails)
@@ -285,7 +287,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             written[key] = fname
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
-        except (Interrupted, Busy):
+        except (Interrupted, Busy, WriteFault):
             raise
         except FileNotFoundError as exc:
             failed.append(fname)
@@ -316,7 +318,8 @@ def _full(args, out: Path) -> int:
 def main(argv=None) -> int:
     """Entry point (`nbsymple paper ...` or `python -m nbsymple_versions.paper ...`); returns the exit
     status: 0 if everything asked for was written, 1 if an artefact was not, 2 for a mistake in the input
-    (nothing written), 128 + the signal's number if a signal stopped a science run."""
+    (nothing written), 4 if a write failed during a science run (a full disk: the last good checkpoint
+    is named), 128 + the signal's number if a signal stopped a science run."""
     try:
         args = _parser().parse_args(argv)
         res = _check_inputs(args)
@@ -334,6 +337,9 @@ def main(argv=None) -> int:
     except Busy as exc:
         _say(f"{exc}" + ("; nothing was written." if args.full else "; REPORT.md was not rewritten."))
         return 2
+    except WriteFault as exc:           # a fault of the machine (a full disk): status 4, the checkpoint named
+        _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
+        return FAULT
 
 
 def _everything(args, res: Results, out: Path) -> int:
