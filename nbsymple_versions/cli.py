@@ -7,10 +7,10 @@ never a traceback.
 import argparse
 import json
 import math
-import os
 import re
 import sys
 
+from .entry import command
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -80,7 +80,7 @@ def _parser():
     add("--precision", type=str.lower, choices=PRECISIONS)
     add("--dt", type=_positive_float, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), help="number of steps (default 1000)")
-    add("--seed", type=int, help="random seed of the initial conditions")
+    add("--seed", type=_whole_number(0), help="random seed of the initial conditions (a whole number >= 0)")
     add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
@@ -109,7 +109,7 @@ def _parser():
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
     c.add_argument("--n", type=_whole_number(2), default=1000, help="number of bodies (default 1000)")
-    c.add_argument("--seed", type=int, default=None)
+    c.add_argument("--seed", type=_whole_number(0), default=None, help="random seed of the inputs (a whole number >= 0)")
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     _gpu_arguments(c)
     c.add_argument("--gpu-report", action="store_true",
@@ -212,12 +212,17 @@ def cmd_profile(args) -> int:
     from .simulation import Simulation
     from .versions import get_version
 
+    from .core.work import check_time
     from .runs.memory import memory_problem
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
-        raise UsageError(f"unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
+        raise UsageError(f"--versions: unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
     if problem := next(filter(None, map(memory_problem, args.n)), None):
         raise UsageError(problem)
+    with user_values(UsageError):
+        for n in args.n:
+            check_time(n, args.steps * len(args.versions), f"--steps {args.steps} of {len(args.versions)} "
+                       f"version(s) at --n {n}", "fewer --steps or a smaller --n")
     letters = list(dict.fromkeys(args.versions))
     if not letters:
         raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")
@@ -260,10 +265,12 @@ def cmd_profile(args) -> int:
 def cmd_gpu_asm(args) -> int:
     from .instruments import gpu_asm
     if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
-        raise UsageError(f"unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
-    with user_values(UsageError):
-        from .gpu_pairwise.options import check_tile
+        raise UsageError(f"--arch: unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
+    from .gpu_pairwise.options import check_tile
+    try:
         check_tile(args.tile)
+    except ValueError as e:
+        raise UsageError(f"{e} (--tile)") from None
     try:
         gpu_asm.check_arch(args.arch)       # before the --keep folder is made
     except gpu_asm.ToolMissing as e:
@@ -315,30 +322,27 @@ def cmd_info(args) -> int:
     return 0
 
 
-BROKEN_PIPE = 141          # 128 + SIGPIPE: the reader of our output went away (`| head`)
-
-
 def main(argv=None) -> int:
+    """`nbsymple ...`: the environment checked, stdout guarded and signals answered by
+    `entry.command`; a user mistake is one sentence and exit status 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv else "nbsymple"
+    name = f"nbsymple {argv[0]}" if argv and not argv[0].startswith("-") else "nbsymple"
     _escape_undecodable()
+    return command(name, lambda: _dispatch(argv, name))
+
+
+def _dispatch(argv, name) -> int:
     try:
         if argv[:1] == ["paper"]:
-            from .paper import main as paper_main
+            from .paper.main import main as paper_main
             return paper_main(argv[1:])
         args = _parser().parse_args(argv)
         commands = {"run": cmd_run, "check": cmd_check, "profile": cmd_profile, "info": cmd_info,
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
-        print(f"nbsymple {command}: {e}", file=sys.stderr)
+        print(f"{name}: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"nbsymple {command}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        _quiet_stdout()
-        return BROKEN_PIPE
 
 
 def _escape_undecodable():
@@ -352,16 +356,6 @@ def _escape_undecodable():
                 reconfigure(errors="backslashreplace")
             except (OSError, ValueError):
                 pass
-
-
-def _quiet_stdout():
-    """After a broken pipe: send what is still buffered for stdout nowhere, so that the
-    interpreter's final flush does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):    # stdout is no file (a test's StringIO): nothing is buffered
-        pass
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The package's shape: a staircase of layers (the core, then one package per version, each
-importing only the core and the versions it builds on, then the registry, the API, the two wings
-(runs, instruments), the paper, the CLI), no import cycle (function-level imports included, and
-module paths launched by string: `python -m M`, `python -c "from M import f"`), and one
+importing only the core and the versions it builds on, then the registry, the API, the start and
+end of every command (environment, entry), the two wings (runs, instruments), the paper, the
+CLI), no import cycle (function-level imports included, and module paths launched by string: `python -m M`, `python -c "from M import f"`), and one
 definition of each word of the suite's vocabulary. Each check is shown to catch what it looks
 for."""
 import ast
@@ -118,6 +118,7 @@ LAYERS = (
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
     ("", "simulation", "validation"),                  # the API ("": the package's __init__, its public names)
+    ("environment", "entry"),                          # how every command starts and ends (its process)
     ("runs", "instruments"),                           # the two wings: runs on disk, what measures from outside
     ("paper",),
     ("cli",),
@@ -151,7 +152,7 @@ def test_the_version_packages_are_the_papers_and_fs():
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
     assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
     modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
-    assert modules == ["__init__", "cli", "simulation", "validation", "versions"], modules
+    assert modules == ["__init__", "cli", "entry", "environment", "simulation", "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
 

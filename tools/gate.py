@@ -328,4 +328,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nbsymple_versions.entry import command
+    sys.exit(command("python -m tools.gate", main))

@@ -27,6 +27,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from nbsymple_versions.entry import child_process, command
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
 CONFIG = ROOT / "asv.conf.json"
@@ -252,9 +254,10 @@ def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) ->
     `log_file`, asv's output goes there, and its tail to stderr if asv fails."""
     cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
     if log_file is None:
-        return subprocess.run(cmd, cwd=ROOT, env=env).returncode
-    with open(log_file, "w") as f:
-        rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+        with child_process(cmd, cwd=ROOT, env=env) as proc:     # asv and its benchmarks end with us
+            return proc.wait()
+    with open(log_file, "w") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
+        rc = proc.wait()
     if rc:
         log("".join(Path(log_file).read_text().splitlines(keepends=True)[-30:]))
     return rc
@@ -305,7 +308,7 @@ def smoke() -> int:
             args += ["-b", p]
         cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
         bad = False
-        with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        with child_process(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
             for line in proc.stdout:            # shown as it comes, and read for failures
                 print(line, end="", flush=True)
                 bad = bad or re.search(r"\bfailed\b|timed out", line) is not None
@@ -383,4 +386,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command("python -m tools.tracking", main))

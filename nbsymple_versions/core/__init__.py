@@ -15,4 +15,5 @@
   reference.py    float64 NumPy forces for validation
   vocabulary.py   precisions, tasks, flops per interaction
   dsp.py          double-single positions
+  work.py         what a piece of work costs (memory, least time) and the work refused
 """

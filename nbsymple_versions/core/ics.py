@@ -14,6 +14,7 @@ from .checks import finite_array, finite_number, positive_number, whole_number
 from .diagnostics import potential_energy
 from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
 from .units import Units
+from .work import IC_BYTES_PER_BODY, check_memory
 
 
 def default_softening(n: int) -> float:
@@ -139,8 +140,10 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     (`salpeter_masses`, independent of position and velocity). Reproducible from `seed` (the
     positions and velocities drawn do not depend on the masses). `exact_potential=False` scales
     with the continuous uniform sphere's W = -3/5 instead of the O(N^2) sum (for timing states
-    at large N)."""
+    at large N). More bodies than this machine's memory holds are refused with the estimate
+    (`core.work`: ValueError), before anything is allocated."""
     n = whole_number(n, "n (the number of bodies)", 2)
+    check_memory(n, "n (the number of bodies)", IC_BYTES_PER_BODY)
     virial_ratio = positive_number(virial_ratio, "virial_ratio")
     eps = default_softening(n) if eps is None else positive_number(eps, "eps (the softening)")
     rng = np.random.default_rng(seed)

@@ -23,7 +23,11 @@ class NoOptions:
         for f in fields(self):
             check = f.metadata.get("check")
             if check is not None:
-                object.__setattr__(self, f.name, check(getattr(self, f.name)))
+                try:
+                    value = check(getattr(self, f.name))
+                except ValueError as e:          # named as in Python and on the command line
+                    raise ValueError(f"{e} ({f.metadata['flag']})") from None
+                object.__setattr__(self, f.name, value)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -19,7 +19,27 @@ checkpoints and resume; `tides`: the Jacobi radius),
 the verdict on convergence, `style` is the figures' look, and `main` is
 the command line.
 """
-from .main import main
+import sys
+from types import ModuleType
+
 from .results import Results, ResultsError, load_results
 
 __all__ = ["main", "load_results", "Results", "ResultsError"]
+
+
+class _Package(ModuleType):
+    """`main` (the function) is imported on first use, so that `python -m nbsymple_versions.paper`
+    checks the environment (MPLBACKEND: `entry.command`) before matplotlib is imported; the
+    import system's binding of the submodule `paper.main` to the package leaves it the function."""
+
+    @property
+    def main(self):
+        from .main import main
+        return main
+
+    @main.setter
+    def main(self, module):
+        pass
+
+
+sys.modules[__name__].__class__ = _Package

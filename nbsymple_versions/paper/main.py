@@ -8,7 +8,8 @@ the last line names every artefact asked for that was not written, and the statu
 (with --no-science, a science figure without a finished run or an earlier copy is not asked for).
 `--full` makes only the full-size tidal-tail run, its figure and its table (`full_size`).
 SIGINT or SIGTERM stops a science run with a checkpoint (status 128 + the signal's number) and
-writes no REPORT.md; the same command resumes it.
+writes no REPORT.md; the same command resumes it. So does a write that fails during a science run
+(a full disk: status 4, the last good checkpoint named).
 """
 from __future__ import annotations
 
@@ -29,10 +30,11 @@ from .full_size import run_folder, write_full_size
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from .report import write_report
 from .results import Results, ResultsError, load_results
-from .resumable import Busy, Interrupted
+from ..runs.errors import FAULT
+from .resumable import Busy, Interrupted, WriteFault
 from .science_plots import plot_black_hole, plot_tidal_tails
-from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, black_hole_steps, run_black_hole,
-                           run_tidal_tails, tidal_schedule)
+from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, check_black_hole_work,
+                           check_tidal_work, run_black_hole, run_tidal_tails)
 from .tables import write_conservation, write_task_shares
 
 SCIENCE_SUMMARIES = "science_runs.json"
@@ -67,6 +69,13 @@ def _number(kind, minimum, what):
     return parse
 
 
+def _name(text: str) -> str:
+    """argparse type of --machine and --commit: a name, not an empty one (an unset shell variable)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"needs a name, got {text!r}")
+    return text
+
+
 COUNT = _number(int, 2, "a whole number of at least 2")
 POSITIVE = _number(float, 0.0, "a positive finite number")
 
@@ -78,9 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                     "from simulation runs) into one folder.")
     p.add_argument("--results", default="results", type=path_argument,
                    help="asv results folder (default: results)")
-    p.add_argument("--machine", default=None, help="machine folder under --results (default: the only one, "
+    p.add_argument("--machine", default=None, type=_name, help="machine folder under --results (default: the only one, "
                                                      "or the one with the most recent results)")
-    p.add_argument("--commit", default=None, help="commit hash or prefix (default: the latest results by date)")
+    p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the latest results by date)")
     p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
@@ -164,12 +173,12 @@ def _check_inputs(args) -> Results | None:
             res = load_results(args.results, args.machine, args.commit)
         except ResultsError as exc:
             raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
-    if args.science:                # settings of the runs that would be made: no run of no steps
+    if args.science:                # the runs that would be made: no run of no steps, none beyond the machine
         tidal = _tidal(args)
         try:
-            tidal_schedule(tidal["dt"], tidal["orbits"])
+            check_tidal_work(tidal["n"], tidal["dt"], tidal["orbits"])
             if not args.full:
-                black_hole_steps(args.bh_dt, args.bh_t_end)
+                check_black_hole_work(args.bh_n, args.bh_dt, args.bh_t_end, args.bh_ratios)
         except ValueError as exc:
             raise PaperError(str(exc)) from None
     if args.science and args.science_version:
@@ -279,7 +288,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             written[key] = fname
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
-        except (Interrupted, Busy):
+        except (Interrupted, Busy, WriteFault):
             raise
         except FileNotFoundError as exc:
             failed.append(fname)
@@ -310,7 +319,8 @@ def _full(args, out: Path) -> int:
 def main(argv=None) -> int:
     """Entry point (`nbsymple paper ...` or `python -m nbsymple_versions.paper ...`); returns the exit
     status: 0 if everything asked for was written, 1 if an artefact was not, 2 for a mistake in the input
-    (nothing written), 128 + the signal's number if a signal stopped a science run."""
+    (nothing written), 4 if a write failed during a science run (a full disk: the last good checkpoint
+    is named), 128 + the signal's number if a signal stopped a science run."""
     try:
         args = _parser().parse_args(argv)
         res = _check_inputs(args)
@@ -328,6 +338,9 @@ def main(argv=None) -> int:
     except Busy as exc:
         _say(f"{exc}" + ("; nothing was written." if args.full else "; REPORT.md was not rewritten."))
         return 2
+    except WriteFault as exc:           # a fault of the machine (a full disk): status 4, the checkpoint named
+        _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
+        return FAULT
 
 
 def _everything(args, res: Results, out: Path) -> int:

@@ -1,7 +1,8 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
 (`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM write a last checkpoint
 and stop with `Interrupted`, all by `nbsymple run`'s loop (`runs.loop.step_run`) and its
-checkpoint header. The same call then resumes where the checkpoint left off, bit for bit
+checkpoint header; a write that fails (a full disk) stops it with `WriteFault`, naming the
+last good checkpoint. The same call then resumes where the checkpoint left off, bit for bit
 (`Simulation.restore`), as long as the run's parameters are unchanged; other parameters, or
 `rerun=True`, start afresh.
 
@@ -37,6 +38,11 @@ class Interrupted(Exception):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.signum = signum
+
+
+class WriteFault(Exception):
+    """A write failed (a full disk, a folder made read-only): the run stopped there; the message
+    names the last good checkpoint, which the same call resumes."""
 
 
 def _resumable(folder: Path, params: dict):
@@ -130,14 +136,24 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
         def snapshot(step):
             science["written"].append(write_snapshot(folder, sim.state, step).name)
 
+        saved = [None if found is None else start]
+
         def checkpoint(stopping: bool):
             science["wall_seconds"] = round(before + time.perf_counter() - t0, 2)
             science["interrupted"] += int(stopping)
             save(folder / CHECKPOINT, run, sim)
+            saved[0] = sim.steps_done
+
+        def kept() -> str:
+            return ("no checkpoint was written yet" if saved[0] is None else f"the last good checkpoint, "
+                    f"{folder.name}/{CHECKPOINT} (step {saved[0]}), is kept; the same command resumes it")
 
         try:
             step_run(sim, run, fresh=found is None, snapshot=snapshot, checkpoint=checkpoint, stop_asked=stop_asked,
                      progress=bar.update)
+        except OSError as e:             # the machine: a full disk, a folder made read-only
+            raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: {e.strerror or e}; "
+                             f"{kept()}") from None
         except Stopped:
             step = sim.steps_done
             when = f"after step {step} of {total}" if step > start else f"at step {start} of {total} before stepping"
@@ -147,6 +163,11 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
               "wall_seconds": science["wall_seconds"], "sessions": science["sessions"],
               "interrupted": science["interrupted"], "units": sim.state.units.as_dict(), "finished": True,
               **(_provenance(science["session_provenance"]) if provenance else {}), **(extra or {})}
-    write_file(folder / RUN_FILE, json.dumps(result, indent=2) + "\n")
+    try:
+        write_file(folder / RUN_FILE, json.dumps(result, indent=2) + "\n")
+    except OSError as e:
+        (folder / RUN_FILE).unlink(missing_ok=True)
+        raise WriteFault(f"{label} finished its {total} steps, but {folder.name}/{RUN_FILE} could not be written: "
+                         f"{e.strerror or e}; {kept()}") from None
     (folder / CHECKPOINT).unlink(missing_ok=True)
     return result

@@ -11,7 +11,8 @@ the CLI from its flags or in Python; the flags below are its fields.
   snapshots of good steps are kept, no bad state is written.
 - A run without `--seed` draws one and records it. A snapshot folder that holds another run's
   snapshots is refused; temporaries left by a killed writer are removed.
-- N is checked against the memory this machine has before anything is allocated.
+- N is checked against the memory this machine has, and the steps against the least time they
+  can take (`core.work`), before anything is allocated.
 - `--ics FILE` starts from a file in the authors' ASCII layout, read at the scale `--ics-radius PC`
   (default 10) and `--ics-mass MSUN` (required: such a file does not state its mass, unless it is a
   snapshot of ours with its `snapshots.json`) with `--constants` (the checkpoint's state keeps them
@@ -46,11 +47,13 @@ from ..core.ics import make_cluster
 from ..core.schemes import get_scheme
 from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
+from ..core.work import WorkRefused, check_time
+from ..entry import OutputFailed
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version
 from .authors_format import FormatError, read_nbsymple
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
-from .errors import RunStop, user_values, writable
+from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, lock_file
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
@@ -66,7 +69,6 @@ RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint",
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
 ICS_SCALE = ("ics_radius", "ics_mass")           # the scale an initial-condition file is read at
 DEFAULT_CHECKPOINT_EVERY = 100
-FAULT = 4                          # exit status of a run a fault of the machine stopped
 RUN_RECORD = "nbsymple-run.json"   # in the snapshot folder: which run writes it, and whether it finished
 
 
@@ -152,9 +154,7 @@ def _fresh(spec, world):
     if initial is None and classes is not None and classes > n:
         raise RunStop(f"--mass-classes {classes} is more than the {n} bodies (--n); give at most {n} "
                       f"mass classes")
-    ok, problem = world.agree(not (problem := memory_problem(n)), problem or "")
-    if not ok:
-        raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+    _check_work(world, n, spec.steps, f"--steps {spec.steps}", "fewer --steps or a smaller --n")
     seed = spec.seed if spec.seed is not None else world.broadcast_object(secrets.randbits(32))
     run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
            "seed_chosen": spec.seed is None, "steps": spec.steps,
@@ -230,9 +230,7 @@ def _resumed(spec, world, loaded):
         run["every"] = spec.every
     if "checkpoint_every" in spec.given:
         run["checkpoint_every"] = spec.checkpoint_every
-    ok, problem = world.agree(not (problem := memory_problem(state.n)), problem or "")
-    if not ok:
-        raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+    _check_work(world, state.n, run["steps"] - done, f"the rest of the run in {spec.resume}", "fewer --steps")
     _state_problem(state, str(spec.resume))
 
     def build():
@@ -246,6 +244,18 @@ def _resolved(path, option: str) -> Path:
     try:
         return resolved(path, option)
     except FileRefused as e:
+        raise RunStop(str(e)) from None
+
+
+def _check_work(world, n: int, steps: int, asked: str, option: str):
+    """RunStop where n bodies do not fit in this machine's memory (each rank's, agreed) or where
+    `steps` steps of them (`asked` for, in words) cannot end within `core.work`'s limit."""
+    ok, problem = world.agree(not (problem := memory_problem(n)), problem or "")
+    if not ok:
+        raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
+    try:
+        check_time(n, steps, asked, option)
+    except WorkRefused as e:
         raise RunStop(str(e)) from None
 
 
@@ -355,13 +365,15 @@ def _remove_folder(folder: Path):
 
 def _lock(locks, path, what, folder, undo):
     """Hold `path`'s lock for the run; a lock file it had to make is removed by `undo`."""
-    made = not os.path.lexists(lock_file(path, folder))
+    lock = lock_file(path, folder)
+    if not os.path.lexists(lock):
+        undo.callback(lock.unlink, missing_ok=True)
     try:
         locks.enter_context(hold(path, what, folder))
     except PathBusy as e:
         raise RunStop(str(e)) from None
-    if made:
-        undo.callback(lock_file(path, folder).unlink, missing_ok=True)
+    except OSError as e:                 # a full disk: the process id cannot be written into it
+        raise OSError(e.errno, e.strerror, str(lock)) from None
 
 
 def _write_record(folder: Path, record: dict):
@@ -417,18 +429,38 @@ def _run(spec, world, signals, loaded) -> int:
         raise RunStop("--checkpoint-every needs --checkpoint FILE")
     checkpoint = Path(spec.checkpoint or spec.resume) if (spec.checkpoint or spec.resume) else None
     run_, build = _resumed(spec, world, loaded) if spec.resume else _fresh(spec, world)
+    nothing_run = (f"{spec.resume} is unchanged; continue with: {resume_command(spec.resume)}" if spec.resume
+                   else "no step had run")
     with ExitStack() as locks:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
-            folder, restart = on_root(world, lambda: _checked_paths(spec, run_, checkpoint, locks, undo))
+            def check_paths():
+                with stop_on_write_fault(nothing_run):
+                    return _checked_paths(spec, run_, checkpoint, locks, undo)
+
+            def claim():
+                with stop_on_write_fault(nothing_run):
+                    _claim(spec, run_, checkpoint, folder, restart)
+            folder, restart = on_root(world, check_paths)
             signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
             sim = build()
-            on_root(world, lambda: _claim(spec, run_, checkpoint, folder, restart))
+            on_root(world, claim)
             undo.pop_all()
-        status = _steps(spec, run_, sim, folder, checkpoint, signals)
-        if folder is not None and world.is_root:
-            record = read_json(folder / RUN_RECORD, "run record")
-            _write_record(folder, {**record, "finished": True})
-        return status
+        start = sim.steps_done
+        _steps(spec, run_, sim, folder, checkpoint, signals)
+        done = f"the run finished its {run_['steps']} steps" + (
+            "" if checkpoint is None else f"; its checkpoint {checkpoint} (step {sim.steps_done}) is written")
+
+        def finish():
+            with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
+                record = read_json(folder / RUN_RECORD, "run record")
+                _write_record(folder, {**record, "finished": True})
+        if folder is not None:
+            on_root(world, finish)
+        try:
+            return report(spec, run_, sim, folder, checkpoint, start)
+        except OutputFailed as e:       # stdout is full or gone: `entry.command` says so, and what is kept
+            e.add_note(done)
+            raise
 
 
 def _set_up_stop(signum: int, resume) -> str:
@@ -448,7 +480,7 @@ def _abort_at_once(signum: int, world, message: str):
     world.abort(128 + signum)
 
 
-def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
+def _steps(spec, run_, sim, folder, checkpoint, signals):
     """Step to the run's total with snapshots and checkpoints; a signal (caught by `signals` on
     any rank) or a non-finite value stops it after a whole step, a fault of the machine (a full
     disk, a folder removed) at the write that failed: each in one sentence that names the last
@@ -507,4 +539,3 @@ def _steps(spec, run_, sim, folder, checkpoint, signals) -> int:
         where = f" ({e.filename})" if e.filename else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e.strerror or e}{where}"
                       f"{resume_hint()}", status=FAULT) from None
-    return report(spec, run_, sim, folder, checkpoint, start)

@@ -2,8 +2,13 @@
 turn a user's mistake into one."""
 import argparse
 from contextlib import contextmanager
+import errno
 from pathlib import Path
 import tempfile
+
+from ..entry import FAULT                                   # exit status of a fault of the machine
+
+MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
 
 class RunStop(Exception):
@@ -26,14 +31,33 @@ def user_values(error=RunStop):
         raise error(str(e)) from None
 
 
+def fault_status(error: OSError, started: bool = False) -> int:
+    """The exit status of a failed write: FAULT after the start or for a fault of the machine (a
+    full disk) at any time, else 2 (a path the user gave that cannot be written)."""
+    return FAULT if started or error.errno in MACHINE_FAULTS else 2
+
+
+@contextmanager
+def stop_on_write_fault(kept: str, started: bool = False):
+    """An OSError in the block (a full disk, a folder made read-only, a lock file that cannot be
+    written) becomes a RunStop naming the file and what is `kept`, with `fault_status`."""
+    try:
+        yield
+    except OSError as e:
+        what = f"cannot write {e.filename}" if e.filename else "a write failed"
+        raise RunStop(f"{what}: {e.strerror or e}; {kept}", fault_status(e, started)) from None
+
+
 def writable(folder: Path, what: str, error=RunStop) -> Path:
-    """`folder`, created if needed, once a file could be made in it; else `error` in one sentence."""
+    """`folder`, created if needed, once a file could be made in it; else `error` in one sentence
+    (a RunStop with `fault_status`)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise error(f"cannot write {what} into {folder}: {e.strerror or e}") from None
+        message = f"cannot write {what} into {folder}: {e.strerror or e}"
+        raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
     return folder
 
 

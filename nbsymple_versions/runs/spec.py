@@ -68,7 +68,7 @@ class RunSpec:
             if self.snapshot_format is not None:
                 checked["snapshot_format"] = one_of(self.snapshot_format, SNAPSHOT_FORMATS, "snapshot format")
             if self.seed is not None:
-                checked["seed"] = whole_number(self.seed, flag("seed"))
+                checked["seed"] = whole_number(self.seed, flag("seed"), 0)
             for name, minimum in _COUNTS.items():
                 if getattr(self, name) is not None:
                     checked[name] = whole_number(getattr(self, name), flag(name), minimum)

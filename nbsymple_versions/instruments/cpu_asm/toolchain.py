@@ -10,6 +10,7 @@ compiled with numba's defaults for this machine's CPU (none of the caller's `NUM
 Every kernel is compiled with an explicit signature, the array layouts the pipelines pass
 (contiguous rows), so a target CPU need not be able to run the code.
 """
+from contextlib import ExitStack
 import json
 import os
 from pathlib import Path
@@ -17,6 +18,8 @@ import re
 import shutil
 import subprocess
 import sys
+
+from ...entry import child_process
 
 FIXED_TARGETS = ("haswell", "skylake-avx512", "znver4")
 HOST = "host"
@@ -71,12 +74,13 @@ def environment(target: str) -> dict[str, str]:
 
 def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
     """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}), one child per target, run
-    side by side."""
+    side by side. However this ends (an error, a timeout, Ctrl-C, SIGTERM: `entry.Terminated`), no
+    child is left running (`entry.child_process`)."""
     command = [sys.executable, "-c", f"from {__name__} import print_assembly; print_assembly()"]
-    children = {t: subprocess.Popen(command, env=environment(t), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True) for t in targets}
     done = {}
-    try:
+    with ExitStack() as started:
+        children = {t: started.enter_context(child_process(command, env=environment(t), stdout=subprocess.PIPE,
+                                                           stderr=subprocess.PIPE, text=True)) for t in targets}
         for target, child in children.items():
             out, err = child.communicate(timeout=600)
             if child.returncode != 0:
@@ -84,11 +88,6 @@ def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
                                     f"{err.strip().splitlines()[-1] if err.strip() else child.returncode}")
             result = json.loads(out)
             done[target] = (result["cpu"], result["assembly"])
-    finally:
-        for child in children.values():
-            if child.poll() is None:
-                child.kill()
-                child.wait()
     return done
 
 

@@ -1,0 +1,136 @@
+"""What a piece of work costs before it starts, and the work refused as impossible: one
+estimate shared by `nbsymple run`, `check` and `profile`, `nbsymple paper`'s science runs and
+the Python API (`make_cluster`), checked before anything is allocated or stepped.
+
+- **Memory.** A run of N bodies needs `BYTES_PER_BODY` per body (state, scratch, kernel copies,
+  initial conditions, diagnostics) plus `BYTES_FIXED`; the initial conditions alone
+  `IC_BYTES_PER_BODY`. More than this process may still allocate (free memory, the cgroup's
+  limit, the address-space limit) is refused: it would fail late, or not at all but swap.
+- **Time.** A step of N bodies is N^2 pair interactions. No machine this suite runs on does
+  more than `FASTEST_RATE` of them per second (an H200 is predicted at ~1e12: docs/gpu.md) nor a
+  step in less than `FASTEST_STEP` seconds, so steps x (N^2 / FASTEST_RATE + FASTEST_STEP) is
+  the least time the work can take. Work whose least time is beyond the limit, `MAX_DAYS_VARIABLE`
+  days (default `DEFAULT_MAX_DAYS`), is refused; the user raises the limit by setting it.
+
+Each refusal is a `WorkRefused` (a ValueError): one sentence stating the estimate and naming
+the option or argument that asked for the work.
+"""
+import math
+import os
+from pathlib import Path
+import resource
+
+BYTES_PER_BODY = 1000        # a run: state, scratch, kernel copies, initial conditions, diagnostics (~700 measured)
+BYTES_FIXED = 400 << 20      # interpreter, numba, a chunk of the O(N^2) sums
+IC_BYTES_PER_BODY = 160      # initial conditions: x, v (3, N) and m, the draws and the centre-of-mass terms
+FASTEST_RATE = 1e13          # pair interactions per second: ten times the fastest GPU's predicted rate
+FASTEST_STEP = 1e-6          # seconds: the least a step costs in Python, whatever N
+MAX_DAYS_VARIABLE = "NBSYMPLE_MAX_DAYS"
+DEFAULT_MAX_DAYS = 30.0
+
+
+class WorkRefused(ValueError):
+    """Work that cannot be done here: one sentence with the estimate."""
+
+
+def memory_needed(n: int, bytes_per_body: int = BYTES_PER_BODY) -> int:
+    """Bytes a run of n bodies needs at its peak (initial conditions, diagnostics, stepping);
+    with `bytes_per_body=IC_BYTES_PER_BODY`, its initial conditions alone."""
+    return bytes_per_body * n + BYTES_FIXED + (72 * n if n > 1 << 21 else 0)
+
+
+def memory_available() -> int | None:
+    """Bytes this process may still allocate: the least of the free memory, the cgroup's
+    limit and the address-space limit, or None where none of them can be read."""
+    found = []
+    try:
+        with open("/proc/meminfo") as f:
+            found += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+    except OSError:
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit.isdigit():
+            found.append(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/status") as f:
+                used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        except (OSError, StopIteration):
+            used = 0
+        found.append(soft - used)
+    return min(found) if found else None
+
+
+def memory_problem(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_BODY) -> str | None:
+    """A sentence refusing n bodies (asked for by `option`) if they cannot fit in memory, else None."""
+    need, have = memory_needed(n, bytes_per_body), memory_available()
+    if have is not None and need > have:
+        return (f"N = {n} needs about {size(need)} of memory and this machine has {size(max(have, 0))} "
+                f"available; choose a smaller {option}")
+    return None
+
+
+def check_memory(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_BODY):
+    """WorkRefused where n bodies cannot fit in memory (`memory_problem`)."""
+    if (problem := memory_problem(n, option, bytes_per_body)) is not None:
+        raise WorkRefused(problem)
+
+
+def max_days() -> float:
+    """The limit on the least time of the work, in days: `NBSYMPLE_MAX_DAYS` (checked at start-up
+    by `environment`), else `DEFAULT_MAX_DAYS`."""
+    text = os.environ.get(MAX_DAYS_VARIABLE, "")
+    try:
+        days = float(text)
+    except ValueError:
+        return DEFAULT_MAX_DAYS
+    return days if days > 0 and not math.isnan(days) else DEFAULT_MAX_DAYS
+
+
+def least_seconds(n: int, steps) -> float:
+    """The least time `steps` steps of n bodies take on any machine (see the module's docstring)."""
+    try:
+        return float(steps) * (float(n) ** 2 / FASTEST_RATE + FASTEST_STEP)
+    except OverflowError:                # more steps than float64 holds
+        return math.inf
+
+
+def check_time(n: int, steps, asked: str, option: str):
+    """WorkRefused where `steps` steps of n bodies (`asked`: what asked for them, in words) cannot
+    end within the limit even on the fastest machine; `option` is what to change."""
+    seconds, limit = least_seconds(n, steps), max_days() * 86400.0
+    if seconds > limit:
+        raise WorkRefused(f"{asked}: {count(steps)} steps of N = {n}, at least {duration(seconds)} even at "
+                          f"{FASTEST_RATE:.0e} pair interactions per second, beyond the limit of "
+                          f"{duration(limit)} (set {MAX_DAYS_VARIABLE}, in days, to raise it); choose {option}")
+
+
+def count(k: int) -> str:
+    """A count in words: 1200, 9.36e+301."""
+    if k < 10**6:
+        return str(k)
+    try:
+        return f"{float(k):.3g}"
+    except OverflowError:
+        return "more than 1.8e+308"
+
+
+def size(b: float) -> str:
+    """Bytes in words: 1.2 GB."""
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if b < 1000 or unit == "PB":
+            return f"{b:.3g} {unit}"
+        b /= 1000
+
+
+def duration(s: float) -> str:
+    """Seconds in words: 40 s, 12 minutes, 3 days, 9.5e+295 years."""
+    for unit, length in (("years", 3.15e7), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if s >= 2 * length:
+            value = s / length
+            return "forever" if math.isinf(value) else f"{value:.3g} {unit}" if value >= 1e4 else f"{value:.0f} {unit}"
+    return f"{s:.0f} s"

@@ -1,0 +1,195 @@
+"""The one way every command starts and ends (`nbsymple ...`, `python -m nbsymple_versions.paper`,
+`python -m tools.*`): `command(name, body)`.
+
+- **The environment** is checked first (`environment.problem`), before the command imports
+  numba, matplotlib or MPI: a variable set to garbage is one sentence, exit status 2.
+- **Streams.** What the command prints goes through a guard on stdout: a reader that went away
+  (EPIPE: `| head -1`) ends it quietly with 141 (128 + SIGPIPE, what a shell reports for a
+  process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one
+  sentence on stderr and status 4, a fault of the machine, as for the run's own files. What is
+  kept (a checkpoint already written) is named by the notes the command adds to the error
+  (`OutputFailed.add_note`).
+- **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
+  the main thread, so the command unwinds through its `finally` blocks and context managers,
+  which end the processes it started, and exits with 128 + the signal's number. A child is
+  started with `child_process` (its process group ended with the block that started it; the
+  compilers of `nbsymple cpu-asm`, asv under `tools.tracking`) or `subprocess.run` (which kills
+  its child on any exception). A command that handles signals
+  itself (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
+"""
+from contextlib import contextmanager
+import errno
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from . import environment
+
+USAGE = 2                  # a mistake in what the user typed or set
+FAULT = 4                  # a fault of the machine: a write that failed (a full disk), stdout's or a run's files'
+BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+HELD = (signal.SIGINT, *TERMINATING)
+GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
+
+
+class OutputFailed(Exception):
+    """stdout could not be written; `errno` says why (EPIPE: the reader went away)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.errno = error.errno
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the main thread is, so that it unwinds as for Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _GuardedStdout:
+    """sys.stdout, whose failures to write raise OutputFailed (not an OSError, so that no
+    handler of the command's file faults takes it for one of them)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise OutputFailed(e) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise OutputFailed(e) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+@contextmanager
+def signals_held():
+    """Hold SIGINT, SIGTERM and SIGHUP until the end of the block, then deliver the first one
+    caught: for what must not be split, such as starting a child and recording it (so that the
+    `finally` that ends the children knows it). Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+@contextmanager
+def child_process(cmd, **popen):
+    """`subprocess.Popen(cmd, **popen)` in a process group of its own, for the `with` block.
+    Should the block end by an exception (`Terminated`, Ctrl-C, an error), the whole group, the
+    child's own children too, is ended with it: SIGTERM, then SIGKILL after `GRACE` seconds.
+    Otherwise the block's end waits for the child, as Popen's own `with` does."""
+    proc = None
+    try:
+        with signals_held():             # started and recorded, or not started
+            proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+        yield proc
+    except BaseException:
+        if proc is not None:
+            _end_group(proc)
+        raise
+    finally:
+        if proc is not None:
+            with proc:                   # close its pipes and reap it
+                pass
+
+
+def _end_group(proc):
+    for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _say(text: str):
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):        # stderr is gone too: the status alone tells
+        pass
+
+
+def _speaks() -> bool:
+    """False on the ranks other than 0 of an MPI job (a valid rank above 0), which leave the
+    talking to rank 0: a refusal is printed once, not once per rank."""
+    for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "")):
+        r, n = os.environ.get(rank, "").strip(), os.environ.get(size, "").strip()
+        if r.isdigit() and int(r) > 0 and (not n.isdigit() or int(r) < int(n)):
+            return False
+    return True
+
+
+def command(name: str, body) -> int:
+    """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
+    the environment checked first, stdout guarded, SIGTERM and SIGHUP turned into `Terminated`;
+    returns the exit status."""
+    if (found := environment.problem()) is not None:
+        if _speaks():
+            _say(f"{name}: {found}")
+        return USAGE
+    original = sys.stdout
+    sys.stdout = _GuardedStdout(original)
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING}
+    try:
+        status = body()
+        sys.stdout.flush()
+        return status
+    except OutputFailed as e:
+        _quiet_stdout(original)
+        if e.errno == errno.EPIPE:
+            return BROKEN_PIPE
+        notes = "".join(f"; {note}" for note in getattr(e, "__notes__", ()))
+        _say(f"{name}: cannot write its output to stdout: {e}{notes}")
+        return FAULT
+    except BrokenPipeError:              # a write to the stdout file descriptor outside sys.stdout
+        _quiet_stdout(original)
+        return BROKEN_PIPE
+    except KeyboardInterrupt as e:       # SIGINT (Ctrl-C), or Terminated
+        signum = getattr(e, "signum", signal.SIGINT)
+        _say(f"{name}: stopped by {signal.Signals(signum).name}")
+        return 128 + signum
+    finally:
+        sys.stdout = original
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def _quiet_stdout(stream):
+    """After a failed write: send what is still buffered for stdout nowhere, so that the
+    interpreter's final flush does not fail again (and print 'Exception ignored')."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):   # stdout is no file (a test's StringIO): nothing is buffered
+        pass

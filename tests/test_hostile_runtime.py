@@ -1,0 +1,366 @@
+"""Issue 32, the classes answered at run time, each by one function, each tried on the issue's
+example and others of its kind, through the command line in a process of its own:
+
+3. impossible work refused before it starts (`core.work`: memory, least time);
+4. the environment checked at start-up (`environment.problem`, from `entry.command`);
+5. streams: a closed stdout ends with 141 and nothing said, a full one with 4 and one sentence
+   (`entry.command`'s guard on stdout);
+6. write faults after the start stop the run with status 4, naming the last good checkpoint
+   (`runs.errors.stop_on_write_fault` and `runs.driver._steps`), injected by tests/write_faults.py;
+11. children end with the command (`entry.command`'s `Terminated`, `entry.child_process`);
+
+and every refusal names the option at fault. A user mistake: exit status 2, at most 3 lines on
+stderr naming the option, variable or file, no traceback. Timeouts are hang guards only."""
+import errno
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nbsymple_versions import environment, make_cluster
+from nbsymple_versions.core import work
+from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
+from nbsymple_versions.runs.checkpoint import load
+from nbsymple_versions.runs.driver import run
+from nbsymple_versions.runs.errors import RunStop
+from nbsymple_versions.runs.spec import RunSpec
+from nbsymple_versions.versions import LETTERS
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "asv_fixture"
+HANG_GUARD = 600                   # seconds: a process still running then hangs
+NBSYMPLE = [sys.executable, "-m", "nbsymple_versions.cli"]
+PAPER = [sys.executable, "-m", "nbsymple_versions.paper"]
+FAULTS = [sys.executable, str(REPO / "tests" / "write_faults.py")]
+
+
+def launch(argv, cwd=None, env=None, **kw) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    environ.update(env or {})
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), environ.get("PYTHONPATH"))))
+    kw.setdefault("capture_output", True)
+    return subprocess.run(argv, cwd=cwd, env=environ, text=True, timeout=HANG_GUARD, **kw)
+
+
+def assert_refused(p, *named, status=2):
+    """Exit `status`, at most 3 lines on stderr naming each of `named`, no traceback, nothing on stdout."""
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == status, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and 1 <= len(lines) <= 3, p.stderr
+    assert all(name in p.stderr for name in named), (named, p.stderr)
+    assert p.stdout == "", p.stdout
+
+
+# ------------------------------------------------------------------ 3. impossible work
+
+PAPER_BASE = ["--results", str(FIXTURE), "--quiet"]
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["paper", "--tidal-dt", "1e-300"], ["--tidal-dt", "steps", "years"]),              # the issue's
+    (["paper", "--tidal-orbits", "1e12"], ["--tidal-orbits", "steps", "years"]),
+    (["paper", "--bh-t-end", "1e300"], ["--bh-t-end", "steps", "years"]),
+    (["paper", "--tidal-n", str(10**12)], ["--tidal-n", "of memory"]),
+    (["paper", "--bh-n", str(10**12)], ["--bh-n", "of memory"]),
+    (["paper", "--full", "--tidal-dt", "1e-12"], ["--tidal-dt", "steps", "years"]),
+    (["run", "--steps", str(10**13)], ["--steps", "steps of N = 1024", "days"]),
+    (["run", "--n", str(10**12), "--steps", "1"], ["--n", "of memory"]),
+    (["profile", "--n", "64", "--steps", str(10**14)], ["--steps", "years"]),
+    (["check", "--n", str(10**12)], ["--n", "of memory"]),
+])
+def test_impossible_work_is_refused_with_its_estimate(tmp_path, argv, named):
+    out = tmp_path / "plots"
+    extra = PAPER_BASE + ["--out", str(out)] if argv[0] == "paper" else []
+    p = launch(NBSYMPLE + argv + extra, cwd=tmp_path)
+    assert_refused(p, *named)
+    assert not out.exists() and sorted(tmp_path.iterdir()) == []          # nothing written
+
+
+def test_the_limit_is_named_and_can_be_lowered_or_raised(tmp_path, monkeypatch):
+    p = launch(NBSYMPLE + ["run", "--n", "64", "--steps", "100"], cwd=tmp_path, env={"NBSYMPLE_MAX_DAYS": "1e-12"})
+    assert_refused(p, "--steps", "NBSYMPLE_MAX_DAYS")
+    monkeypatch.setenv("NBSYMPLE_MAX_DAYS", "1e9")
+    work.check_time(4096, 8e15, "a tidal-tail run", "fewer --tidal-orbits")             # 679 years: allowed now
+    monkeypatch.delenv("NBSYMPLE_MAX_DAYS")
+    with pytest.raises(ValueError, match="beyond the limit of 30 days"):
+        work.check_time(4096, 8e15, "a tidal-tail run", "fewer --tidal-orbits")
+
+
+def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
+    with pytest.raises(ValueError, match=r"N = 1000000000000 needs about .* of memory .* n \(the number of bodies\)"):
+        make_cluster(10**12)                                                              # the issue's
+    with pytest.raises(ValueError, match=r"--tidal-dt 1e-300 .* steps of N = 64"):
+        run_tidal_tails(tmp_path / "t", n=64, dt=1e-300, progress=False)
+    with pytest.raises(ValueError, match=r"--bh-t-end 1e\+300"):
+        run_black_hole(tmp_path / "b", n=64, t_end=1e300, progress=False)
+    with pytest.raises(RunStop, match=r"--steps 10000000000000: 1e\+13 steps"):
+        run(RunSpec(n=64, steps=10**13))
+    assert sorted(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ 4. the environment
+
+@pytest.mark.parametrize("variables, argv", [
+    ({"NUMBA_NUM_THREADS": ""}, ["run", "--n", "16", "--steps", "1"]),                  # the issue's
+    ({"MPLBACKEND": "bogus"}, ["paper", "--no-science"]),                               # the issue's
+    ({"PMI_SIZE": "abc"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),      # the issue's
+    ({"NUMBA_NUM_THREADS": "0"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"NUMBA_OPT": "9"}, ["check", "--n", "16"]),
+    ({"NUMBA_DEBUG": "yes"}, ["info"]),
+    ({"NUMBA_THREADING_LAYER": "bogus"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),
+    ({"OMP_NUM_THREADS": "abc"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"OPENBLAS_NUM_THREADS": "-2"}, ["info"]),
+    ({"PMI_RANK": "2", "PMI_SIZE": "2"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),
+    ({"MPLBACKEND": ""}, ["paper", "--no-science"]),
+    ({"NBSYMPLE_MAX_DAYS": "nan"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"NBSYMPLE_BENCH_GRID": "huge"}, ["info"]),
+    ({"NBSYMPLE_BENCH_VERSIONS": "XYZ"}, ["cpu-asm", "--target", "host"]),
+    ({"NBSYMPLE_BENCH_THREADS": "all"}, ["gpu-asm"]),
+    ({"BENCH_MACHINE": "../../elsewhere"}, ["info"]),
+])
+def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
+    extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
+    p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env=variables)
+    assert_refused(p, sorted(variables)[-1] if len(variables) == 1 else "PMI_RANK")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, variables", [
+    (PAPER + ["--no-science"], {"MPLBACKEND": "bogus"}),
+    ([sys.executable, "-m", "tools.tracking", "select"], {"NBSYMPLE_BENCH_GRID": "huge"}),
+    ([sys.executable, "-m", "tools.gate", "--help"], {"NUMBA_NUM_THREADS": "many"}),
+    ([sys.executable, "-m", "tools.migrate", "--help"], {"NBSYMPLE_BENCH_VERSIONS": ""}),
+])
+def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
+    p = launch(argv, cwd=REPO, env=variables)
+    assert_refused(p, *variables)
+
+
+def test_the_environment_tables_match_what_they_describe():
+    sys.path.insert(0, str(REPO))
+    try:
+        from benchmarks.grid import GRIDS
+    finally:
+        sys.path.remove(str(REPO))
+    assert environment.BENCH_GRIDS == tuple(GRIDS) and environment.VERSION_LETTERS == "".join(LETTERS)
+    assert environment.problem({}) is None
+    assert environment.problem({"NBSYMPLE_BENCH_GRID": "Smoke", "OMP_NUM_THREADS": "4,2", "PMI_RANK": "1",
+                                "PMI_SIZE": "2", "NBSYMPLE_MAX_DAYS": "0.5"}) is None
+
+
+# ------------------------------------------------------------------ 5. streams
+
+def _closed_pipe_run(argv, cwd):
+    """`argv` writing into a pipe whose reader has gone (`| head -1` once head has ended)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return launch(argv, cwd=cwd, stdout=write, stderr=subprocess.PIPE, capture_output=False)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("argv", [
+    NBSYMPLE + ["run", "--n", "16", "--steps", "2", "--json"],
+    NBSYMPLE + ["info"],
+    NBSYMPLE + ["check", "--n", "16", "--json"],
+    NBSYMPLE + ["run", "--help"],
+    [sys.executable, "-m", "tools.tracking", "select"],
+])
+def test_a_closed_stdout_ends_quietly_with_141(tmp_path, argv):
+    p = _closed_pipe_run(argv, REPO if "tools.tracking" in argv else tmp_path)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--n", "16", "--steps", "2", "--json"],                                      # the issue's
+    ["run", "--n", "16", "--steps", "2"],
+    ["info"],
+    ["check", "--n", "16", "--json"],
+])
+def test_a_full_stdout_is_one_sentence_and_status_4(tmp_path, argv):
+    with open("/dev/full", "w") as full:
+        p = launch(NBSYMPLE + argv, cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, capture_output=False)
+    assert p.returncode == 4 and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "stdout" in p.stderr and "No space left" in p.stderr
+
+
+def test_a_full_stdout_keeps_the_checkpoint_and_names_it(tmp_path):
+    with open("/dev/full", "w") as full:                                                 # the issue's
+        p = launch(NBSYMPLE + ["run", "--n", "16", "--steps", "4", "--json", "--checkpoint", "run.ck"], cwd=tmp_path,
+                   stdout=full, stderr=subprocess.PIPE, capture_output=False)
+    assert p.returncode == 4 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "run.ck (step 4) is written" in p.stderr
+    assert load(tmp_path / "run.ck")[1]["steps_done"] == 4
+
+
+# ------------------------------------------------------------------ 6. faults after the start
+
+RUN = ["run", "--n", "16", "--steps", "10", "--seed", "1", "--checkpoint-every", "2"]
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("where, name, k, code, kept", [
+    ("fsync", ".run.ck.", 3, "ENOSPC", 2),            # the disk fills at the third checkpoint (step 4)
+    ("create", ".run.ck.", 2, "EROFS", 0),            # the folder is made read-only before the second
+    ("create", ".run.ck.", 4, "EACCES", 4),
+    ("fsync", "snap_", 4, "ENOSPC", 2),               # a snapshot fills the disk after step 3
+])
+def test_a_later_write_fault_stops_with_the_last_good_checkpoint(tmp_path, where, name, k, code, kept):
+    p = launch(FAULTS + [where, name, str(k), code] + RUN + ["--checkpoint", "run.ck", "--snapshots", "S",
+                                                              "--every", "1"], cwd=tmp_path)
+    assert_refused(p, "run.ck (step", f"nbsymple run --resume run.ck", os.strerror(getattr(errno, code)), status=4)
+    assert f"run.ck (step {kept})" in p.stderr
+    assert load(tmp_path / "run.ck")[1]["steps_done"] == kept and _leftovers(tmp_path) == []
+    again = launch(NBSYMPLE + ["run", "--resume", "run.ck", "--json"], cwd=tmp_path)
+    assert again.returncode == 0 and load(tmp_path / "run.ck")[1]["steps_done"] == 10, again.stderr
+
+
+def test_resume_on_a_full_disk_keeps_the_checkpoint_and_names_it(tmp_path):
+    assert launch(NBSYMPLE + RUN[:4] + ["4", "--checkpoint", "run.ck"], cwd=tmp_path).returncode == 0
+    before = (tmp_path / "run.ck").read_bytes()
+    p = launch(FAULTS + ["fsync", ".run.ck.", "1", "ENOSPC", "run", "--resume", "run.ck", "--steps", "10"],
+               cwd=tmp_path)
+    assert_refused(p, "run.ck (step 4)", "No space left on device", status=4)
+    assert (tmp_path / "run.ck").read_bytes() == before and _leftovers(tmp_path) == []
+
+
+def test_a_fault_when_the_run_is_marked_finished_names_the_written_checkpoint(tmp_path):
+    p = launch(FAULTS + ["fsync", "nbsymple-run.json", "2", "ENOSPC"] + RUN + ["--checkpoint", "run.ck",
+                                                                               "--snapshots", "S"], cwd=tmp_path)
+    assert_refused(p, "run.ck (step 10) is written", "nbsymple-run.json", status=4)
+    assert load(tmp_path / "run.ck")[1]["steps_done"] == 10
+
+
+def test_a_full_disk_at_the_set_up_is_a_fault_and_leaves_nothing(tmp_path):
+    p = launch(FAULTS + ["fsync", "nbsymple-run.json", "1", "ENOSPC"] + RUN + ["--checkpoint", "run.ck",
+                                                                               "--snapshots", "S"], cwd=tmp_path)
+    assert_refused(p, "No space left on device", "no step had run", status=4)
+    assert not (tmp_path / "run.ck").exists() and not (tmp_path / ".run.ck.lock").exists()
+
+
+def test_a_full_disk_during_a_science_run_of_paper_names_its_checkpoint(tmp_path):
+    argv = ["paper", "--full", "--out", "plots", "--tidal-n", "64", "--tidal-dt", "0.0625",
+            "--science-version", "A", "--quiet"]
+    p = launch(FAULTS + ["fsync", "checkpoint.nbsc", "2", "ENOSPC"] + argv, cwd=tmp_path)
+    assert_refused(p, "checkpoint.nbsc (step 0), is kept", "No space left on device", status=4)
+    again = launch(NBSYMPLE + argv, cwd=tmp_path)                   # the same command resumes it
+    assert again.returncode == 0 and "resuming at step 0" not in again.stderr, again.stderr
+    assert (tmp_path / "plots" / "tidal_tails_n64.png").exists()
+
+
+# ------------------------------------------------------------------ 11. children
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = (Path("/proc") / entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        if entry.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _running(pids) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def _wait_for(test, what: str):
+    start = time.monotonic()
+    while not (found := test()):
+        assert time.monotonic() - start < HANG_GUARD, f"hang guard: {what}"
+        time.sleep(0.05)
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])     # SIGTERM: the issue's
+def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    proc = subprocess.Popen(NBSYMPLE + ["cpu-asm", "--target", "all"], cwd=tmp_path, env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        children = _wait_for(lambda: len(_children(proc.pid)) >= 4 and _children(proc.pid), "four compilers")
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signum and "Traceback" not in err, (proc.returncode, err)
+    assert err.strip() == f"nbsymple cpu-asm: stopped by {signal.Signals(signum).name}" and out == ""
+    assert _running(children) == []
+
+
+GROUP = """
+import sys
+from nbsymple_versions.entry import child_process, command
+
+def body():
+    with child_process(["sh", "-c", "sleep 300 & sleep 300"]) as proc:
+        print(proc.pid, flush=True)
+        proc.wait()
+    return 0
+
+sys.exit(command("group", body))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
+    """What `tools.tracking` runs asv with: the child and its own children end with the command."""
+    environ = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", GROUP], cwd=tmp_path, env=environ, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        shell = int(proc.stdout.readline())
+        grandchildren = _wait_for(lambda: _children(shell), "the shell's sleeps")
+        proc.send_signal(signum)
+        proc.wait(timeout=HANG_GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signum
+    _wait_for(lambda: not _running([shell, *grandchildren]), "the group to end")
+
+
+# ------------------------------------------------------------------ every refusal names its option
+
+@pytest.mark.parametrize("argv, named", [
+    (["run", "--seed", "-1"], "--seed"),                                                 # the issue's
+    (["check", "--seed=-1"], "--seed"),
+    (["run", "--n", "x"], "--n"),
+    (["run", "--dt", "nan"], "--dt"),
+    (["run", "--steps", "-3"], "--steps"),
+    (["run", "--every", "0", "--snapshots", "S"], "--every"),
+    (["run", "--checkpoint-every", "0", "--checkpoint", "c"], "--checkpoint-every"),
+    (["run", "--mass-classes", "0"], "--mass-classes"),
+    (["run", "--ics-mass", "-1"], "--ics-mass"),
+    (["run", "--tile", "3", "--version", "C"], "--tile"),
+    (["run", "--checkpoint", ""], "--checkpoint"),
+    (["profile", "--n", "1"], "--n"),
+    (["profile", "--steps", "0"], "--steps"),
+    (["gpu-asm", "--tile", "48"], "--tile"),
+    (["run", "--version", "E", "--devices", "0"], "--devices"),
+    (["profile", "--versions", "XYZ"], "--versions"),
+    (["gpu-asm", "--arch", "hopper"], "--arch"),
+    (["paper", "--machine", ""], "--machine"),
+    (["paper", "--tidal-n", "1"], "--tidal-n"),
+    (["paper", "--bh-ratios", "0"], "--bh-ratios"),
+])
+def test_every_refusal_names_its_option(tmp_path, argv, named):
+    p = launch(NBSYMPLE + argv, cwd=tmp_path)
+    assert_refused(p, named)
