@@ -12,10 +12,12 @@ import re
 import sys
 
 from .instruments import provenance
+from .mpi.comm import launched
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
-from .runs.errors import path_argument, user_values, writable
+from .runs.errors import path_argument, speaks, user_values, writable
+from .runs.signals import hold_signals
 from .runs.snapshots import SNAPSHOT_FORMATS
 from .runs.spec import RunSpec
 from .versions import LETTERS, VersionUnavailable, option_flags
@@ -39,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one sentence on stderr (exit 2), without the usage block."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n" if speaks() else None)
 
 
 def options_markdown() -> str:
@@ -157,6 +159,8 @@ def cmd_run(args) -> int:
     except RunStop as e:
         if e.speak:
             print(f"nbsymple run: {e}", file=sys.stderr)
+        from .mpi.comm import end_stopped_job
+        end_stopped_job(e.status)           # F's ranks end now, together (nothing on one process)
         return e.status
 
 
@@ -317,6 +321,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv else "nbsymple"
     _escape_undecodable()
+    if command == "run" and launched():
+        hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
     try:
         if argv[:1] == ["paper"]:
             from .paper import main as paper_main
@@ -326,10 +332,12 @@ def main(argv=None) -> int:
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
-        print(f"nbsymple {command}: {e}", file=sys.stderr)
+        if speaks():                     # under mpiexec every rank refuses alike: rank 0 says it
+            print(f"nbsymple {command}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"nbsymple {command}: interrupted", file=sys.stderr)
+        if speaks():
+            print(f"nbsymple {command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         _quiet_stdout()

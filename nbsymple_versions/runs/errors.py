@@ -5,6 +5,15 @@ from contextlib import contextmanager
 from pathlib import Path
 import tempfile
 
+from ..core.ranks import launcher_rank
+
+
+def speaks() -> bool:
+    """Whether this process says why a command stopped: outside an MPI launcher always; under
+    `mpiexec -n K` rank 0 alone, so that a refusal every rank makes alike is printed once (before
+    the ranks are joined the launcher's environment tells the rank: `core.ranks.launcher_rank`)."""
+    return launcher_rank() == 0
+
 
 class RunStop(Exception):
     """The run ends early: one sentence for stderr and an exit status."""
@@ -12,7 +21,7 @@ class RunStop(Exception):
     def __init__(self, message: str, status: int = 2):
         super().__init__(message)
         self.status = status
-        self.speak = True          # False on the MPI ranks other than 0, which stop silently
+        self.speak = speaks()      # False on the MPI ranks other than 0, which stop silently
 
 
 @contextmanager
