@@ -11,6 +11,7 @@ FILE --ics-mass 480`).
 """
 from dataclasses import dataclass
 import math
+import numbers
 
 G_PC_KMS2_PER_MSUN = 4.300917e-3   # gravitational constant in pc (km/s)^2 / Msun
 MYR_PER_PC_PER_KMS = 0.9777922216807891  # 1 pc / (1 km/s) in Myr
@@ -26,6 +27,10 @@ class Units:
     mass_msun: float = 15360.0
 
     def __post_init__(self):
+        for name in ("r_cl_pc", "mass_msun"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r:.40}")
         if not (self.r_cl_pc > 0 and self.mass_msun > 0 and math.isfinite(self.r_cl_pc * self.mass_msun)):
             raise ValueError(f"cluster radius and mass must be positive and finite, got "
                              f"r_cl = {self.r_cl_pc} pc, M = {self.mass_msun} Msun")
