@@ -12,10 +12,10 @@ import re
 import sys
 
 from .instruments import provenance
-from .mpi.comm import launched
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.vocabulary import PRECISIONS, TASKS
+from .mpi.comm import launched
 from .runs.errors import path_argument, speaks, user_values, writable
 from .runs.signals import hold_signals
 from .runs.snapshots import SNAPSHOT_FORMATS

@@ -77,7 +77,7 @@ def test_snapshot_write_is_atomic(tmp_path, monkeypatch):
     (["run", "--version", "C", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
     (["run", "--version", "E", "--n", "16", "--steps", "1"], "needs a CUDA GPU"),
     (["run", "--every", "3", "--steps", "1"], "--snapshots"),
-    (["run", "--n", "8", "--steps", "1", "--seed", "-1"], "negative"),
+    (["run", "--n", "8", "--steps", "1", "--seed", "-1"], "seed must be a whole number of at least 0"),
     (["run", "--n", "8", "--steps", "-1"], "at least 0"),
     (["run", "--n", "8", "--steps", "1", "--tile", "0"], "at least 1"),
     (["bogus"], "invalid choice"),
@@ -148,7 +148,7 @@ def test_an_internal_value_error_is_a_bug_not_a_user_mistake(monkeypatch, capsys
     with pytest.raises(ValueError, match="internal inconsistency"):
         cli.main(["run", "--n", "8", "--steps", "1", "--seed", "1"])
     assert cli.main(["run", "--n", "8", "--steps", "1", "--seed", "-3"]) == 2    # the user's value
-    assert "negative" in capsys.readouterr().err
+    assert "seed must be a whole number of at least 0" in capsys.readouterr().err
 
 
 def test_run_reports_both_energy_errors(capsys):

@@ -40,10 +40,10 @@ from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
 from ..core.ranks import launcher_rank
-from ..mpi.comm import launched
 from ..core.schemes import get_scheme
 from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
+from ..mpi.comm import launched
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version
 from .authors_format import FormatError, read_nbsymple
@@ -212,7 +212,7 @@ def _resumed(spec, world, loaded):
     _state_problem(state, str(spec.resume))
 
     def build():
-        with user_values():
+        with user_values(lambda why: RunStop(f"{spec.resume} is not a valid checkpoint ({why})")):
             return Simulation.restore(state, record)
     return run, build
 
@@ -363,10 +363,10 @@ def run(spec: RunSpec) -> int:
             except RunStop as e:
                 e.speak = e.speak and world.is_root    # every rank stops alike; rank 0 says why
                 raise
-        except StopNow as e:                 # before the ranks are joined, each process on its own
+        except StopNow as e:                 # a process of its own (outside mpiexec, or A-E under it)
             wait_for_rank_0(launcher_rank())
             stop = RunStop(_set_up_stop(e.signum, spec.resume), status=128 + e.signum)
-            stop.speak = True                # the process that caught it (`wait_for_rank_0`)
+            stop.speak = True                # the process that caught it says why (`wait_for_rank_0`)
             raise stop from None
 
 
