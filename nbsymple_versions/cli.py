@@ -16,7 +16,9 @@ from .core.options import add_option_arguments, whole_number_argument as _whole_
 from .core.schemes import SCHEMES
 from .core.units import CONSTANTS
 from .core.vocabulary import PRECISIONS, TASKS
-from .runs.errors import path_argument, user_values, writable
+from .mpi.comm import launched
+from .runs.errors import path_argument, speaks, user_values, writable
+from .runs.signals import hold_signals
 from .runs.snapshots import SNAPSHOT_FORMATS
 from .runs.spec import RunSpec
 from .versions import LETTERS, VersionUnavailable, option_flags
@@ -40,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one sentence on stderr (exit 2), without the usage block."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n" if speaks() else None)
 
 
 def options_markdown() -> str:
@@ -162,6 +164,8 @@ def cmd_run(args) -> int:
     except RunStop as e:
         if e.speak:
             print(f"nbsymple run: {e}", file=sys.stderr)
+        from .mpi.comm import end_stopped_job
+        end_stopped_job(e.status)           # F's ranks end now, together (nothing on one process)
         return e.status
 
 
@@ -328,6 +332,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = f"nbsymple {argv[0]}" if argv and not argv[0].startswith("-") else "nbsymple"
     _escape_undecodable()
+    if argv[:1] == ["run"] and launched():
+        hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
     return command(name, lambda: _dispatch(argv, name))
 
 
@@ -341,7 +347,8 @@ def _dispatch(argv, name) -> int:
                     "gpu-asm": cmd_gpu_asm, "cpu-asm": cmd_cpu_asm}
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
-        print(f"{name}: {e}", file=sys.stderr)
+        if speaks():                     # under mpiexec every rank refuses alike: rank 0 says it
+            print(f"{name}: {e}", file=sys.stderr)
         return 2
 
 

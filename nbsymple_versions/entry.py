@@ -137,7 +137,7 @@ def _say(text: str):
         pass
 
 
-def _speaks() -> bool:
+def speaks() -> bool:
     """False on the ranks other than 0 of an MPI job (a valid rank above 0), which leave the
     talking to rank 0: a refusal is printed once, not once per rank."""
     for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "")):
@@ -152,7 +152,7 @@ def command(name: str, body) -> int:
     the environment checked first, stdout guarded, SIGTERM and SIGHUP turned into `Terminated`;
     returns the exit status."""
     if (found := environment.problem()) is not None:
-        if _speaks():
+        if speaks():
             _say(f"{name}: {found}")
         return USAGE
     original = sys.stdout
@@ -176,7 +176,8 @@ def command(name: str, body) -> int:
         return BROKEN_PIPE
     except KeyboardInterrupt as e:       # SIGINT (Ctrl-C), or Terminated
         signum = getattr(e, "signum", signal.SIGINT)
-        _say(f"{name}: stopped by {signal.Signals(signum).name}")
+        if speaks():
+            _say(f"{name}: stopped by {signal.Signals(signum).name}")
         return 128 + signum
     finally:
         sys.stdout = original

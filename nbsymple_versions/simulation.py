@@ -19,14 +19,17 @@ acceleration raises `NonFiniteState` at once (an O(N) check on the host arrays).
 and `Simulation.restore` carry everything but the arrays through a checkpoint, so a restored
 run continues bit for bit.
 """
+import hashlib
 import math
 
 import numpy as np
 
-from .core.checks import positive_number, whole_number
+from .core.checks import (callable_or_none, finite_number, flag, instance, one_of, positive_number, whole_number,
+                          writable)
 from .core.clock import TaskClock
 from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts, energy_problem,
                                internal_energy_error, potential_energy, relative_error, undefined_reason)
+from .core.ics import State
 from .core.integrator import advance
 from .core.schemes import get_scheme
 from .core.vocabulary import precision_name
@@ -73,7 +76,12 @@ class Simulation:
 
     def __init__(self, state, version="A", scheme="leapfrog", precision="dp", dt=5e-4,
                  diagnostics=True, progress=None, **options):
+        instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+        writable(state.check().x, "state.x")
+        writable(state.v, "state.v")
         dt = positive_number(dt, "dt (the time step)")
+        diagnostics = flag(diagnostics, "diagnostics")
+        callable_or_none(progress, "progress")
         self.state = state
         self.version = get_version(version)
         self.scheme = get_scheme(scheme)
@@ -102,6 +110,7 @@ class Simulation:
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
         step that leaves a non-finite value, before `on_step` sees it."""
         steps = whole_number(steps, "steps", 0)
+        callable_or_none(on_step, "on_step")
         base = self.steps_done
 
         def after(k):
@@ -151,12 +160,10 @@ class Simulation:
         on the version's devices: 'total', 'pairwise' or 'galactic' (E's fused kernel makes its
         'pairwise' include the Galaxy)."""
         compute = {"total": self.forces.accelerations, "pairwise": self.forces.pairwise,
-                   "galactic": self.forces.galactic}
-        if kind not in compute:
-            raise ValueError(f"unknown acceleration kind {kind!r}; choose one of {', '.join(ACCELERATION_KINDS)}")
+                   "galactic": self.forces.galactic}[one_of(kind, ACCELERATION_KINDS, "acceleration kind")]
         out = np.zeros_like(self.state.x)
         with self.forces.off_the_clock():     # not a step: keep seconds_per_step honest
-            compute[kind](self.state.x, out)
+            compute(self.state.x, out)
         return out.T
 
     def energy_parts(self, progress=None) -> EnergyParts:
@@ -199,14 +206,19 @@ class Simulation:
     def undefined_reasons(self, errors: dict) -> dict:
         """For each None in `errors` (as `errors()` returns them), why, in words: "L0 = 0",
         "E0 is not representable in float64", ..."""
+        instance(errors, dict, "errors", "a dict as errors() returns it")
+        if unknown := sorted(map(str, set(errors) - set(ERROR_REFERENCES))):
+            raise ValueError(f"errors holds {', '.join(unknown)}, not an error; errors() returns "
+                             f"{', '.join(ERROR_REFERENCES)}")
         references = {"energy_error": self.energy0, "angular_momentum_error": self.angular_momentum0,
                       "internal_energy_error": None if self.energy_parts0 is None else self.energy_parts0.internal}
         return {name: undefined_reason(references[name], ERROR_REFERENCES[name])
                 for name, value in errors.items() if value is None}
 
     def record(self) -> dict:
-        """What a checkpoint needs besides the state's arrays: plain JSON values."""
-        return {"version": self.version.letter, "scheme": self.scheme.name, "precision": self.precision,
+        """What a checkpoint needs besides the state's arrays: plain JSON values, with the number
+        of bodies and a digest of their masses, by which `restore` knows the cluster again."""
+        return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter, "scheme": self.scheme.name, "precision": self.precision,
                 "dt": self.dt, "options": self.options, "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
                 "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None
@@ -216,7 +228,10 @@ class Simulation:
     @classmethod
     def restore(cls, state, record: dict) -> "Simulation":
         """The simulation `record()` described, continuing from `state`: its step count, time
-        origin, accumulated clock and initial diagnostics come from the record, not recomputed."""
+        origin, accumulated clock and initial diagnostics come from the record, not recomputed.
+        A record that is not one, or that was taken of another cluster (other N, other masses, a
+        state at another time), is a ValueError in one sentence (`check_record`)."""
+        check_record(state, record)
         sim = cls(state, record["version"], record["scheme"], record["precision"], record["dt"],
                   diagnostics=False, **record["options"])
         sim.steps_done, sim.t0 = int(record["steps_done"]), float(record["t0"])
@@ -239,3 +254,52 @@ class Simulation:
     @property
     def device(self) -> str:
         return self.clock.device
+
+
+def _masses_digest(m: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(m, dtype=np.float64).tobytes()).hexdigest()
+
+
+RECORD_KEYS = ("version", "scheme", "precision", "dt", "options", "steps_done", "t0", "clock", "energy0",
+               "angular_momentum0", "energy_parts0")
+
+
+def check_record(state, record):
+    """ValueError in one sentence unless `record` is a `Simulation.record()` that `state` can
+    continue: its version, scheme, precision, time step, options, step count, time origin and
+    clock are ones this code takes, and `state` is the cluster it was taken of (its N and the
+    digest of its masses, where the record holds them, an older one does not) at the record's time
+    t0 + steps_done * dt, exactly as the stepping loop sets it. TypeError where `state` is not a
+    State or `record` not a dict."""
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+    instance(record, dict, "record", "a dict as Simulation.record() returns it")
+    if missing := [k for k in RECORD_KEYS if k not in record]:
+        raise ValueError(f"record lacks {', '.join(missing)}: it is not one Simulation.record() returned")
+    get_version(record["version"]).options_from(instance(record["options"], dict, "record['options']", "a dict"))
+    get_scheme(record["scheme"])
+    precision_name(record["precision"])
+    dt = positive_number(record["dt"], "record['dt']")
+    done = whole_number(record["steps_done"], "record['steps_done']", 0)
+    t0 = finite_number(record["t0"], "record['t0']")
+    clock = instance(record["clock"], dict, "record['clock']", "a dict of seconds and calls")
+    for part in ("seconds", "calls"):
+        times = instance(clock.get(part), dict, f"record['clock']['{part}']", "a dict of tasks")
+        for task, value in times.items():
+            if task not in TaskClock().seconds:
+                raise ValueError(f"record['clock']['{part}'] names {task!r}, not a task")
+            finite_number(value, f"record['clock']['{part}']['{task}']", 0)
+    if record["energy0"] is not None:
+        finite_number(record["energy0"], "record['energy0']")
+        instance(record["energy_parts0"], dict, "record['energy_parts0']", "a dict (EnergyParts.as_dict)")
+        if not isinstance(record["angular_momentum0"], list) or len(record["angular_momentum0"]) != 3:
+            raise ValueError("record['angular_momentum0'] must be a list of 3 components")
+    state.check()
+    if "n" in record and record["n"] != state.n:
+        raise ValueError(f"the record was taken of {record['n']!r} bodies, not the state's {state.n}: "
+                         f"it belongs to another cluster")
+    if "masses_sha256" in record and record["masses_sha256"] != _masses_digest(state.m):
+        raise ValueError("the record was taken of bodies with other masses than the state's: it belongs to "
+                         "another cluster")
+    if state.t != t0 + done * dt:
+        raise ValueError(f"the state's time t = {state.t!r} is not the record's t0 + steps_done * dt = "
+                         f"{t0 + done * dt!r}: the state is not the one the record was taken with")

@@ -12,7 +12,8 @@ import numpy as np
 
 from .core import reference
 from .core.galaxy import SUN_RADIUS_KPC
-from .core.ics import make_cluster
+from .core.checks import instance, positive_number
+from .core.ics import State, make_cluster
 from .versions import get_version
 
 # float32 sums over close pairs (softening 6.5e-4) carry terms far larger than the net force, so
@@ -45,6 +46,8 @@ def max_relative_error(acc, ref) -> float:
 
 def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
     """Compare a force pipeline's pairwise accelerations of `state` with the reference."""
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+    tolerance = positive_number(tolerance, "tolerance")
     out = np.zeros_like(state.x)
     forces.pairwise(state.x, out)
     acc = out.T

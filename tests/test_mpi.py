@@ -362,3 +362,117 @@ def test_a_signal_to_mpiexec_ends_every_rank(tmp_path, sig, status):
             assert f"continue with: nbsymple run --resume {checkpoint}" in lines[0]
             stopped_after = int(lines[0].split("after step", 1)[1].split()[0].strip(",;:."))
             assert load(checkpoint)[1]["steps_done"] == stopped_after >= 20, (lines[0], load(checkpoint)[1])
+
+
+def _ranks(pid: int) -> dict[int, int]:
+    """{rank: process id} of the ranks below mpiexec `pid` (their PMI_RANK, read from /proc)."""
+    ranks = {}
+    for p in _descendants(pid):
+        try:
+            env = Path(f"/proc/{p}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        rank = [e.split(b"=", 1)[1] for e in env if e.startswith(b"PMI_RANK=")]
+        if rank and b"nbsymple_versions.cli" in Path(f"/proc/{p}/cmdline").read_bytes():
+            ranks[int(rank[0])] = p
+    return ranks
+
+
+def _checkpointed_job(checkpoint):
+    """A 2-rank F run (N = 256) with a checkpoint every 20 steps, once its step-20 checkpoint is
+    there: (the mpiexec process, every process below it, {rank: process id})."""
+    from nbsymple_versions.runs.checkpoint import load
+    job = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "F",
+                            "--n", "256", "--steps", "1000000", "--seed", "1", "--checkpoint", str(checkpoint),
+                            "--checkpoint-every", "20"], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline and not (checkpoint.exists() and load(checkpoint)[1]["steps_done"] >= 20):
+        time.sleep(0.05)
+    ranks = _ranks(job.pid)
+    assert sorted(ranks) == [0, 1], ranks
+    return job, _descendants(job.pid), ranks
+
+
+def _ended(job, started) -> str:
+    """Wait (a hang guard) for mpiexec and every process it started to end; its stderr."""
+    try:
+        _, err = job.communicate(timeout=TIMEOUT)
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and any(map(_running, started)):
+            time.sleep(0.05)
+    finally:
+        for pid in [job.pid, *started]:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not any(map(_running, started)), "a rank outlived mpiexec"
+    return err
+
+
+def _one_stop_sentence(err: str, sig, checkpoint):
+    """At most 3 lines on stderr, no traceback, no launcher's error lines, one sentence of ours:
+    stopped by `sig` after step K, the checkpoint written at step K and named with the command
+    that resumes it."""
+    from nbsymple_versions.runs.checkpoint import load
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) <= 3 and "Traceback" not in err and "[proxy" not in err and "[mpiexec" not in err, err
+    ours = [line for line in lines if line.startswith("nbsymple run:")]
+    assert len(ours) == 1 and f"stopped by {sig.name} after step" in ours[0], err
+    assert f"continue with: nbsymple run --resume {checkpoint}" in ours[0]
+    stopped_after = int(ours[0].split("after step", 1)[1].split()[0])
+    assert load(checkpoint)[1]["steps_done"] == stopped_after >= 20, (ours[0], load(checkpoint)[1])
+
+
+@pytest.mark.parametrize("rank, sig, status", [(1, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
+                                               (0, signal.SIGINT, 130), (0, signal.SIGTERM, 143)])
+def test_a_signal_to_one_rank_ends_the_job(tmp_path, rank, sig, status):
+    """SIGINT or SIGTERM sent to one rank of `mpiexec -n 2` alone (not to mpiexec, not to the
+    group): every rank stops after the same step, the job ends with 128 + that signal (130 for
+    SIGINT, as A-E), one sentence, the checkpoint of that step kept."""
+    checkpoint = tmp_path / "one.ck"
+    job, started, ranks = _checkpointed_job(checkpoint)
+    os.kill(ranks[rank], sig)
+    err = _ended(job, started)
+    assert job.returncode == status, (job.returncode, err)
+    _one_stop_sentence(err, sig, checkpoint)
+
+
+def test_a_second_ctrl_c_to_mpiexec_after_the_stop(tmp_path):
+    """Two Ctrl-C to mpiexec: the first stops every rank after the step under way (checkpoint
+    written), the ranks then end the job at once, so that the second, sent as soon as they are
+    gone, finds no rank for mpiexec to kill: status 130 and one sentence, never mpiexec's proxy
+    assertion and 255."""
+    checkpoint = tmp_path / "twice.ck"
+    job, started, ranks = _checkpointed_job(checkpoint)
+    job.send_signal(signal.SIGINT)
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline and any(map(_running, ranks.values())):
+        time.sleep(0.005)
+    if job.poll() is None:
+        job.send_signal(signal.SIGINT)
+    err = _ended(job, started)
+    assert job.returncode == 130, (job.returncode, err)
+    _one_stop_sentence(err, signal.SIGINT, checkpoint)
+
+
+@pytest.mark.parametrize("case", ["truncated checkpoint", "--version with --resume", "unknown flag", "--n 1",
+                                  "--checkpoint-every alone", "--every alone"])
+def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
+    """Every rank of `mpiexec -n 2 nbsymple run ...` refuses alike; rank 0 alone says why (before
+    the ranks are joined as after): exit 2, one line naming the flag or file, no traceback."""
+    truncated = tmp_path / "truncated.ck"
+    if case == "truncated checkpoint":
+        p = mpirun(1, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "2", "--seed", "1",
+                   "--checkpoint", str(tmp_path / "whole.ck"))
+        assert p.returncode == 0, p.stderr[-3000:]
+        truncated.write_bytes((tmp_path / "whole.ck").read_bytes()[:300])
+    args, named = {"truncated checkpoint": (["--resume", str(truncated)], str(truncated)),
+                   "--version with --resume": (["--version", "F", "--resume", str(truncated)], "--version"),
+                   "unknown flag": (["--version", "F", "--bogus"], "--bogus"),
+                   "--n 1": (["--version", "F", "--n", "1"], "--n"),
+                   "--checkpoint-every alone": (["--version", "F", "--n", "64", "--steps", "2",
+                                                 "--checkpoint-every", "1"], "--checkpoint-every"),
+                   "--every alone": (["--version", "F", "--n", "64", "--steps", "2", "--every", "1"], "--every")}[case]
+    p = mpirun(2, "-m", "nbsymple_versions.cli", "run", *args)
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and named in lines[0] and "Traceback" not in p.stderr, p.stderr

@@ -30,7 +30,6 @@ benchmarks are always this checkout's, as with `asv continuous`. BASE and HEAD a
 ROUNDS rounds, samples appended, so that a change of load on a shared machine hits both; then
 asv's own comparison decides (the factor and its confidence-interval test).
 """
-import argparse
 import itertools
 import math
 import os
@@ -43,6 +42,7 @@ import time
 from pathlib import Path
 
 from . import code_counts, tracking
+from .arguments import Parser, commit, number_above, regex, whole_number_argument
 
 # Slowdowns the gate fails on, from the spread of repeated runs of the same code on a shared 2-core
 # machine (`--noise`; docs/tracking_performance.md). Quiet (median 1-minute load at most the cores):
@@ -298,14 +298,16 @@ def noise(runs: int, bench: str | None = None) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.gate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--base", default="main", help="the commit to compare with (default: main)")
-    p.add_argument("--factor", type=float, help=f"slowdown that fails the gate, for every benchmark (default "
-                                                 f"{FACTOR}, {THREADED_FACTOR} for timings on all cores, {BUSY_FACTOR} "
-                                                 "on a busy machine)")
-    p.add_argument("--rounds", type=int, default=ROUNDS, help=f"BASE/HEAD alternations (default {ROUNDS})")
-    p.add_argument("--bench", "-b", help="only gate benchmarks whose name(params) matches this regex")
-    p.add_argument("--noise", type=int, metavar="RUNS", help="measure the spread of RUNS runs of HEAD instead")
+    p = Parser(prog="python -m tools.gate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", default="main", type=commit, help="the commit to compare with (default: main)")
+    p.add_argument("--factor", type=number_above(1), help=f"slowdown that fails the gate, above 1, for every "
+                                                          f"benchmark (default {FACTOR}, {THREADED_FACTOR} for timings "
+                                                          f"on all cores, {BUSY_FACTOR} on a busy machine)")
+    p.add_argument("--rounds", type=whole_number_argument(1), default=ROUNDS,
+                   help=f"BASE/HEAD alternations, at least 1 (default {ROUNDS})")
+    p.add_argument("--bench", "-b", type=regex, help="only gate benchmarks whose name(params) matches this regex")
+    p.add_argument("--noise", type=whole_number_argument(2), metavar="RUNS",
+                   help="measure the spread of RUNS runs of HEAD instead (at least 2)")
     p.add_argument("--tiers", default=",".join(TIERS), help="the tiers to run, comma-separated: counts (instructions "
                                                             "per interaction), timings (default: both)")
     p.add_argument("--report-timings", action="store_true", help="print the timing tier without letting it fail")
@@ -314,8 +316,6 @@ def main(argv=None) -> int:
     except SystemExit as e:
         return USAGE if e.code else 0
     try:
-        if (args.factor is not None and args.factor <= 1) or args.rounds < 1:
-            raise GateError(USAGE, "gate: --factor must exceed 1 and --rounds be at least 1.")
         tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
         if not tiers or set(tiers) - set(TIERS):
             raise GateError(USAGE, f"gate: --tiers takes {' and/or '.join(TIERS)}, comma-separated; got {args.tiers!r}.")

@@ -16,7 +16,6 @@ the axis' default value:
 
     "tasks.Tasks.time_pairwise": ("tasks.Tasks.time_pairwise", lambda v, n, p: (v, n, p, "'numba'")),
 """
-import argparse
 import json
 import re
 import sys
@@ -26,6 +25,7 @@ from nbsymple_versions.instruments import provenance
 from nbsymple_versions.runs.paths import read_json
 
 from . import tracking
+from .arguments import Parser, name
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 
@@ -157,11 +157,11 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=Path, help="a machine folder under results/")
-    p.add_argument("--isa", help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where "
+    p.add_argument("--isa", type=name, help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where "
                                  "machine.json does not say it")
-    p.add_argument("--uarch", help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, "
+    p.add_argument("--uarch", type=name, help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, "
                                    "skylake-avx512, ...), where machine.json does not say it")
     p.add_argument("--evidence", help="why the values given are right (kept in each file's provenance)")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
+from .arguments import Parser, commit, regex
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
@@ -354,22 +355,36 @@ def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json"):
     util.write_json(str(path), data, api_version=2)
 
 
+def commit_range(text):
+    """argparse type of `find`: GOOD..BAD, two commits."""
+    good, dots, bad = text.partition("..")
+    try:
+        commit(good), commit(bad)
+    except argparse.ArgumentTypeError:
+        dots = ""
+    if not dots:
+        raise argparse.ArgumentTypeError(f"expected GOOD..BAD (two commits), got {text!r}")
+    return text
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.tracking", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m tools.tracking", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("machine", help="register this machine with asv and print its name")
     r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
     r.add_argument("--results", help="a scratch results folder under .asv/ instead of results/")
-    r.add_argument("--bench", "-b", help="only benchmarks whose name(params) matches this regex")
+    r.add_argument("--bench", "-b", type=regex, help="only benchmarks whose name(params) matches this regex")
     r.add_argument("--quick", action="store_true")
     sub.add_parser("smoke", help="asv check and the smoke grid, nothing saved")
     sub.add_parser("benchmarks-json", help="rewrite results/benchmarks.json from discovery")
     s = sub.add_parser("select", help="print the -b patterns, one a line")
     s.add_argument("--gate", action="store_true")
     f = sub.add_parser("find", help="asv find GOOD..BAD BENCH with scratch results")
-    f.add_argument("commits")
-    f.add_argument("bench")
+    f.add_argument("commits", type=commit_range)
+    f.add_argument("bench", type=regex)
     args, extra = p.parse_known_args(argv)
+    if extra and args.cmd != "run":             # `run` hands the rest to asv
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cmd == "machine":
         print(register_machine())
     elif args.cmd == "run":

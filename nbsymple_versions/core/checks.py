@@ -2,7 +2,8 @@
 
 Each function takes the value and the name of the argument it came in (`n`, `dt`, `masses`...)
 and returns the value in the type the code uses, or raises ValueError in one sentence that
-names the argument and says what would be accepted. Nothing is rounded or clipped: 2.7 bodies,
+names the argument and says what would be accepted (TypeError where the argument is not the
+kind of object wanted at all: a State, a record, a callback). Nothing is rounded or clipped: 2.7 bodies,
 `True` steps, the string '3' or a NaN are refused, never turned into 2, 1, 3 or a traceback
 further down. (The command line parses its own text with argparse types in `cli.py`; what they
 return goes through these checks too, where it reaches the API.)
@@ -67,8 +68,9 @@ def finite_array(value, name: str, shape: tuple | None = None, positive: bool = 
         raw = np.asarray(value)
     except ValueError:
         raw = None                                        # a ragged list
-    if raw is None or raw.dtype.kind not in "iufO":
-        what = "a ragged list" if raw is None else f"{raw.dtype} values"
+    if raw is None or raw.dtype.kind not in "iufO" or raw.dtype.kind == "O" and not all(
+            _is_number(v) for v in raw.ravel()):
+        what = "a ragged list" if raw is None else _shown(value) if raw.dtype.kind == "O" else f"{raw.dtype} values"
         raise ValueError(f"{name} must be an array of real numbers, got {what}")
     try:
         array = np.ascontiguousarray(raw, dtype=np.float64)
@@ -95,3 +97,55 @@ def one_of(value, choices, name: str) -> str:
             if value.lower() == choice.lower():
                 return choice
     raise ValueError(f"unknown {name} {_shown(value)}; choose one of {', '.join(choices)} (any case)")
+
+
+def instance(value, kind, name: str, what: str):
+    """`value` if it is a `kind` (a class or a tuple of them), else TypeError in one sentence:
+    "`name` must be `what`, got <its type>"."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def callable_or_none(value, name: str):
+    """`value` if it is None or can be called (a callback), else TypeError in one sentence."""
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be a function or None, got {type(value).__name__}")
+    return value
+
+
+def flag(value, name: str) -> bool:
+    """`value` as a bool: True or False (NumPy's too), not 1, "yes" or None."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_shown(value)}")
+    return bool(value)
+
+
+def seed(value, name: str = "seed"):
+    """A seed for `numpy.random.default_rng`: None (a fresh one), a whole number >= 0 (not a bool,
+    a string or 1.5), or NumPy's own SeedSequence, BitGenerator or Generator as they are."""
+    if value is None or isinstance(value, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
+        return value
+    if not _is_number(value):
+        raise ValueError(f"{name} must be None or a whole number of at least 0, got {_shown(value)}")
+    return whole_number(value, name, 0)
+
+
+def writable(array: np.ndarray, name: str) -> np.ndarray:
+    """`array` if it can be written in place, else ValueError in one sentence."""
+    if not array.flags.writeable:
+        raise ValueError(f"{name} is read-only, but it is integrated in place; give a writable copy ({name}.copy())")
+    return array
+
+
+def real_array(value, name: str) -> np.ndarray:
+    """`value` (a number or an array of them) as float64, non-finite entries kept; ValueError in
+    one sentence for what is not real numbers (None, a string, complex numbers)."""
+    try:
+        raw = np.asarray(value)
+    except ValueError:
+        raw = None                                        # a ragged list
+    if raw is None or raw.dtype.kind not in "iuf":
+        what = "a ragged list" if raw is None else _shown(value)
+        raise ValueError(f"{name} must be a real number or an array of them, got {what}")
+    return raw.astype(np.float64)

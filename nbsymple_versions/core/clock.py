@@ -10,13 +10,14 @@ never under-counted. The clock records the device and thread count with its numb
 from contextlib import contextmanager
 from time import perf_counter
 
+from .checks import instance, whole_number
 from .vocabulary import TASKS
 
 
 class TaskClock:
     def __init__(self, device: str = "cpu", threads: int = 1):
-        self.device = device
-        self.threads = threads
+        self.device = instance(device, str, "device", "a string naming where the clock runs")
+        self.threads = whole_number(threads, "threads", 1)
         self.reset()
 
     def reset(self):
@@ -25,7 +26,9 @@ class TaskClock:
 
     @contextmanager
     def task(self, name: str, sync=None):
-        """Time the body as task `name`; `sync()` runs before the clock stops."""
+        """Time the body as task `name` (one of TASKS); `sync()` runs before the clock stops."""
+        if name not in self.seconds:
+            raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
         start = perf_counter()
         try:
             yield

@@ -38,7 +38,9 @@ import numpy as np
 
 from . import galaxy
 from .galaxy import A2, A3, B1, B2, HALO_CUTOFF, HALO_GAMMA, HALO_PHI_CONST, M1, M2, M3
+from .checks import callable_or_none, instance, real_array
 from .ranks import ONE_RANK
+from .units import Units
 
 CHUNK_PAIRS = 1 << 21          # target x source pairs per chunk of the W sum
 # Largest |coordinate| (cluster radii and kpc) and |velocity component| of a state whose energies
@@ -246,11 +248,23 @@ def _mean(a, m, mass):
     return mean if np.isfinite(mean).all() else a @ (m / mass)
 
 
+def _state(state):
+    """TypeError unless `state` looks like a `core.ics.State` (which imports this module)."""
+    if not all(hasattr(state, a) for a in ("x", "v", "m", "eps", "units")):
+        raise TypeError(f"state must be a State (make_cluster, State.from_arrays), got {type(state).__name__}")
+
+
+def _units(units):
+    instance(units, Units, "units", "a Units(r_cl_pc, mass_msun)")
+
+
 def energy_parts(state, progress=None, w=None) -> EnergyParts:
     """The parts of E for `state` (one O(N^2) sum for W; `progress` as for `potential_energy`).
     The Galaxy is evaluated at squared radii R^2 = R_B^2 + dR_i^2 (AS91 units) whose base R_B^2
     is one float and whose offsets carry the base's rounding remainder, so that the tidal sum
     and the orbital term (`energy_change`) refer to exactly the same points."""
+    _state(state)
+    callable_or_none(progress, "progress")
     with np.errstate(all="ignore"):          # a state beyond float64's range gives inf or NaN parts
         return _energy_parts(state, progress, w)
 
@@ -327,6 +341,9 @@ def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units) -> flo
     """|E - E0| / |K_int0 + W0|: the change of the total energy (cluster + Galaxy) in units of
     the cluster's initial internal energy; None where that is 0 (a lone body has none) or a
     value is not representable (`undefined_reason(parts0.internal, "K_int0 + W0")` says which)."""
+    instance(parts, EnergyParts, "parts", "EnergyParts (energy_parts(state))")
+    instance(parts0, EnergyParts, "parts0", "EnergyParts (energy_parts(state))")
+    _units(units)
     return _ratio(abs(energy_change(parts, parts0, units)), abs(parts0.internal))
 
 
@@ -334,6 +351,7 @@ def angular_momentum(state) -> np.ndarray:
     """L = sum_i m_i x_i x v_i (3,), about the Galactic centre. Not exactly conserved: the
     Galaxy exerts a torque (L_z is for an axisymmetric field). A component beyond float64's
     range is inf."""
+    _state(state)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.cross(state.positions, state.velocities).T @ state.m
 
@@ -341,7 +359,9 @@ def angular_momentum(state) -> np.ndarray:
 def relative_error(value, initial) -> float | None:
     """|value - initial| / |initial| (Euclidean norms for vectors); None where |initial| is 0 or
     a norm or the quotient is not representable in float64 (`undefined_reason`)."""
-    value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
+    value, initial = real_array(value, "value"), real_array(initial, "initial")
+    if value.shape != initial.shape:
+        raise ValueError(f"value and initial must have one shape, got {value.shape} and {initial.shape}")
     with np.errstate(over="ignore", invalid="ignore"):
         change = value - initial
     return _ratio(_norm(change), _norm(initial))
@@ -351,5 +371,8 @@ def angular_momentum_error(value, initial) -> float | None:
     """|L_z - L_z0| / |L0|: the axisymmetric Galaxy conserves L_z exactly, while its torque
     changes L_x and L_y for real (so they are no error). None as for `relative_error` (bodies
     at rest have L0 = 0)."""
-    value, initial = np.asarray(value, dtype=np.float64), np.asarray(initial, dtype=np.float64)
+    value, initial = real_array(value, "value"), real_array(initial, "initial")
+    for name, a in (("value", value), ("initial", initial)):
+        if a.shape != (3,):
+            raise ValueError(f"{name} must be an angular momentum vector of shape (3,), got shape {a.shape}")
     return _ratio(abs(float(value[2]) - float(initial[2])), _norm(initial))

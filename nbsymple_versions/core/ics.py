@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .checks import finite_array, finite_number, positive_number, whole_number
+from .checks import finite_array, finite_number, flag, instance, positive_number, seed as checked_seed, whole_number
 from .diagnostics import potential_energy
 from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
 from .units import Units
@@ -38,6 +38,11 @@ class State:
     units: Units = field(default_factory=Units)
 
     def __post_init__(self):
+        self.check()
+
+    def check(self) -> "State":
+        """Check the bodies again (whatever was assigned to them since) and return the state: what
+        `Simulation` does before it integrates one."""
         self.m = _masses(self.m, "m")
         n = self.m.shape[0]
         self.x = finite_array(self.x, "x", (3, n))
@@ -46,6 +51,7 @@ class State:
         self.t = finite_number(self.t, "t")
         if not isinstance(self.units, Units):
             raise ValueError(f"units must be a Units(r_cl_pc, mass_msun), got {type(self.units).__name__}")
+        return self
 
     @classmethod
     def from_arrays(cls, positions, velocities, masses, eps=None, t=0.0, units=Units()):
@@ -144,6 +150,8 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     (`core.work`: ValueError), before anything is allocated."""
     n = whole_number(n, "n (the number of bodies)", 2)
     check_memory(n, "n (the number of bodies)", IC_BYTES_PER_BODY)
+    seed = checked_seed(seed)
+    exact_potential = flag(exact_potential, "exact_potential")
     virial_ratio = positive_number(virial_ratio, "virial_ratio")
     eps = default_softening(n) if eps is None else positive_number(eps, "eps (the softening)")
     rng = np.random.default_rng(seed)
@@ -161,6 +169,7 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
 def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: float = SUN_SPEED_KMS) -> State:
     """Move the cluster to (radius, 0, 0) with velocity (0, speed, 0): a quasi-circular orbit in
     the disk plane (defaults: the Sun's radius and circular speed of the paper)."""
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     radius_kpc = finite_number(radius_kpc, "radius_kpc", minimum=0.0)
     speed_kms = finite_number(speed_kms, "speed_kms")
     out = state.copy()
@@ -171,6 +180,7 @@ def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: 
 
 def add_black_hole(state: State, mass: float, position=(0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0)) -> State:
     """Append one massive body (cluster units) as body N; the softening is unchanged."""
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     mass = positive_number(mass, "mass (of the black hole)")
     position = finite_array(position, "position (of the black hole)", (3,))
     velocity = finite_array(velocity, "velocity (of the black hole)", (3,))
@@ -188,7 +198,8 @@ def timing_state(n: int, radius_kpc=SUN_RADIUS_KPC) -> State:
     Above EXACT_IC_MAX_N bodies the O(N^2) NumPy potential energy would dominate the set-up (2 s
     at N = 16384, ~9 min at 2^18), so velocities are scaled with the continuous sphere's W
     instead (same positions, masses and softening; timings do not depend on the velocity scale)."""
-    return make_cluster(int(n), seed=TIMING_SEED, radius_kpc=radius_kpc, exact_potential=int(n) <= EXACT_IC_MAX_N)
+    n = whole_number(n, "n (the number of bodies)", 2)
+    return make_cluster(n, seed=TIMING_SEED, radius_kpc=radius_kpc, exact_potential=n <= EXACT_IC_MAX_N)
 
 
 def make_cluster(n: int, seed=None, *, virial_ratio: float = 0.3, eps=None, units: Units = Units(),

@@ -3,6 +3,10 @@
 Time advancing always happens on the host in float64 (the paper's "time advancing on the
 CPU in DP"); only the forces depend on the version and precision.
 """
+import numpy as np
+
+from .checks import callable_or_none, instance, positive_number, whole_number, writable
+from .schemes import Scheme
 
 
 def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=None):
@@ -12,6 +16,15 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
     (k counts from 1 in this call). The time after step k is t0 + (step0 + k) dt, with t0 the
     time at step 0 of the run (default: `state.t`, step0 = 0): never a running sum, so a run
     split into several calls (or resumed from a checkpoint) lands on the same bits."""
+    dt = positive_number(dt, "dt (the time step)")
+    steps = whole_number(steps, "steps", 0)
+    instance(scheme, Scheme, "scheme", "a Scheme (get_scheme(name))")
+    instance(acc, np.ndarray, "acc", "a (3, N) float64 array")
+    if acc.dtype != np.float64 or acc.shape != state.x.shape:
+        raise ValueError(f"acc must be a float64 array of the positions' shape {state.x.shape}, got {acc.dtype} "
+                         f"{acc.shape}")
+    writable(acc, "acc")
+    callable_or_none(on_step, "on_step")
     x, v = state.x, state.v
     t0 = state.t if t0 is None else t0
     for k in range(1, steps + 1):

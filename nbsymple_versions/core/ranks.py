@@ -5,7 +5,24 @@ the array as it is, a sum over ranks is the value itself). Version F's `mpi.comm
 same interface over MPI ranks; the driver (`Simulation`, `nbsymple run`) calls these hooks
 everywhere, so one code path serves all six versions.
 """
+import os
+
 import numpy as np
+
+# where MPI launchers (MPICH/Hydra and PMI, Open MPI, PMIx) put each process's rank
+RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def launcher_rank() -> int:
+    """The rank an MPI launcher gave this process, read from its environment before MPI is
+    initialised (0 outside a launcher, or where the variable is not a number): a refusal made
+    before the ranks are joined (a flag, a checkpoint that cannot be read) is printed by rank 0
+    alone, as every later one is."""
+    for name in RANK_VARIABLES:
+        text = os.environ.get(name, "").strip()
+        if text.isdigit():
+            return int(text)
+    return 0
 
 
 class OneRank:
@@ -40,6 +57,11 @@ class OneRank:
     def agree(self, ok: bool, reason: str = "") -> tuple[bool, str]:
         """(all ranks ok, the first failing rank's reason): the same answer on every rank."""
         return (True, "") if ok else (False, f"rank {self.rank}: {reason}")
+
+    def first(self, value):
+        """The value of the first rank (in rank order) whose `value` is not None, on every rank;
+        None if none has one (the signal that stopped the job, whichever rank caught it)."""
+        return value
 
     def any(self, flag: bool) -> bool:
         """True on every rank if `flag` is true on any (a signal caught by one rank, say)."""

@@ -23,6 +23,7 @@ physical ones and evaluate the Galaxy:
 """
 from dataclasses import dataclass
 import math
+import numbers
 
 G_PC_KMS2_PER_MSUN = 4.300917e-3   # gravitational constant in pc (km/s)^2 / Msun
 MYR_PER_PC_PER_KMS = 0.9777922216807891  # 1 pc / (1 km/s) in Myr
@@ -62,6 +63,10 @@ class Units:
     def __post_init__(self):
         if not isinstance(self.constants, str) or self.constants not in CONSTANTS:
             raise ValueError(f"unknown constants {self.constants!r}; choose one of {', '.join(CONSTANTS)}")
+        for name in ("r_cl_pc", "mass_msun"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r:.40}")
         if not (self.r_cl_pc > 0 and self.mass_msun > 0 and math.isfinite(self.r_cl_pc * self.mass_msun)):
             raise ValueError(f"cluster radius and mass must be positive and finite, got "
                              f"r_cl = {self.r_cl_pc} pc, M = {self.mass_msun} Msun")

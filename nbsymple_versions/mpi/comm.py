@@ -22,6 +22,7 @@ from ..core.ranks import OneRank
 
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
 
 
@@ -127,10 +128,27 @@ class World(OneRank):
                 return False, f"rank {r}: {why}"
         return True, ""
 
+    def first(self, value):
+        if self.size == 1:
+            return value
+        return next((v for v in self.comm.allgather(value) if v is not None), None)
+
     def abort(self, status: int = 1):
+        """End the whole job at once with `status` (`MPI_Abort`), this rank's output flushed first
+        and MPICH's own line about the abort left out (what stopped the job is said already)."""
+        _flush()
         if self.comm is not None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
             self.comm.Abort(status)
         os._exit(status)
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 _WORLD = None
@@ -155,6 +173,24 @@ def world() -> World:
         if _WORLD.size > 1:
             _abort_on_uncaught_exceptions(_WORLD)
     return _WORLD
+
+
+def end_stopped_job(status: int):
+    """End a job of several ranks that stopped (a signal, a refusal: every rank stops together)
+    at once with `status`, this rank's output flushed (nothing outside an MPI launcher). Left to
+    the interpreter, the end takes a few tenths of a second (numba's threads, MPI_Finalize),
+    long enough for a second Ctrl-C to reach mpiexec, which then kills the ranks itself and exits
+    with 255 and its own error lines. Once the ranks are joined rank 0, which has said why,
+    calls `MPI_Abort` a moment later (for the sentence to reach mpiexec), the others wait for it
+    (and abort themselves should it never come); before (a refusal of the command line), each
+    rank ends alone, never finalising MPI (the others would wait for it in `MPI_Init`)."""
+    if _WORLD is not None and _WORLD.size > 1:
+        _flush()
+        time.sleep(STOP_GRACE if _WORLD.is_root else 40 * STOP_GRACE)
+        _WORLD.abort(status)
+    if launched():
+        _flush()
+        os._exit(status)
 
 
 def _abort_on_uncaught_exceptions(w: World):

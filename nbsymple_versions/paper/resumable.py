@@ -55,7 +55,10 @@ def _resumable(folder: Path, params: dict):
         return None
     if run["science"] is None or run["science"]["params"] != json.loads(json.dumps(params)):
         return None
-    return run, Simulation.restore(state, record)
+    try:
+        return run, Simulation.restore(state, record)
+    except ValueError:                   # a record this state cannot continue (`check_record`): afresh
+        return None
 
 
 def _header(folder: Path, params: dict, targets: list[int], checkpoint_every: int, sim) -> dict:

@@ -44,11 +44,13 @@ import numpy as np
 from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
+from ..core.ranks import launcher_rank
 from ..core.schemes import get_scheme
 from ..core.units import Units, checked_units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, check_time
 from ..entry import OutputFailed
+from ..mpi.comm import launched
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version
 from .authors_format import FormatError, read_nbsymple
@@ -60,7 +62,7 @@ from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress
 from .report import report
-from .signals import StopNow, StopSignals
+from .signals import StopNow, StopSignals, wait_for_rank_0
 from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_snapshot
 from .spec import RunSpec, flag
 
@@ -234,7 +236,7 @@ def _resumed(spec, world, loaded):
     _state_problem(state, str(spec.resume))
 
     def build():
-        with user_values():
+        with user_values(lambda why: RunStop(f"{spec.resume} is not a valid checkpoint ({why})")):
             return Simulation.restore(state, record)
     return run, build
 
@@ -386,10 +388,15 @@ def run(spec: RunSpec) -> int:
     number) or raises RunStop (one sentence and the status the CLI exits with) or
     VersionUnavailable. Everything the user asked for is checked (and refused with nothing
     written) before the initial conditions are built. SIGINT and SIGTERM are answered from the
-    first line (`StopSignals`)."""
+    first line (`StopSignals`). Under an MPI launcher a signal caught before the ranks are joined
+    waits for them to be (a rank that ended alone would leave the others waiting in `MPI_Init`),
+    then stops every rank together."""
     ranks = {}
+    joining = launched()                 # under mpiexec: until `version.world()`, signals wait
 
     def at_once(signum):                 # across ranks MPI_Abort, else StopNow where it landed
+        if joining and "world" not in ranks:
+            return                       # the first one, in `signals.signum`, is answered once joined
         if ranks.get("world") is not None and ranks["world"].size > 1:
             if signals.immediate:
                 _abort_at_once(signum, ranks["world"], _set_up_stop(signum, spec.resume))
@@ -399,7 +406,7 @@ def run(spec: RunSpec) -> int:
                               if checkpoint else ""))
         raise StopNow(signum)
 
-    with StopSignals(at_once, immediate=True) as signals:
+    with StopSignals(at_once, immediate=not joining) as signals:
         try:
             loaded, unreadable = _read_checkpoint(spec) if spec.resume else (None, "")
             with user_values(lambda why: RunStop(f"{spec.resume} is not a valid checkpoint ({why})")):
@@ -412,16 +419,23 @@ def run(spec: RunSpec) -> int:
             if not ok:
                 raise VersionUnavailable(f"version {version.letter} is not available: {reason}")
             world = ranks["world"] = version.world()
+            signals.immediate = True
+            caught = world.first(signals.signum)                   # by any rank while they were joined
             ok, reason = world.agree(not unreadable, unreadable)    # every rank read the same file, or none runs
             try:
+                if caught is not None:
+                    raise RunStop(_set_up_stop(caught, spec.resume), status=128 + caught)
                 if not ok:
                     raise RunStop(reason.split(": ", 1)[1] if world.size == 1 else reason)
                 return _run(spec, world, signals, loaded)
             except RunStop as e:
-                e.speak = world.is_root            # every rank stops alike; rank 0 says why
+                e.speak = e.speak and world.is_root    # every rank stops alike; rank 0 says why
                 raise
-        except StopNow as e:
-            raise RunStop(_set_up_stop(e.signum, spec.resume), status=128 + e.signum) from None
+        except StopNow as e:                 # a process of its own (outside mpiexec, or A-E under it)
+            wait_for_rank_0(launcher_rank())
+            stop = RunStop(_set_up_stop(e.signum, spec.resume), status=128 + e.signum)
+            stop.speak = True                # the process that caught it says why (`wait_for_rank_0`)
+            raise stop from None
 
 
 def _run(spec, world, signals, loaded) -> int:
@@ -473,9 +487,12 @@ def _set_up_stop(signum: int, resume) -> str:
 def _abort_at_once(signum: int, world, message: str):
     """Across ranks, a signal that must stop the job at once ends it with `MPI_Abort`, from the
     signal handler (a rank may be waiting in a collective, or inside compiled code that would
-    swallow an exception), rank 0 saying why."""
-    if world.is_root:
-        print(f"nbsymple run: {message}", file=sys.stderr, flush=True)
+    swallow an exception), the rank that caught it saying why. A signal sent to the whole job
+    reaches every rank: rank 0 speaks and aborts at once, the others wait a moment first, so that
+    its abort ends them before they speak (one sentence); a signal sent to one rank alone is
+    answered by that rank."""
+    wait_for_rank_0(world.rank)
+    print(f"nbsymple run: {message}", file=sys.stderr, flush=True)
     time.sleep(0.2)                      # let the sentence reach mpiexec before the abort
     world.abort(128 + signum)
 
@@ -523,7 +540,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
     except NonFiniteState as e:          # every rank raises it together
         raise RunStop(f"{e}, so the run stopped there{resume_hint()}", status=3) from None
     except Stopped:
-        signum = world.broadcast_object(signals.signum or signal.SIGTERM)    # rank 0's, if it caught one
+        signum = world.first(signals.signum) or signal.SIGTERM     # whichever rank caught it, the first in rank order
         name = signal.Signals(signum).name
         if checkpoint is None:
             raise RunStop(f"stopped by {name} after step {sim.steps_done} of {total} (no --checkpoint: it cannot "

@@ -6,7 +6,7 @@ import errno
 from pathlib import Path
 import tempfile
 
-from ..entry import FAULT                                   # exit status of a fault of the machine
+from ..entry import FAULT, speaks                           # FAULT: exit status of a fault of the machine
 
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
@@ -17,7 +17,7 @@ class RunStop(Exception):
     def __init__(self, message: str, status: int = 2):
         super().__init__(message)
         self.status = status
-        self.speak = True          # False on the MPI ranks other than 0, which stop silently
+        self.speak = speaks()      # False on the MPI ranks other than 0, which stop silently
 
 
 @contextmanager

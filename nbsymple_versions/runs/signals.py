@@ -3,6 +3,31 @@ which must stop after the same step) finish the step under way, then stop; durin
 or a run without a checkpoint, stop at once."""
 import signal
 import threading
+import time
+
+SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
+
+
+def wait_for_rank_0(rank: int):
+    """Before a rank of an MPI job says why a signal it caught ends the job: rank 0 goes on at
+    once, any other waits SPEAK_DELAY first. Where the signal reached every rank (Ctrl-C in a
+    terminal, mpiexec forwarding it) rank 0 speaks and ends the job, this rank with it, before
+    this rank speaks: one sentence; where it reached this rank alone, this rank says it."""
+    if rank != 0:
+        time.sleep(SPEAK_DELAY)
+
+
+_HELD = []              # signals `hold_signals` recorded before a `StopSignals` took over
+
+
+def hold_signals():
+    """From the first line of `nbsymple run` under an MPI launcher: SIGINT and SIGTERM are
+    recorded, not acted on, until the run's `StopSignals` takes them over (and the first one with
+    them). A rank that ended alone before the ranks are joined would leave the others waiting
+    in `MPI_Init` for ever. Main thread only."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda signum, frame: _HELD.append(signum))
 
 
 class StopNow(KeyboardInterrupt):
@@ -29,6 +54,8 @@ class StopSignals:
         raise StopNow(signum)
 
     def __enter__(self):
+        if _HELD:                        # caught while `hold_signals` held them
+            self.signum = _HELD[0]
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)

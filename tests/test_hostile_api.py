@@ -1,0 +1,317 @@
+"""Issue 32, classes 8 and 9: hostile values handed to the Python API and to the tools.
+
+Class 8: every public function of the API checks its arguments (`core/checks.py`) and refuses a
+bad one with a TypeError (not the kind of object wanted: a State, a record, a callback) or a
+ValueError (a bad value), in one sentence that names the argument; hypothesis draws hostile
+values of each argument (None, strings, NaN, inf, bools, negative and fractional numbers, lists,
+complex numbers) and each is either taken (it happens to mean something) or refused so.
+`Simulation.restore` refuses a record taken of another cluster (other N, other masses, another
+time) or one that is not a record. Class 9: `tools.gate`, `tools.tracking` and `tools.migrate`
+take only values that mean something; a refusal is exit status 2 and one sentence naming the
+option, never a traceback (subprocesses under a generous hang guard; hypothesis in process).
+"""
+import contextlib
+import io
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from nbsymple_versions import (Simulation, State, TaskClock, Units, add_black_hole, advance, angular_momentum,
+                               angular_momentum_error, check_pipeline, energy_parts, get_scheme, get_version,
+                               internal_energy_error, make_cluster, place_on_orbit, relative_error, timing_state,
+                               uniform_sphere)
+
+REPO = Path(__file__).resolve().parents[1]
+HANG_GUARD = 300                      # seconds: a tool that hangs fails instead of blocking the suite
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# hostile values of any argument: nothing here is a State, a record or a callback
+HOSTILE = st.one_of(st.none(), st.booleans(), st.text(max_size=6), st.just(math.nan), st.just(math.inf),
+                    st.just(-math.inf), st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 64),
+                    st.complex_numbers(max_magnitude=10), st.lists(st.integers(-3, 3), max_size=3),
+                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), st.just(object()))
+
+# ... and for a count (bodies, steps): no large number that means something, which would start work
+# that takes long (its refusal, when beyond memory or time, is class 3's, not this module's)
+NOT_A_LARGE_COUNT = HOSTILE.filter(lambda v: not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                  and math.isfinite(v) and v > 64))
+
+
+def refused(call, kind, *words) -> str:
+    """`call()` raises `kind` (TypeError or ValueError) in one sentence holding every word."""
+    with pytest.raises(kind) as info:
+        call()
+    assert type(info.value) in (TypeError, ValueError), repr(info.value)
+    text = str(info.value)
+    assert text and "\n" not in text, text
+    for word in words:
+        assert word in text, (word, text)
+    return text
+
+
+def taken_or_refused(call, *words):
+    """`call()` either returns (the value means something) or refuses in one sentence naming the
+    argument; never another exception (AttributeError, a numba TypingError, MemoryError...)."""
+    try:
+        call()
+    except (TypeError, ValueError) as e:
+        text = str(e)
+        assert type(e) in (TypeError, ValueError) and text and "\n" not in text, repr(e)
+        assert any(word in text for word in words), (words, text)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A small cluster and a version A simulation of it (compiled once for the module)."""
+    state = make_cluster(16, seed=3)
+    return state, Simulation(state.copy(), "A", dt=1e-3)
+
+
+# --------------------------------------------------------------------- the issue's examples
+
+def test_the_issues_examples():
+    refused(lambda: Simulation(None), TypeError, "state", "NoneType")
+    state = make_cluster(16, seed=1)
+    state.x.setflags(write=False)
+    refused(lambda: Simulation(state), ValueError, "state.x", "read-only")
+    refused(lambda: make_cluster(16, seed="x"), ValueError, "seed", "'x'")
+    sim = Simulation(make_cluster(16, seed=1), "A")
+    refused(lambda: Simulation.restore(make_cluster(32, seed=1), sim.record()), ValueError, "16 bodies", "32")
+
+
+# --------------------------------------------------------------- hostile values, each argument
+
+MAKE_CLUSTER_WORDS = {"n": "n (the number of bodies)", "seed": "seed", "virial_ratio": "virial_ratio",
+                      "eps": "eps", "units": "units", "radius_kpc": "radius_kpc", "speed_kms": "speed_kms",
+                      "exact_potential": "exact_potential", "mass_classes": "mass_classes"}
+
+
+@SETTINGS
+@given(data=st.data(), argument=st.sampled_from(sorted(MAKE_CLUSTER_WORDS)))
+def test_make_cluster_takes_or_refuses_each_argument(data, argument):
+    value = data.draw(NOT_A_LARGE_COUNT if argument in ("n", "mass_classes") else HOSTILE, label=argument)
+    kwargs = {"n": 16, argument: value}
+    n = kwargs.pop("n")
+    taken_or_refused(lambda: make_cluster(n, **kwargs), MAKE_CLUSTER_WORDS[argument])
+
+
+@SETTINGS
+@given(value=HOSTILE, count=NOT_A_LARGE_COUNT)
+def test_the_other_builders_take_or_refuse_each_argument(value, count):
+    state = make_cluster(8, seed=1)
+    taken_or_refused(lambda: uniform_sphere(count), "n (the number of bodies)")
+    taken_or_refused(lambda: timing_state(count), "n (the number of bodies)")
+    refused(lambda: place_on_orbit(value), TypeError, "state")
+    taken_or_refused(lambda: place_on_orbit(state, radius_kpc=value), "radius_kpc")
+    refused(lambda: add_black_hole(value, 1.0), TypeError, "state")
+    taken_or_refused(lambda: add_black_hole(state, value), "mass")
+    taken_or_refused(lambda: add_black_hole(state, 1.0, position=value), "position")
+    taken_or_refused(lambda: State(value, state.v, state.m, state.eps), "x")
+    taken_or_refused(lambda: State(state.x, state.v, value, state.eps), "m")
+    taken_or_refused(lambda: State(state.x, state.v, state.m, value), "eps")
+    taken_or_refused(lambda: State(state.x, state.v, state.m, state.eps, t=value), "t")
+    taken_or_refused(lambda: State.from_arrays(value, state.velocities, state.m), "positions")
+    taken_or_refused(lambda: Units(value), "r_cl_pc", "cluster radius")
+    taken_or_refused(lambda: Units(10.0, value), "mass_msun", "cluster radius and mass")
+    taken_or_refused(lambda: TaskClock(threads=value), "threads")
+    taken_or_refused(lambda: TaskClock(device=value), "device")
+
+
+SIMULATION_WORDS = {"version": "version", "scheme": "scheme", "precision": "precision", "dt": "dt",
+                    "diagnostics": "diagnostics", "progress": "progress"}
+
+
+@SETTINGS
+@given(data=st.data(), argument=st.sampled_from(sorted(SIMULATION_WORDS)))
+def test_simulation_takes_or_refuses_each_argument(data, argument):
+    value = data.draw(HOSTILE, label=argument)
+    taken_or_refused(lambda: Simulation(make_cluster(8, seed=2), **{"version": "A", argument: value}),
+                     SIMULATION_WORDS[argument])
+
+
+@SETTINGS
+@given(value=HOSTILE)
+def test_the_state_handed_to_simulation(value):
+    refused(lambda: Simulation(value), TypeError, "state must be a State")
+    state = make_cluster(8, seed=2)
+    state.x = value                          # a State whose bodies were replaced after it was made
+    taken_or_refused(lambda: Simulation(state, "A"), "x")
+
+
+@pytest.mark.parametrize("array", ["x", "v"])
+def test_a_read_only_array_is_refused_before_anything_is_compiled(array):
+    state = make_cluster(8, seed=2)
+    getattr(state, array).setflags(write=False)
+    refused(lambda: Simulation(state, "B"), ValueError, f"state.{array}", "read-only", "copy()")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=HOSTILE, steps=NOT_A_LARGE_COUNT)
+def test_the_methods_take_or_refuse_each_argument(small, value, steps):
+    _, sim = small
+    taken_or_refused(lambda: sim.step(steps), "steps")
+    taken_or_refused(lambda: sim.step(1, on_step=value), "on_step")
+    taken_or_refused(lambda: sim.accelerations(value), "acceleration kind")
+    taken_or_refused(lambda: sim.undefined_reasons(value), "errors")
+
+
+@SETTINGS
+@given(value=HOSTILE)
+def test_the_diagnostics_take_or_refuse_each_argument(value):
+    state = make_cluster(8, seed=2)
+    parts = energy_parts(state)
+    refused(lambda: energy_parts(value), TypeError, "state")
+    refused(lambda: angular_momentum(value), TypeError, "state")
+    taken_or_refused(lambda: relative_error(value, 1.0), "value")
+    taken_or_refused(lambda: relative_error(1.0, value), "initial")
+    taken_or_refused(lambda: angular_momentum_error(value, [0.0, 0.0, 1.0]), "value")
+    refused(lambda: internal_energy_error(value, parts, state.units), TypeError, "parts")
+    taken_or_refused(lambda: internal_energy_error(parts, parts, value), "units")
+    taken_or_refused(lambda: get_version(value), "version")
+    taken_or_refused(lambda: get_scheme(value), "scheme")
+
+
+def test_the_stepping_loop_and_the_validation_check_theirs(small):
+    state, sim = small
+    acc = np.zeros_like(sim.state.x)
+    scheme = get_scheme("leapfrog")
+    for dt in (math.nan, -1.0, 0.0, "1e-3", None):
+        refused(lambda: advance(sim.state, sim.forces, scheme, dt, 1, acc), ValueError, "dt")
+    refused(lambda: advance(sim.state, sim.forces, scheme, 1e-3, 2.5, acc), ValueError, "steps")
+    refused(lambda: advance(sim.state, sim.forces, "leapfrog", 1e-3, 1, acc), TypeError, "scheme")
+    refused(lambda: advance(sim.state, sim.forces, scheme, 1e-3, 1, acc[:, :3]), ValueError, "acc")
+    refused(lambda: advance(sim.state, sim.forces, scheme, 1e-3, 1, acc.astype(np.float32)), ValueError, "acc")
+    for tolerance in (math.nan, -1.0, "x"):
+        refused(lambda: check_pipeline(sim.forces, state, tolerance), ValueError, "tolerance")
+    refused(lambda: check_pipeline(sim.forces, None, 1e-12), TypeError, "state")
+
+
+# ------------------------------------------------------------------ a record of another cluster
+
+@pytest.fixture(scope="module")
+def taken():
+    """(the state after 3 steps, its record, the simulation) of a 16-body version A run."""
+    sim = Simulation(make_cluster(16, seed=5), "A", dt=1e-3)
+    sim.step(3)
+    return sim.state.copy(), sim.record(), sim
+
+
+def _changed(record, **changes):
+    return {**record, **changes}
+
+
+@pytest.mark.parametrize("case", ["other N", "other masses", "other time", "the initial state", "version Z",
+                                  "precision xx", "negative dt", "fractional steps", "NaN t0", "no version",
+                                  "clock of another task", "options it does not take"])
+def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
+    state, record, _ = taken
+    other = {"other N": (make_cluster(17, seed=5), record),
+             "other masses": (make_cluster(16, seed=5, mass_classes=3), record),
+             "other time": (_stepped(state, 1), record),
+             "the initial state": (make_cluster(16, seed=5), record),
+             "version Z": (state, _changed(record, version="Z")),
+             "precision xx": (state, _changed(record, precision="xx")),
+             "negative dt": (state, _changed(record, dt=-1e-3)),
+             "fractional steps": (state, _changed(record, steps_done=2.5)),
+             "NaN t0": (state, _changed(record, t0=math.nan)),
+             "no version": (state, {k: v for k, v in record.items() if k != "version"}),
+             "clock of another task": (state, _changed(record, clock={"seconds": {"warp": 1.0}, "calls": {}})),
+             "options it does not take": (state, _changed(record, options={"tile": 64}))}[case]
+    refused(lambda: Simulation.restore(*other), ValueError)
+
+
+@pytest.mark.parametrize("state_or_record", ["state", "record"])
+def test_restore_refuses_what_is_not_a_state_or_a_record(taken, state_or_record):
+    state, record, _ = taken
+    for value in (None, "record", [record], 3):
+        args = (value, record) if state_or_record == "state" else (state, value)
+        refused(lambda: Simulation.restore(*args), TypeError, state_or_record)
+
+
+def test_restore_of_its_own_record_continues_bit_for_bit(taken):
+    state, record, sim = taken
+    restored = Simulation.restore(state.copy(), record)
+    sim_copy = Simulation.restore(state.copy(), record)
+    restored.step(2)
+    sim_copy.step(2)
+    assert np.array_equal(restored.state.x, sim_copy.state.x) and restored.steps_done == 5
+
+
+def _stepped(state, steps):
+    sim = Simulation(state.copy(), "A", dt=1e-3, diagnostics=False)
+    sim.step(steps)
+    return sim.state
+
+
+# ---------------------------------------------------------------------------------- the tools
+
+def _tool(module, *args):
+    return subprocess.run([sys.executable, "-m", f"tools.{module}", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=HANG_GUARD)
+
+
+def _one_sentence(p, *words):
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    for word in words:
+        assert word in lines[0], (word, p.stderr)
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--factor", "nan"], "--factor"), (["--factor", "inf"], "--factor"), (["--factor", "0"], "--factor"),
+    (["--factor=-2"], "--factor"), (["--factor", "1"], "--factor"), (["--factor", "x"], "--factor"),
+    (["--noise=-3"], "--noise"), (["--noise", "1"], "--noise"), (["--noise", "2.5"], "--noise"),
+    (["--rounds", "0"], "--rounds"), (["--rounds", "nan"], "--rounds"), (["--bench", "("], "--bench"),
+    (["--base", "a..b"], "--base"), (["--base="], "--base"), (["--tiers", "bogus"], "--tiers")])
+def test_gate_refuses_values_that_mean_nothing(args, named):
+    _one_sentence(_tool("gate", *args), named)
+
+
+@pytest.mark.parametrize("args, named", [
+    (["bogus"], "invalid choice: 'bogus'"), ([], "cmd"), (["find", "abc", "x"], "commits"),
+    (["find", "a..b", "("], "bench"), (["select", "--gate", "extra"], "extra"), (["run", "-b", "("], "--bench"),
+    (["machine", "--bogus"], "--bogus")])
+def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, named):
+    _one_sentence(_tool("tracking", *args), named)
+
+
+@pytest.mark.parametrize("args, named", [(["--isa", "../../x"], "--isa"), (["--isa="], "--isa"),
+                                         (["--uarch", "a/b"], "--uarch"), (["--bogus"], "--bogus")])
+def test_migrate_refuses_names_that_are_not_one(tmp_path, args, named):
+    _one_sentence(_tool("migrate", str(tmp_path), *args), named)
+
+
+def _valid_factor(text: str) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value > 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=st.one_of(st.floats(max_value=1.0), st.just(math.nan), st.just(math.inf), st.just(-math.inf),
+                       st.text(max_size=8).filter(lambda t: not _valid_factor(t))))
+def test_gate_factor_takes_only_a_finite_number_above_one(value):
+    from tools import gate
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = gate.main([f"--factor={value}", "--tiers", "counts"])
+    assert status == 2 and err.getvalue().count("\n") == 1 and "--factor" in err.getvalue(), err.getvalue()
+
+
+@settings(max_examples=60, deadline=None)
+@given(option=st.sampled_from(["--noise", "--rounds"]), value=st.one_of(
+    st.integers(max_value=0), st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=6)))
+def test_gate_whole_numbers_take_only_whole_numbers_that_mean_something(option, value):
+    from tools import gate
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):      # a bad --tiers too: a count that means something runs nothing
+        status = gate.main([f"{option}={value}", "--tiers", "bogus"])
+    assert status == 2 and err.getvalue().count("\n") == 1, err.getvalue()
+    assert option in err.getvalue() or "--tiers" in err.getvalue(), err.getvalue()
