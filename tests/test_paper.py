@@ -229,7 +229,8 @@ def test_unreadable_results_are_one_sentence_status_2_and_nothing_is_overwritten
 @pytest.mark.parametrize("argv", [["--tidal-n", "1"], ["--tidal-n", "x"], ["--tidal-dt", "0"], ["--tidal-dt", "nan"],
                                   ["--tidal-orbits", "-1"], ["--bh-ratios", "0"], ["--bh-t-end", "inf"],
                                   ["--science-version", "Z"], ["--science-version", "C"], ["--machine", "nonesuch"],
-                                  ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--frobnicate"]])
+                                  ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--tidal-seed", "0"],
+                                  ["--frobnicate"]])
 def test_bad_input_is_one_sentence_status_2_and_nothing_is_written(tmp_path, capsys, argv):
     out = tmp_path / "plots"
     rc = paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + argv)
