@@ -227,10 +227,12 @@ def _t(seconds: float) -> str:
 def science_record_line(run: dict) -> str:
     """One science run's energy errors in words, its verdict first where it is not converged."""
     internal, total = run.get("internal_energy_error"), run.get("energy_error_total")
+    most = run.get("internal_energy_error_max", internal)
     value = "unknown" if internal is None else f"{internal:.1e}"
     head = "NOT CONVERGED: " if not run.get("converged") else ""
+    largest = "" if most is None or most == internal else f" (largest {most:.1e})"
     total_text = "" if total is None else f", total {total:.1e}"
-    return f"{head}internal energy error {value} at the end{total_text}"
+    return f"{head}internal energy error {value} at the end{largest}{total_text}"
 
 
 def science_lines(record: dict) -> list[str]:
