@@ -324,6 +324,12 @@ def verdict(series: list[dict], scatter: tuple[float, int] | None = None) -> lis
     return out
 
 
+def _largest_at(series: list[dict], dt: float) -> str:
+    """The largest internal error of the runs at step dt, formatted ('?' where one is unknown)."""
+    worst = [worst_internal(e) for e in series if e["params"]["dt"] == dt]
+    return "?" if None in worst else f"{max(worst):.1e}"
+
+
 def _provenance(series: list[dict]) -> str:
     """The figure's footer: the runs' machines, commits and dates (each once)."""
     machines = sorted({e["provenance"].get("machine", "?") for e in series})
@@ -396,8 +402,7 @@ def plot(series: list[dict], path) -> Path:
         ax2.set_xlabel("dt [T]")
         ax2.set_ylabel("stars beyond r_J [%]")
         p = series[-1]["params"]
-        worst = ", ".join(f"{fmt_dt(dt)}: {max(worst_internal(e) or math.inf for e in series if e['params']['dt'] == dt):.1e}"
-                          for dt in steps)
+        worst = ", ".join(f"{fmt_dt(dt)}: {_largest_at(series, dt)}" for dt in steps)
         fig.suptitle(f"Tidal tails at N = {p['n']}: convergence in the time step ({p['scheme']}, {p['precision']}, "
                      f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}, {p['orbits']:g} orbits)\n"
                      f"internal energy error, largest over seeds and time: {worst}", fontsize=9)

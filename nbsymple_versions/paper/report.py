@@ -240,8 +240,8 @@ def science_lines(record: dict) -> list[str]:
     energy error above the limit), then the figure's summary paragraph."""
     hot = [r for r in record.get("runs", []) if not r.get("converged")]
     warn = [f"> **Not converged: {r['run']}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): the time step "
-            f"heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and passage are "
-            f"shaped by the integration and are not physical results." for r in hot]
+            f"heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
+            f"passage are shaped by the integration and are not physical results." for r in hot]
     return [w + "\n" for w in warn] + [record["summary"], ""]
 
 

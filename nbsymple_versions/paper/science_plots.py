@@ -252,7 +252,8 @@ def plot_black_hole(folder, path) -> tuple[Path, dict]:
             ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
             end, most = float(internal[-1]), float(np.max(internal))
             summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr; "
-                           f"{internal_sentence(end, most)}, {internal[max(i_peri - 2, 1)]:.1e} just before the passage; "
+                           f"{internal_sentence(end, most)}, {internal[max(i_peri - 2, 1)]:.1e} just before the "
+                           f"passage; "
                            f"total energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end")
             records.append(run_record(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
                                       ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))

@@ -141,12 +141,13 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
     r_cl = 10 pc, Q = 0.3) at (8.5 kpc, 0, 0) moving at 220 km/s in the disk plane, for `orbits`
     orbital periods (~62 T = 237 Myr each), with a snapshot every 1/`snapshots_per_orbit` orbit.
 
-    Defaults (N = 4096, dt = 2^-7 T = 30 kyr, leapfrog, version B, dp) take a few minutes on two
+    Defaults (N = 2048, dt = 2^-11 T = 1.9 kyr, leapfrog, version B, dp) take a few minutes on two
     CPU cores: with sub-virial (Q = 0.3) initial conditions the cluster collapses, re-virialises and
     loses stars through its Lagrange points, which drift along the orbit into leading and trailing
-    tails. dt is 1/128 of the crossing time, small enough for the collective dynamics; close
-    two-body encounters are softened (eps ~ 1e-3 r_cl) but not resolved.
-    The paper's N = 15360 is `TIDAL_FULL` (dt = 2^-8 T: about 28 times the work). Checkpoints every
+    tails. dt is `encounter_step`: a quarter of the time two stars take to pass at the softening
+    length (eps ~ 1e-3 r_cl), so that those encounters are resolved and the cluster's heating stays
+    below 1e-2 of its binding energy over 1.5 orbits (longer steps heat it steadily).
+    The paper's N = 15360 is `TIDAL_FULL` (dt = 2^-10 T: about 28 times the work). Checkpoints every
     `checkpoint_every` steps: an interrupted run resumes where it stopped when called again
     with the same parameters."""
     folder = Path(folder)
