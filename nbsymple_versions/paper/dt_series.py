@@ -385,18 +385,22 @@ def plot(series: list[dict], path) -> Path:
                 row = _at(e, k)
                 if row is None:
                     continue
-                dt, hot = e["params"]["dt"], not_converged(worst_internal(e))
-                ax2.plot(dt * 2 ** (0.06 * (seeds.index(e["params"]["seed"]) - 1)), 100 * row["beyond"],
-                         marker=marker[e["params"]["seed"]], ls="none", ms=5, color=colour[dt],
+                dt, seed, hot = e["params"]["dt"], e["params"]["seed"], not_converged(worst_internal(e))
+                nudge = 2 ** (0.06 * (seeds.index(seed) - (len(seeds) - 1) / 2))      # seeds side by side
+                ax2.plot(dt * nudge, 100 * row["beyond"], marker=marker[seed], ls="none", ms=5, color=colour[dt],
                          mfc="none" if hot else colour[dt])
             ax2.errorbar(test.dts, [100 * m for m in test.means], yerr=[100 * s for s in test.errors], color="k",
                          marker="_", ms=14, capsize=3, lw=1.0, label="mean ± its error")
             ax2.plot([], [], marker="o", mfc="none", color="0.3", ls="none",
                      label=f"hollow: not converged (internal > {INTERNAL_LIMIT:g})")
-            noise_kind = "run-to-run scatter" if test.sigma_dof else "counting noise only"
+            if test.sigma_dof:
+                reading = "run-to-run scatter: " + ("depends on dt" if test.depends_on_dt else
+                                                    "no dependence on dt seen")
+            else:
+                reading = "counting noise only: " + ("differs, but that noise is a lower bound" if test.depends_on_dt
+                                                     else "no dependence on dt seen")
             ax2.set_title(f"Share at {k:g} orbits: chi$^2$ = {test.chi2:.2f}, {test.dof} dof, p = {test.p:.2g}\n"
-                          f"({noise_kind}): " + ("depends on dt" if test.depends_on_dt else "no dependence on dt seen"),
-                          fontsize=8)
+                          f"({reading})", fontsize=8)
             ax2.legend(loc="lower left", fontsize=6.5)
         ax2.set_xscale("log", base=2)
         ax2.set_xlabel("dt [T]")

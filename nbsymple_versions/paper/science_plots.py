@@ -184,8 +184,9 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     if not_converged(worst):
         shares += " (numbers of a run that is not converged: they measure the heating as much as the tides)"
     summary = (f"N = {p['n']} stars, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} {p['precision']}: "
-               f"{run['steps']} steps in {run['wall_seconds']:.0f} s. Energy error at the end: "
-               f"{internal_sentence(internal, worst)}; total (the paper's definition) {_e(e_last)}. {shares}. "
+               f"{run['steps']} steps in {run['wall_seconds']:.0f} s. {internal_sentence(internal, worst)[0].upper()}"
+               f"{internal_sentence(internal, worst)[1:]}; total energy error (the paper's definition) at the end "
+               f"{_e(e_last)}. {shares}. "
                f"Step: {step_rule(p['n'], p['dt'])}.")
     return path, {"summary": summary, "runs": [run_record("tidal tails", run, e_last, internal, worst,
                                                           beyond_r_j=[round(f, 6) for f in frac])]}
