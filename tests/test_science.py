@@ -159,13 +159,17 @@ def test_one_seed_per_step_is_tested_against_the_counting_noise():
     test = dt_series.share_test(series)
     assert test.orbits == 1.5 and test.sigma_dof == 0 and test.dof == 2
     assert test.chi2 == pytest.approx(7.349, abs=1e-3) and test.p == pytest.approx(0.02536, abs=1e-5)
-    text = "\n".join(dt_series.verdict(series, scatter=(2.0, 4096)))
+    text = "\n".join(dt_series.verdict(series, scatter=(2.0, 4096, 6)))
     assert "one seed per step: the run-to-run scatter is not measured at this N" in text
     assert "Verdict: not decided. Against the counting noise alone the shares differ (p = 0.0254 < 0.05)" in text
-    assert "as measured at N = 4096, 2.0 times the counting noise, chi^2 would be 1.84" in text
+    assert "as measured at N = 4096, 2.00 times the counting noise (estimated from 6 degrees of freedom), chi^2 " \
+           f"would be 1.84 and p the F(2, 6) tail of chi^2 / 2: p = {stats.f_sf(7.349 / 4 / 2, 2, 6):.3g}" in text
     assert "only 2^-10 T kept the internal-energy error at or below 0.01" in text
-    # were the scatter no larger than the counting noise, the same shares would depend on dt
-    assert "depends on dt (p = 0.0254 < 0.05, even allowing" in "\n".join(dt_series.verdict(series, (1.0, 4096)))
+    # a scatter no larger than the counting noise, known well: the same shares depend on dt; known from 6
+    # degrees of freedom: still not decided (p = F(2, 6) tail of 7.35 / 2 = 0.09)
+    known = "\n".join(dt_series.verdict(series, (1.0, 4096, 10 ** 6)))
+    assert "depends on dt (p = 0.0254 < 0.05, and p = 0.0254 even allowing" in known
+    assert "Verdict: not decided" in "\n".join(dt_series.verdict(series, (1.0, 4096, 6)))
     assert "not converged: 2^-8 T (seed 1: 0.11); 2^-9 T (seed 1: 0.034)" in text
     assert "falls by 3.2, 6.7 per halving" in text
     assert "no verdict" in dt_series.verdict(series[:1])[0]

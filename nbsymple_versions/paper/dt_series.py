@@ -135,11 +135,12 @@ class ShareTest:
         """The run-to-run scatter in units of the counting noise (None where not measured)."""
         return self.sigma / self.counting if self.sigma_dof and self.counting > 0 else None
 
-    def scaled(self, ratio: float) -> tuple[float, float]:
+    def scaled(self, ratio: float, ratio_dof: int) -> tuple[float, float]:
         """(chi2, p) of a counting-noise-only test were the run-to-run scatter `ratio` times the
-        counting noise (as measured at another N)."""
+        counting noise, that ratio estimated (at another N) from `ratio_dof` degrees of freedom:
+        p is then the F(dof, ratio_dof) tail of chi2 / dof."""
         chi2 = self.chi2 / ratio ** 2
-        return chi2, chi2_sf(chi2, self.dof)
+        return chi2, f_sf(chi2 / self.dof, self.dof, ratio_dof)
 
 
 def share_test(series: list[dict], orbits: float | None = None) -> ShareTest | None:
@@ -215,10 +216,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}"
 
 
-def share_test_lines(test: ShareTest, scatter: tuple[float, int] | None = None) -> list[str]:
+def share_test_lines(test: ShareTest, scatter: tuple[float, int, int] | None = None) -> list[str]:
     """The test's numbers in words: per step the mean share and its error, chi^2, dof, p, and
     against which noise; with one seed per step and `scatter` = (run-to-run scatter over counting
-    noise, the N it was measured at), also the test were that scatter to hold here."""
+    noise, the N it was measured at, its degrees of freedom), also the test were that scatter to
+    hold here."""
     per_dt = "; ".join(f"{fmt_dt(dt)} T: {_pct(m)} ± {_pct(s)} % ({n} seed{'s' if n != 1 else ''})"
                        for dt, m, s, n in zip(test.dts, test.means, test.errors, test.seeds))
     if test.sigma_dof:
@@ -233,11 +235,12 @@ def share_test_lines(test: ShareTest, scatter: tuple[float, int] | None = None) 
            f"chi^2 = {test.chi2:.2f} on {test.dof} degree{'s' if test.dof != 1 else ''} of freedom against "
            f"{against}: p = {test.p:.3g}."]
     if scatter and not test.sigma_dof:
-        ratio, n_measured = scatter
-        chi2, p = test.scaled(ratio)
-        out.append(f"- Were the run-to-run scatter at this N, as measured at N = {n_measured}, {ratio:.1f} times the "
-                   f"counting noise, chi^2 would be {chi2:.2f} (p = {p:.3g}); that scaling is an assumption, not a "
-                   f"measurement at this N.")
+        ratio, n_measured, ratio_dof = scatter
+        chi2, p = test.scaled(ratio, ratio_dof)
+        out.append(f"- Were the run-to-run scatter at this N, as measured at N = {n_measured}, {ratio:.2f} times the "
+                   f"counting noise (estimated from {ratio_dof} degrees of freedom), chi^2 would be {chi2:.2f} and p "
+                   f"the F({test.dof}, {ratio_dof}) tail of chi^2 / {test.dof}: p = {p:.3g}; that scaling is an "
+                   f"assumption, not a measurement at this N.")
     return out
 
 
@@ -260,7 +263,7 @@ def _runs(series: list[dict]) -> str:
     return "; ".join(parts)
 
 
-def verdict(series: list[dict], scatter: tuple[float, int] | None = None) -> list[str]:
+def verdict(series: list[dict], scatter: tuple[float, int, int] | None = None) -> list[str]:
     """Sentences, from the numbers, on whether the share beyond r_J depends on dt (`share_test`),
     which runs heated the cluster by more than INTERNAL_LIMIT of its binding energy, and how the
     internal-energy error falls with dt (leapfrog: as dt^2)."""
@@ -283,7 +286,7 @@ def verdict(series: list[dict], scatter: tuple[float, int] | None = None) -> lis
     out.append(heating)
     k, last = test.orbits, len(test.dts) - 1
     ok_steps = sorted({e["params"]["dt"] for e in ok}, reverse=True)
-    scaled_p = test.scaled(scatter[0])[1] if scatter and not test.sigma_dof else None
+    scaled_p = test.scaled(scatter[0], scatter[2])[1] if scatter and not test.sigma_dof else None
     if test.depends_on_dt and not test.sigma_dof and (scaled_p is None or scaled_p >= ALPHA):
         out.append(f"- Verdict: not decided. Against the counting noise alone the shares differ (p = {test.p:.3g} < "
                    f"{ALPHA:g}), but that noise is a lower bound: runs of a chaotic cluster also scatter from run to "
@@ -295,8 +298,8 @@ def verdict(series: list[dict], scatter: tuple[float, int] | None = None) -> lis
                       f"internal-energy error at or below {INTERNAL_LIMIT:g}; that run is the one to quote."
                       if ok_steps else ""))
     elif test.depends_on_dt:
-        beyond = "" if test.sigma_dof else (f", even allowing for the run-to-run scatter measured at N = {scatter[1]}"
-                                            if scaled_p is not None else "")
+        beyond = "" if test.sigma_dof else (f", and p = {scaled_p:.3g} even allowing for the run-to-run scatter "
+                                            f"measured at N = {scatter[1]}" if scaled_p is not None else "")
         out.append(f"- Verdict: the share beyond r_J at {k:g} orbits depends on dt (p = {test.p:.3g} < {ALPHA:g}"
                    f"{beyond}): not converged in the time step at this N; the step, not the cluster, sets part of it.")
     elif not ok_steps:
@@ -401,7 +404,7 @@ def plot(series: list[dict], path) -> Path:
                                                      else "no dependence on dt seen")
             ax2.set_title(f"Share at {k:g} orbits: chi$^2$ = {test.chi2:.2f}, {test.dof} dof, p = {test.p:.2g}\n"
                           f"({reading})", fontsize=8)
-            ax2.legend(loc="lower left", fontsize=6.5)
+            ax2.legend(loc="best", fontsize=6.5)
         ax2.set_xscale("log", base=2)
         ax2.set_xlabel("dt [T]")
         ax2.set_ylabel("stars beyond r_J [%]")
@@ -413,7 +416,7 @@ def plot(series: list[dict], path) -> Path:
         return save(fig, path, _provenance(series))
 
 
-def section(series: list[dict], n: int, scatter: tuple[float, int] | None = None) -> list[str]:
+def section(series: list[dict], n: int, scatter: tuple[float, int, int] | None = None) -> list[str]:
     """The Markdown of the series: heading, figure, table, test and verdict (`verdict`'s `scatter`)."""
     steps = sorted({e["params"]["dt"] for e in series}, reverse=True)
     if len(steps) < 2:

@@ -230,17 +230,17 @@ def plot(summary: dict, folder, path) -> Path:
         return save(fig, path, source_line(run))
 
 
-def measured_scatter(out, n: int) -> tuple[float, int] | None:
+def measured_scatter(out, n: int) -> tuple[float, int, int] | None:
     """(run-to-run scatter of the share beyond r_J in units of its counting noise, the N it was
-    measured at) from another series in `out` with several seeds per step, for a series of N
-    with one seed per step; None where no such series exists."""
+    measured at, its degrees of freedom) from another series in `out` with several seeds per
+    step, for a series of N with one seed per step; None where no such series exists."""
     for path in sorted(Path(out).glob("tidal_tails_n*_series.json")):
         data = dt_series.read(path)
         groups = {dt_series.like(e["params"]) for e in data.values() if e["params"]["n"] != n}
         for key in sorted(groups, key=str):
             test = dt_series.share_test([e for e in data.values() if dt_series.like(e["params"]) == key])
             if test is not None and test.scatter_over_counting:
-                return test.scatter_over_counting, key[0]
+                return test.scatter_over_counting, key[0], test.sigma_dof
     return None
 
 
