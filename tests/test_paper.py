@@ -180,8 +180,20 @@ def test_main_runs_tiny_science(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "tidal tails N=48: step" in err           # progress lines on stderr
+    assert "tidal tails, N = 48: encounter time at the softening length sqrt(eps^3 / (G m)) = 0.00205 T" in err
+    assert "(not used: dt = 0.125 T" in err           # the rule printed, and that --tidal-dt overrode it
     for name in SCIENCE_OUTPUTS:
         assert (out / name).stat().st_size > 0
+    # every run's internal error: printed, in science_runs.json, and flagged in REPORT.md above 1e-2
+    records = json.loads((out / "science_runs.json").read_text())
+    runs = records["tidal_tails"]["runs"] + records["black_hole"]["runs"]
+    assert [r["run"] for r in runs] == ["tidal tails", "black hole M_BH/M_cl = 1", "black hole M_BH/M_cl = 10"]
+    report = (out / "REPORT.md").read_text()
+    for r in runs:
+        assert r["internal_energy_error"] > 0 and r["converged"] == (r["internal_energy_error_max"] <= 1e-2)
+        assert f"tidal_tails.png: {r['run']}," in err or f"black_hole_passage.png: {r['run']}," in err
+        assert (f"> **Not converged: {r['run']}**" in report) == (not r["converged"])
+    assert not runs[0]["converged"]                  # N = 48 at dt = T/8
     # a second call reuses the finished runs (no new snapshots) and re-plots
     before = {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}
     assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + TINY_SCIENCE) == 0
@@ -220,7 +232,8 @@ def test_unreadable_results_are_one_sentence_status_2_and_nothing_is_overwritten
 @pytest.mark.parametrize("argv", [["--tidal-n", "1"], ["--tidal-n", "x"], ["--tidal-dt", "0"], ["--tidal-dt", "nan"],
                                   ["--tidal-orbits", "-1"], ["--bh-ratios", "0"], ["--bh-t-end", "inf"],
                                   ["--science-version", "Z"], ["--science-version", "C"], ["--machine", "nonesuch"],
-                                  ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--frobnicate"]])
+                                  ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--tidal-seed", "0"],
+                                  ["--frobnicate"]])
 def test_bad_input_is_one_sentence_status_2_and_nothing_is_written(tmp_path, capsys, argv):
     out = tmp_path / "plots"
     rc = paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + argv)
@@ -298,8 +311,11 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
         assert len(snaps) > 10
         state, _ = read_snapshot(snaps[0])
         assert state.n == 33 and state.m[-1] == pytest.approx(float(ratio))   # the black hole is body N
-    path, summary = plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
-    assert path.exists() and "closest approach" in summary and summary.count("(internal: ") == 2
+    path, record = plot_black_hole(science_runs / "black_hole", tmp_path / "bh.png")
+    assert path.exists() and "closest approach" in record["summary"]
+    assert record["summary"].count("internal energy error") == 2 and len(record["runs"]) == 2
+    assert all(r["internal_energy_error"] > 0 and r["converged"] == (r["internal_energy_error_max"] <= 1e-2)
+               and r["internal_energy_error_max"] >= r["internal_energy_error"] for r in record["runs"])
     # the internal error: the same |E - E0| over the stars' own |K_int + W|, not over |E0|
     states = [read_snapshot(p)[0] for p in list_snapshots(science_runs / "black_hole" / "ratio_10")]
     internal = _internal_energy_errors(states)
@@ -310,8 +326,14 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
     assert internal[0] == 0.0 and internal[-1] > 0
     assert internal[-1] == pytest.approx(abs(e[-1] - e[0]) / scale, rel=1e-3)
     assert internal[-1] > 10 * abs(e[-1] - e[0]) / abs(e[0])       # |E0| is mostly the orbit: it hides the error
-    path, summary = plot_tidal_tails(tidal, tmp_path / "tt.png")
-    assert path.exists() and "Jacobi radius r_J = 37 pc" in summary
+    assert record["runs"][1]["internal_energy_error"] == pytest.approx(internal[-1], rel=1e-12)
+    path, record = plot_tidal_tails(tidal, tmp_path / "tt.png")
+    assert path.exists() and "Jacobi radius r_J = 37 pc" in record["summary"]
+    # N = 48 at dt = T/8 heats the cluster far beyond 1e-2: marked, and its shares not called physical
+    (run,) = record["runs"]
+    assert run["internal_energy_error"] > 1e-2 and not run["converged"]
+    assert "NOT CONVERGED" in record["summary"] and "not a physical result" in record["summary"]
+    assert "encounter time at the softening length" in record["summary"]
 
 
 def test_module_entry_point_help():

@@ -1,6 +1,8 @@
 """The paper's science at full size: the Jacobi radius, science runs that resume bit for bit after
 a signal, the lock against two processes on one run, and `nbsymple paper --full` at tiny N."""
 import json
+import math
+import shutil
 import signal
 
 import numpy as np
@@ -8,7 +10,9 @@ import pytest
 
 from nbsymple_versions import paper
 from nbsymple_versions.core.units import Units
-from nbsymple_versions.paper import dt_series, resumable
+from nbsymple_versions.core.diagnostics import energy_parts, internal_energy_error, relative_error
+from nbsymple_versions.core.ics import State
+from nbsymple_versions.paper import dt_series, report, resumable, science_plots, stats
 from nbsymple_versions.runs.locks import hold
 from nbsymple_versions.paper.science_runs import run_tidal_tails
 from nbsymple_versions.paper.tides import fraction_beyond, jacobi_radius, point_mass_radius
@@ -69,7 +73,7 @@ def test_signal_stops_a_science_run_and_the_same_call_resumes_it_bit_for_bit(tmp
 
 
 def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
-    folder = tmp_path / "plots" / "runs" / "tidal_tails_n64_dt2^-8"      # the default full-size dt
+    folder = tmp_path / "plots" / "runs" / "tidal_tails_n64_dt2^-10"     # the default full-size dt
     folder.mkdir(parents=True)
     with hold(folder, "the folder", folder=True):     # another open file description: as another process
         rc = paper.main(["--full", "--out", str(tmp_path / "plots"), "--tidal-n", "64", "--science-version", "A"])
@@ -91,6 +95,7 @@ def test_paper_full_writes_the_figure_and_the_table(tmp_path, capsys):
     assert "the definition the paper's code uses" in text and "internal energy" in text
     assert "1 session" in text and not list(out.glob("REPORT.md"))     # --full touches nothing else
     assert "does not resolve the collapsed, dense core" in text       # dt = T/8 at N = 64
+    assert "**Not converged.**" in text and "(**not converged**)" in text
     run = json.loads((out / "runs" / "tidal_tails_n64_dt2^-3" / "run.json").read_text())
     assert run["params"]["precision"] == "dsp" and run["params"]["orbits"] == 1.5
     # --no-science redraws from the snapshots, without stepping
@@ -99,36 +104,124 @@ def test_paper_full_writes_the_figure_and_the_table(tmp_path, capsys):
     assert png.stat().st_mtime_ns > before
 
 
-def _entry(dt, shares, internal, n=15360):
-    """A series entry with the share beyond r_J and the internal-energy error at 0.5, 1, 1.5 orbits."""
+def _entry(dt, shares, internal, n=15360, seed=1, orbits=(0.5, 1.0, 1.5)):
+    """A series entry with the share beyond r_J and the internal-energy error at `orbits`."""
     rows = [{"orbits": k, "t_myr": 237.0 * k, "beyond": f, "energy_error": 1e-6, "internal_energy_error": e}
-            for k, f, e in zip(dt_series.MARKS, shares, internal)]
-    params = {"kind": "tidal_tails", "n": n, "dt": dt, "orbits": 1.5, "version": "B", "precision": "dsp",
-              "scheme": "leapfrog", "seed": 1, "snapshots_per_orbit": 4}
+            for k, f, e in zip(orbits, shares, internal)]
+    params = {"kind": "tidal_tails", "n": n, "dt": dt, "orbits": orbits[-1], "version": "B", "precision": "dsp",
+              "scheme": "leapfrog", "seed": seed, "snapshots_per_orbit": 4}
     return {"params": params, "steps": round(93.2 / dt), "wall_seconds": 100.0, "sessions": 2, "interrupted": 1,
             "provenance": {"machine": "m"}, "r_j_pc": 36.7, "dt_kyr": 3815.0 * dt, "rows": rows}
 
 
-def test_the_dt_verdict_follows_the_numbers_and_the_counting_noise():
-    noise = dt_series.noise(_entry(2 ** -9, (0, 0, 0), (0, 0, 0)), 0.025)
-    assert noise == pytest.approx((0.025 * 0.975 / 15360) ** 0.5)                 # 0.126 percentage points
-    converged = [_entry(2 ** -8, (0.007, 0.017, 0.025), (4.4e-2, 8.2e-2, 0.11)),
-                 _entry(2 ** -9, (0.007, 0.016, 0.0235), (1.1e-2, 2.1e-2, 0.028)),
-                 _entry(2 ** -10, (0.007, 0.016, 0.0237), (2.8e-3, 5.2e-3, 0.007))]
-    text = "\n".join(dt_series.verdict(converged))
-    assert "from 2.35 % to 2.37 % (+0.02 points)" in text and "converged in dt to within the counting noise" in text
-    assert "(2^-9 T to 2^-10 T)" not in text and "(2^-8 T to 2^-9 T) moved it by -0.15 points" in text
-    assert "falls by 3.9, 4.0 per halving" in text
-    shrinking = [_entry(2 ** -8, (0, 0, 0.040), (0.1,) * 3), _entry(2 ** -9, (0, 0, 0.030), (0.05,) * 3),
-                 _entry(2 ** -10, (0, 0, 0.025), (0.025,) * 3)]
-    text = "\n".join(dt_series.verdict(shrinking))
-    assert "not converged within the counting noise" in text and "ratio 0.50" in text and "about 2.00 %" in text
-    drifting = [_entry(2 ** -8, (0, 0, 0.020), (0.1,) * 3), _entry(2 ** -9, (0, 0, 0.030), (0.05,) * 3)]
-    assert "has not converged in dt" in "\n".join(dt_series.verdict(drifting))
-    assert "a run at dt = 2^-10 T would tell" in "\n".join(dt_series.verdict(drifting))
-    assert "no less than the halving before" in "\n".join(dt_series.verdict(drifting + [
-        _entry(2 ** -10, (0, 0, 0.045), (0.025,) * 3)]))
-    assert "no verdict" in dt_series.verdict(drifting[:1])[0]
+def _seeded(shares_by_dt, internal_by_dt, n=4096):
+    """Entries at 0.5 orbits, one per (dt, seed): `shares_by_dt` {dt: [share per seed]}."""
+    return [_entry(dt, (f,), (internal_by_dt[dt],), n=n, seed=seed, orbits=(0.5,))
+            for dt, shares in shares_by_dt.items() for seed, f in enumerate(shares, start=1)]
+
+
+def test_p_values_of_chi2_and_f():
+    assert stats.chi2_sf(7.35, 2) == pytest.approx(math.exp(-7.35 / 2), rel=1e-12)     # 2 dof: exp(-x/2)
+    assert stats.chi2_sf(3.841459, 1) == pytest.approx(0.05, rel=1e-5)
+    assert stats.chi2_sf(11.0705, 5) == pytest.approx(0.05, rel=1e-4)
+    assert stats.f_sf(5.143253, 2, 6) == pytest.approx(0.05, rel=1e-5)                 # tables of F
+    assert stats.f_sf(10.924767, 2, 6) == pytest.approx(0.01, rel=1e-5)
+    assert stats.f_sf(1.0, 3, 3) == pytest.approx(0.5, rel=1e-12)                       # symmetric
+    assert stats.chi2_sf(0.0, 2) == 1.0 and stats.f_sf(0.0, 2, 6) == 1.0
+
+
+def test_the_dt_test_uses_the_seeds_scatter_and_decides_by_p():
+    internal = {2 ** -8: 0.1, 2 ** -9: 0.03, 2 ** -10: 0.005}
+    # consistent: the same three shares at every step (chi^2 = 0)
+    same = _seeded({dt: [0.020, 0.022, 0.018] for dt in internal}, internal)
+    test = dt_series.share_test(same)
+    assert test.chi2 == 0.0 and test.p == 1.0 and test.dof == 2 and test.sigma_dof == 6
+    assert test.sigma == pytest.approx(0.002) and test.seeds == (3, 3, 3)
+    text = "\n".join(dt_series.verdict(same))
+    assert "Verdict: converged in dt within the noise" in text and "at dt = 2^-10 T" in text
+    assert "not converged: 2^-8 T (seeds 1, 2, 3: 0.1, 0.1, 0.1); 2^-9 T" in text
+    assert "are not physical results" in text
+    # inconsistent: the means 2, 3, 4 % against a scatter of 0.2 points: chi^2 = 3 (1e-4 + 1e-4) / 4e-6
+    apart = _seeded({2 ** -8: [0.020, 0.022, 0.018], 2 ** -9: [0.030, 0.032, 0.028],
+                     2 ** -10: [0.040, 0.042, 0.038]}, internal)
+    test = dt_series.share_test(apart)
+    assert test.chi2 == pytest.approx(150.0) and test.p == pytest.approx(stats.f_sf(75.0, 2, 6))
+    assert test.p < 1e-4 and test.depends_on_dt
+    assert "depends on dt (p = " in "\n".join(dt_series.verdict(apart))
+    # the same shares with a scatter ten times larger: no longer resolved
+    wide = _seeded({2 ** -8: [0.020, 0.040, 0.000], 2 ** -9: [0.030, 0.050, 0.010],
+                    2 ** -10: [0.040, 0.060, 0.020]}, internal)
+    assert dt_series.share_test(wide).chi2 == pytest.approx(1.5) and not dt_series.share_test(wide).depends_on_dt
+    # every run heated: no dependence seen, but nothing claimed physical
+    hot = _seeded({dt: [0.020, 0.022, 0.018] for dt in internal}, {dt: 0.2 for dt in internal})
+    assert "not that the share is physical" in "\n".join(dt_series.verdict(hot))
+
+
+def test_one_seed_per_step_is_tested_against_the_counting_noise():
+    # the committed N = 15360 shares at 1.5 orbits (issue 29: chi^2 = 7.35 on 2 dof, p = 0.025)
+    series = [_entry(2 ** -8, (114 / 15360, 264 / 15360, 409 / 15360), (4.3e-2, 7.8e-2, 0.11)),
+              _entry(2 ** -9, (117 / 15360, 232 / 15360, 336 / 15360), (1.2e-2, 2.3e-2, 3.4e-2)),
+              _entry(2 ** -10, (111 / 15360, 266 / 15360, 372 / 15360), (1.3e-3, 3.2e-3, 5.1e-3))]
+    test = dt_series.share_test(series)
+    assert test.orbits == 1.5 and test.sigma_dof == 0 and test.dof == 2
+    assert test.chi2 == pytest.approx(7.349, abs=1e-3) and test.p == pytest.approx(0.02536, abs=1e-5)
+    text = "\n".join(dt_series.verdict(series, scatter=(2.0, 4096, 6)))
+    assert "one seed per step: the run-to-run scatter is not measured at this N" in text
+    assert "Verdict: not decided. Against the counting noise alone the shares differ (p = 0.0254 < 0.05)" in text
+    assert "as measured at N = 4096, 2.00 times the counting noise (estimated from 6 degrees of freedom), chi^2 " \
+           f"would be 1.84 and p the F(2, 6) tail of chi^2 / 2: p = {stats.f_sf(7.349 / 4 / 2, 2, 6):.3g}" in text
+    assert "only 2^-10 T kept the internal-energy error at or below 0.01" in text
+    # a scatter no larger than the counting noise, known well: the same shares depend on dt; known from 6
+    # degrees of freedom: still not decided (p = F(2, 6) tail of 7.35 / 2 = 0.09)
+    known = "\n".join(dt_series.verdict(series, (1.0, 4096, 10 ** 6)))
+    assert "depends on dt (p = 0.0254 < 0.05, and p = 0.0254 even allowing" in known
+    assert "Verdict: not decided" in "\n".join(dt_series.verdict(series, (1.0, 4096, 6)))
+    assert "not converged: 2^-8 T (seed 1: 0.11); 2^-9 T (seed 1: 0.034)" in text
+    assert "falls by 3.2, 6.7 per halving" in text
+    assert "no verdict" in dt_series.verdict(series[:1])[0]
+
+
+def test_not_converged_is_marked_above_one_percent_of_the_binding_energy():
+    assert not science_plots.not_converged(1e-2) and science_plots.not_converged(1.0001e-2)
+    assert science_plots.not_converged(None) and not science_plots.not_converged(0.0)
+    with science_plots.style():
+        fig = science_plots.plt.figure()
+        assert not science_plots.mark_not_converged(fig, 5e-3) and not fig.texts
+        assert science_plots.mark_not_converged(fig, 2e-2)
+        assert "NOT CONVERGED" in fig.texts[0].get_text() and "2.0e-02 > 0.01" in fig.texts[0].get_text()
+        science_plots.plt.close(fig)
+    run = {"params": {"n": 64, "dt": 0.125, "scheme": "leapfrog", "version": "A", "precision": "dp"}, "steps": 8,
+           "wall_seconds": 1.0}
+    hot = science_plots.run_record("tidal tails", run, 1e-6, 2e-2, 2e-2)
+    cool = science_plots.run_record("black hole M_BH/M_cl = 1", run, 1e-6, 1e-2, 1e-2)
+    passing = science_plots.run_record("black hole M_BH/M_cl = 10", run, 1e-6, 5e-3, 1.2e-2)   # the largest decides
+    assert not hot["converged"] and cool["converged"] and not passing["converged"]
+    assert "> **Not converged: black hole M_BH/M_cl = 10** (internal energy error 5.0e-03 at the end (largest " \
+           "1.2e-02)" in report.science_lines({"summary": "p", "runs": [passing]})[0]
+    lines = report.science_lines({"summary": "the paragraph", "runs": [hot, cool]})
+    assert lines[0].startswith("> **Not converged: tidal tails** (internal energy error 2.0e-02 at the end")
+    assert sum("Not converged" in ln for ln in lines) == 1 and "the paragraph" in lines
+    assert report.science_lines({"summary": "p", "runs": [cool]}) == ["p", ""]
+
+
+def test_internal_energy_error_of_a_hand_built_pair_on_its_orbit():
+    """Two stars of mass 1/2 at +-d/2 about a centre of mass at 8.5 kpc moving at 220 km/s: only
+    their relative speed changes (u to u'), so E - E0 = K_int' - K_int = (u'^2 - u^2) / 8 exactly,
+    and K_int + W = u^2 / 8 - (1/4) / sqrt(d^2 + eps^2)."""
+    units = Units()
+    centre, speed = np.array([8.5 * units.kpc, 0.0, 0.0]), np.array([0.0, units.from_kms(220.0), 0.0])
+    d, u, u2, eps = 0.5, 0.8, 0.9, 0.01
+
+    def pair(rel):
+        x = np.stack([centre + [-d / 2, 0, 0], centre + [d / 2, 0, 0]], axis=1)
+        v = np.stack([speed + [0, -rel / 2, 0], speed + [0, rel / 2, 0]], axis=1)
+        return State(x, v, np.array([0.5, 0.5]), eps, 0.0, units)
+    p0, p1 = energy_parts(pair(u)), energy_parts(pair(u2))
+    binding = u ** 2 / 8 - 0.25 / math.sqrt(d ** 2 + eps ** 2)
+    assert p0.internal == pytest.approx(binding, rel=1e-12)
+    expected = abs(u2 ** 2 - u ** 2) / 8 / abs(binding)
+    assert internal_energy_error(p1, p0, units) == pytest.approx(expected, rel=1e-9)
+    assert relative_error(p1.total, p0.total) < 1e-4 * expected          # |E0| is the orbit's: it hides it
 
 
 def test_paper_full_gathers_a_series_over_dt(tmp_path, capsys):
@@ -149,14 +242,27 @@ def test_paper_full_gathers_a_series_over_dt(tmp_path, capsys):
     assert all(r.count("|") == head.count("|") for r in rows)
     share = series[1]["rows"][-1]["beyond"]
     assert f"{100 * share:.2f} ± {100 * dt_series.noise(series[1], share):.2f} %" in rows[1]
-    assert "Halving the step from 2^-3 T to 2^-4 T" in text and "Verdict:" in text
+    assert 'Test of "the share beyond r_J does not depend on dt" at 1.5 orbits' in text and "Verdict:" in text
+    assert "**not converged**" in rows[0] and "Above 0.01, not converged: 2^-3 T" in text     # N = 64: heated
     assert (out / "tidal_tails_n64_dt_series.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    # the series outlives the runs' snapshots: --no-science with one folder left keeps both entries
-    import shutil
+    # a second seed runs in its own folder and joins the series: the test then uses the seeds' scatter
+    assert paper.main(base + ["--tidal-dt", "0.125", "--tidal-seed", "2"]) == 0
+    assert (out / "runs" / "tidal_tails_n64_dt2^-3_seed2" / "run.json").exists()
+    text = (out / "tidal_tails_n64.md").read_text()
+    assert "2^-3 T (seeds 1, 2: " in text and "from 1 degrees of freedom" in text
+    assert len(json.loads((out / "tidal_tails_n64_series.json").read_text())) == 3
+    shutil.rmtree(out / "runs" / "tidal_tails_n64_dt2^-3_seed2")
+    # the series outlives the runs' snapshots: --no-science with one folder left keeps every entry
     shutil.rmtree(out / "runs" / "tidal_tails_n64_dt2^-3")
     assert paper.main(base + ["--tidal-dt", "0.0625", "--no-science"]) == 0
-    assert len(json.loads((out / "tidal_tails_n64_series.json").read_text())) == 2
-    assert "Halving the step from 2^-3 T to 2^-4 T" in (out / "tidal_tails_n64.md").read_text()
+    assert len(json.loads((out / "tidal_tails_n64_series.json").read_text())) == 3
+    assert "Verdict:" in (out / "tidal_tails_n64.md").read_text()
+    # and with no run folder at all, --no-science redraws the series section from the JSON alone
+    shutil.rmtree(out / "runs")
+    head = (out / "tidal_tails_n64.md").read_text().split("### The time-step series")[0]
+    assert paper.main(base + ["--tidal-dt", "0.0625", "--no-science"]) == 0
+    text = (out / "tidal_tails_n64.md").read_text()
+    assert text.startswith(head) and text.count("### The time-step series") == 1 and "chi^2 = " in text
 
 
 def test_a_run_resumed_elsewhere_records_where_each_session_ran(tmp_path, monkeypatch):

@@ -16,8 +16,8 @@ stated link figures, this machine's host-task times), `figures`, `tables` and `r
 them, `science_runs` and `science_plots` run and draw the simulations (`resumable`:
 checkpoints and resume; `tides`: the Jacobi radius),
 `full_size` the full-size run's figure and table, `dt_series` its series over the time step and
-the verdict on convergence, `style` is the figures' look, and `main` is
-the command line.
+seeds and the test of its convergence (`stats`: the chi^2 and F p-values), `style` is the
+figures' look, and `main` is the command line.
 """
 import sys
 from types import ModuleType

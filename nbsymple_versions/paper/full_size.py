@@ -6,7 +6,6 @@ and the wall time. Each dt runs in its own folder, `runs/tidal_tails_n<N>_dt<dt>
 the first table show the smallest dt that finished, and `dt_series` adds the series over dt."""
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -16,13 +15,14 @@ import numpy as np
 from ..core.diagnostics import energy_parts, internal_energy_error, relative_error
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
-from .science_plots import density_centre, fmt_dt, fmt_wall, source_line
-from .science_runs import RUN_FILE, load_run
+from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
+                            source_line)
+from ..runs.paths import FileRefused
+from .science_runs import RUN_FILE, TIDAL_FULL, load_run, run_record
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
 
 ORBITS = (0.5, 1.0, 1.5)            # when the table and the figure look
-UNRESOLVED = 1e-2                   # an internal-energy error above this: say the run under-resolves the core
 
 
 def _orbits(k: float) -> str:
@@ -40,9 +40,12 @@ def _at_orbits(run: dict, snaps: list) -> list:
     return out
 
 
-def run_folder(out, n: int, dt: float) -> Path:
-    """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt."""
-    return Path(out) / "runs" / f"tidal_tails_n{n}_dt{fmt_dt(dt)}"
+def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1) -> Path:
+    """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt, and
+    per number of orbits and seed where they are not the defaults (1.5 orbits, seed 1)."""
+    name = (f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
+            + ("" if seed == 1 else f"_seed{seed}"))
+    return Path(out) / "runs" / name
 
 
 def finished_runs(out, n: int) -> list[Path]:
@@ -53,8 +56,8 @@ def finished_runs(out, n: int) -> list[Path]:
     found = []
     for d in sorted(runs.iterdir()) if runs.is_dir() else ():
         try:
-            run = json.loads((d / RUN_FILE).read_text())
-        except (OSError, ValueError):
+            run = run_record(d) or {}
+        except FileRefused:
             continue
         if names.fullmatch(d.name) and run.get("finished") and run.get("params", {}).get("n") == n:
             found.append(d)
@@ -104,8 +107,10 @@ def table(summary: dict) -> str:
              "| orbits | t [Myr] | stars beyond r_J | energy error, total | energy error, internal |",
              "|---:|---:|---:|---:|---:|"]
     for r in summary["rows"]:
+        mark = " (**not converged**)" if not_converged(r["internal_energy_error"]) else ""
+        internal = "-" if r["internal_energy_error"] is None else f"{r['internal_energy_error']:.1e}"
         lines.append(f"| {r['orbits']:g} | {r['t_myr']:.0f} | {100 * r['beyond']:.1f} % | {r['energy_error']:.1e} | "
-                     f"{r['internal_energy_error']:.1e} |")
+                     f"{internal}{mark} |")
     lines += ["",
               f"- r_J = (G M / (4 Omega^2 - kappa^2))^(1/3) = {summary['r_j_pc']:.1f} pc, with Omega and kappa from "
               f"the Allen & Santillan (1991) rotation curve at 8.5 kpc (the point-mass formula "
@@ -117,24 +122,27 @@ def table(summary: dict) -> str:
               f"- Energy error, internal: the same change |E - E0| in units of the cluster's initial internal "
               f"energy |K_int + W| = {abs(summary['internal0']):.4g} (K_int in the centre-of-mass frame), computed "
               f"so that float64 rounding of the orbital part does not swamp it: what the integration costs "
-              f"the cluster itself.",
+              f"the cluster itself; above {INTERNAL_LIMIT:g} the run is marked not converged.",
               *_verdict(summary),
               f"- {source_line(run)[0].upper()}{source_line(run)[1:]}."]
     return "\n".join(lines) + "\n"
 
 
 def _verdict(summary: dict) -> list[str]:
-    """A sentence when the internal-energy error says the time step does not resolve the cluster."""
+    """A sentence when the internal-energy error says the run is not converged."""
     rows = summary["rows"]
-    worst = max((r["internal_energy_error"] for r in rows), default=0.0)
-    if not worst > UNRESOLVED:
+    errors = [r["internal_energy_error"] for r in rows]
+    worst = None if any(e is None for e in errors) else max(errors, default=0.0)
+    if not not_converged(worst):
         return []
     p = summary["run"]["params"]
-    return [f"- At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {worst:.2g} of the cluster's binding "
-            f"energy by {_orbits(rows[-1]['orbits'])}, while the total-energy error stays at "
-            f"{rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, dense core, so the cluster's "
-            f"internal evolution (and with it the rate at which stars escape into the tails) carries that error; "
-            f"a smaller `--tidal-dt` lowers it."]
+    value = "an unknown value" if worst is None else f"{worst:.2g}"
+    return [f"- **Not converged.** At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {value} of the "
+            f"cluster's binding energy by {_orbits(rows[-1]['orbits'])} (above {INTERNAL_LIMIT:g}), while the "
+            f"total-energy error stays at {rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, "
+            f"dense core, so the cluster's internal evolution (and with it the rate at which stars escape into the "
+            f"tails) carries that heating, and the shares above are not physical results; a smaller `--tidal-dt` "
+            f"lowers it."]
 
 
 def _unrolled(pos: np.ndarray, centre: np.ndarray, pc: float) -> tuple[np.ndarray, np.ndarray]:
@@ -212,6 +220,8 @@ def plot(summary: dict, folder, path) -> Path:
         last = summary["rows"][-1] if summary["rows"] else None
         errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
                   f"{last['internal_energy_error']:.1e} (internal)") if last else ""
+        errs = [r["internal_energy_error"] for r in summary["rows"]]
+        mark_not_converged(fig, None if not errs or None in errs else max(errs))
         fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
                      f"(cf. paper Figs. 6-8)\n"
                      f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "
@@ -220,13 +230,56 @@ def plot(summary: dict, folder, path) -> Path:
         return save(fig, path, source_line(run))
 
 
+def measured_scatter(out, n: int) -> tuple[float, int, int] | None:
+    """(run-to-run scatter of the share beyond r_J in units of its counting noise, the N it was
+    measured at, its degrees of freedom) from another series in `out` with several seeds per
+    step, for a series of N with one seed per step; None where no such series exists."""
+    for path in sorted(Path(out).glob("tidal_tails_n*_series.json")):
+        data = dt_series.read(path)
+        groups = {dt_series.like(e["params"]) for e in data.values() if e["params"]["n"] != n}
+        for key in sorted(groups, key=str):
+            test = dt_series.share_test([e for e in data.values() if dt_series.like(e["params"]) == key])
+            if test is not None and test.scatter_over_counting:
+                return test.scatter_over_counting, key[0], test.sigma_dof
+    return None
+
+
+def _series_section(out, series: list[dict], n: int) -> list[str]:
+    """The series' Markdown (`dt_series.section`), with the scatter measured at another N where
+    this series has one seed per step."""
+    single = len({e["params"]["seed"] for e in series}) == 1
+    scatter = measured_scatter(out, n) if single else None
+    return dt_series.section(series, n, scatter)
+
+
+def write_series(out, params: dict) -> list[Path]:
+    """Redraw the series of runs like `params` from `tidal_tails_n<N>_series.json` alone (its runs'
+    snapshots gone): `tidal_tails_n<N>_dt_series.png` and the series section of `tidal_tails_n<N>.md`
+    (the part before it kept as it is). FileNotFoundError (one sentence) without such runs."""
+    out, n = Path(out), params["n"]
+    path = dt_series.series_path(out, n)
+    series = dt_series.series_like(dt_series.read(path), params)
+    if not series:
+        raise FileNotFoundError(f"neither a finished run nor an entry like it in {path.name}: run the simulation "
+                                f"first")
+    md = out / f"tidal_tails_n{n}.md"
+    head = md.read_text(encoding="utf-8").split("### The time-step series")[0].rstrip("\n") if md.exists() else \
+        f"# Tidal tails at N = {n} (cf. paper Figs. 6-8)"
+    written = [md]
+    if len({e["params"]["dt"] for e in series}) > 1:
+        written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
+    md.write_text(head + "\n\n" + "\n".join(_series_section(out, series, n)) + "\n", encoding="utf-8")
+    return written
+
+
 def write_full_size(folder, out) -> list[Path]:
     """From the finished run in `folder` and the other finished runs of its N in OUT/runs: add
     them to the dt series (`tidal_tails_n<N>_series.json`), then write into `out`
     `tidal_tails_n<N>.png` and `.md` of the smallest dt like it that finished (same parameters
-    but dt) and, with the series, `tidal_tails_n<N>_dt_series.png`."""
+    but dt and seed; its own seed first) and, with the series, `tidal_tails_n<N>_dt_series.png`.
+    Without the run's folder, the series alone is redrawn (`write_series`)."""
     folder, out = Path(folder), Path(out)
-    params = json.loads((folder / RUN_FILE).read_text())["params"] if (folder / RUN_FILE).exists() else None
+    params = (run_record(folder) or {}).get("params")
     if params is None:
         raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first")
     n = params["n"]
@@ -235,14 +288,15 @@ def write_full_size(folder, out) -> list[Path]:
         summaries[folder] = summarise(folder)
     data = dt_series.update(dt_series.series_path(out, n), [dt_series.entry(s) for s in summaries.values()])
     like = [d for d, s in summaries.items() if dt_series.like(s["run"]["params"]) == dt_series.like(params)]
-    shown = min(like, key=lambda d: summaries[d]["run"]["params"]["dt"])
+    shown = min(like, key=lambda d: (summaries[d]["run"]["params"]["dt"],
+                                     summaries[d]["run"]["params"]["seed"] != params["seed"]))
     summary = summaries[shown]
     series = dt_series.series_like(data, params)
     stem = f"tidal_tails_n{n}"
     md = out / f"{stem}.md"
     written = [plot(summary, shown, out / f"{stem}.png"), md]
-    if len(series) > 1:
+    if len({e["params"]["dt"] for e in series}) > 1:
         written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
     written.append(dt_series.series_path(out, n))
-    md.write_text(table(summary) + "\n" + "\n".join(dt_series.section(series, n)) + "\n", encoding="utf-8")
+    md.write_text(table(summary) + "\n" + "\n".join(_series_section(out, series, n)) + "\n", encoding="utf-8")
     return written

@@ -26,15 +26,15 @@ from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
-from .full_size import run_folder, write_full_size
+from .full_size import run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
-from .report import write_report
+from .report import science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
-from .resumable import Busy, Interrupted, WriteFault
-from .science_plots import plot_black_hole, plot_tidal_tails
-from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, check_black_hole_work,
-                           check_tidal_work, run_black_hole, run_tidal_tails)
+from .resumable import RUN_FILE, Busy, Interrupted, WriteFault
+from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
+from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
+                           check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
 from .tables import write_conservation, write_task_shares
 
 SCIENCE_SUMMARIES = "science_runs.json"
@@ -108,10 +108,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tidal-n", type=COUNT, default=None, help=f"bodies in the tidal-tail run (default "
                                                                f"{TIDAL_DEFAULTS['n']}, {TIDAL_FULL_N} with --full)")
     p.add_argument("--tidal-dt", type=POSITIVE, default=None,
-                   help=f"time step of the tidal-tail run in T (default {TIDAL_DEFAULTS['dt']:g}, "
-                        f"{TIDAL_FULL['dt']:g} with --full)")
+                   help=f"time step of the tidal-tail run in T (default {fmt_dt(TIDAL_DEFAULTS['dt'])} T, the "
+                        f"encounter time at the softening length over {STEPS_PER_ENCOUNTER}, rounded down to a power "
+                        f"of two; {fmt_dt(TIDAL_FULL['dt'])} T with --full)")
     p.add_argument("--tidal-orbits", type=POSITIVE, default=None,
                    help=f"orbits to integrate (default {TIDAL_DEFAULTS['orbits']:g})")
+    p.add_argument("--tidal-seed", type=_number(int, 1, "a whole number of at least 1"), default=1,
+                   help="seed of the tidal-tail run's initial conditions (default 1); with --full each seed runs in "
+                        "its own folder and joins the series over dt, whose test uses the seeds' scatter")
     p.add_argument("--tidal-precision", default=None, type=str.lower, choices=PRECISIONS,
                    help=f"precision of the tidal-tail run (default {TIDAL_DEFAULTS['precision']}, "
                         f"{TIDAL_FULL['precision']} with --full)")
@@ -120,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bh-ratios", type=POSITIVE, nargs="+", default=list(BH_DEFAULTS["ratios"]),
                    help="black-hole to cluster mass ratios (default: 1 10)")
     p.add_argument("--bh-dt", type=POSITIVE, default=BH_DEFAULTS["dt"],
-                   help=f"time step of the black-hole runs in T (default {BH_DEFAULTS['dt']:g})")
+                   help=f"time step of the black-hole runs in T (default {fmt_dt(BH_DEFAULTS['dt'])} T)")
     p.add_argument("--bh-t-end", type=POSITIVE, default=BH_DEFAULTS["t_end"],
                    help=f"duration of the black-hole runs in T (default {BH_DEFAULTS['t_end']:g})")
     p.add_argument("--gpu-model", default=None, type=str.upper, choices=tuple(GPUS),
@@ -193,13 +197,17 @@ def _check_inputs(args) -> Results | None:
 
 
 def _read_science_summaries(out: Path) -> dict:
-    """The one-paragraph summaries of the science figures in OUT (small, committed beside the
-    PNGs), so that `--no-science` on a fresh clone keeps them in REPORT.md."""
+    """The records of the science figures in OUT (small, committed beside the PNGs:
+    {"summary": one paragraph, "runs": each run's energy errors}), so that `--no-science` on a
+    fresh clone keeps them in REPORT.md; a bare paragraph (an earlier version's) has no runs."""
     try:
         data = read_json(out / SCIENCE_SUMMARIES, "run record")   # a regular file of bounded JSON
-        return {k: str(v) for k, v in data.items()} if isinstance(data, dict) else {}
     except FileRefused:
         return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v if isinstance(v, dict) and "summary" in v else {"summary": str(v), "runs": []}
+            for k, v in data.items()}
 
 
 def _write_science_summaries(out: Path, summaries: dict):
@@ -259,10 +267,13 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
     version = _science_version(args)
     progress = not args.quiet
     tidal = _tidal(args)
+    if args.science and progress:
+        _say(f"tidal tails, N = {tidal['n']}: {step_rule(tidal['n'], tidal['dt'])}.")
     jobs = [
         ("tidal_tails", "tidal_tails.png", runs / "tidal_tails",
          lambda: run_tidal_tails(runs / "tidal_tails", n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
-                                 precision=tidal["precision"], version=version, progress=progress, rerun=args.rerun),
+                                 precision=tidal["precision"], version=version, seed=args.tidal_seed,
+                                 progress=progress, rerun=args.rerun),
          plot_tidal_tails),
         ("black_hole", "black_hole_passage.png", runs / "black_hole",
          lambda: run_black_hole(runs / "black_hole", n=args.bh_n, ratios=tuple(args.bh_ratios), dt=args.bh_dt,
@@ -286,6 +297,8 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                 continue
             _, summaries[key] = plot(folder, out / fname)
             written[key] = fname
+            for r in summaries[key]["runs"]:
+                _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
         except (Interrupted, Busy, WriteFault):
@@ -303,12 +316,17 @@ def _full(args, out: Path) -> int:
     """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
     its figure and its table; nothing else is touched."""
     tidal = _tidal(args)
-    folder = run_folder(out, tidal["n"], tidal["dt"])
+    folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed)
     if args.science:
         run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
-                        version=_science_version(args), progress=not args.quiet, rerun=args.rerun)
+                        version=_science_version(args), seed=args.tidal_seed, progress=not args.quiet,
+                        rerun=args.rerun)
     try:
-        files = write_full_size(folder, out)
+        if args.science or (folder / RUN_FILE).exists():
+            files = write_full_size(folder, out)
+        else:                   # --no-science and the run's snapshots gone: the series from its JSON
+            files = write_series(out, {"n": tidal["n"], "orbits": tidal["orbits"], "scheme": "leapfrog",
+                                       "precision": tidal["precision"], "snapshots_per_orbit": 4})
     except FileNotFoundError as exc:
         _say(f"the full-size figure was not written: {exc}.")
         return 1

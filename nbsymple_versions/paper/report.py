@@ -12,6 +12,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
                    series, speedups)
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .results import Results
+from .science_plots import INTERNAL_LIMIT
 
 
 def _fmt_ram(ram) -> str:
@@ -224,6 +225,27 @@ def _t(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} us"
 
 
+def science_record_line(run: dict) -> str:
+    """One science run's energy errors in words, its verdict first where it is not converged."""
+    internal, total = run.get("internal_energy_error"), run.get("energy_error_total")
+    most = run.get("internal_energy_error_max", internal)
+    value = "unknown" if internal is None else f"{internal:.1e}"
+    head = "NOT CONVERGED: " if not run.get("converged") else ""
+    largest = "" if most is None or most == internal else f" (largest {most:.1e})"
+    total_text = "" if total is None else f", total {total:.1e}"
+    return f"{head}internal energy error {value} at the end{largest}{total_text}"
+
+
+def science_lines(record: dict) -> list[str]:
+    """A science section's text: a bold warning for each run that is not converged (internal
+    energy error above the limit), then the figure's summary paragraph."""
+    hot = [r for r in record.get("runs", []) if not r.get("converged")]
+    warn = [f"> **Not converged: {r['run']}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): the time step "
+            f"heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
+            f"passage are shaped by the integration and are not physical results." for r in hot]
+    return [w + "\n" for w in warn] + [record["summary"], ""]
+
+
 def write_report(out: Path, res: Results | None, written: dict, notes: list[str], shares: list | None,
                  science: dict, full=(), prediction=None) -> Path:
     """REPORT.md in `out`: `written` maps artefact name -> file name (only those written); `full`:
@@ -273,7 +295,7 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
         if key in written:
             lines += [f"## {title}", "", f"![{title}]({written[key]})", ""]
             if science.get(key):
-                lines += [science[key], ""]
+                lines += science_lines(science[key])
     for md in full:
         png = md.with_suffix(".png")
         body = md.read_text(encoding="utf-8").splitlines()

@@ -7,12 +7,45 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.diagnostics import energy, energy_change, energy_parts
+from ..core.diagnostics import energy, energy_change, energy_parts, internal_energy_error, relative_error
 from ..core.ics import State
 from ..core.galaxy import SUN_RADIUS_KPC
-from .science_runs import RUN_FILE, load_run
+from .science_runs import RUN_FILE, load_run, step_rule
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius
+
+
+INTERNAL_LIMIT = 1e-2     # internal-energy error above which a science run is "not converged"
+
+
+def not_converged(internal: float | None) -> bool:
+    """True where the internal-energy error |E - E0| / |K_int,0 + W_0| exceeds INTERNAL_LIMIT
+    (or is unknown): the time step heated the cluster by more than 1 % of its binding energy, so
+    its tails, escapes and passage are shaped by the integration, not only by the physics."""
+    return internal is None or not internal <= INTERNAL_LIMIT
+
+
+def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
+    """Stamp NOT CONVERGED across `fig` (red, over the panels) when `not_converged(internal)`;
+    returns whether it did."""
+    if not not_converged(internal):
+        return False
+    value = "unknown" if internal is None else f"{internal:.1e}"
+    fig.text(0.5, 0.5, f"NOT CONVERGED{what}\ninternal energy error {value} > {INTERNAL_LIMIT:g}",
+             ha="center", va="center", fontsize=15, weight="bold", color="tab:red", alpha=0.75, rotation=12,
+             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "tab:red", "alpha": 0.6}, zorder=100)
+    return True
+
+
+def internal_sentence(internal: float | None, largest: float | None) -> str:
+    """'internal energy error 3.1e-03 at the end (largest 3.2e-03; converged: <= 0.01)' or its
+    not-converged form; `largest`: over the run's snapshots, what decides."""
+    value = "unknown" if internal is None else f"{internal:.1e}"
+    most = "unknown" if largest is None else f"{largest:.1e}"
+    if not_converged(largest):
+        return (f"internal energy error {value} at the end, largest {most} > {INTERNAL_LIMIT:g}: NOT CONVERGED (the "
+                f"step heated the cluster; what follows is shaped by numerical heating and is not a physical result)")
+    return f"internal energy error {value} at the end (largest {most}; converged: <= {INTERNAL_LIMIT:g})"
 
 
 def source_line(run: dict) -> str:
@@ -59,10 +92,30 @@ def _nice(x: float) -> float:
     return next(m * e for m in (1, 2, 5, 10) if m * e >= x)
 
 
-def plot_tidal_tails(folder, path) -> tuple[Path, str]:
+def run_record(label: str, run: dict, total: float | None, internal: float | None, internal_max: float | None,
+               **extra) -> dict:
+    """One science run's numbers for plots/science_runs.json: its set-up, both energy errors at
+    the end, the largest internal error over its snapshots, whether it converged (that largest
+    internal error <= INTERNAL_LIMIT) and its wall time."""
+    p = run["params"]
+    return {"run": label, "n": p["n"], "dt": p["dt"], "scheme": p["scheme"], "version": p["version"],
+            "precision": p["precision"], "steps": run["steps"], "wall_seconds": run["wall_seconds"],
+            "energy_error_total": total, "internal_energy_error": internal, "internal_energy_error_max": internal_max,
+            "converged": not not_converged(internal_max), **extra}
+
+
+def _largest(errors) -> float | None:
+    """The largest of the internal errors (None if one is unknown)."""
+    errors = list(errors)
+    return None if any(e is None for e in errors) else max(errors, default=0.0)
+
+
+def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     """Left: the orbit in the Galactic x-y plane (kpc) with the cluster's stars at 0, 0.5, 1 and
     1.5 orbits. Right: each of those snapshots centred on the cluster (pc), in the Galactic
-    frame, showing the leading and trailing tails."""
+    frame, showing the leading and trailing tails. The title gives the energy error at the end
+    in both definitions; a run whose internal error exceeds INTERNAL_LIMIT is stamped NOT
+    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record]})."""
     run, snaps = load_run(folder)
     p = run["params"]
     per_orbit = p["snapshots_per_orbit"]
@@ -70,8 +123,11 @@ def plot_tidal_tails(folder, path) -> tuple[Path, str]:
     chosen = [snaps[i] for i in wanted if i < len(snaps)]
     units = chosen[0][0].units
     period_myr = units.to_myr(run["orbital_period"])
-    e0 = energy(chosen[0][0])
-    e_last = abs(energy(snaps[-1][0]) - e0) / abs(e0)
+    parts0 = energy_parts(snaps[0][0])
+    every = [energy_parts(s) for s, _ in snaps[1:]] or [parts0]
+    e_last = relative_error(every[-1].total, parts0.total)
+    internals = [internal_energy_error(p_, parts0, units) for p_ in every]
+    internal, worst = internals[-1], _largest(internals)
     pc = units.r_cl_pc
     centres = [density_centre(s.positions) for s, _ in chosen]
     offsets = [(s.positions - c) * pc for (s, _), c in zip(chosen, centres)]
@@ -111,20 +167,33 @@ def plot_tidal_tails(folder, path) -> tuple[Path, str]:
                          fontsize=8, color=col * 0.8)
             ax.set_xlabel(r"$x - x_c$ [pc]" if i >= 2 else "")
             ax.set_ylabel(r"$y - y_c$ [pc]" if i % 2 == 0 else "")
+        verdict = (f"NOT CONVERGED: largest {_e(worst)}" if not_converged(worst)
+                   else f"converged: largest {_e(worst)} <= {INTERNAL_LIMIT:g}")
         fig.suptitle(f"Tidal tails of a cluster on a circular orbit at {r_orb:g} kpc (cf. paper Figs. 6-8)\n"
-                     f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T = {units.to_myr(p['dt']) * 1e3:.0f} kyr, "
-                     f"{p['scheme']}, version {p['version']} {p['precision']}; "
-                     f"orbital period {period_myr:.0f} Myr; |dE/E| = {e_last:.1e} at the end", fontsize=8.5)
+                     f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T = {units.to_myr(p['dt']) * 1e3:.1f} kyr, "
+                     f"{p['scheme']}, version {p['version']} {p['precision']}; orbital period {period_myr:.0f} Myr\n"
+                     f"energy error at the end: internal |E-E0|/|K_int+W| = {_e(internal)} ({verdict}); "
+                     f"total |dE/E| = {_e(e_last)}", fontsize=8.5)
+        mark_not_converged(fig, worst)
         path = save(fig, path, source_line(run))
     rt = jacobi_radius(units, p.get("radius_kpc", SUN_RADIUS_KPC))
     frac = [fraction_beyond(s.positions, c, rt) for (s, _), c in zip(chosen, centres)]
+    shares = (f"Fraction of stars beyond the Jacobi radius r_J = {rt * pc:.0f} pc (from the AS91 rotation curve) at "
+              + ", ".join(f"{s.t / run['orbital_period']:.1f}" for s, _ in chosen) + " orbits: "
+              + ", ".join(f"{100 * f:.1f} %" for f in frac))
+    if not_converged(worst):
+        shares += " (numbers of a run that is not converged: they measure the heating as much as the tides)"
     summary = (f"N = {p['n']} stars, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} {p['precision']}: "
-               f"{run['steps']} steps in {run['wall_seconds']:.0f} s. Fraction of stars beyond the Jacobi radius "
-               f"r_J = {rt * pc:.0f} pc (from the AS91 rotation curve) at "
-               + ", ".join(f"{s.t / run['orbital_period']:.1f}" for s, _ in chosen) + " orbits: "
-               + ", ".join(f"{100 * f:.1f} %" for f in frac)
-               + f". Relative energy error (total, the paper's definition) at the end: {e_last:.1e}.")
-    return path, summary
+               f"{run['steps']} steps in {run['wall_seconds']:.0f} s. {internal_sentence(internal, worst)[0].upper()}"
+               f"{internal_sentence(internal, worst)[1:]}; total energy error (the paper's definition) at the end "
+               f"{_e(e_last)}. {shares}. "
+               f"Step: {step_rule(p['n'], p['dt'])}.")
+    return path, {"summary": summary, "runs": [run_record("tidal tails", run, e_last, internal, worst,
+                                                          beyond_r_j=[round(f, 6) for f in frac])]}
+
+
+def _e(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:.1e}"
 
 
 def _internal_energy_errors(states: list) -> np.ndarray:
@@ -138,11 +207,13 @@ def _internal_energy_errors(states: list) -> np.ndarray:
     return np.array([abs(energy_change(energy_parts(s), parts0, s.units)) / scale for s in states])
 
 
-def plot_black_hole(folder, path) -> tuple[Path, str]:
+def plot_black_hole(folder, path) -> tuple[Path, dict]:
     """Left: x-y tracks (pc) of the cluster's density centre for each mass ratio, the black hole
     at the centre. Right: the energy error |E(t) - E0| vs time (Myr), computed from the reloaded
     snapshots (E includes the black hole and the Galaxy), relative to |E0| (solid) and to the
-    cluster's internal energy (dashed, `_internal_energy_errors`)."""
+    cluster's internal energy (dashed, `_internal_energy_errors`), with INTERNAL_LIMIT drawn; the
+    title gives each run's internal error at the end, and a run above the limit is stamped NOT
+    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record per ratio]})."""
     folder = Path(folder)
     subs = sorted((d for d in folder.glob("ratio_*") if (d / RUN_FILE).exists()),
                   key=lambda d: float(d.name.split("_", 1)[1]))
@@ -154,7 +225,7 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
                                        gridspec_kw={"width_ratios": [1, 1.25]})
         zoom = ax0.inset_axes([0.62, 0.06, 0.35, 0.36])
         first_run = None
-        summary = []
+        summary, records, ends = [], [], []
         for sub, col in zip(subs, colors):
             run, snaps = load_run(sub)
             first_run = first_run or run
@@ -180,9 +251,14 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
             ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + f", closest {r[i_peri]:.0f} pc")
             ax1.plot(t[1:], np.maximum(internal[1:], 1e-17), color=col, ls="--", lw=1.0)
             ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
-            summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr, "
-                           f"energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end "
-                           f"(internal: {internal[max(i_peri - 2, 1)]:.1e} and {internal[-1]:.1e})")
+            end, most = float(internal[-1]), float(np.max(internal))
+            summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr; "
+                           f"{internal_sentence(end, most)}, {internal[max(i_peri - 2, 1)]:.1e} just before the "
+                           f"passage; "
+                           f"total energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end")
+            records.append(run_record(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
+                                      ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
+            ends.append((p["ratio"], end, most))
         ax0.plot(0, 0, marker="*", color="k", ms=10, ls="none", label="black hole (Galactic centre)")
         ax0.set_xlabel("x [pc]")
         ax0.set_ylabel("y [pc]")
@@ -195,7 +271,11 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
         zoom.set_aspect("equal")
         zoom.tick_params(labelsize=6)
         zoom.set_title("around the black hole [pc]", fontsize=6.5)
+        ax1.axhline(INTERNAL_LIMIT, color="tab:red", lw=0.8, ls="-.")
+        ax1.text(0.99, INTERNAL_LIMIT, f"internal {INTERNAL_LIMIT:g}: above it not converged", color="tab:red",
+                 fontsize=6.5, ha="right", va="bottom", transform=ax1.get_yaxis_transform())
         ax1.set_yscale("log")
+        ax1.set_ylim(top=max(ax1.get_ylim()[1], 30 * INTERNAL_LIMIT))      # room for the legends above the limit
         ax1.set_xlabel("time [Myr]")
         ax1.set_ylabel(r"energy error $|E - E_0|$ over ...")
         ax1.set_title("Energy error, total and internal (dotted: closest approach)", fontsize=8.5)
@@ -209,8 +289,16 @@ def plot_black_hole(folder, path) -> tuple[Path, str]:
         fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\nN = {p['n']}, "
                      f"start {p['radius_kpc']:g} kpc with {p['speed_kms']:g} km/s tangential, "
                      f"dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, {p['scheme']}, "
-                     f"version {p['version']} {p['precision']}", fontsize=8.5)
+                     f"version {p['version']} {p['precision']}\ninternal energy error at the end: "
+                     + "; ".join(f"M_BH/M_cl = {ratio:g}: {_e(end)} (largest {_e(most)}: "
+                                 f"{'NOT CONVERGED' if not_converged(most) else 'converged'})"
+                                 for ratio, end, most in ends),
+                     fontsize=8.5)
+        hot = [(ratio, most) for ratio, _, most in ends if not_converged(most)]
+        if hot:
+            mark_not_converged(fig, max(most for _, most in hot),
+                               " (M_BH/M_cl = " + ", ".join(f"{ratio:g}" for ratio, _ in hot) + ")")
         path = save(fig, path, source_line(first_run))
-    return path, (f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} {p['precision']}. "
-                  + "; ".join(summary) + ".")
+    return path, {"summary": (f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} "
+                              f"{p['precision']}. " + "; ".join(summary) + "."), "runs": records}
 

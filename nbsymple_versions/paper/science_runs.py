@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import Simulation, add_black_hole, make_cluster
 from ..core import galaxy
+from ..core.ics import default_softening
 from ..core.units import Units
 from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
@@ -30,15 +31,48 @@ from ..runs.snapshots import list_snapshots, read_snapshot
 from . import resumable
 from .resumable import RUN_FILE
 
-TIDAL_DEFAULTS = {"n": 4096, "dt": 2.0 ** -7, "orbits": 1.5, "version": "B", "precision": "dp"}
+STEPS_PER_ENCOUNTER = 4
+
+
+def encounter_time(n: int) -> float:
+    """sqrt(eps^3 / (G m)) in T: how long two of the N stars (m = 1/N; G = M = r_cl = 1) take to
+    pass each other at the softening length eps = `default_softening(N)`. eps^3 N does not depend
+    on N, so this is 2.05e-3 T (7.8 kyr) at any N. Fixed steps longer than it do not resolve the
+    close encounters, and the cluster heats steadily."""
+    return math.sqrt(default_softening(n) ** 3 * n)
+
+
+def encounter_step(n: int, per: int = STEPS_PER_ENCOUNTER) -> float:
+    """The step rule of the default tidal-tail run: the largest power of two <= encounter_time / per
+    (2^-11 T for per = 4: 4.2 steps per encounter at the softening length)."""
+    return 2.0 ** math.floor(math.log2(encounter_time(n) / per))
+
+
+def step_rule(n: int, dt: float) -> str:
+    """The rule and the numbers it used, in one sentence, for `dt` (the rule's or one given)."""
+    t_enc, eps = encounter_time(n), default_softening(n)
+    ruled = encounter_step(n)
+    return (f"encounter time at the softening length sqrt(eps^3 / (G m)) = {t_enc:.3g} T (eps = {eps:.3g} r_cl, "
+            f"m = 1/{n}); rule dt = largest power of two <= t_enc / {STEPS_PER_ENCOUNTER} = {ruled:.4g} T "
+            + (f"(used: dt = {dt:.4g} T = t_enc / {t_enc / dt:.1f})" if dt == ruled else
+               f"(not used: dt = {dt:.4g} T = t_enc / {t_enc / dt:.2g} was given)"))
+
+
+# The default tidal-tail figure (`make paper`): N = 2048 and the encounter step (2^-11 T) keep the
+# cluster's internal-energy error below 1e-2 over 1.5 orbits for a few minutes on two cores (at
+# N = 4096 the same step takes four times as long; 2^-10 T ends near 1e-2; see docs/paper.md)
+TIDAL_DEFAULTS = {"n": 2048, "dt": encounter_step(2048), "orbits": 1.5, "version": "B", "precision": "dp"}
 # the paper's Figs. 6-8 at full size (`nbsymple paper --full`): dsp keeps float64-like
 # coordinates at 850 cluster radii for 0.6 of dp's cost on a CPU (sp's float32 positions
-# are as coarse as a tenth of the softening there); dt = 2^-8 T halves the internal-energy
-# error of 2^-7 T (0.11 against 0.25 of the binding energy after 1.5 orbits on the reference
-# machine; dp gives dsp's error, so the step, not the precision, sets it)
-TIDAL_FULL = {"n": 15360, "dt": 2.0 ** -8, "orbits": 1.5, "precision": "dsp"}
+# are as coarse as a tenth of the softening there); dt = 2^-10 T keeps the internal-energy error
+# at 5.1e-3 of the binding energy after 1.5 orbits (2^-9 T: 3.4e-2, 2^-8 T: 0.11; the committed
+# series); dp gives dsp's error, so the step, not the precision, sets it
+TIDAL_FULL = {"n": 15360, "dt": 2.0 ** -10, "orbits": 1.5, "precision": "dsp"}
 TIDAL_FULL_N = TIDAL_FULL["n"]
-BH_DEFAULTS = {"n": 1024, "dt": 2.0 ** -10, "ratios": (1.0, 10.0), "radius_kpc": 1.0, "speed_kms": 2.0,
+# the black-hole passages: dt = 2^-14 T, the encounter time at the softening length with a black
+# hole of the cluster's mass (sqrt(eps^3 / (G M_BH)) = 6.4e-5 T at N = 1024), measured to keep the
+# internal-energy error below 1e-2 at both ratios (2^-10 T: 7.9e-2 and 0.58; see docs/paper.md)
+BH_DEFAULTS = {"n": 1024, "dt": 2.0 ** -14, "ratios": (1.0, 10.0), "radius_kpc": 1.0, "speed_kms": 2.0,
                "t_end": 3.5, "version": "B", "scheme": "leapfrog"}
 
 
@@ -131,12 +165,13 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
     r_cl = 10 pc, Q = 0.3) at (8.5 kpc, 0, 0) moving at 220 km/s in the disk plane, for `orbits`
     orbital periods (~62 T = 237 Myr each), with a snapshot every 1/`snapshots_per_orbit` orbit.
 
-    Defaults (N = 4096, dt = 2^-7 T = 30 kyr, leapfrog, version B, dp) take a few minutes on two
+    Defaults (N = 2048, dt = 2^-11 T = 1.9 kyr, leapfrog, version B, dp) take a few minutes on two
     CPU cores: with sub-virial (Q = 0.3) initial conditions the cluster collapses, re-virialises and
     loses stars through its Lagrange points, which drift along the orbit into leading and trailing
-    tails. dt is 1/128 of the crossing time, small enough for the collective dynamics; close
-    two-body encounters are softened (eps ~ 1e-3 r_cl) but not resolved.
-    The paper's N = 15360 is `TIDAL_FULL` (dt = 2^-8 T: about 28 times the work). Checkpoints every
+    tails. dt is `encounter_step`: a quarter of the time two stars take to pass at the softening
+    length (eps ~ 1e-3 r_cl), so that those encounters are resolved and the cluster's heating stays
+    below 1e-2 of its binding energy over 1.5 orbits (longer steps heat it steadily).
+    The paper's N = 15360 is `TIDAL_FULL` (dt = 2^-10 T: about 28 times the work). Checkpoints every
     `checkpoint_every` steps: an interrupted run resumes where it stopped when called again
     with the same parameters."""
     folder = Path(folder)
@@ -172,12 +207,13 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
     `speed_kms` = 2 km/s (1 % of the circular speed there), so its orbit is nearly radial: it
     reaches the centre after ~1.4 T (5 Myr) at ~450 km/s (~175 velocity units) and its centre
     passes within about one cluster radius of the black hole, so that many stars cross the hole's
-    immediate neighbourhood. At that speed the cluster moves 0.17 r_cl per
-    step of dt = 2^-10 T (3.7 kyr), so the passage (~0.01 T) is resolved by a handful of steps:
-    it is a stiff test, and the energy error jumps at pericentre, more for the heavier black
-    hole. `t_end` = 3.5 T covers the fall, the passage and the climb out on the far side.
+    immediate neighbourhood. It is a stiff test: the energy error jumps at pericentre, more for
+    the heavier black hole. At dt = 2^-10 T (3.7 kyr; the cluster moves 0.17 r_cl per step) the
+    internal-energy error ends at 7.9e-2 (M_BH/M_cl = 1) and 0.58 (10); at the default 2^-14 T
+    (0.23 kyr, 0.011 r_cl per step, the passage resolved by ~100 steps) at 5e-4 and 5e-3.
+    `t_end` = 3.5 T covers the fall, the passage and the climb out on the far side.
     Snapshots: `snapshots` evenly spaced, plus one every step for `dense_steps` steps either side
-    of the pericentre predicted by `predicted_pericentre_step`, so the passage is sampled finely.
+    of the pericentre predicted by `predicted_pericentre_step`, so the passage is sampled.
     The default ratios (1 and 10) bracket a black hole as massive as the cluster and one ten
     times heavier (1.5e4 and 1.5e5 Msun)."""
     folder = Path(folder)
@@ -232,13 +268,24 @@ def predicted_pericentre_step(state, dt: float, steps: int) -> int:
     return best_k
 
 
+def run_record(folder) -> dict | None:
+    """The run record (`RUN_FILE`) in `folder`, read through `runs.paths` (a regular file of
+    bounded JSON); None where there is none, FileRefused (one sentence) for one that is no record."""
+    path = Path(folder) / RUN_FILE
+    if not os.path.lexists(path):
+        return None
+    run = read_json(path, "run record")
+    if not isinstance(run, dict):
+        raise FileRefused(f"run record {path} holds a JSON {type(run).__name__}, not an object")
+    return run
+
+
 def load_run(folder) -> tuple[dict, list]:
     """(run.json, [(state, step), ...]) of a finished run, from its snapshots."""
     folder = Path(folder)
-    try:
-        run = json.loads((folder / RUN_FILE).read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first") from None
+    run = run_record(folder)
+    if run is None:
+        raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first")
     snaps = [read_snapshot(p) for p in list_snapshots(folder)]
     if not snaps:
         raise FileNotFoundError(f"{folder.name}/ holds no snapshots: run the simulation first")
