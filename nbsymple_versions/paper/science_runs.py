@@ -86,12 +86,10 @@ def provenance(sim: Simulation) -> dict:
 def _same_run(folder: Path, params: dict) -> bool:
     """True if `folder` already holds a finished run with these parameters."""
     try:
-        run = read_json(folder / RUN_FILE, "run record")   # a regular file of bounded JSON (runs/paths.py)
+        run = run_record(folder)
     except FileRefused:
         return False
-    if not isinstance(run, dict):
-        return False
-    if run.get("params") != json.loads(json.dumps(params)) or not run.get("finished"):
+    if run is None or run.get("params") != json.loads(json.dumps(params)) or not run.get("finished"):
         return False
     return all((folder / s).exists() for s in run.get("snapshots", []))
 
@@ -182,7 +180,7 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
         if progress:
             print(f"tidal tails: reusing the finished run in {folder.name}/ (N = {n}, dt = {dt:g})",
                   file=sys.stderr)
-        return json.loads((folder / RUN_FILE).read_text())
+        return run_record(folder)
     period = orbital_period(Units())
     every, total = check_tidal_work(n, dt, orbits, snapshots_per_orbit)
 
