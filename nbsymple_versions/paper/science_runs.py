@@ -227,7 +227,7 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
             if progress:
                 print(f"black hole: reusing the finished run in {sub.name}/ (N = {n}, M_BH/M_cl = {ratio:g})",
                       file=sys.stderr)
-            runs.append(json.loads((sub / RUN_FILE).read_text()))
+            runs.append(run_record(sub))
             continue
         state = add_black_hole(make_cluster(n, seed=seed, radius_kpc=radius_kpc, speed_kms=speed_kms), ratio)
         total = black_hole_steps(dt, t_end)
