@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
+from ..instruments.provenance import pin_commit
 from ..runs.errors import path_argument, writable
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
@@ -309,7 +310,10 @@ def _full(args, out: Path) -> int:
 def main(argv=None) -> int:
     """Entry point (`nbsymple paper ...` or `python -m nbsymple_versions.paper ...`); returns the exit
     status: 0 if everything asked for was written, 1 if an artefact was not, 2 for a mistake in the input
-    (nothing written), 128 + the signal's number if a signal stopped a science run."""
+    (nothing written), 128 + the signal's number if a signal stopped a science run.
+    The checkout's commit is read first (`pin_commit`): the figures, tables and runs name the
+    tree as the command found it, not as its own writes into plots/ leave it."""
+    pin_commit()
     try:
         args = _parser().parse_args(argv)
         res = _check_inputs(args)
