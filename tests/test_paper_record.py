@@ -1,6 +1,7 @@
 """`nbsymple paper` as a reader meets it: a clean clone stays clean in its stamps, the results of a
 complete commit are chosen over a newer partial run, and REPORT.md concludes only what its
 numbers' noise allows. No timing assertions."""
+import json
 import os
 import re
 import subprocess
@@ -36,19 +37,25 @@ def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
     assert pin_commit(repo) == head + "+dirty"        # a later command sees the change that existed before it
 
 
-def test_paper_on_a_clean_clone_stamps_the_clean_commit(tmp_path):
-    """`python -m nbsymple_versions.paper --no-science` in a fresh clone of this checkout's HEAD
-    rewrites plots/; every commit it stamps is the clone's, without '+dirty' (its own writes into
-    plots/ came after the commit was read)."""
+TINY_SCIENCE = ["--tidal-n", "48", "--tidal-dt", "0.125", "--tidal-orbits", "0.5", "--bh-n", "32",
+                "--bh-dt", "0.0078125", "--bh-t-end", "2.0", "--bh-ratios", "1", "--science-version", "A"]
+
+
+@pytest.mark.parametrize("science", [["--no-science"], TINY_SCIENCE], ids=["no-science", "tiny-science"])
+def test_paper_on_a_clean_clone_stamps_the_clean_commit(tmp_path, science):
+    """`python -m nbsymple_versions.paper` in a fresh clone of this checkout's HEAD rewrites plots/
+    (the benchmark figures first, then the science runs); every commit it stamps (REPORT.md, the
+    runs' run.json) is the clone's, without '+dirty': its own writes came after the commit was read."""
     clone = tmp_path / "clone"
     _git("clone", "-q", str(REPO), str(clone), cwd=tmp_path)
     head = _git("rev-parse", "--short=8", "HEAD", cwd=clone)
     env = {**os.environ, "PYTHONPATH": str(clone)}          # the clone's package, not this checkout's
-    proc = subprocess.run([sys.executable, "-m", "nbsymple_versions.paper", "--no-science"], cwd=clone, env=env,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run([sys.executable, "-m", "nbsymple_versions.paper", "--quiet", *science], cwd=clone,
+                          env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = (clone / "plots" / "REPORT.md").read_text()
     stamps = set(re.findall(r"commit ([0-9a-f]{8,40}(?:\+dirty)?)", report))
+    stamps |= {json.loads(p.read_text())["provenance"]["commit"] for p in (clone / "plots" / "runs").glob("*/run.json")}
     assert stamps and not any(s.endswith("+dirty") for s in stamps), stamps
-    if "predicted (" in report:          # the GPU prediction stamps the commit whose kernels it counted
+    if "predicted (" in report or science != ["--no-science"]:     # the prediction and the runs stamp the clone's
         assert head in stamps, (head, stamps)
