@@ -4,6 +4,7 @@ numbers' noise allows. No timing assertions."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,59 @@ def test_paper_on_a_clean_clone_stamps_the_clean_commit(tmp_path, science):
     assert stamps and not any(s.endswith("+dirty") for s in stamps), stamps
     if "predicted (" in report or science != ["--no-science"]:     # the prediction and the runs stamp the clone's
         assert head in stamps, (head, stamps)
+
+
+# ----------------------------------------------------------------------------- the right results
+
+BENCH_OUTPUTS = ["time_per_step.png", "speedup.png", "dp_vs_dsp.png", "task_shares.md", "task_shares.csv",
+                 "task_shares.png", "conservation.md"]
+PARTIAL = "b" * 40          # a later commit's partial run: the gate's pairwise timings only
+
+
+def _with_partial_newer_run(tmp_path) -> tuple[Path, str]:
+    """A copy of the fixture (one complete commit) beside a later commit's results file that holds
+    only tasks.Tasks.time_pairwise, as `asv continuous` or a history run of a few benchmarks
+    leaves it; returns (results folder, the complete commit)."""
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results)
+    complete = next(p for p in results.glob("*/*.json") if p.name != "machine.json")
+    data = json.loads(complete.read_text())
+    data["commit_hash"] = PARTIAL
+    data["date"] += 86_400_000
+    data["results"] = {k: v for k, v in data["results"].items() if k == "tasks.Tasks.time_pairwise"}
+    (complete.parent / f"{PARTIAL[:8]}-{data['env_name']}.json").write_text(json.dumps(data))
+    return results, json.loads(complete.read_text())["commit_hash"]
+
+
+def test_a_newer_partial_run_is_passed_over_for_the_complete_commit(tmp_path, capsys):
+    results, good = _with_partial_newer_run(tmp_path)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    for name in BENCH_OUTPUTS:
+        assert (out / name).exists(), name
+    said = capsys.readouterr().out
+    assert f"commit {good[:8]}" in said and f"{PARTIAL[:8]} (lacks " in said, said
+    report = (out / "REPORT.md").read_text()
+    assert f"| commit | {good} " in report and PARTIAL[:8] not in report.split("## Notes")[0]
+
+
+def test_commit_names_the_partial_run_and_says_what_it_lacks(tmp_path, capsys):
+    results, _ = _with_partial_newer_run(tmp_path)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet",
+                       "--commit", PARTIAL[:8]]) == 1          # its figures cannot be drawn: status 1
+    said = capsys.readouterr().out
+    assert f"commit {PARTIAL[:8]}, as --commit named it; it lacks steps.Step.time_step_leapfrog" in said, said
+    assert not (out / "time_per_step.png").exists()
+
+
+def test_without_a_complete_commit_the_least_incomplete_is_read():
+    from nbsymple_versions.paper.results import ResultFile, choose_commit
+    files = [ResultFile(Path(f"m/{c * 8}-env.json"), c * 40, date, "", "", {}, {}, rows)
+             for c, date, rows in (("a", 1, {"x": {"result": [1.0]}}),
+                                   ("b", 2, {"x": {"result": [None]}, "y": {"result": 2.0}}),
+                                   ("c", 3, {}))]
+    chosen, sentence = choose_commit(files, needs=(("x",), ("y", "z")))
+    assert chosen == "b" * 40        # a and b lack one need each (b's x is all null); b is newer; c lacks two
+    assert "lacks the fewest (x)" in sentence and "cccccccc (lacks x; y or z)" in sentence
+    assert choose_commit(files)[0] == "c" * 40          # no needs: the newest

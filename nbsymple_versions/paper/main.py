@@ -23,7 +23,7 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..runs.errors import path_argument, writable
 from ..versions import LETTERS, TABLE, get_version
-from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
+from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import run_folder, write_full_size
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
@@ -79,8 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", type=path_argument,
                    help="asv results folder (default: results)")
     p.add_argument("--machine", default=None, help="machine folder under --results (default: the only one, "
-                                                     "or the one with the most recent results)")
-    p.add_argument("--commit", default=None, help="commit hash or prefix (default: the latest results by date)")
+                                                     "or the one whose chosen results ran last)")
+    p.add_argument("--commit", default=None, help="commit hash or prefix (default: the newest commit whose results "
+                                                   "hold every benchmark the figures need; stdout names it)")
     p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
@@ -161,7 +162,7 @@ def _check_inputs(args) -> Results | None:
     res = None
     if not args.full:
         try:
-            res = load_results(args.results, args.machine, args.commit)
+            res = load_results(args.results, args.machine, args.commit, needs=PAPER_NEEDS)
         except ResultsError as exc:
             raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
     if args.science:                # settings of the runs that would be made: no run of no steps
@@ -342,6 +343,7 @@ def _everything(args, res: Results, out: Path) -> int:
         notes.append(msg)
         _say(msg)
 
+    print(f"nbsymple paper: results of {res.choice}.", flush=True)      # stdout: what the figures are made of
     for w in res.warnings:
         note(w)
     prediction = _prediction(res, args.gpu_model, note)
