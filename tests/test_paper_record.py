@@ -116,3 +116,73 @@ def test_without_a_complete_commit_the_least_incomplete_is_read():
     assert chosen == "b" * 40        # a and b lack one need each (b's x is all null); b is newer; c lacks two
     assert "lacks the fewest (x)" in sentence and "cccccccc (lacks x; y or z)" in sentence
     assert choose_commit(files)[0] == "c" * 40          # no needs: the newest
+
+
+# ----------------------------------------------------------------------------- conclusions within the noise
+
+def test_the_fastest_is_named_only_beyond_the_intervals():
+    from nbsymple_versions.paper.report import fastest_sentence
+    times = {"A": 0.38, "B": 0.24}
+    assert fastest_sentence(times, {"A": (0.30, 0.45), "B": (0.23, 0.25)}) == \
+        "version B is the fastest (its 99 % interval lies below the others')"
+    assert fastest_sentence(times, {"A": (0.24, 0.45), "B": (0.23, 0.25)}) == \
+        "versions A and B are tied for the fastest (their 99 % intervals overlap)"
+    assert fastest_sentence({"A": 2.0, "B": 2.0}, {}).startswith("versions A and B are tied")   # no noise recorded
+
+
+def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
+    from nbsymple_versions.paper.report import against_sentence
+    spans = {("B", 256): (1.0, 1.2), ("B", 1024): (4.0, 4.4), ("B", 4096): (16.0, 17.0),
+             ("C", 256): (2.0, 2.5), ("C", 1024): (4.2, 4.6), ("C", 4096): (5.0, 6.0)}
+    assert against_sentence("C", "B", spans) == "Version C is faster than B (beyond their 99 % intervals) from N = 4096 on."
+    spans["C", 4096] = (16.5, 18.0)
+    assert against_sentence("C", "B", spans) == \
+        "Version C against B: tied at N = 1024, 4096; slower at N = 256 (99 % intervals)."
+    tied = {("B", 256): (1.0, 2.0), ("C", 256): (1.5, 2.5)}
+    assert against_sentence("C", "B", tied) == \
+        "Version C is tied with B at every N measured (their 99 % intervals overlap)."
+
+
+def _prediction(host_shares: dict):
+    """A stand-in `prediction.Prediction` whose host tasks take `host_shares` (%) at N = 16384."""
+    from types import SimpleNamespace
+    letters = tuple(host_shares)
+    shares = {v: {"pairwise": 100 - h, "galactic": h * 0.8, "integrate": h * 0.2} for v, h in host_shares.items()}
+    return SimpleNamespace(letters=letters, ns=lambda v: [16384], shares=lambda v, n: shares[v],
+                           n_for_share=lambda v: 3.3e7, kernels={v: SimpleNamespace(tile=256) for v in letters},
+                           gpu=SimpleNamespace(device=SimpleNamespace(clock_ghz=1.98, sms=132)))
+
+
+def test_a_tie_in_the_predicted_host_share_is_named_and_load_draws_no_ranking():
+    from nbsymple_versions.paper.report import prediction_findings
+    tied = prediction_findings(_prediction({"C": 63.5, "D": 63.52, "E": 18.8}))[1]
+    assert "C and D are tied at 63.5 %, the largest share outside task 1" in tied
+    assert "spends the largest share" not in tied
+    alone = prediction_findings(_prediction({"C": 63.5, "D": 50.9, "E": 18.8}))[1]
+    assert "as in the paper, C (one core) spends the largest share outside task 1" in alone
+    busy = prediction_findings(_prediction({"C": 63.5, "D": 50.9, "E": 18.8}), busy=True)[1]
+    assert "no ranking is drawn" in busy and "largest" not in busy
+
+
+def test_a_share_at_the_papers_threshold_to_the_digits_shown_is_not_called_below_it():
+    from nbsymple_versions.paper.report import _side
+    assert _side(99.7983, 99.8, 2) == 0 and _side(99.79, 99.8, 2) == -1 and _side(99.81, 99.8, 2) == 1
+
+
+def test_under_load_the_report_ranks_nothing(tmp_path):
+    """The committed Zen 3 results with their load record pushed above the core count: REPORT.md
+    says so, and no sentence ranks versions (fastest, tied for, largest share, faster than)."""
+    from nbsymple_versions.paper.data import PAPER_NEEDS
+    from nbsymple_versions.paper.main import _prediction
+    from nbsymple_versions.paper.report import write_report
+    from nbsymple_versions.paper.results import load_results
+    res = load_results(REPO / "results", "amd-epyc-znver3-avx2-2cores-nogpu", needs=PAPER_NEEDS)
+    for p in res.provenance:
+        p["load_average"] = {"max": 5.0, "median": 4.0, "cores": 2}
+    prediction = _prediction(res, "H200", lambda msg: None)
+    text = write_report(tmp_path, res, {}, [], None, {}, (), prediction).read_text()
+    assert "Figures taken under load." in text
+    for ranking in ("is the fastest", "tied for the fastest", "spends the largest share", "faster than"):
+        assert ranking not in text, ranking
+    if prediction is not None:
+        assert "no ranking is drawn" in text

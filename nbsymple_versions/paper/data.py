@@ -69,6 +69,15 @@ def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np
     return out
 
 
+def step_intervals(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[tuple, tuple]:
+    """{(version, N): (low, high)}: the 99 % confidence interval asv recorded for each step time
+    (the time itself at both ends where none was recorded)."""
+    if STEP[scheme] not in res:
+        return {}
+    return {(str(v), int(n)): span for (v, n, prec), span in res.interval(STEP[scheme]).items()
+            if prec == precision and span[1] > 0}
+
+
 def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curves: dict | None = None) -> dict:
     """{version: (N, t_A / t_version)} at the N where both were measured; with `curves`
     ({version: (N, t)}, e.g. predicted steps), of those at the N where A was measured."""

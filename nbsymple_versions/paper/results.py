@@ -242,6 +242,20 @@ class Results:
                 out[tuple(key)] = v
         return out
 
+    def interval(self, name: str) -> dict[tuple, tuple[float, float]]:
+        """{(param values...): (low, high)}: asv's 99 % confidence interval of each finite value
+        (`stats_ci_99_a`, `stats_ci_99_b`), or (value, value) where the run recorded none."""
+        row = self._rows.get(name, {})
+        bounds = [row.get(k) for k in ("stats_ci_99_a", "stats_ci_99_b")]
+        bounds = [b if isinstance(b, list) else [b] for b in bounds]
+        out = {}
+        for i, (key, value) in enumerate(self.get(name, keep_missing=True).items()):
+            if math.isfinite(value):
+                lo, hi = (_number(b[i]) if i < len(b) else math.nan for b in bounds)
+                ok = math.isfinite(lo) and math.isfinite(hi) and lo <= value <= hi
+                out[key] = (lo, hi) if ok else (value, value)
+        return out
+
     @staticmethod
     def _text(ms: int) -> str:
         if not ms:
@@ -351,7 +365,9 @@ def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) 
     elif lacking[chosen]:
         why = f"no commit holds every benchmark the paper needs; this one lacks the fewest ({'; '.join(lacking[chosen])})"
     else:
-        why = f"the newest of {len(newest_first)} whose results hold every benchmark the paper needs"
+        whole = sum(not lacking[c] for c in newest_first)
+        why = (f"the newest whose results hold every benchmark the paper needs ({whole} of the "
+               f"{len(newest_first)} commits with results here do)")
     sentence = f"commit {chosen[:8]}, {why}"
     if passed:
         sentence += (f"; newer partial results passed over: "
