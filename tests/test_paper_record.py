@@ -128,6 +128,7 @@ def test_the_fastest_is_named_only_beyond_the_intervals():
     assert fastest_sentence(times, {"A": (0.24, 0.45), "B": (0.23, 0.25)}) == \
         "versions A and B are tied for the fastest (their 99 % intervals overlap)"
     assert fastest_sentence({"A": 2.0, "B": 2.0}, {}).startswith("versions A and B are tied")   # no noise recorded
+    assert fastest_sentence({"A": 2.0, "B": 1.0}, {}) == "version B is the fastest (no noise recorded: by the values alone)"
 
 
 def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
@@ -137,7 +138,7 @@ def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
     assert against_sentence("C", "B", spans) == "Version C is faster than B (beyond their 99 % intervals) from N = 4096 on."
     spans["C", 4096] = (16.5, 18.0)
     assert against_sentence("C", "B", spans) == \
-        "Version C against B: tied at N = 1024, 4096; slower at N = 256 (99 % intervals)."
+        "Version C against B: tied at N = 1024, 4096; slower at N = 256 (beyond their 99 % intervals)."
     tied = {("B", 256): (1.0, 2.0), ("C", 256): (1.5, 2.5)}
     assert against_sentence("C", "B", tied) == \
         "Version C is tied with B at every N measured (their 99 % intervals overlap)."

@@ -123,7 +123,8 @@ def fastest_sentence(times: dict, spans: dict) -> str:
     spans = {v: spans.get(v) or (t, t) for v, t in times.items()}
     tied = sorted(v for v in times if _overlap(spans[v], spans[best]))
     if len(tied) == 1:
-        return f"version {best} is the fastest (its 99 % interval lies below the others')"
+        return f"version {best} is the fastest (" + ("its 99 % interval lies below the others'" if all(
+            lo < hi for lo, hi in spans.values()) else "no noise recorded: by the values alone") + ")"
     return f"versions {_join(tied)} are tied for the fastest (their 99 % intervals overlap)"
 
 
@@ -137,16 +138,18 @@ def against_sentence(v: str, ref: str, spans: dict) -> str:
         verdict[n] = "faster" if a[1] < b[0] else "slower" if a[0] > b[1] else "tied"
     if not ns:
         return f"Version {v} and {ref} were not measured at a common N."
+    recorded = all(spans[w, n][0] < spans[w, n][1] for n in ns for w in (v, ref))
+    beyond = "beyond their 99 % intervals" if recorded else "no noise recorded: by the values alone"
     if len(set(verdict.values())) == 1:
         word = verdict[ns[0]]
         return (f"Version {v} is tied with {ref} at every N measured (their 99 % intervals overlap)." if word == "tied"
-                else f"Version {v} is {word} than {ref} at every N measured (beyond their 99 % intervals).")
+                else f"Version {v} is {word} than {ref} at every N measured ({beyond}).")
     first = next((n for n in ns if all(verdict[m] == "faster" for m in ns if m >= n)), None)
     if first is not None and verdict[ns[0]] != "faster":
-        return f"Version {v} is faster than {ref} (beyond their 99 % intervals) from N = {first} on."
+        return f"Version {v} is faster than {ref} ({beyond}) from N = {first} on."
     return (f"Version {v} against {ref}: " + "; ".join(
         f"{word} at N = {', '.join(str(n) for n in ns if verdict[n] == word)}"
-        for word in ("faster", "tied", "slower") if word in verdict.values()) + " (99 % intervals).")
+        for word in ("faster", "tied", "slower") if word in verdict.values()) + f" ({beyond}).")
 
 
 def _ratio(pair) -> str:
