@@ -314,7 +314,7 @@ def _read_all(folder: Path, root: Path, warnings: list) -> list[ResultFile]:
     return files
 
 
-def _held(files: list[ResultFile]) -> set[str]:
+def held_benchmarks(files: list[ResultFile]) -> set[str]:
     """The benchmarks these files hold: a row with at least one finite value."""
     held = set()
     for f in files:
@@ -329,7 +329,7 @@ def _held(files: list[ResultFile]) -> set[str]:
 def _lacks(files: list[ResultFile], needs) -> list[str]:
     """Each need (a tuple of benchmarks, any one of which will do) that these files do not hold,
     as 'a or b'."""
-    held = _held(files)
+    held = held_benchmarks(files)
     return [" or ".join(group) for group in needs if not held & set(group)]
 
 
