@@ -187,3 +187,52 @@ def test_under_load_the_report_ranks_nothing(tmp_path):
         assert ranking not in text, ranking
     if prediction is not None:
         assert "no ranking is drawn" in text
+
+
+# ----------------------------------------------------------------------------- figures that read at a glance
+
+def _kept_figures(monkeypatch, module):
+    """Figures `module` saves, kept open for inspection (drawn, as saving would)."""
+    kept = []
+
+    def keep(fig, path, source):
+        fig.canvas.draw()
+        kept.append(fig)
+        return Path(path)
+    monkeypatch.setattr(module, "save", keep)
+    return kept
+
+
+def test_benchmark_legends_lie_off_the_panels_and_coinciding_curves_stay_visible(tmp_path, monkeypatch):
+    from nbsymple_versions.paper import figures
+    from nbsymple_versions.paper.results import load_results
+    from nbsymple_versions.paper.style import version_line
+    kept = _kept_figures(monkeypatch, figures)
+    res = load_results(FIXTURE)
+    figures.time_per_step(res, tmp_path / "t.png")
+    figures.speedup(res, tmp_path / "s.png")
+    figures.dp_vs_dsp(res, tmp_path / "d.png")
+    for fig in kept:
+        renderer = fig.canvas.get_renderer()
+        legends = [lg for ax in fig.axes for lg in ([ax.get_legend()] if ax.get_legend() else [])] + fig.legends
+        assert legends
+        for lg in legends:
+            box = lg.get_window_extent(renderer)
+            for ax in fig.axes:
+                assert not box.overlaps(ax.get_window_extent(renderer)), "a legend lies on a panel"
+    c, d = version_line("C"), version_line("D")      # one kernel: their curves can coincide
+    assert c["marker"] != d["marker"] and c["lw"] > d["lw"] and c["ms"] > d["ms"] and c["zorder"] < d["zorder"]
+
+
+def test_the_black_hole_track_is_drawn_to_one_scale(tmp_path, monkeypatch):
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole
+    kept = _kept_figures(monkeypatch, science_plots)
+    run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0), version="A", progress=False)
+    science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    track = kept[0].axes[0]
+    assert track.get_aspect() == 1.0
+    x0, x1 = track.get_xlim()
+    y0, y1 = track.get_ylim()
+    box = track.get_window_extent()
+    assert abs((x1 - x0) / box.width - (y1 - y0) / box.height) < 1e-6 * (x1 - x0) / box.width   # pc per pixel alike
