@@ -53,10 +53,12 @@ gate:
 find: $(STAMP)
 	$(BIN)/python -m tools.tracking find "$(GOOD)..$(BAD)" "$(BENCH)"
 
-# dashboard: asv publish into html/, then local copies of the scripts and styles it loads
+# dashboard: asv publish into html/, then local copies of the scripts and styles it loads, and the
+# view each benchmark page opens on (one where its curves have points)
 dashboard: $(STAMP)
 	$(BIN)/asv publish
 	$(BIN)/python tools/dashboard/offline.py html
+	$(BIN)/python tools/dashboard/views.py html
 
 # paper: bounded asv sweep on this machine into scratch results (.asv/paper/results: results/ and
 # its benchmarks.json stay as committed), then `nbsymple paper` from them (see docs/paper.md). The

@@ -103,6 +103,9 @@ def _parser():
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
     add("--every", type=_whole_number(1), metavar="K", help="snapshot every K steps")
     add("--json", action="store_true", help="print one JSON object and nothing else on stdout")
+    add("--progress", action="store_true",
+        help="the progress line on stderr even off a terminal (a log, a batch job): one line per 10 %%; "
+             "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
     add("--checkpoint", type=path_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM")

@@ -476,3 +476,47 @@ def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
     p = mpirun(2, "-m", "nbsymple_versions.cli", "run", *args)
     lines = [line for line in p.stderr.splitlines() if line.strip()]
     assert p.returncode == 2 and len(lines) == 1 and named in lines[0] and "Traceback" not in p.stderr, p.stderr
+
+
+PROGRESS_END = "version F, 2 ranks: step 20/20 (100 %)"
+
+
+def test_f_shows_its_progress_once_when_asked():
+    """`--progress` off a terminal: rank 0 alone writes A-E's progress lines (one per 10 %)."""
+    p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "20",
+               "--seed", "1", "--progress")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stderr.count(PROGRESS_END) == 1 and p.stderr.count("( 50 %)") == 1, p.stderr
+    quiet = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "20",
+                   "--seed", "1")
+    assert quiet.returncode == 0 and "step 20/20" not in quiet.stderr, quiet.stderr
+
+
+def test_f_under_mpiexec_on_a_terminal_shows_its_progress(tmp_path):
+    """mpiexec run from a terminal (its stderr a pseudo-terminal) pipes the ranks' stderr; rank 0
+    still finds that a person watches (the launcher's stderr) and shows the progress unasked."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "F",
+                             "--n", "64", "--steps", "20", "--seed", "1"], cwd=REPO, env=_env(),
+                            stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    chunks, deadline = [], time.monotonic() + TIMEOUT          # a hang guard
+    try:
+        while (proc.poll() is None or select.select([master], [], [], 0.2)[0]) and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:         # the terminal's other end closed
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        os.close(master)
+        proc.stdout.close()
+    seen = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0, seen[-3000:]
+    assert seen.count(PROGRESS_END) == 1, seen

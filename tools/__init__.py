@@ -4,10 +4,11 @@ as the Makefile does (`python -m tools.<module>`):
 
     tracking.py   the suite as a tracking instrument: machine identity, what a grid runs, the
                   fixed environment name, provenance, scratch configurations (make bench,
-                  bench-smoke, benchmarks-json, find)
+                  bench-smoke, benchmarks-json, find), the history since the reference commit
     gate.py       the regression gate: this checkout against BASE (make gate)
     migrate.py    rewrite committed results/ onto the current suite and machine name
     dashboard/    offline.py (make dashboard: the published pages without a network),
+                  views.py (make dashboard: the view each page opens on, no empty thumbnails),
                   screenshot.py (the dashboard in headless Chromium, by hand), vendor/ (the
                   scripts and styles asv loads, with their licences)
 

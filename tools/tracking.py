@@ -8,6 +8,8 @@ checks never rewrite committed data. The Makefile's bench targets call this modu
     python -m tools.tracking benchmarks-json    rewrite results/benchmarks.json from discovery
     python -m tools.tracking select [--gate]    the -b patterns of this grid (or of the gate)
     python -m tools.tracking find GOOD..BAD BENCH   asv find, results kept out of results/
+    python -m tools.tracking history [OPTIONS]  asv run of every commit since the reference that
+                                                results/<machine>/ lacks (resumable)
 
 It lies outside asv's `benchmark_dir` (benchmarks/), so asv never imports it; asv, the suite
 and the package are imported where they are used (`machine` needs only the package's provenance).
@@ -228,7 +230,12 @@ def selection(gate: bool = False, bench: str | None = None) -> list[str]:
     """asv `-b` patterns naming exactly the combinations that run on this machine and grid (so
     the skipped ones cost no process); with `gate`, only GATE_BENCHMARKS at each version's
     largest running N; with `bench`, only names `name(params)` that this regex matches."""
-    patterns = []
+    return [f"^{re.escape(name)}\\(({'|'.join(re.escape(i) for i in ids)})\\)$" for name, ids in selected(gate, bench)]
+
+
+def selected(gate: bool = False, bench: str | None = None) -> list[tuple[str, list[str]]]:
+    """[(benchmark name, the ids `a, b, c` of its parameter combinations that `selection` runs)]."""
+    chosen = []
     for name, reprs, instance, method, raw in suite():
         ids = [", ".join(p) for p in itertools.product(*reprs)]
         keep = [(i, p) for i, p in zip(ids, raw) if skip_reason(instance, method, p) is None
@@ -244,8 +251,8 @@ def selection(gate: bool = False, bench: str | None = None) -> list[str]:
                 largest[p[0]] = max(largest.get(p[0], 0), p[1])     # (version, n, ...)
             keep = [(i, p) for i, p in keep if p[1] == largest[p[0]]]
         if keep:
-            patterns.append(f"^{re.escape(name)}\\(({'|'.join(re.escape(i) for i, _ in keep)})\\)$")
-    return patterns
+            chosen.append((name, [i for i, _ in keep]))
+    return chosen
 
 
 # ---------------------------------------------------------------- running asv
@@ -325,6 +332,90 @@ def find(commits: str, bench: str) -> int:
     return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
 
 
+# ---------------------------------------------------------------- the history
+
+HISTORY_BENCH = r"^(tasks|steps)\."          # the paper's task and step timings
+
+
+def reference_commit(results_dir: Path = ROOT / "results") -> str | None:
+    """The committed reference commit: the oldest (by commit date) that results/ holds for any machine."""
+    from nbsymple_versions.paper.results import ResultsError, ResultFile
+    oldest = None
+    for path in results_dir.glob("*/*.json"):
+        if path.name == "machine.json":
+            continue
+        try:
+            f = ResultFile.read(path)
+        except ResultsError:
+            continue
+        if oldest is None or f.date < oldest.date:
+            oldest = f
+    return oldest.commit if oldest else None
+
+
+def missing_commits(since: str, machine: str, names: set, results_dir: Path = ROOT / "results",
+                    until: str = "HEAD", repo: Path = ROOT) -> list[str]:
+    """The commits from `since` to `until` (first parents, as asv takes a range; `since`
+    included) whose results for `machine` do not hold every benchmark of `names` (a finite value;
+    a commit asv stopped in the middle of counts as missing, and asv's --skip-existing-successful
+    then runs only what it lacks)."""
+    from nbsymple_versions.paper.results import ResultsError, ResultFile, held_benchmarks
+    commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
+    commits = [git("rev-parse", since, cwd=repo)] + commits
+    by_commit: dict[str, list] = {}
+    for path in (results_dir / machine).glob("*.json"):
+        if path.name == "machine.json":
+            continue
+        try:
+            f = ResultFile.read(path)
+        except ResultsError:
+            continue
+        by_commit.setdefault(f.commit, []).append(f)
+    return [c for c in commits if not set(names) <= held_benchmarks(by_commit.get(c, []))]
+
+
+def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = False, dry_run: bool = False,
+            extra=()) -> int:
+    """`asv run` (an asv-built environment per commit) of the benchmarks `bench` selects, at every
+    commit from `since` (default: the committed reference commit) to HEAD that results/<machine>/
+    lacks, into results/: the dashboard's history. asv saves each benchmark as it finishes, so an
+    interrupted run resumes where it stopped when the same command is given again."""
+    since = since or reference_commit()
+    if since is None:
+        log("history: results/ holds no commit to start from; give --since COMMIT")
+        return 2
+    try:
+        git("rev-parse", "--verify", f"{since}^{{commit}}")
+    except subprocess.CalledProcessError:
+        log(f"history: --since {since} is not a commit of this repository")
+        return 2
+    machine = register_machine()
+    patterns = selection(bench=bench)
+    names = {name for name, _ in selected(bench=bench)}
+    todo = missing_commits(since, machine, names)
+    log(f"history: machine {machine}, {len(names)} benchmarks ({bench}), {len(todo)} commits from {since[:8]} to "
+        f"HEAD lack them in results/{machine}/" + (":" if dry_run and todo else ""))
+    if dry_run or not todo:
+        print("\n".join(todo))
+        return 0
+    hashfile = SCRATCH / "history" / "hashes.txt"
+    hashfile.parent.mkdir(parents=True, exist_ok=True)
+    hashfile.write_text("\n".join(todo) + "\n")
+    args = ["run", "--machine", machine, "--skip-existing-successful", "--durations", "10",
+            *(["--quick"] if quick else [])]
+    for p in patterns:
+        args += ["-b", p]
+    start = time.time()
+    with LoadSampler() as load:
+        rc = asv(*args, *extra, f"HASHFILE:{hashfile}")
+    la = load.summary()
+    left = missing_commits(since, machine, names)
+    log(f"history: wall time {time.time() - start:.0f} s, exit status {rc}, load average (1 min) {la['min']}-"
+        f"{la['max']} on {la['cores']} cores; {len(todo) - len(left)} of {len(todo)} commits measured"
+        + (f", {len(left)} left: the same command goes on with them" if left else ""))
+    return rc
+
+
 # Benchmarks taken out of the suite, whose rows committed results keep (asv's dashboard and the
 # paper's reader pass over rows of a benchmark that benchmarks.json no longer names): why each went
 RATE = "a rate, which asv reads as lower-is-better and cannot be told otherwise (asv 0.6)"
@@ -379,6 +470,13 @@ def main(argv=None) -> int:
     sub.add_parser("benchmarks-json", help="rewrite results/benchmarks.json from discovery")
     s = sub.add_parser("select", help="print the -b patterns, one a line")
     s.add_argument("--gate", action="store_true")
+    h = sub.add_parser("history", help="asv run of every commit since the reference that results/<machine>/ "
+                                        "lacks (resumable: the same command goes on)")
+    h.add_argument("--since", help="first commit (default: the oldest commit results/ holds, the reference)")
+    h.add_argument("--bench", "-b", default=HISTORY_BENCH,
+                   help=f"benchmarks whose name(params) matches this regex (default {HISTORY_BENCH})")
+    h.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
+    h.add_argument("--dry-run", action="store_true", help="print the commits it would measure, run nothing")
     f = sub.add_parser("find", help="asv find GOOD..BAD BENCH with scratch results")
     f.add_argument("commits", type=commit_range)
     f.add_argument("bench", type=regex)
@@ -393,6 +491,8 @@ def main(argv=None) -> int:
         return smoke()
     elif args.cmd == "benchmarks-json":
         write_benchmarks_json()
+    elif args.cmd == "history":
+        return history(args.since, args.bench, args.quick, args.dry_run, extra)
     elif args.cmd == "find":
         return find(args.commits, args.bench)
     elif args.cmd == "select":

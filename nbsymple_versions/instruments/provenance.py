@@ -152,9 +152,23 @@ def machine_name(gpu_names: list[str] | None = None) -> str:
     return name + (f"-{threads}threads" if threads and threads != str(cores) else "")
 
 
+_PINNED: dict = {}      # root -> the commit as `pin_commit` found it
+
+
+def pin_commit(root: Path = REPO) -> str:
+    """Read the checkout's commit now and let `git_commit` answer with it for the rest of the
+    process. A command that rewrites tracked files (`nbsymple paper` into plots/) pins it before
+    it writes anything, so that '+dirty' names only changes that existed before it ran."""
+    _PINNED.pop(root, None)
+    _PINNED[root] = git_commit(root)
+    return _PINNED[root]
+
+
 def git_commit(root: Path = REPO) -> str:
     """Short commit of the checkout at `root`, with '+dirty' where tracked files differ from it
-    ('unknown' outside git)."""
+    ('unknown' outside git); the pinned one where `pin_commit` pinned it."""
+    if root in _PINNED:
+        return _PINNED[root]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, capture_output=True,
                               text=True, timeout=10)

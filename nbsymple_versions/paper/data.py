@@ -25,6 +25,11 @@ INTERNAL = "accuracy.Conservation.track_internal_energy_error"
 ANGULAR = "accuracy.Conservation.track_angular_momentum_error"
 THREADS = "throughput.Threads.track_threads"      # the suite records numba's thread count
 
+# what the benchmark figures and tables need, each a tuple of alternatives: the step timings (Fig. 2,
+# speed-up, Fig. 5), the task shares or the pairwise timing they are taken from (Tables 4-6), an
+# accuracy benchmark (Tables 2, 7); `nbsymple paper` reads the newest commit that holds them all
+PAPER_NEEDS = ((STEP["leapfrog"],), (SHARE, TASK_TIMES["pairwise"][0]), (ENERGY, ENERGY_STEP, INTERNAL, ANGULAR))
+
 REFERENCE = LETTERS[0]          # A, 1 CPU core: the speed-ups are over it
 ALL_CORES = CPU_LETTERS[-1]     # B, all CPU cores: where the GPU versions must beat it
 GPU_RANGE = f"{GPU_LETTERS[0]}-{GPU_LETTERS[-1]}"   # 'C-E', for sentences
@@ -62,6 +67,15 @@ def series(res: Results, name: str, precision: str = "dp") -> dict[str, tuple[np
         pts = sorted(by_version[v])
         out[v] = (np.array([p[0] for p in pts], dtype=float), np.array([p[1] for p in pts]))
     return out
+
+
+def step_intervals(res: Results, scheme: str = "leapfrog", precision: str = "dp") -> dict[tuple, tuple]:
+    """{(version, N): (low, high)}: the 99 % confidence interval asv recorded for each step time
+    (the time itself at both ends where none was recorded)."""
+    if STEP[scheme] not in res:
+        return {}
+    return {(str(v), int(n)): span for (v, n, prec), span in res.interval(STEP[scheme]).items()
+            if prec == precision and span[1] > 0}
 
 
 def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curves: dict | None = None) -> dict:

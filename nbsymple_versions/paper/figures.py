@@ -13,8 +13,9 @@ import numpy as np
 from ..core.vocabulary import TASKS
 from .data import MEASURED, REFERENCE, STEP, MissingData, series, source_line, speedups
 from .results import Results
-from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_ORDER, PRECISION_STYLES, TASK_COLORS, TASK_LABELS,
-                    VERSION_COLORS, VERSION_LABELS, VERSION_MARKERS, plt, save, style)
+from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_ORDER, PRECISION_SIZES, PRECISION_STYLES,
+                    PRECISION_WIDTHS, TASK_COLORS, TASK_LABELS, VERSION_COLORS, VERSION_LABELS, plt, save, style,
+                    version_line)
 
 SCHEME_LABELS = {"leapfrog": "leapfrog (2nd order, 1 force/step)", "si6a": "SI6A (6th order, 7 forces/step)"}
 SCHEME_STYLES = {"leapfrog": "-", "si6a": ":"}     # speed-up figure; dashed is for predictions
@@ -57,8 +58,16 @@ def step_curves(res: Results, prediction=None) -> list[tuple[str, dict, dict]]:
 
 
 def _predicted_line(ax, v, n, y, prediction):
-    ax.plot(n, y, ls=PREDICTED_STYLE, marker=VERSION_MARKERS.get(v, "o"), mfc="none", color=VERSION_COLORS.get(v),
-            label=f"{VERSION_LABELS.get(v, v)} ({prediction.legend})")
+    ax.plot(n, y, ls=PREDICTED_STYLE, mfc="none", label=f"{VERSION_LABELS.get(v, v)} ({prediction.legend})",
+            **version_line(v))
+
+
+def _legend_beside(ax, handles=None, labels=None):
+    """The legend to the right of panel `ax`, off the data. Anchored to the panel, not the
+    figure: saving with a tight bounding box (the footer below) moves what is anchored to the figure."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
 
 
 def _source(res: Results, prediction) -> str:
@@ -71,19 +80,18 @@ def time_per_step(res: Results, path: Path, prediction=None) -> Path:
     GPU versions without results dashed, as `prediction` has them."""
     panels = step_curves(res, prediction)
     with style():
-        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 0.4, 3.4), sharey=True,
+        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels) + 2.8, 3.4), sharey=True,
                                  layout="constrained", squeeze=False)
         for ax, (scheme, data, predicted) in zip(axes[0], panels):
             for v, (n, t) in data.items():
-                ax.plot(n, t, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
-                        label=VERSION_LABELS.get(v, v))
+                ax.plot(n, t, label=VERSION_LABELS.get(v, v), **version_line(v))
             for v, (n, t) in predicted.items():
                 _predicted_line(ax, v, n, t, prediction)
             _n2_guide(ax, data)
             _log_axes(ax, ylabel="wall time per step [s]" if ax is axes[0][0] else None,
                       ns=[x for d in (data, predicted) for n, _ in d.values() for x in n])
             ax.set_title(f"{SCHEME_LABELS[scheme]}, dp")
-        axes[0][0].legend(loc="upper left")
+        _legend_beside(axes[0][-1], *axes[0][0].get_legend_handles_labels())
         fig.suptitle("Time per integration step vs N (cf. paper Fig. 2)", fontsize=10)
         return save(fig, path, _source(res, prediction))
 
@@ -98,11 +106,10 @@ def speedup(res: Results, path: Path, prediction=None) -> Path:
     if not curves and not predicted:
         raise MissingData(f"the results of commit {res.commit[:8]} have no version besides A to compare with A")
     with style():
-        fig, ax = plt.subplots(figsize=(4.8, 3.5), layout="constrained")
+        fig, ax = plt.subplots(figsize=(7.2, 3.5), layout="constrained")
         for scheme, data in curves.items():
             for v, (n, s) in data.items():
-                ax.plot(n, s, marker=VERSION_MARKERS.get(v, "o"), color=VERSION_COLORS.get(v),
-                        ls=SCHEME_STYLES[scheme], mfc="none" if scheme == "si6a" else None,
+                ax.plot(n, s, ls=SCHEME_STYLES[scheme], mfc="none" if scheme == "si6a" else None, **version_line(v),
                         label=f"{VERSION_LABELS.get(v, v)}" if scheme == "leapfrog" or "leapfrog" not in curves
                         else None)
         for v, (n, s) in predicted.items():
@@ -115,7 +122,7 @@ def speedup(res: Results, path: Path, prediction=None) -> Path:
         for scheme in curves:
             handles.append(Line2D([], [], color="0.3", ls=SCHEME_STYLES[scheme]))
             labels.append(scheme if scheme == "leapfrog" else "SI6A")
-        ax.legend(handles, labels, loc="best")
+        _legend_beside(ax, handles, labels)
         ax.set_title("Speed-up over version A (dp; cf. paper Fig. 2)")
         return save(fig, path, _source(res, prediction))
 
@@ -129,7 +136,7 @@ def dp_vs_dsp(res: Results, path: Path) -> Path:
     with style():
         cols = min(len(versions), 3)
         rows = (len(versions) + cols - 1) // cols
-        fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 0.3, 2.8 * rows + 0.3), sharex=True,
+        fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 1.7, 2.8 * rows + 0.3), sharex=True,
                                  sharey=True, layout="constrained", squeeze=False)
         for ax in axes.flat[len(versions):]:
             ax.set_visible(False)
@@ -137,9 +144,9 @@ def dp_vs_dsp(res: Results, path: Path) -> Path:
             for p, data in by_prec.items():
                 if v in data:
                     n, t = data[v]
-                    ax.plot(n, t, ls=PRECISION_STYLES[p], marker=PRECISION_MARKERS[p],
-                            color=VERSION_COLORS.get(v), mfc="none" if p != "dp" else None,
-                            label=PRECISION_LABELS[p])
+                    ax.plot(n, t, ls=PRECISION_STYLES[p], marker=PRECISION_MARKERS[p], lw=PRECISION_WIDTHS[p],
+                            ms=PRECISION_SIZES[p], color=VERSION_COLORS.get(v), mfc="none" if p != "dp" else None,
+                            label=PRECISION_LABELS[p], zorder=2 + PRECISION_ORDER.index(p))
             note = _ratio_note(by_prec, v)
             if note:
                 ax.text(0.03, 0.97, note, transform=ax.transAxes, ha="left", va="top", fontsize=7)
@@ -150,7 +157,10 @@ def dp_vs_dsp(res: Results, path: Path) -> Path:
             else:
                 ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_title(VERSION_LABELS.get(v, v))
-            ax.legend(loc="lower right")
+        _legend_beside(axes[0][-1] if axes[0][-1].get_visible() else axes[0][0],
+                       [Line2D([], [], color="0.3", ls=PRECISION_STYLES[p], marker=PRECISION_MARKERS[p],
+                               lw=PRECISION_WIDTHS[p], ms=PRECISION_SIZES[p], mfc="none" if p != "dp" else None)
+                        for p in by_prec], [PRECISION_LABELS[p] for p in by_prec])
         fig.suptitle("Leapfrog time per step by force precision (cf. paper Fig. 5)", fontsize=10)
         return save(fig, path, source_line(res))
 

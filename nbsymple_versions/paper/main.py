@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
+from ..instruments.provenance import pin_commit
 from ..runs.errors import path_argument, writable
 from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
-from .data import GPU_RANGE, MissingData, describe_machine, source_line, task_share_table, with_predicted
+from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
@@ -88,8 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", type=path_argument,
                    help="asv results folder (default: results)")
     p.add_argument("--machine", default=None, type=_name, help="machine folder under --results (default: the only one, "
-                                                     "or the one with the most recent results)")
-    p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the latest results by date)")
+                                                     "or the one whose chosen results ran last)")
+    p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the newest commit whose "
+                                                    "results hold every benchmark the figures need; stdout names it)")
     p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
@@ -174,7 +176,7 @@ def _check_inputs(args) -> Results | None:
     res = None
     if not args.full:
         try:
-            res = load_results(args.results, args.machine, args.commit)
+            res = load_results(args.results, args.machine, args.commit, needs=PAPER_NEEDS)
         except ResultsError as exc:
             raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
     if args.science:                # the runs that would be made: no run of no steps, none beyond the machine
@@ -338,7 +340,10 @@ def main(argv=None) -> int:
     """Entry point (`nbsymple paper ...` or `python -m nbsymple_versions.paper ...`); returns the exit
     status: 0 if everything asked for was written, 1 if an artefact was not, 2 for a mistake in the input
     (nothing written), 4 if a write failed during a science run (a full disk: the last good checkpoint
-    is named), 128 + the signal's number if a signal stopped a science run."""
+    is named), 128 + the signal's number if a signal stopped a science run.
+    The checkout's commit is read first (`pin_commit`): the figures, tables and runs name the
+    tree as the command found it, not as its own writes into plots/ leave it."""
+    pin_commit()
     try:
         args = _parser().parse_args(argv)
         res = _check_inputs(args)
@@ -370,6 +375,7 @@ def _everything(args, res: Results, out: Path) -> int:
         notes.append(msg)
         _say(msg)
 
+    print(f"nbsymple paper: results of {res.choice}.", flush=True)      # stdout: what the figures are made of
     for w in res.warnings:
         note(w)
     prediction = _prediction(res, args.gpu_model, note)

@@ -9,7 +9,7 @@ from ..runs.paths import write_file
 from ..versions import GPU_LETTERS, get_version
 from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE,
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
-                   series, speedups)
+                   series, speedups, step_intervals)
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .results import Results
 from .science_plots import INTERNAL_LIMIT
@@ -39,13 +39,13 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
     except MissingData:
         data = {}
     if data:
+        spans = step_intervals(res)
         nmax = max(n.max() for n, _ in data.values())
         at_max = {v: t[list(n).index(nmax)] for v, (n, t) in data.items() if nmax in n}
         if at_max:
-            fastest = min(at_max, key=at_max.get)
             out.append(f"At the largest N measured ({int(nmax)}), a dp leapfrog step takes "
                        + ", ".join(f"{_t(t)} ({v})" for v, t in sorted(at_max.items()))
-                       + f"; version {fastest} is the fastest.")
+                       + f"; {fastest_sentence(at_max, {v: spans.get((v, int(nmax))) for v in at_max})}.")
         # slope of log t vs log N over the largest N
         slopes = []
         for v, (n, t) in sorted(data.items()):
@@ -64,26 +64,25 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
                        f"over {REFERENCE} (1 thread): "
                        + ", ".join(f"{x:.2g} at N = {int(m)}" for m, x in zip(n, s)) + ".")
         if ALL_CORES in data:
-            nb, tb = data[ALL_CORES]
-            tbd = dict(zip(nb, tb))
             for v in GPU_LETTERS:
                 if v in data:
-                    n, t = data[v]
-                    over = [x for x, y in zip(n, t) if x in tbd and y < tbd[x]]
-                    out.append(f"Version {v} overtakes {ALL_CORES} from N = {int(over[0])} on." if over else
-                               f"Version {v} stays slower than {ALL_CORES} at every N measured.")
+                    out.append(against_sentence(v, ALL_CORES, spans))
         if not any(v in data for v in GPU_LETTERS):
             out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: it has no GPU."
                        + (f" Their rows and dashed curves below are {prediction.label}." if prediction else ""))
     if shares:
         big = [(v, n, p) for v, n, p, source in largest_n_shares(shares) if source == MEASURED]
         if big:
-            low = [v for v, n, p in big if p < PAPER_PAIRWISE_SHARE]
+            side = {v: _side(p, PAPER_PAIRWISE_SHARE, 2) for v, n, p in big}
+            low = [v for v in side if side[v] < 0]
+            at = [v for v in side if side[v] == 0]
             out.append("At the largest N, task 1 (pairwise) takes " + ", ".join(f"{p:.2f} % of the step for {v} "
                                                                              f"(N = {n})" for v, n, p in big)
                        + f"; the paper reports above {PAPER_PAIRWISE_SHARE} % at its largest N"
-                       + (f" ({', '.join(low)} below it: the O(N) tasks still weigh more at these N)." if low
-                          else ", and so do all versions here."))
+                       + ("" if low or at else ", and so do all versions here")
+                       + (f"; {_join(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown" if at else "")
+                       + (f"; {_join(low)} below it: the O(N) tasks still weigh more at these N" if low else "")
+                       + ".")
     try:
         dsp = series(res, STEP["leapfrog"], "dsp")
     except MissingData:
@@ -103,12 +102,64 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
     return out
 
 
+def _overlap(a, b) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _join(words) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def _side(value: float, threshold: float, decimals: int) -> int:
+    """-1, 0 or 1: `value` below, at or above `threshold` to the `decimals` shown (a figure with no
+    recorded noise is told apart from another only where the report's digits tell them apart)."""
+    shown = round(value, decimals)
+    return (shown > threshold) - (shown < threshold)
+
+
+def fastest_sentence(times: dict, spans: dict) -> str:
+    """'version B is the fastest' where its 99 % interval lies below every other's, else the
+    versions tied with it (overlapping intervals) named as tied."""
+    best = min(times, key=times.get)
+    spans = {v: spans.get(v) or (t, t) for v, t in times.items()}
+    tied = sorted(v for v in times if _overlap(spans[v], spans[best]))
+    if len(tied) == 1:
+        return f"version {best} is the fastest (" + ("its 99 % interval lies below the others'" if all(
+            lo < hi for lo, hi in spans.values()) else "no noise recorded: by the values alone") + ")"
+    return f"versions {_join(tied)} are tied for the fastest (their 99 % intervals overlap)"
+
+
+def against_sentence(v: str, ref: str, spans: dict) -> str:
+    """Version `v` against `ref` at each N both were measured at: faster or slower only where their
+    99 % intervals (`spans`: {(version, N): (low, high)}) do not overlap, else tied."""
+    ns = sorted(n for (w, n) in spans if w == v and (ref, n) in spans)
+    verdict = {}
+    for n in ns:
+        a, b = spans[v, n], spans[ref, n]
+        verdict[n] = "faster" if a[1] < b[0] else "slower" if a[0] > b[1] else "tied"
+    if not ns:
+        return f"Version {v} and {ref} were not measured at a common N."
+    recorded = all(spans[w, n][0] < spans[w, n][1] for n in ns for w in (v, ref))
+    beyond = "beyond their 99 % intervals" if recorded else "no noise recorded: by the values alone"
+    if len(set(verdict.values())) == 1:
+        word = verdict[ns[0]]
+        return (f"Version {v} is tied with {ref} at every N measured (their 99 % intervals overlap)." if word == "tied"
+                else f"Version {v} is {word} than {ref} at every N measured ({beyond}).")
+    first = next((n for n in ns if all(verdict[m] == "faster" for m in ns if m >= n)), None)
+    if first is not None and verdict[ns[0]] != "faster":
+        return f"Version {v} is faster than {ref} ({beyond}) from N = {first} on."
+    return (f"Version {v} against {ref}: " + "; ".join(
+        f"{word} at N = {', '.join(str(n) for n in ns if verdict[n] == word)}"
+        for word in ("faster", "tied", "slower") if word in verdict.values()) + f" ({beyond}).")
+
+
 def _ratio(pair) -> str:
     predicted, measured = pair
     return f"{measured / predicted:.2f}" if math.isfinite(measured) else ""
 
 
-def prediction_lines(res: Results, prediction) -> list[str]:
+def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
     """REPORT.md's section on the GPU versions predicted: the model's inputs, its task times,
     what of the paper it reproduces and what it cannot; then prediction beside measurement."""
     gpu, d, letters = prediction.gpu, prediction.gpu.device, prediction.letters
@@ -160,7 +211,7 @@ def prediction_lines(res: Results, prediction) -> list[str]:
             lines.append(f"| {v} | {n} | {_t(t['pairwise'])} | {galactic} | {_t(t['integrate'])} | "
                          f"{_t(t['transfer'])} | {_t(sum(t.values()))} |")
     lines += ["", "What the prediction says of the paper's findings:", ""] + \
-        [f"- {s}" for s in prediction_findings(prediction)] + [""]
+        [f"- {s}" for s in prediction_findings(prediction, busy)] + [""]
     compared = predicted_vs_measured(res, prediction)
     if compared:
         lines += ["## GPU versions: prediction and measurement", "",
@@ -178,29 +229,37 @@ def prediction_lines(res: Results, prediction) -> list[str]:
     return lines
 
 
-def prediction_findings(prediction) -> list[str]:
-    """Which of the paper's findings the prediction reproduces at the largest N, and which it cannot."""
+def prediction_findings(prediction, busy: bool = False) -> list[str]:
+    """Which of the paper's findings the prediction reproduces at the largest N, and which it
+    cannot; with `busy` (its host-task times taken under load) no ranking of the versions."""
     letters = prediction.letters
     top = {v: max(prediction.ns(v)) for v in letters}
     shares = {v: prediction.shares(v, top[v]) for v in letters}
-    low = [v for v in letters if shares[v]["pairwise"] < PAPER_PAIRWISE_SHARE]
+    low = [v for v in letters if _side(shares[v]["pairwise"], PAPER_PAIRWISE_SHARE, 2) <= 0]
     out = ["Task 1's share at the largest N: " + ", ".join(f"{shares[v]['pairwise']:.2f} % ({v}, N = {top[v]})"
                                                              for v in letters)
            + f" against the paper's above {PAPER_PAIRWISE_SHARE} %: "
            + ("reproduced." if not low else
-              f"not reproduced at these N ({', '.join(low)} below it): the GPU's pairwise forces are so fast that "
+              f"not reproduced at these N ({', '.join(low)} not above it): the GPU's pairwise forces are so fast that "
               f"the O(N) host tasks still weigh. With the host tasks scaled as N, the model puts task 1 above "
               f"{PAPER_PAIRWISE_SHARE} % from N = " + ", ".join(f"{_n(prediction.n_for_share(v))} ({v})" for v in low)
               + ".")]
-    host = {v: shares[v]["galactic"] + shares[v]["integrate"] for v in letters}
+    host = {v: round(shares[v]["galactic"] + shares[v]["integrate"], 1) for v in letters}   # as shown
     if len(letters) > 1:
         first = letters[0]
-        largest = max(host, key=host.get)
-        out.append("Share of the O(N) host tasks (2 galactic, 3 integrate): "
-                   + ", ".join(f"{host[v]:.1f} % ({v})" for v in letters)
-                   + (f": as in the paper, {first} (one core) spends the largest share outside task 1."
-                      if largest == first else f": unlike the paper, {largest}, not {first}, spends the largest share "
-                                               f"outside task 1."))
+        largest = [v for v in letters if host[v] == max(host.values())]
+        listed = "Share of the O(N) host tasks (2 galactic, 3 integrate): " + ", ".join(f"{host[v]:.1f} % ({v})"
+                                                                                        for v in letters)
+        if busy:
+            out.append(listed + ": no ranking is drawn, since the host-task times they come from were taken "
+                                "under load.")
+        elif len(largest) > 1:
+            out.append(listed + f": {_join(largest)} are tied at {host[largest[0]]:.1f} %, the largest share outside task 1"
+                       + (f" (the paper has {first}, one core, alone there)." if first in largest else "."))
+        else:
+            out.append(listed + (f": as in the paper, {first} (one core) spends the largest share outside task 1."
+                                 if largest[0] == first else f": unlike the paper, {largest[0]}, not {first}, spends the "
+                                                         f"largest share outside task 1."))
     d, k = prediction.gpu.device, prediction.kernels[letters[0]]
     blocks = -(-max(top.values()) // k.tile)
     out.append(f"Not in the model, so not predicted: clocks below the {d.clock_ghz:g} GHz boost; occupancy and "
@@ -253,6 +312,7 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
     found in `out`, shown with their figures; `prediction`: the GPU versions predicted, with
     their inputs, beside any measurement of them."""
     lines = ["# NBSymple versions: the paper's figures and tables, regenerated", ""]
+    busy = False
     if res is not None:
         m = describe_machine(res)
         lines += ["| | |", "|---|---|",
@@ -286,7 +346,7 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
                 lines += [ln for ln in body[2:]] + ["", f"(CSV: [{written['task_shares_csv']}]"
                                                         f"({written['task_shares_csv']}))", ""]
     if prediction is not None and res is not None:
-        lines += prediction_lines(res, prediction)
+        lines += prediction_lines(res, prediction, busy)
     if "conservation" in written:
         body = (out / written["conservation"]).read_text().splitlines()
         lines += ["## Energy and angular-momentum conservation (paper Tables 2 and 7)", ""] + body[2:] + [""]

@@ -231,6 +231,7 @@ class Results:
     _rows: dict = field(default_factory=dict, repr=False)
     run_date: int = 0                           # when the benchmarks ran (latest started_at), ms
     provenance: list = field(default_factory=list)  # each run's record (libraries, threads, load average)
+    choice: str = ""                            # which machine and commit were read, and why
 
     def __contains__(self, name: str) -> bool:
         return name in self._rows
@@ -266,6 +267,20 @@ class Results:
             v = _number(value)
             if keep_missing or math.isfinite(v):
                 out[tuple(key)] = v
+        return out
+
+    def interval(self, name: str) -> dict[tuple, tuple[float, float]]:
+        """{(param values...): (low, high)}: asv's 99 % confidence interval of each finite value
+        (`stats_ci_99_a`, `stats_ci_99_b`), or (value, value) where the run recorded none."""
+        row = self._rows.get(name, {})
+        bounds = [row.get(k) for k in ("stats_ci_99_a", "stats_ci_99_b")]
+        bounds = [b if isinstance(b, list) else [b] for b in bounds]
+        out = {}
+        for i, (key, value) in enumerate(self.get(name, keep_missing=True).items()):
+            if math.isfinite(value):
+                lo, hi = (_number(b[i]) if i < len(b) else math.nan for b in bounds)
+                ok = math.isfinite(lo) and math.isfinite(hi) and lo <= value <= hi
+                out[key] = (lo, hi) if ok else (value, value)
         return out
 
     @staticmethod
@@ -326,13 +341,76 @@ def _read_all(folder: Path, root: Path, warnings: list) -> list[ResultFile]:
     return files
 
 
-def load_results(results_dir="results", machine: str | None = None, commit: str | None = None) -> Results:
+def held_benchmarks(files: list[ResultFile]) -> set[str]:
+    """The benchmarks these files hold: a row with at least one finite value."""
+    held = set()
+    for f in files:
+        for name, row in f.rows.items():
+            values = row.get("result")
+            values = values if isinstance(values, list) else [values]
+            if any(math.isfinite(_number(v)) for v in values):
+                held.add(name)
+    return held
+
+
+def _lacks(files: list[ResultFile], needs) -> list[str]:
+    """Each need (a tuple of benchmarks, any one of which will do) that these files do not hold,
+    as 'a or b'."""
+    held = held_benchmarks(files)
+    return [" or ".join(group) for group in needs if not held & set(group)]
+
+
+def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) -> tuple[str, str]:
+    """(the commit to read, a sentence saying which and why) among one machine's results files.
+
+    `commit` (a hash or prefix) names it; else the newest (by commit date, then run date) whose
+    files hold every need of `needs` (tuples of alternative benchmark names: a figure's inputs),
+    so that a later partial run (`asv continuous`, a history or gate run of a few benchmarks) is
+    passed over and no figure mixes commits; where no commit holds them all, the one that lacks
+    the fewest (the newest of those). Raises ResultsError for an unknown or ambiguous `commit`."""
+    by_commit: dict[str, list] = {}
+    for f in files:
+        by_commit.setdefault(f.commit, []).append(f)
+    folder = _name(files[0].path.parent) if files else "the machine folder"
+    if commit is not None:
+        matches = sorted(c for c in by_commit if c.startswith(commit))
+        if not matches:
+            raise ResultsError(f"machine folder {folder} has no results for commit {commit} "
+                               f"(it has: {', '.join(sorted(c[:8] for c in by_commit))}).")
+        if len(matches) > 1:
+            raise ResultsError(f"commit prefix {commit} is ambiguous in {folder}.")
+        lacking = _lacks(by_commit[matches[0]], needs)
+        return matches[0], (f"commit {matches[0][:8]}, as --commit named it"
+                            + (f"; it lacks {'; '.join(lacking)}" if lacking else ""))
+    newest_first = sorted(by_commit, reverse=True,
+                          key=lambda c: (max(f.date for f in by_commit[c]), max(f.run_date for f in by_commit[c])))
+    lacking = {c: _lacks(by_commit[c], needs) for c in newest_first}
+    chosen = min(newest_first, key=lambda c: len(lacking[c]))          # the first of the fewest lacking
+    passed = newest_first[:newest_first.index(chosen)]
+    if not needs:
+        why = "the newest"
+    elif lacking[chosen]:
+        why = f"no commit holds every benchmark the paper needs; this one lacks the fewest ({'; '.join(lacking[chosen])})"
+    else:
+        whole = sum(not lacking[c] for c in newest_first)
+        why = (f"the newest whose results hold every benchmark the paper needs ({whole} of the "
+               f"{len(newest_first)} commits with results here do)")
+    sentence = f"commit {chosen[:8]}, {why}"
+    if passed:
+        sentence += (f"; newer partial results passed over: "
+                     + ", ".join(f"{c[:8]} (lacks {'; '.join(lacking[c])})" for c in passed))
+    return chosen, sentence
+
+
+def load_results(results_dir="results", machine: str | None = None, commit: str | None = None,
+                 needs=()) -> Results:
     """Read the asv results of one machine and one commit.
 
-    machine: a folder name under `results_dir`; default the only one, or the one with the most
-    recent results. commit: a full hash or prefix; default the latest by date. Files that cannot
-    be read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable
-    remains, ResultsError says why (naming the file)."""
+    machine: a folder name under `results_dir`; default the only one, or the one whose chosen
+    commit ran last. commit: a full hash or prefix; default the newest whose results hold every
+    need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
+    read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
+    ResultsError says why (naming the file)."""
     root = Path(results_dir)
     if not root.is_dir():
         raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "
@@ -348,7 +426,8 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
             latest = {}
             for m in names:
                 files = _read_all(root / m, root, [])
-                latest[m] = max((f.run_date for f in files), default=-1)
+                chosen = choose_commit(files, needs)[0] if files else None
+                latest[m] = max((f.run_date for f in files if f.commit == chosen), default=-1)
             machine = max(names, key=lambda m: latest[m])
     folder = root / machine
     if not folder.is_dir():
@@ -362,16 +441,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
         raise ResultsError(warnings[0] if len(warnings) == 1 else
                            f"no asv results file in {_name(folder, root)} could be read "
                            f"({'; '.join(w.rstrip('.') for w in warnings)}).")
-    if commit is None:
-        chosen = max(files, key=lambda f: (f.date, f.run_date)).commit
-    else:
-        matches = sorted({f.commit for f in files if f.commit.startswith(commit)})
-        if not matches:
-            raise ResultsError(f"machine folder {_name(folder, root)} has no results for commit {commit} "
-                               f"(it has: {', '.join(sorted({f.commit[:8] for f in files}))}).")
-        if len(matches) > 1:
-            raise ResultsError(f"commit prefix {commit} is ambiguous in {_name(folder, root)}.")
-        chosen = matches[0]
+    chosen, choice = choose_commit(files, needs, commit)
     selected = sorted((f for f in files if f.commit == chosen), key=lambda f: f.run_date)
 
     info = {}
@@ -407,5 +477,5 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     return Results(machine=machine, commit=chosen, date=last.date, python=last.python, machine_info=info,
                    files=[_name(f.path, root) for f in selected], env_vars=env_vars,
                    env_params=dict(last.env_params), warnings=warnings, _rows=rows, _param_names=param_names,
-                   run_date=max(f.run_date for f in selected),
+                   run_date=max(f.run_date for f in selected), choice=f"machine {machine}, {choice}",
                    provenance=[p for f in selected for p in f.provenance])

@@ -152,7 +152,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
         ax0.set_xlabel("x [kpc]")
         ax0.set_ylabel("y [kpc]")
         ax0.set_title("Orbit in the Galactic plane")
-        ax0.legend(loc="lower center", markerscale=5, fontsize=6.5, bbox_to_anchor=(0.5, -0.02))
+        ax0.legend(loc="upper center", markerscale=5, fontsize=6.5, bbox_to_anchor=(0.5, 0.44))  # inside the orbit
         for i, ((s, _), off, col) in enumerate(zip(chosen, offsets, colors)):
             ax = fig.add_subplot(grid[i // 2, 1 + i % 2])
             ax.scatter(off[:, 0], off[:, 1], s=0.6, color="k", lw=0, alpha=0.55, rasterized=True)
@@ -223,7 +223,7 @@ def plot_black_hole(folder, path) -> tuple[Path, dict]:
     with style():
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.6, 3.9), layout="constrained",
                                        gridspec_kw={"width_ratios": [1, 1.25]})
-        zoom = ax0.inset_axes([0.62, 0.06, 0.35, 0.36])
+        zoom = ax0.inset_axes([0.56, 0.04, 0.42, 0.36])
         first_run = None
         summary, records, ends = [], [], []
         for sub, col in zip(subs, colors):
@@ -242,7 +242,8 @@ def plot_black_hole(folder, path) -> tuple[Path, dict]:
             i_peri = int(np.argmin(r))
             mass = p["ratio"] * units.mass_msun
             label = rf"$M_{{BH}}/M_{{cl}}$ = {p['ratio']:g} ({mass:.1e} M$_\odot$)"
-            ax0.plot(centres[:, 0], centres[:, 1], color=col, label=label)
+            wide = 2.4 if sub == subs[0] else 1.2         # the first track a rim around the next where they meet
+            ax0.plot(centres[:, 0], centres[:, 1], color=col, label=label, lw=wide)
             ax0.plot(*centres[i_peri, :2], marker="o", color=col, ms=4)
             zoom.plot(centres[:, 0] - bh[i_peri, 0], centres[:, 1] - bh[i_peri, 1], color=col, marker=".", ms=2)
             zoom.plot(*(centres[i_peri, :2] - bh[i_peri, :2]), marker="o", color=col, ms=4)
@@ -264,7 +265,7 @@ def plot_black_hole(folder, path) -> tuple[Path, dict]:
         ax0.set_ylabel("y [pc]")
         ax0.set_title("Track of the cluster centre (dots: pericentre; stars at the end)", fontsize=8.5)
         ax0.legend(loc="upper left", fontsize=6.5, markerscale=1)
-        ax0.set_ylim(top=ax0.get_ylim()[1] + 0.45 * np.diff(ax0.get_ylim())[0])
+        ax0.set_aspect("equal", adjustable="datalim")     # a track in the plane: x and y to one scale
         zoom.plot(0, 0, marker="*", color="k", ms=8, ls="none")
         zoom.set_xlim(-30, 30)
         zoom.set_ylim(-30, 30)

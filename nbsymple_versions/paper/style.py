@@ -24,9 +24,16 @@ VERSION_MARKERS = dict(zip(LETTERS, ("o", "s", "^", "v", "D", "P"), strict=True)
 VERSION_LABELS = {v: f"{v}: {where}" for v, where in zip(LETTERS, (
     "1 CPU core", "all CPU cores", "GPU pairwise, 1 core", "GPU pairwise, all cores", "all forces on GPU(s)",
     "MPI ranks"), strict=True)}
+# Curves that coincide (C and D share a kernel; A and B at small N) must both stay visible: each
+# version is drawn a little thinner, with a smaller marker and above the one before it, so an
+# earlier curve shows as a rim around a later one lying on it.
+VERSION_WIDTHS = dict(zip(LETTERS, (2.0, 1.4, 2.4, 1.4, 1.0, 1.0), strict=True))
+VERSION_SIZES = dict(zip(LETTERS, (6.0, 4.5, 7.0, 5.0, 4.5, 4.0), strict=True))
 PRECISION_ORDER = tuple(sorted(PRECISIONS, key=("dp", "dsp", "sp").index))   # panels and legends: dp first
 PRECISION_STYLES = {"dp": "-", "dsp": "--", "sp": ":"}
 PRECISION_MARKERS = {"dp": "o", "dsp": "s", "sp": "^"}
+PRECISION_WIDTHS = {"dp": 1.4, "dsp": 2.4, "sp": 1.4}      # dsp wide beneath sp's dots where they meet
+PRECISION_SIZES = {"dp": 4.5, "dsp": 6.5, "sp": 4.5}
 PRECISION_LABELS = {"dp": "dp (double)", "dsp": "dsp (double-single)", "sp": "sp (single)"}
 TASK_LABELS = {"pairwise": "1 pairwise forces", "galactic": "2 galactic force",
                "integrate": "3 integration", "transfer": "4 host-device transfer", "communicate": "5 MPI exchange"}
@@ -50,6 +57,13 @@ def quiet_glyphs():
         warnings.filterwarnings("ignore", message=r"(?s).*Matplotlib currently does not support",
                                 category=UserWarning)
         yield
+
+
+def version_line(v: str) -> dict:
+    """Plot keywords of version `v`'s curve: colour, marker, width, marker size, drawing order."""
+    i = LETTERS.index(v) if v in LETTERS else len(LETTERS)
+    return {"color": VERSION_COLORS.get(v), "marker": VERSION_MARKERS.get(v, "o"), "lw": VERSION_WIDTHS.get(v, 1.0),
+            "ms": VERSION_SIZES.get(v, 4.0), "zorder": 2 + i}
 
 
 @contextmanager

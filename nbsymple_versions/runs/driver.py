@@ -60,13 +60,13 @@ from .locks import PathBusy, hold, lock_file
 from .loop import Stopped, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
-from .progress import Progress
+from .progress import Progress, launcher_on_terminal
 from .report import report
 from .signals import StopNow, StopSignals, wait_for_rank_0
 from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_snapshot
 from .spec import RunSpec, flag
 
-RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every",
+RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
                   "constants"}      # --constants only as the checkpoint's own
 ICS_EXCLUDES = ("n", "seed", "mass_classes")     # what an initial-condition file already fixes
 ICS_SCALE = ("ics_radius", "ics_mass")           # the scale an initial-condition file is read at
@@ -173,7 +173,7 @@ def _fresh(spec, world):
         if world.is_root:
             warn_if_slow(n)
         progress = Progress("initial energy, O(N^2)", n, unit="body",
-                            enabled=world.is_root and (sys.stderr.isatty() or n > 20000))
+                            enabled=world.is_root and (spec.progress or launcher_on_terminal() or n > 20000))
         with user_values():
             state = initial if initial is not None else make_cluster(n, seed=seed, mass_classes=run["mass_classes"],
                                                                      units=Units(constants=spec.constants))
@@ -528,7 +528,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
                 f"{resume_command(checkpoint)}")
 
     progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
-                        total - start, enabled=world.is_root and sys.stderr.isatty())
+                        total - start, enabled=world.is_root and (spec.progress or launcher_on_terminal()))
 
     def stop_asked() -> bool:
         return world.any(signals.signum is not None) if signals.catching else False

@@ -1,8 +1,48 @@
 """One progress line on stderr for long work: redrawn in place on a terminal, one line per
-10 % otherwise (so logs of batch jobs show it too, without flooding them)."""
+10 % otherwise (so logs of batch jobs show it too, without flooding them). Runs show it where
+`launcher_on_terminal` (a person watches, through mpiexec too) or when asked (`--progress`)."""
 import math
+import os
 import sys
 import time
+
+# set by MPI launchers (MPICH's Hydra, Open MPI, PMIx) in every rank's environment
+_LAUNCHED = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def _stderr_of(pid) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/2")
+    except OSError:
+        return ""
+
+
+def _parent(pid) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def launcher_on_terminal(stream=None) -> bool:
+    """True where a person watches: `stream` (stderr) is a terminal, or, in a rank an MPI launcher
+    started (`mpiexec`, whose ranks write into pipes it reads), the first process up the line whose
+    stderr is not a pipe, the launcher itself, writes to a terminal (Linux's /proc; False without)."""
+    stream = stream or sys.stderr
+    if hasattr(stream, "isatty") and stream.isatty():
+        return True
+    if not any(k in os.environ for k in _LAUNCHED):
+        return False
+    pid = os.getpid()
+    for _ in range(8):
+        target = _stderr_of(pid)
+        if not target.startswith(("pipe:", "socket:")):
+            return target.startswith(("/dev/pts/", "/dev/tty"))
+        pid = _parent(pid)
+        if pid <= 1:
+            return False
+    return False
 
 
 class Progress:

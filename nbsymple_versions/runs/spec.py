@@ -53,6 +53,7 @@ class RunSpec:
     mass_classes: int | None = None
     every: int | None = None
     json: bool = False
+    progress: bool = False          # the progress line on stderr off a terminal too (one line per 10 %)
     checkpoint: Path | None = None
     checkpoint_every: int | None = None
     resume: Path | None = None
@@ -80,8 +81,9 @@ class RunSpec:
                     if not isinstance(value, (str, Path)) or not str(value).strip():
                         raise ValueError(f"{flag(name)} needs a file or folder name, got {value!r}")
                     checked[name] = Path(value)
-            if not isinstance(self.json, bool):
-                raise ValueError(f"--json must be True or False, got {self.json!r}")
+            for name in ("json", "progress"):
+                if not isinstance(getattr(self, name), bool):
+                    raise ValueError(f"{flag(name)} must be True or False, got {getattr(self, name)!r}")
         except ValueError as e:
             raise RunStop(str(e)) from None
         if self.given is None:          # from Python: what differs from the defaults, and the options

@@ -1,0 +1,43 @@
+"""`python -m tools.tracking history`: which commits from the reference to HEAD a machine's
+results still lack (what the command measures, and resumes with after an interruption)."""
+import json
+import subprocess
+
+from tools.tracking import missing_commits, reference_commit
+
+STEP, SHARE = "steps.Step.time_step_leapfrog", "steps.TaskShares.track_share"
+
+
+def _git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _results(folder, commit, date, rows):
+    """An asv results file of `commit` whose benchmarks `rows` ({name: values}) hold these values."""
+    folder.mkdir(parents=True, exist_ok=True)
+    params = [["'A'"], ["256"], ["'dp'"]]
+    data = {"commit_hash": commit, "date": date, "env_name": "env", "python": "3.11", "version": 2,
+            "result_columns": ["result", "params"], "results": {k: [v, params] for k, v in rows.items()}}
+    (folder / f"{commit[:8]}-env.json").write_text(json.dumps(data))
+
+
+def test_the_commits_a_machine_lacks_from_the_reference_on(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    commits = []
+    for i in range(4):
+        (repo / "f.txt").write_text(f"{i}\n")
+        _git("add", "f.txt", cwd=repo)
+        _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", f"c{i}", cwd=repo)
+        commits.append(_git("rev-parse", "HEAD", cwd=repo))
+    results = tmp_path / "results"
+    _results(results / "m", commits[1], 2, {STEP: [1.0], SHARE: [99.0]})      # complete
+    _results(results / "m", commits[2], 3, {STEP: [1.0], SHARE: [None]})      # stopped midway: share all null
+    _results(results / "other", commits[0], 1, {STEP: [1.0], SHARE: [99.0]})  # another machine's
+    assert reference_commit(results) == commits[0]
+    names = {STEP, SHARE}
+    assert missing_commits(commits[0], "m", names, results, repo=repo) == [commits[0], commits[2], commits[3]]
+    assert missing_commits(commits[1], "m", names, results, repo=repo) == [commits[2], commits[3]]
+    assert missing_commits(commits[1], "m", {STEP}, results, repo=repo) == [commits[3]]
+    assert missing_commits(commits[0], "other", names, results, repo=repo) == commits[1:]

@@ -1,0 +1,238 @@
+"""`nbsymple paper` as a reader meets it: a clean clone stays clean in its stamps, the results of a
+complete commit are chosen over a newer partial run, and REPORT.md concludes only what its
+numbers' noise allows. No timing assertions."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbsymple_versions import paper
+from nbsymple_versions.instruments.provenance import git_commit, pin_commit
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "data" / "asv_fixture"
+
+
+def _git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+# ----------------------------------------------------------------------------- a clean tree stays clean
+
+def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "f.txt").write_text("one\n")
+    _git("add", "f.txt", cwd=repo)
+    _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one", cwd=repo)
+    head = _git("rev-parse", "--short=8", "HEAD", cwd=repo)
+    assert pin_commit(repo) == head
+    (repo / "f.txt").write_text("two\n")              # the command's own write
+    assert git_commit(repo) == head
+    assert pin_commit(repo) == head + "+dirty"        # a later command sees the change that existed before it
+
+
+TINY_SCIENCE = ["--tidal-n", "48", "--tidal-dt", "0.125", "--tidal-orbits", "0.5", "--bh-n", "32",
+                "--bh-dt", "0.0078125", "--bh-t-end", "2.0", "--bh-ratios", "1", "--science-version", "A"]
+
+
+@pytest.mark.parametrize("science", [["--no-science"], TINY_SCIENCE], ids=["no-science", "tiny-science"])
+def test_paper_on_a_clean_clone_stamps_the_clean_commit(tmp_path, science):
+    """`python -m nbsymple_versions.paper` in a fresh clone of this checkout's HEAD rewrites plots/
+    (the benchmark figures first, then the science runs); every commit it stamps (REPORT.md, the
+    runs' run.json) is the clone's, without '+dirty': its own writes came after the commit was read."""
+    clone = tmp_path / "clone"
+    _git("clone", "-q", str(REPO), str(clone), cwd=tmp_path)
+    head = _git("rev-parse", "--short=8", "HEAD", cwd=clone)
+    env = {**os.environ, "PYTHONPATH": str(clone)}          # the clone's package, not this checkout's
+    proc = subprocess.run([sys.executable, "-m", "nbsymple_versions.paper", "--quiet", *science], cwd=clone,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = (clone / "plots" / "REPORT.md").read_text()
+    stamps = set(re.findall(r"commit ([0-9a-f]{8,40}(?:\+dirty)?)", report))
+    stamps |= {json.loads(p.read_text())["provenance"]["commit"] for p in (clone / "plots" / "runs").glob("*/run.json")}
+    assert stamps and not any(s.endswith("+dirty") for s in stamps), stamps
+    if "predicted (" in report or science != ["--no-science"]:     # the prediction and the runs stamp the clone's
+        assert head in stamps, (head, stamps)
+
+
+# ----------------------------------------------------------------------------- the right results
+
+BENCH_OUTPUTS = ["time_per_step.png", "speedup.png", "dp_vs_dsp.png", "task_shares.md", "task_shares.csv",
+                 "task_shares.png", "conservation.md"]
+PARTIAL = "b" * 40          # a later commit's partial run: the gate's pairwise timings only
+
+
+def _with_partial_newer_run(tmp_path) -> tuple[Path, str]:
+    """A copy of the fixture (one complete commit) beside a later commit's results file that holds
+    only tasks.Tasks.time_pairwise, as `asv continuous` or a history run of a few benchmarks
+    leaves it; returns (results folder, the complete commit)."""
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results)
+    complete = next(p for p in results.glob("*/*.json") if p.name != "machine.json")
+    data = json.loads(complete.read_text())
+    data["commit_hash"] = PARTIAL
+    data["date"] += 86_400_000
+    data["results"] = {k: v for k, v in data["results"].items() if k == "tasks.Tasks.time_pairwise"}
+    (complete.parent / f"{PARTIAL[:8]}-{data['env_name']}.json").write_text(json.dumps(data))
+    return results, json.loads(complete.read_text())["commit_hash"]
+
+
+def test_a_newer_partial_run_is_passed_over_for_the_complete_commit(tmp_path, capsys):
+    results, good = _with_partial_newer_run(tmp_path)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    for name in BENCH_OUTPUTS:
+        assert (out / name).exists(), name
+    said = capsys.readouterr().out
+    assert f"commit {good[:8]}" in said and f"{PARTIAL[:8]} (lacks " in said, said
+    report = (out / "REPORT.md").read_text()
+    assert f"| commit | {good} " in report and PARTIAL[:8] not in report.split("## Notes")[0]
+
+
+def test_commit_names_the_partial_run_and_says_what_it_lacks(tmp_path, capsys):
+    results, _ = _with_partial_newer_run(tmp_path)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet",
+                       "--commit", PARTIAL[:8]]) == 1          # its figures cannot be drawn: status 1
+    said = capsys.readouterr().out
+    assert f"commit {PARTIAL[:8]}, as --commit named it; it lacks steps.Step.time_step_leapfrog" in said, said
+    assert not (out / "time_per_step.png").exists()
+
+
+def test_without_a_complete_commit_the_least_incomplete_is_read():
+    from nbsymple_versions.paper.results import ResultFile, choose_commit
+    files = [ResultFile(Path(f"m/{c * 8}-env.json"), c * 40, date, "", "", {}, {}, rows)
+             for c, date, rows in (("a", 1, {"x": {"result": [1.0]}}),
+                                   ("b", 2, {"x": {"result": [None]}, "y": {"result": 2.0}}),
+                                   ("c", 3, {}))]
+    chosen, sentence = choose_commit(files, needs=(("x",), ("y", "z")))
+    assert chosen == "b" * 40        # a and b lack one need each (b's x is all null); b is newer; c lacks two
+    assert "lacks the fewest (x)" in sentence and "cccccccc (lacks x; y or z)" in sentence
+    assert choose_commit(files)[0] == "c" * 40          # no needs: the newest
+
+
+# ----------------------------------------------------------------------------- conclusions within the noise
+
+def test_the_fastest_is_named_only_beyond_the_intervals():
+    from nbsymple_versions.paper.report import fastest_sentence
+    times = {"A": 0.38, "B": 0.24}
+    assert fastest_sentence(times, {"A": (0.30, 0.45), "B": (0.23, 0.25)}) == \
+        "version B is the fastest (its 99 % interval lies below the others')"
+    assert fastest_sentence(times, {"A": (0.24, 0.45), "B": (0.23, 0.25)}) == \
+        "versions A and B are tied for the fastest (their 99 % intervals overlap)"
+    assert fastest_sentence({"A": 2.0, "B": 2.0}, {}).startswith("versions A and B are tied")   # no noise recorded
+    assert fastest_sentence({"A": 2.0, "B": 1.0}, {}) == "version B is the fastest (no noise recorded: by the values alone)"
+
+
+def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
+    from nbsymple_versions.paper.report import against_sentence
+    spans = {("B", 256): (1.0, 1.2), ("B", 1024): (4.0, 4.4), ("B", 4096): (16.0, 17.0),
+             ("C", 256): (2.0, 2.5), ("C", 1024): (4.2, 4.6), ("C", 4096): (5.0, 6.0)}
+    assert against_sentence("C", "B", spans) == "Version C is faster than B (beyond their 99 % intervals) from N = 4096 on."
+    spans["C", 4096] = (16.5, 18.0)
+    assert against_sentence("C", "B", spans) == \
+        "Version C against B: tied at N = 1024, 4096; slower at N = 256 (beyond their 99 % intervals)."
+    tied = {("B", 256): (1.0, 2.0), ("C", 256): (1.5, 2.5)}
+    assert against_sentence("C", "B", tied) == \
+        "Version C is tied with B at every N measured (their 99 % intervals overlap)."
+
+
+def _prediction(host_shares: dict):
+    """A stand-in `prediction.Prediction` whose host tasks take `host_shares` (%) at N = 16384."""
+    from types import SimpleNamespace
+    letters = tuple(host_shares)
+    shares = {v: {"pairwise": 100 - h, "galactic": h * 0.8, "integrate": h * 0.2} for v, h in host_shares.items()}
+    return SimpleNamespace(letters=letters, ns=lambda v: [16384], shares=lambda v, n: shares[v],
+                           n_for_share=lambda v: 3.3e7, kernels={v: SimpleNamespace(tile=256) for v in letters},
+                           gpu=SimpleNamespace(device=SimpleNamespace(clock_ghz=1.98, sms=132)))
+
+
+def test_a_tie_in_the_predicted_host_share_is_named_and_load_draws_no_ranking():
+    from nbsymple_versions.paper.report import prediction_findings
+    tied = prediction_findings(_prediction({"C": 63.5, "D": 63.52, "E": 18.8}))[1]
+    assert "C and D are tied at 63.5 %, the largest share outside task 1" in tied
+    assert "spends the largest share" not in tied
+    alone = prediction_findings(_prediction({"C": 63.5, "D": 50.9, "E": 18.8}))[1]
+    assert "as in the paper, C (one core) spends the largest share outside task 1" in alone
+    busy = prediction_findings(_prediction({"C": 63.5, "D": 50.9, "E": 18.8}), busy=True)[1]
+    assert "no ranking is drawn" in busy and "largest" not in busy
+
+
+def test_a_share_at_the_papers_threshold_to_the_digits_shown_is_not_called_below_it():
+    from nbsymple_versions.paper.report import _side
+    assert _side(99.7983, 99.8, 2) == 0 and _side(99.79, 99.8, 2) == -1 and _side(99.81, 99.8, 2) == 1
+
+
+def test_under_load_the_report_ranks_nothing(tmp_path):
+    """The committed Zen 3 results with their load record pushed above the core count: REPORT.md
+    says so, and no sentence ranks versions (fastest, tied for, largest share, faster than)."""
+    from nbsymple_versions.paper.data import PAPER_NEEDS
+    from nbsymple_versions.paper.main import _prediction
+    from nbsymple_versions.paper.report import write_report
+    from nbsymple_versions.paper.results import load_results
+    res = load_results(REPO / "results", "amd-epyc-znver3-avx2-2cores-nogpu", needs=PAPER_NEEDS)
+    for p in res.provenance:
+        p["load_average"] = {"max": 5.0, "median": 4.0, "cores": 2}
+    prediction = _prediction(res, "H200", lambda msg: None)
+    text = write_report(tmp_path, res, {}, [], None, {}, (), prediction).read_text()
+    assert "Figures taken under load." in text
+    for ranking in ("is the fastest", "tied for the fastest", "spends the largest share", "faster than"):
+        assert ranking not in text, ranking
+    if prediction is not None:
+        assert "no ranking is drawn" in text
+
+
+# ----------------------------------------------------------------------------- figures that read at a glance
+
+def _kept_figures(monkeypatch, module):
+    """Figures `module` saves, kept open for inspection (drawn, as saving would)."""
+    kept = []
+
+    def keep(fig, path, source):
+        fig.canvas.draw()
+        kept.append(fig)
+        return Path(path)
+    monkeypatch.setattr(module, "save", keep)
+    return kept
+
+
+def test_benchmark_legends_lie_off_the_panels_and_coinciding_curves_stay_visible(tmp_path, monkeypatch):
+    from nbsymple_versions.paper import figures
+    from nbsymple_versions.paper.results import load_results
+    from nbsymple_versions.paper.style import version_line
+    kept = _kept_figures(monkeypatch, figures)
+    res = load_results(FIXTURE)
+    figures.time_per_step(res, tmp_path / "t.png")
+    figures.speedup(res, tmp_path / "s.png")
+    figures.dp_vs_dsp(res, tmp_path / "d.png")
+    for fig in kept:
+        renderer = fig.canvas.get_renderer()
+        legends = [lg for ax in fig.axes for lg in ([ax.get_legend()] if ax.get_legend() else [])] + fig.legends
+        assert legends
+        for lg in legends:
+            box = lg.get_window_extent(renderer)
+            for ax in fig.axes:
+                assert not box.overlaps(ax.get_window_extent(renderer)), "a legend lies on a panel"
+    c, d = version_line("C"), version_line("D")      # one kernel: their curves can coincide
+    assert c["marker"] != d["marker"] and c["lw"] > d["lw"] and c["ms"] > d["ms"] and c["zorder"] < d["zorder"]
+
+
+def test_the_black_hole_track_is_drawn_to_one_scale(tmp_path, monkeypatch):
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole
+    kept = _kept_figures(monkeypatch, science_plots)
+    run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0), version="A", progress=False)
+    science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    track = kept[0].axes[0]
+    assert track.get_aspect() == 1.0
+    x0, x1 = track.get_xlim()
+    y0, y1 = track.get_ylim()
+    box = track.get_window_extent()
+    assert abs((x1 - x0) / box.width - (y1 - y0) / box.height) < 1e-6 * (x1 - x0) / box.width   # pc per pixel alike

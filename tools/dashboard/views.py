@@ -1,0 +1,113 @@
+"""Make `asv publish`'s dashboard open on views that show something.
+
+    python tools/dashboard/views.py html          (make dashboard runs it after offline.py)
+
+asv opens a benchmark's page on the first value of each parameter (sp at N = 256, every version:
+a few dots and a legend of curves without data) and draws a summary thumbnail for every
+benchmark, an empty one where no machine measured it (the GPU benchmarks on CPU machines). This
+writes into index.json, per benchmark, the view to open on: every value of its first parameter
+(the curves) that has data, at the values of the other parameters where the most of them do
+(ties: the paper's dp and task 1, then the largest N); a small change to graphdisplay.js applies it
+where the address names no parameter of its own. Benchmarks with no data at all leave index.json
+(no empty thumbnail, no empty page), and a thumbnail of one or two commits draws its points.
+Prints one line per change; exits 1 if asv's scripts are not the asv 0.6 files it knows how to
+change (then nothing is changed).
+"""
+import itertools
+import json
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+DEFAULTS_KEY = "nbsymple_view"       # index.json: benchmark -> {"p-<param>": [values]} to open on
+HOOK = "        var params = index.benchmarks[current_benchmark].params;\n"
+# asv 0.6's files, the line each change follows or replaces, and the change
+PATCHES = {
+    "graphdisplay.js": (HOOK, HOOK + "        /* nbsymple: open on the view tools/dashboard/views.py chose, where the "
+                              "address names none */\n"
+                              f"        state_selection = $.extend({{}}, index.benchmarks[current_benchmark]."
+                              f"{DEFAULTS_KEY} || {{}}, state_selection);\n"),
+    # a summary of one or two commits is a dot or two, which flot draws only as points
+    "summarygrid.js": ("[{data: data}]", "[{data: data, points: {show: data.length < 3, radius: 2}}]"),
+}
+PREFERRED = ("'dp'", "'pairwise'")   # among equally full views, the paper's precision and its task 1
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+def measured(graphs: Path, name: str, size: int) -> list[bool]:
+    """For each parameter combination (flat, asv's order), whether any machine has a value."""
+    seen = [False] * size
+    for path in graphs.rglob(f"{name}.json"):
+        if path.parent.name == "summary":
+            continue
+        for _, values in json.loads(path.read_text()):
+            values = values if isinstance(values, list) else [values]
+            for i, v in enumerate(values[:size]):
+                seen[i] = seen[i] or _finite(v)
+    return seen
+
+
+def view(params: list[list[str]], names: list[str], seen: list[bool]) -> dict | None:
+    """{"p-<name>": [values]}: the first parameter's values with data, at the combination of the
+    others where the most of them have data; {} without parameters; None where nothing has data."""
+    if not params:
+        return {} if any(seen) else None
+    index = {combo: i for i, combo in enumerate(itertools.product(*(range(len(p)) for p in params)))}
+    best, best_key = None, None
+    for rest in itertools.product(*(range(len(p)) for p in params[1:])):
+        curves = [j for j in range(len(params[0])) if seen[index[(j, *rest)]]]
+        values = [params[k + 1][i] for k, i in enumerate(rest)]
+        key = (len(curves), sum(v in PREFERRED for v in values), rest)      # rest: the larger N wins a tie
+        if curves and (best_key is None or key > best_key):
+            best, best_key = (curves, rest), key
+    if best is None:
+        return None
+    curves, rest = best
+    out = {f"p-{names[0]}": [params[0][j] for j in curves]}
+    out.update({f"p-{names[k + 1]}": [params[k + 1][i]] for k, i in enumerate(rest)})
+    return out
+
+
+def address(name: str, selection: dict) -> str:
+    """The dashboard address of a benchmark's page on `selection` (for the report)."""
+    return f"#{name}" + ("?" + "&".join(f"{quote(k)}={quote(v)}" for k, vs in selection.items() for v in vs)
+                         if selection else "")
+
+
+def main(argv) -> int:
+    if len(argv) != 1 or not (Path(argv[0]) / "index.json").is_file():
+        print("usage: python tools/dashboard/views.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    scripts = {name: (out / name).read_text(encoding="utf-8") for name in PATCHES}
+    for name, (old, new) in PATCHES.items():
+        if new not in scripts[name] and scripts[name].count(old) != 1:
+            print(f"views.py: {out / name} is not asv 0.6's (the line to change is not there once); "
+                  f"nothing changed", file=sys.stderr)
+            return 1
+    for name, (old, new) in PATCHES.items():
+        if new not in scripts[name]:
+            (out / name).write_text(scripts[name].replace(old, new), encoding="utf-8")
+    index_path = out / "index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    for name, bench in sorted(index["benchmarks"].items()):
+        params = bench.get("params") or []
+        size = 1
+        for p in params:
+            size *= len(p)
+        chosen = view(params, bench.get("param_names") or [], measured(out / "graphs", name, size))
+        if chosen is None:
+            del index["benchmarks"][name]
+            print(f"{name}: no machine measured it; left out of the summary and the pages")
+        elif chosen:
+            bench[DEFAULTS_KEY] = chosen
+            print(f"{name}: opens on {address(name, chosen)}")
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
