@@ -230,8 +230,8 @@ def share_test_lines(test: ShareTest, scatter: tuple[float, int, int] | None = N
                    f"noise ±{_pct(test.counting)}), so p is the F({test.dof}, {test.sigma_dof}) tail of chi^2 / "
                    f"{test.dof}")
     else:
-        against = (f"each run's counting noise sqrt(f (1 - f) / N) (one seed per step: the run-to-run scatter is "
-                   f"not measured at this N)")
+        against = ("each run's counting noise sqrt(f (1 - f) / N) (one seed per step: the run-to-run scatter is "
+                   "not measured at this N)")
     out = [f"- Test of \"the share beyond r_J does not depend on dt\" at {test.orbits:g} orbits: {per_dt}. "
            f"chi^2 = {test.chi2:.2f} on {test.dof} degree{'s' if test.dof != 1 else ''} of freedom against "
            f"{against}: p = {test.p:.3g}."]
@@ -294,7 +294,7 @@ def verdict(series: list[dict], scatter: tuple[float, int, int] | None = None) -
                    f"run, which one seed per step does not measure"
                    + (f" (with the scatter measured at N = {scatter[1]}, p = {scaled_p:.3g})" if scaled_p else "")
                    + ". So the series neither shows that the share has converged in dt nor that the step sets it; "
-                   f"runs of several seeds per step at this N (`--tidal-seed`) would decide."
+                   "runs of several seeds per step at this N (`--tidal-seed`) would decide."
                    + (f" What it does show: only {', '.join(fmt_dt(dt) + ' T' for dt in ok_steps)} kept the "
                       f"internal-energy error at or below {INTERNAL_LIMIT:g}; that run is the one to quote."
                       if ok_steps else ""))

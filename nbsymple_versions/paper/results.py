@@ -397,7 +397,7 @@ def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) 
                f"{len(newest_first)} commits with results here do)")
     sentence = f"commit {chosen[:8]}, {why}"
     if passed:
-        sentence += (f"; newer partial results passed over: "
+        sentence += ("; newer partial results passed over: "
                      + ", ".join(f"{c[:8]} (lacks {'; '.join(lacking[c])})" for c in passed))
     return chosen, sentence
 

@@ -172,7 +172,7 @@ def resolved(path, what: str) -> Path:
     two names of one file are one name); a symbolic-link loop is refused naming `what`."""
     try:
         return Path(path).resolve()
-    except (RuntimeError, OSError) as e:                # Python < 3.13 raises RuntimeError on a loop
+    except (RuntimeError, OSError):                     # Python < 3.13 raises RuntimeError on a loop
         raise FileRefused(f"{what} {path} is a symbolic-link loop, not a path that can be written") from None
 
 
