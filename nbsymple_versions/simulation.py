@@ -32,6 +32,7 @@ from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_e
 from .core.ics import State
 from .core.integrator import advance
 from .core.schemes import get_scheme
+from .core.work import check_time
 from .core.vocabulary import precision_name
 from .versions import get_version
 
@@ -108,8 +109,10 @@ class Simulation:
     def step(self, steps: int = 1, on_step=None):
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
-        step that leaves a non-finite value, before `on_step` sees it."""
+        step that leaves a non-finite value, before `on_step` sees it. Steps beyond `core.work`'s
+        limit (more than the fastest machine ends within it) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
+        check_time(self.state.n, steps, "Simulation.step", "fewer steps")
         callable_or_none(on_step, "on_step")
         base = self.steps_done
 

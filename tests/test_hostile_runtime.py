@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from nbsymple_versions import environment, make_cluster
+from nbsymple_versions import Simulation, environment, make_cluster
 from nbsymple_versions.core import work
 from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
 from nbsymple_versions.runs.checkpoint import load
@@ -67,6 +67,7 @@ PAPER_BASE = ["--results", str(FIXTURE), "--quiet"]
     (["paper", "--tidal-n", str(10**12)], ["--tidal-n", "of memory"]),
     (["paper", "--bh-n", str(10**12)], ["--bh-n", "of memory"]),
     (["paper", "--full", "--tidal-dt", "1e-12"], ["--tidal-dt", "steps", "years"]),
+    (["paper", "--full", "--tidal-orbits", "0.25"], ["--tidal-orbits", "at least 0.5"]),     # no figure to draw
     (["run", "--steps", str(10**13)], ["--steps", "steps of N = 1024", "days"]),
     (["run", "--n", str(10**12), "--steps", "1"], ["--n", "of memory"]),
     (["profile", "--n", "64", "--steps", str(10**14)], ["--steps", "years"]),
@@ -99,6 +100,10 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
         run_black_hole(tmp_path / "b", n=64, t_end=1e300, progress=False)
     with pytest.raises(RunStop, match=r"--steps 10000000000000: 1e\+13 steps"):
         run(RunSpec(n=64, steps=10**13))
+    sim = Simulation(make_cluster(64, seed=1), version="A")
+    with pytest.raises(ValueError, match=r"Simulation.step: 1e\+15 steps of N = 64, at least .* years"):
+        sim.step(10**15)
+    assert sim.steps_done == 0
     assert sorted(tmp_path.iterdir()) == []
 
 

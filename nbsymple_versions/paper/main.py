@@ -27,7 +27,7 @@ from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
-from .full_size import run_folder, write_full_size, write_series
+from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from .report import science_record_line, write_report
 from .results import Results, ResultsError, load_results
@@ -183,6 +183,10 @@ def _check_inputs(args) -> Results | None:
         tidal = _tidal(args)
         try:
             check_tidal_work(tidal["n"], tidal["dt"], tidal["orbits"])
+            if args.full and tidal["orbits"] < min(FULL_ORBITS) - 0.05:
+                raise ValueError(f"--tidal-orbits {tidal['orbits']:g}: the full-size figure shows the cluster at "
+                                 f"{', '.join(f'{k:g}' for k in FULL_ORBITS)} orbits, so the run needs at least "
+                                 f"{min(FULL_ORBITS):g}")
             if not args.full:
                 check_black_hole_work(args.bh_n, args.bh_dt, args.bh_t_end, args.bh_ratios)
         except ValueError as exc:
