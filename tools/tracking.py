@@ -339,18 +339,21 @@ HISTORY_BENCH = r"^(tasks|steps)\."          # the paper's task and step timings
 
 def reference_commit(results_dir: Path = ROOT / "results") -> str | None:
     """The committed reference commit: the oldest (by commit date) that results/ holds for any machine."""
+    oldest = min(_result_files(results_dir.glob("*/*.json")), key=lambda f: f.date, default=None)
+    return oldest.commit if oldest else None
+
+
+def _result_files(paths):
+    """The asv results files among `paths` that read as results (`ResultFile`), machine.json and
+    unreadable ones left out."""
     from nbsymple_versions.paper.results import ResultsError, ResultFile
-    oldest = None
-    for path in results_dir.glob("*/*.json"):
+    for path in paths:
         if path.name == "machine.json":
             continue
         try:
-            f = ResultFile.read(path)
+            yield ResultFile.read(path)
         except ResultsError:
             continue
-        if oldest is None or f.date < oldest.date:
-            oldest = f
-    return oldest.commit if oldest else None
 
 
 def missing_commits(since: str, machine: str, names: set, results_dir: Path = ROOT / "results",
@@ -359,17 +362,11 @@ def missing_commits(since: str, machine: str, names: set, results_dir: Path = RO
     included) whose results for `machine` do not hold every benchmark of `names` (a finite value;
     a commit asv stopped in the middle of counts as missing, and asv's --skip-existing-successful
     then runs only what it lacks)."""
-    from nbsymple_versions.paper.results import ResultsError, ResultFile, held_benchmarks
+    from nbsymple_versions.paper.results import held_benchmarks
     commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
     commits = [git("rev-parse", since, cwd=repo)] + commits
     by_commit: dict[str, list] = {}
-    for path in (results_dir / machine).glob("*.json"):
-        if path.name == "machine.json":
-            continue
-        try:
-            f = ResultFile.read(path)
-        except ResultsError:
-            continue
+    for f in _result_files((results_dir / machine).glob("*.json")):
         by_commit.setdefault(f.commit, []).append(f)
     return [c for c in commits if not set(names) <= held_benchmarks(by_commit.get(c, []))]
 
