@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
+from nbsymple_versions.runs.paths import write_file
 from .arguments import Parser, commit, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +203,7 @@ def scratch_config(name: str) -> Path:
         conf[key] = os.path.normpath(os.path.join(back, conf.get(key, ".")))
     conf["results_dir"], conf["html_dir"] = "results", "html"
     path = folder / "asv.conf.json"
-    path.write_text(json.dumps(conf, indent=4))
+    write_file(path, json.dumps(conf, indent=4))
     return path
 
 
@@ -397,7 +398,7 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
         return 0
     hashfile = SCRATCH / "history" / "hashes.txt"
     hashfile.parent.mkdir(parents=True, exist_ok=True)
-    hashfile.write_text("\n".join(todo) + "\n")
+    write_file(hashfile, "\n".join(todo) + "\n")
     args = ["run", "--machine", machine, "--skip-existing-successful", "--durations", "10",
             *(["--quick"] if quick else [])]
     for p in patterns:

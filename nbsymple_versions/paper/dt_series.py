@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runs.paths import FileRefused, read_json
+from ..runs.paths import FileRefused, read_json, write_file
 from .science_plots import INTERNAL_LIMIT, fmt_dt, fmt_wall, not_converged
 from .stats import chi2_sf, f_sf
 from .style import plt, save, style
@@ -72,7 +72,7 @@ def update(path, entries: list[dict]) -> dict:
     data = read(path)
     for e in entries:
         data[_key(e["params"])] = e
-    Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_file(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 

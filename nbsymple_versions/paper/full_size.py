@@ -17,7 +17,7 @@ from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
 from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
                             source_line)
-from ..runs.paths import FileRefused
+from ..runs.paths import FileRefused, write_file
 from .science_runs import RUN_FILE, TIDAL_FULL, load_run, run_record
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
@@ -268,7 +268,7 @@ def write_series(out, params: dict) -> list[Path]:
     written = [md]
     if len({e["params"]["dt"] for e in series}) > 1:
         written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
-    md.write_text(head + "\n\n" + "\n".join(_series_section(out, series, n)) + "\n", encoding="utf-8")
+    write_file(md, head + "\n\n" + "\n".join(_series_section(out, series, n)) + "\n")
     return written
 
 
@@ -298,5 +298,5 @@ def write_full_size(folder, out) -> list[Path]:
     if len({e["params"]["dt"] for e in series}) > 1:
         written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
     written.append(dt_series.series_path(out, n))
-    md.write_text(table(summary) + "\n" + "\n".join(_series_section(out, series, n)) + "\n", encoding="utf-8")
+    write_file(md, table(summary) + "\n" + "\n".join(_series_section(out, series, n)) + "\n")
     return written

@@ -16,6 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from nbsymple_versions.runs.paths import write_file
+
 VENDOR = Path(__file__).resolve().parent / "vendor"
 # CDN address in asv's www/index.html -> file under vendor/
 ASSETS = {
@@ -73,7 +75,7 @@ def main(argv) -> int:
     shutil.copytree(VENDOR, out / "vendor", dirs_exist_ok=True)
     index = out / "index.html"
     html, report = rewrite(index.read_text(encoding="utf-8"))
-    index.write_text(html, encoding="utf-8")
+    write_file(index, html)
     print("\n".join(report))
     left = remote(html)
     if left:

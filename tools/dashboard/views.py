@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+from nbsymple_versions.runs.paths import write_file
+
 DEFAULTS_KEY = "nbsymple_view"       # index.json: benchmark -> {"p-<param>": [values]} to open on
 HOOK = "        var params = index.benchmarks[current_benchmark].params;\n"
 # asv 0.6's files, the line each change follows or replaces, and the change
@@ -90,7 +92,7 @@ def main(argv) -> int:
             return 1
     for name, (old, new) in PATCHES.items():
         if new not in scripts[name]:
-            (out / name).write_text(scripts[name].replace(old, new), encoding="utf-8")
+            write_file(out / name, scripts[name].replace(old, new))
     index_path = out / "index.json"
     index = json.loads(index_path.read_text(encoding="utf-8"))
     for name, bench in sorted(index["benchmarks"].items()):
@@ -105,7 +107,7 @@ def main(argv) -> int:
         elif chosen:
             bench[DEFAULTS_KEY] = chosen
             print(f"{name}: opens on {address(name, chosen)}")
-    index_path.write_text(json.dumps(index), encoding="utf-8")
+    write_file(index_path, json.dumps(index))
     return 0
 
 
