@@ -74,8 +74,27 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+_STOPS: list[int] = []        # the signals that stopped the command under way (`command`)
+
+
 def _raise_terminated(signum, frame):
+    _STOPS.append(signum)
     raise Terminated(signum)
+
+
+def _raise_interrupt(signum, frame):
+    _STOPS.append(signum)
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook):
+    """sys.unraisablehook that leaves out the interrupts raised where Python cannot pass them on
+    (a callback from C, such as numba's compiler's, or a `__del__`): `command` ends the command
+    for them once its body returns; anything else goes to `hook`."""
+    def quiet(unraisable):
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+    return quiet
 
 
 @contextmanager
@@ -130,6 +149,32 @@ def _end_group(proc):
             pass
 
 
+@contextmanager
+def quiet_interrupt():
+    """While a command's modules load (before `command` answers signals): a Ctrl-C ends the
+    process with 130 and nothing on stderr, instead of a KeyboardInterrupt traceback from
+    inside an import. A SIGINT the process was started ignoring (`nohup`, `&` without job
+    control) stays ignored."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def leave(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGINT, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def nbsymple() -> int:
+    """The `nbsymple` console script: `cli.main`, its modules loaded under `quiet_interrupt`."""
+    with quiet_interrupt():
+        from .cli import main
+    return main()
+
+
 def _say(text: str):
     try:
         print(text, file=sys.stderr, flush=True)
@@ -157,12 +202,18 @@ def command(name: str, body) -> int:
         return USAGE
     original = sys.stdout
     sys.stdout = _GuardedStdout(original)
-    handlers = {}
+    handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:      # not one started ignoring it
+            handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
+    sys.unraisablehook = _unraisable(unraisablehook)
+    _STOPS.clear()
     try:
         status = body()
         sys.stdout.flush()
+        if _STOPS and status != 128 + _STOPS[0]:     # a signal whose exception was swallowed on its way
+            raise Terminated(_STOPS[0])
         return status
     except OutputFailed as e:
         _quiet_stdout(original)
@@ -180,7 +231,7 @@ def command(name: str, body) -> int:
             _say(f"{name}: stopped by {signal.Signals(signum).name}")
         return 128 + signum
     finally:
-        sys.stdout = original
+        sys.stdout, sys.unraisablehook = original, unraisablehook
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
 

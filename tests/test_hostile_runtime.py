@@ -318,6 +318,50 @@ def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
     assert _running(children) == []
 
 
+def test_a_ctrl_c_while_the_modules_load_ends_quietly():
+    """The `nbsymple` script loads the command's modules under `entry.quiet_interrupt`: a Ctrl-C
+    then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
+    from importlib.metadata import entry_points
+    from nbsymple_versions import entry
+    assert entry_points(group="console_scripts")["nbsymple"].value == "nbsymple_versions.entry:nbsymple"
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)     # as a terminal's process has it
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            with entry.quiet_interrupt():
+                signal.raise_signal(signal.SIGINT)
+        assert stopped.value.code == 130
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with entry.quiet_interrupt():
+            signal.raise_signal(signal.SIGINT)                              # ignored, as the process asked
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupt_swallowed_on_its_way_still_ends_the_command(capsys):
+    """A Ctrl-C raised where Python cannot pass it on (a callback from C, such as numba's
+    compiler's: here a `__del__`) is neither printed as 'Exception ignored' nor lost: the command
+    ends with 130 and its one sentence once its body returns."""
+    from nbsymple_versions import entry
+
+    class Swallows:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+
+    def body():
+        Swallows()                       # dropped at once: its __del__ takes the Ctrl-C
+        print("done")
+        return 0
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)     # as a terminal's process has it
+    try:
+        assert entry.command("nbsymple check", body) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    out, err = capsys.readouterr()
+    assert err == "nbsymple check: stopped by SIGINT\n" and out == "done\n"
+
+
 GROUP = """
 import sys
 from nbsymple_versions.entry import child_process, command
