@@ -168,13 +168,6 @@ def quiet_interrupt():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def nbsymple() -> int:
-    """The `nbsymple` console script: `cli.main`, its modules loaded under `quiet_interrupt`."""
-    with quiet_interrupt():
-        from .cli import main
-    return main()
-
-
 def _say(text: str):
     try:
         print(text, file=sys.stderr, flush=True)

@@ -323,7 +323,7 @@ def test_a_ctrl_c_while_the_modules_load_ends_quietly():
     then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
     from importlib.metadata import entry_points
     from nbsymple_versions import entry
-    assert entry_points(group="console_scripts")["nbsymple"].value == "nbsymple_versions.entry:nbsymple"
+    assert entry_points(group="console_scripts")["nbsymple"].value == "nbsymple_versions.__main__:nbsymple"
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)     # as a terminal's process has it
     try:
         with pytest.raises(SystemExit) as stopped:
