@@ -197,8 +197,11 @@ def command(name: str, body) -> int:
     sys.stdout = _GuardedStdout(original)
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
-        handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING}
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:      # not one started ignoring it
+        # only over the defaults: a signal the process was started ignoring stays ignored, and one
+        # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
+        handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
+                    if signal.getsignal(sig) is signal.SIG_DFL}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
     sys.unraisablehook = _unraisable(unraisablehook)
     _STOPS.clear()
