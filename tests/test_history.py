@@ -3,7 +3,7 @@ results still lack (what the command measures, and resumes with after an interru
 import json
 import subprocess
 
-from tools.tracking import missing_commits, reference_commit
+from tools.tracking import missing_commits, reference_commit, spread
 
 STEP, SHARE = "steps.Step.time_step_leapfrog", "steps.TaskShares.track_share"
 
@@ -41,3 +41,17 @@ def test_the_commits_a_machine_lacks_from_the_reference_on(tmp_path):
     assert missing_commits(commits[1], "m", names, results, repo=repo) == [commits[2], commits[3]]
     assert missing_commits(commits[1], "m", {STEP}, results, repo=repo) == [commits[3]]
     assert missing_commits(commits[0], "other", names, results, repo=repo) == commits[1:]
+
+
+def test_a_history_covers_its_range_evenly_at_every_stop():
+    """The commits are measured newest and oldest first, then halving: after k of them, no gap is
+    more than about twice the even spacing, and every commit comes exactly once."""
+    for n in (0, 1, 2, 3, 10, 103):
+        commits = list(range(n))
+        order = spread(commits)
+        assert sorted(order) == commits
+        for k in range(2, n + 1):
+            taken = sorted(order[:k])
+            widest = max(b - a for a, b in zip(taken, taken[1:]))
+            assert widest <= 2 * (n - 1) / (k - 1) + 1, (n, k, taken)
+    assert spread(list(range(9)))[:5] == [8, 0, 4, 2, 6]

@@ -357,6 +357,12 @@ def _result_files(paths):
             continue
 
 
+def commit_range_list(since: str, until: str = "HEAD", repo: Path = ROOT) -> list[str]:
+    """The first-parent commits from `since` (included) to `until`, oldest first, as asv takes a range."""
+    commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
+    return [git("rev-parse", since, cwd=repo)] + commits
+
+
 def missing_commits(since: str, machine: str, names: set, results_dir: Path = ROOT / "results",
                     until: str = "HEAD", repo: Path = ROOT) -> list[str]:
     """The commits from `since` to `until` (first parents, as asv takes a range; `since`
@@ -364,12 +370,26 @@ def missing_commits(since: str, machine: str, names: set, results_dir: Path = RO
     a commit asv stopped in the middle of counts as missing, and asv's --skip-existing-successful
     then runs only what it lacks)."""
     from nbsymple_versions.paper.results import held_benchmarks
-    commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
-    commits = [git("rev-parse", since, cwd=repo)] + commits
+    commits = commit_range_list(since, until, repo)
     by_commit: dict[str, list] = {}
     for f in _result_files((results_dir / machine).glob("*.json")):
         by_commit.setdefault(f.commit, []).append(f)
     return [c for c in commits if not set(names) <= held_benchmarks(by_commit.get(c, []))]
+
+
+def spread(commits: list) -> list:
+    """`commits` (oldest first) in the order that covers their range evenly at every stop: the
+    newest and the oldest, then the middle, then the quarters, and so on (breadth-first halving),
+    so a history stopped after k commits is already a line over the whole range, k points along it."""
+    if len(commits) < 2:
+        return list(commits)
+    order, spans = [len(commits) - 1, 0], [(0, len(commits) - 1)]
+    for lo, hi in spans:                         # spans grows while it is walked: breadth first
+        if hi - lo > 1:
+            mid = (lo + hi) // 2
+            order.append(mid)
+            spans += [(lo, mid), (mid, hi)]
+    return [commits[i] for i in order]
 
 
 def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = False, dry_run: bool = False,
@@ -390,7 +410,8 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     machine = register_machine()
     patterns = selection(bench=bench)
     names = {name for name, _ in selected(bench=bench)}
-    todo = missing_commits(since, machine, names)
+    missing = set(missing_commits(since, machine, names))
+    todo = [c for c in spread(commit_range_list(since)) if c in missing]   # even coverage at every stop
     log(f"history: machine {machine}, {len(names)} benchmarks ({bench}), {len(todo)} commits from {since[:8]} to "
         f"HEAD lack them in results/{machine}/" + (":" if dry_run and todo else ""))
     if dry_run or not todo:
