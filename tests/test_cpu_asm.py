@@ -63,6 +63,11 @@ def test_every_kernel_for_the_host_and_the_fixed_targets(counted):
         # interactions per iteration: rsqrt lanes (pairwise) and the induction variable agree
         assert loop.elements(element_bytes) == r.interactions_per_loop and len(loop.body) == r.loop_instructions
         assert r.lanes >= 4 and r.vector_bits >= 256            # vectorised: AVX2 or AVX-512
+        if target == "host":        # the host's bound from costs measured on it (tests/test_cpu_replay.py)
+            assert r.costs == "measured" and r.predicted_cycles_per_interaction > 0 and r.bound
+            assert r.compiled_cycles_per_interaction > 0
+        else:                       # a fixed target's from the table, the same on every machine
+            assert r.costs == "table" and r.compiled_cycles_per_interaction is None
 
 
 def test_fixed_targets_do_not_depend_on_the_caller(counted, monkeypatch, tmp_path):
@@ -275,7 +280,7 @@ def test_cli_json_table_and_keep(counted, monkeypatch, tmp_path):
     for o in doc:
         assert {"target", "cpu", "kernel", "precision", "instructions_per_interaction", "mix_per_interaction", "lanes",
                 "predicted_cycles_per_interaction", "bound", "mca_cycles_per_interaction", "mca_note",
-                "model"} <= set(o)
+                "model", "costs", "compiled_cycles_per_interaction", "measured_costs"} <= set(o)
         assert set(o["mix_per_interaction"]) == set(x86.MIX)
         if o["target"] != "host":
             assert o["model"]["name"] == o["target"] and o["model"]["pipes"]["fma"]["count"] == 2
@@ -335,10 +340,16 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
     row = peers.Row("A", "dp", 4096, 1e9, 1.0, "ok", 1e-15, 1e-13, 3, 0.01)
     timed = [row, peers.Row("B", "dp", 4096, 2e9, 2.0, "ok", 1e-15, 1e-13, 3, 0.01)]
     # both kinds of host, whichever this one is: one the model has figures for, and one it has not
-    modelled = dataclasses.replace(c, predicted_cycles_per_interaction=1.5, bound="fma")
-    unmodelled = dataclasses.replace(c, predicted_cycles_per_interaction=None, bound=None)
-    for count, expected in ((modelled, "| dp | 4096 | 3.000 | 1.500 | fma | 50% |"),
-                            (unmodelled, "| dp | 4096 | 3.000 | no figures for this CPU | — | — |")):
+    modelled = dataclasses.replace(c, predicted_cycles_per_interaction=1.5, bound="fma", costs="measured",
+                                   compiled_cycles_per_interaction=2.9)
+    table = dataclasses.replace(modelled, costs="table", compiled_cycles_per_interaction=None)
+    unmodelled = dataclasses.replace(c, predicted_cycles_per_interaction=None, bound=None, costs=None,
+                                     compiled_cycles_per_interaction=None)
+    for count, expected in ((modelled, "| dp | 4096 | 3.000 | 2.900 | 1.500 | fma | measured | 50% | the loop's "
+                                       "dependency chains (latency): it runs so as compiled, in L1 |"),
+                            (table, "| dp | 4096 | 3.000 | — | 1.500 | fma | table | 50% | not a pipe of the table: "
+                                    "latency, memory or the front end |"),
+                            (unmodelled, "| dp | 4096 | 3.000 | — | no figures for this CPU | — | — | — | — |")):
         text = peers.bound_table(timed, [count], 3e9)
         assert next(ln for ln in text.splitlines() if ln.startswith("| dp |")) == expected, text
         assert "| B" not in text and f"host CPU {c.cpu}" in text and "3.00 GHz" in text

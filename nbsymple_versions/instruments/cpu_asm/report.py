@@ -1,12 +1,15 @@
 """Count every CPU kernel for each target and print the table (`nbsymple cpu-asm`) or JSON."""
 from dataclasses import asdict, dataclass
+from itertools import combinations
 import json
 from pathlib import Path
 import sys
 
 from ...runs.paths import write_file
+from . import replay
+from .frequency import core_frequency_hz
 from .model import CPUS, mca, predict
-from .toolchain import KERNELS, TARGETS, compile_targets, llvm_mca
+from .toolchain import HOST, KERNELS, TARGETS, compile_targets, llvm_mca
 from .x86 import MIX, classify, element_loop, memory_reads, mix, pairwise_loop
 
 _ELEMENT_BITS = {"sp": 32, "dsp": 32, "dp": 64}
@@ -28,16 +31,21 @@ class KernelCount:
     lanes: int              # of the precision's floats in the widest arithmetic instruction
     vector_bits: int        # widest vector register in the loop
     predicted_cycles_per_interaction: float | None    # None: no figures for this CPU
-    bound: str | None       # the group of pipes that bounds the prediction
+    bound: str | None       # what bounds the prediction: a group of pipes (table), a class (measured)
     mca_cycles_per_interaction: float | None
     mca_note: str | None    # why there is no llvm-mca figure
+    costs: str | None = None    # "measured" (the host: `replay`), "table" (`model.CPUS`), None: no figures
+    compiled_cycles_per_interaction: float | None = None   # the host: the loop as compiled, replayed in L1
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool) -> KernelCount:
-    """Count one kernel's assembly (`tool`: `toolchain.llvm_mca()`)."""
+def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool,
+          frequency_hz: float | None = None) -> KernelCount:
+    """Count one kernel's assembly (`tool`: `toolchain.llvm_mca()`); with `frequency_hz` (the
+    host's core clock, measured) its bound comes from costs measured on this core (`replay`)
+    instead of the table."""
     if kernel == "pairwise":
         loop = pairwise_loop(asm)
         n = loop.rsqrt_lanes()          # one reciprocal square root per interaction
@@ -46,14 +54,47 @@ def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool) ->
         n = loop.elements(8)
     arithmetic = [i for i in loop.body if classify(i) in ("fma", "mul", "add")]
     lanes = max((i.lanes(_ELEMENT_BITS[precision]) for i in arithmetic), default=1)
-    cycles, bound = predict(loop, n, CPUS.get(cpu))
+    compiled = None
+    if frequency_hz:
+        cycles, bound, compiled = measured(loop, n, frequency_hz)
+        costs = "measured"
+    else:
+        cycles, bound = predict(loop, n, CPUS.get(cpu))
+        costs = None if cycles is None else "table"
     mca_cycles, note = mca(loop, n, cpu, tool)
     return KernelCount(target, cpu, kernel, precision, round(len(loop.body) / n, 4),
                        {k: round(v / n, 4) for k, v in mix(loop.body).items()},
                        round(len(memory_reads(loop.body)) / n, 4), len(loop.body), n, lanes,
                        max((i.bits for i in loop.body), default=0),
                        None if cycles is None else round(cycles, 4), bound,
-                       None if mca_cycles is None else round(mca_cycles, 4), note)
+                       None if mca_cycles is None else round(mca_cycles, 4), note, costs,
+                       None if compiled is None else round(compiled, 4))
+
+
+def measured(loop, n: int, frequency_hz: float) -> tuple[float, str, float]:
+    """(cycles per interaction of the loop's instructions without their dependencies, the classes
+    that explain them (`explained_by`), cycles per interaction of the loop as compiled), all
+    replayed on this core (`replay`)."""
+    costs = replay.class_costs(frequency_hz)
+    bound = replay.cycles_per_turn(replay.independent(loop.body), frequency_hz)
+    compiled = replay.cycles_per_turn(replay.as_compiled(loop.body), frequency_hz)
+    charge: dict[str, float] = {}
+    for i in filter(replay.replayable, loop.body):
+        if (classify(i), max(i.bits, 128)) in costs:
+            charge[classify(i)] = charge.get(classify(i), 0.0) + costs[classify(i), max(i.bits, 128)]
+    return bound / n, explained_by(charge, bound), compiled / n
+
+
+def explained_by(charge: dict[str, float], cycles: float) -> str:
+    """The fewest classes whose measured charges add up to `cycles` within 10 % (the closest of
+    equally few): one class where it alone fills its pipes, several joined by "+" where they
+    share pipes or ports, "mix" where no set of them does."""
+    for size in range(1, len(charge) + 1):
+        fits = [c for c in combinations(sorted(charge), size)
+                if abs(sum(charge[k] for k in c) - cycles) <= 0.1 * cycles]
+        if fits:
+            return "+".join(min(fits, key=lambda c: abs(sum(charge[k] for k in c) - cycles)))
+    return "mix"
 
 
 def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
@@ -65,12 +106,14 @@ def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
         raise ValueError(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
     tool = llvm_mca()
     compiled = compile_targets(targets)
+    frequency_hz = core_frequency_hz() if HOST in targets and replay.runs_here() else None
     rows = []
     for target in targets:
         cpu, assembly = compiled[target]
         for kernel, precision in KERNELS:
             asm = assembly[f"{kernel}_{precision}"]
-            rows.append(count(target, cpu, kernel, precision, asm, tool))
+            rows.append(count(target, cpu, kernel, precision, asm, tool,
+                              frequency_hz if target == HOST else None))
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 write_file(keep / f"{target}_{kernel}_{precision}.s", asm)
@@ -83,21 +126,40 @@ _SHORT = {"sqrt_div": "sq/dv", "convert": "cvt", "shuffle": "shuf", "integer": "
 def table(rows: list[KernelCount]) -> str:
     """One line per kernel and target: instructions per interaction, the mix, the predictions."""
     head = (f"{'target':15}{'cpu':15}{'kernel':9}{'prec':5}{'lanes':>5}{'instr':>7}"
-            + "".join(f"{_SHORT.get(c, c):>6}" for c in MIX) + f"{'predicted':>10}  {'bound':8}{'mca':>7}")
+            + "".join(f"{_SHORT.get(c, c):>6}" for c in MIX)
+            + f"{'predicted':>10}  {'bound':14}{'costs':9}{'mca':>7}{'as comp':>8}")
     lines = [head]
     for r in rows:
         m = r.mix_per_interaction
-        predicted = f"{r.predicted_cycles_per_interaction:10.3f}  {r.bound:8}" if r.bound else f"{'-':>10}  {'-':8}"
+        predicted = (f"{r.predicted_cycles_per_interaction:10.3f}  {r.bound:14}{r.costs:9}" if r.bound
+                     else f"{'-':>10}  {'-':14}{'-':9}")
         lines.append(f"{r.target:15}{r.cpu:15}{r.kernel:9}{r.precision:5}{r.lanes:5d}"
                      f"{r.instructions_per_interaction:7.3f}" + "".join(f"{m[c]:6.3f}" for c in MIX)
-                     + predicted + (f"{r.mca_cycles_per_interaction:7.3f}" if r.mca_note is None else f"{'-':>7}"))
+                     + predicted + (f"{r.mca_cycles_per_interaction:7.3f}" if r.mca_note is None else f"{'-':>7}")
+                     + (f"{r.compiled_cycles_per_interaction:8.3f}" if r.compiled_cycles_per_interaction else
+                        f"{'-':>8}"))
     return "\n".join(lines)
 
 
 def notes(rows: list[KernelCount]) -> list[str]:
     """What the columns mean and why a figure is missing, one line each."""
     lines = ["instructions per pair interaction in the hot loop (galactic, axpy: per element), by class; "
-             "predicted and mca: core cycles per interaction (pipe-bound model; llvm-mca on the loop alone)"]
+             "predicted, mca, as comp: core cycles per interaction (the pipe bound; llvm-mca on the loop alone; "
+             "the loop as compiled, replayed on this core with its operands in L1)",
+             "costs: measured = the loop's instructions replayed on this core without their dependencies "
+             "(bound: the fewest classes whose measured costs alone explain 90 % of it, joined by + where they share "
+             "pipes); "
+             "table = the pipe model's figures for that CPU (bound: its busiest group of pipes)"]
+    measured = replay.last_measured()
+    if measured and any(r.costs == "measured" for r in rows):
+        frequency_hz, costs = measured
+        by_class: dict[str, list[str]] = {}
+        for (kind, bits), c in costs.items():
+            by_class.setdefault(kind, []).append(f"{c:.2f}")
+        widths = "/".join(str(b) for b in replay.host().widths)
+        lines.append(f"host: cycles per instruction of each class alone ({widths}-bit), measured at "
+                     f"{frequency_hz / 1e9:.2f} GHz: "
+                     + ", ".join(f"{k} {'/'.join(v)}" for k, v in by_class.items()))
     seen = set()
     for r in rows:
         if r.bound is None and ("figures", r.cpu) not in seen:
@@ -119,7 +181,10 @@ def main(targets=TARGETS, as_json: bool = False, keep: Path | None = None, out=N
     out = out or sys.stdout
     rows = count_all(targets, keep=keep)
     if as_json:
-        out.write(json.dumps([dict(r.as_dict(), model=CPUS[r.cpu].as_dict() if r.cpu in CPUS else None)
+        measured = replay.last_measured()
+        costs = {f"{kind} {bits}": round(c, 4) for (kind, bits), c in measured[1].items()} if measured else None
+        out.write(json.dumps([dict(r.as_dict(), model=CPUS[r.cpu].as_dict() if r.cpu in CPUS else None,
+                                   measured_costs=costs if r.costs == "measured" else None)
                               for r in rows], allow_nan=False) + "\n")
         return 0
     for cpu in dict.fromkeys(r.cpu for r in rows):

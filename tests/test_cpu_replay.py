@@ -1,0 +1,122 @@
+"""`cpu_asm.replay`: the hot loops and each instruction class replayed on the host, the costs
+`nbsymple cpu-asm` predicts the host's bound from. What is asserted is the code a replay runs
+(static) and that it runs; how many cycles it takes is a measurement, shown by `cpu-asm` and
+`peers`, never bounded here."""
+import math
+import re
+
+import pytest
+
+from nbsymple_versions.instruments import peers
+from nbsymple_versions.instruments.cpu_asm import report, replay, x86
+from nbsymple_versions.instruments.cpu_asm.frequency import core_frequency_hz
+
+pytestmark = pytest.mark.skipif(not replay.runs_here(), reason="replays are x86-64 assembly")
+
+LOOP = """
+kernel:
+.LBB0_7:
+\tvmovups\t(%r12,%r13,4), %ymm15
+\tvsubps\t%ymm12, %ymm15, %ymm5
+\tvfmadd213ps\t%ymm3, %ymm5, %ymm15
+\tvrsqrtps\t%ymm15, %ymm2
+\tvmulps\t(%r10,%r13,4), %ymm2, %ymm2
+\tvbroadcastss\t8(%rax), %ymm7
+\tvfmadd231ps\t%ymm5, %ymm2, %ymm9
+\tvmovups\t%ymm9, (%rdx,%r13,4)
+\tvmovmskps\t%ymm9, %eax
+\taddq\t$8, %r13
+\tcmpq\t%r13, %rax
+\tjne\t.LBB0_7
+"""
+_REGISTER = re.compile(r"%[xyz]mm(\d+)")
+
+
+def _body():
+    code, labels = x86.parse(LOOP)
+    return max(x86.loops(code, labels), key=lambda loop: len(loop.body)).body
+
+
+def _split(line):
+    mnemonic, _, operands = line.partition(" ")
+    return mnemonic, replay._operands(operands)
+
+
+@pytest.mark.parametrize("registers", [16, 32])
+def test_the_independent_replay_has_no_dependency(registers):
+    """Sources read only registers 0-2, which nothing writes; destinations rotate over the rest
+    (VEX-only instructions below 16); memory operands lie in the buffer, loads in its first
+    half, stores in its second; integer, branch and general-register-writing instructions go."""
+    lines = replay.independent(_body(), registers)
+    assert [_split(line)[0] for line in lines] == ["vmovups", "vsubps", "vfmadd213ps", "vrsqrtps", "vmulps",
+                                                 "vbroadcastss", "vfmadd231ps", "vmovups"]
+    written = []
+    for line in lines:
+        mnemonic, ops = _split(line)
+        *sources, destination = ops
+        for op in sources:
+            assert not (m := _REGISTER.fullmatch(op)) or int(m.group(1)) < 3, line
+        if m := _REGISTER.fullmatch(destination):
+            number = int(m.group(1))
+            assert 3 <= number < (16 if mnemonic == "vrsqrtps" else registers), line
+            written.append(number)
+        else:
+            assert mnemonic == "vmovups" and re.fullmatch(r"(\d+)\(%rdi\)", destination), line
+            assert replay._STORES <= int(destination.split("(")[0]) < replay._MXCSR
+        for op in ops:
+            if "(" in op:
+                assert op.endswith("(%rdi)") and 0 <= int(op.split("(")[0]) < replay._MXCSR, line
+                assert op is destination or int(op.split("(")[0]) < replay._STORES, line
+    assert len(set(written)) == len(written)            # no destination read back within the block
+
+
+def test_the_compiled_replay_keeps_the_loop_but_its_memory():
+    lines = replay.as_compiled(_body())
+    assert lines[2] == "vfmadd213ps %ymm3, %ymm5, %ymm15" and lines[4] == "vmulps 32(%rdi), %ymm2, %ymm2"
+    assert lines[0] == "vmovups 0(%rdi), %ymm15" and lines[-1] == f"vmovups %ymm9, {replay._STORES}(%rdi)"
+    assert not any(line.startswith(("vmovmskps", "addq", "cmpq", "jne")) for line in lines)
+
+
+def test_every_class_sample_is_its_class_at_its_width():
+    for kind in replay.SAMPLES:
+        for bits in (128, 256, 512):
+            lines = replay.sample(kind, bits, 32)
+            assert len(lines) == replay.BLOCK
+            code, _ = x86.parse("".join(f"\t{line.replace(' ', chr(9), 1)}\n" for line in lines))
+            assert {x86.classify(i) for i in code} == {kind}, (kind, bits, lines[:2])
+            assert {i.bits for i in code} == {bits}, (kind, bits, lines[:2])
+
+
+def test_costs_and_loops_replay_on_this_core():
+    """Every class at every width this host runs, and the hot loops of every kernel, assemble and
+    run; the figures are cycles (positive, finite), whatever their size."""
+    hz = core_frequency_hz()
+    costs = replay.class_costs(hz)
+    assert set(costs) == {(k, b) for k in replay.SAMPLES for b in replay.host().widths}
+    assert all(math.isfinite(c) and c > 0 for c in costs.values()), costs
+    assert replay.last_measured() == (hz, costs)
+    loop = _body()
+    for lines in (replay.independent(loop), replay.as_compiled(loop)):
+        cycles = replay.cycles_per_turn(lines, hz)
+        assert math.isfinite(cycles) and cycles > 0
+
+
+def test_the_classes_that_explain_a_bound():
+    charge = {"fma": 2.0, "mul": 1.5, "add": 2.1, "load": 0.3}
+    assert report.explained_by(charge, 2.0) == "fma"           # closest of the single classes
+    assert report.explained_by(charge, 3.5) == "fma+mul"       # two that share pipes
+    assert report.explained_by(charge, 9.0) == "mix"           # none adds up to it
+    assert report.explained_by({}, 1.0) == "mix"
+
+
+@pytest.mark.parametrize("measured, compiled, share, says", [
+    (1.0, 1.0, "100%", "—"),
+    (0.85, 0.9, "—", "contradicted"),
+    (2.0, 1.9, "50%", "dependency chains"),
+    (2.0, 1.2, "50%", "outside the loop's instructions"),
+    (2.0, None, "50%", "not a pipe of the table"),
+])
+def test_what_a_share_says(measured, compiled, share, says):
+    got_share, gap = peers._share(measured, 1.0, compiled)
+    assert got_share == share and says in gap
+    assert peers._share(measured, None, compiled) == ("—", "—")
