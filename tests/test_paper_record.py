@@ -110,6 +110,28 @@ def test_commit_names_the_partial_run_and_says_what_it_lacks(tmp_path, capsys):
     assert not (out / "time_per_step.png").exists()
 
 
+def test_a_machine_with_only_a_newer_history_is_not_the_default(tmp_path):
+    """Another machine whose results are a history run (task and step timings only) ran last: the
+    default machine is still the one with a complete commit, and naming the other reads it."""
+    from nbsymple_versions.paper.data import PAPER_NEEDS
+    from nbsymple_versions.paper.results import load_results
+    results, good = _with_partial_newer_run(tmp_path)
+    complete = next(p for p in results.glob("*/*.json") if p.name not in ("machine.json",) and good[:8] in p.name)
+    history = results / "amd-epyc-znver5-avx512-2cores-nogpu"
+    history.mkdir()
+    machine = json.loads((complete.parent / "machine.json").read_text())
+    (history / "machine.json").write_text(json.dumps(dict(machine, machine=history.name, uarch="znver5")))
+    partial = complete.parent / f"{PARTIAL[:8]}-{json.loads(complete.read_text())['env_name']}.json"
+    data = json.loads(partial.read_text())
+    at = data["result_columns"].index("started_at")
+    for row in data["results"].values():                     # it ran a day later
+        row[at] += 86_400_000
+    (history / f"{PARTIAL[:8]}-env.json").write_text(json.dumps(data))
+    partial.unlink()
+    assert load_results(results, needs=PAPER_NEEDS).machine == complete.parent.name
+    assert load_results(results, machine=history.name, needs=PAPER_NEEDS).machine == history.name
+
+
 def test_without_a_complete_commit_the_least_incomplete_is_read():
     from nbsymple_versions.paper.results import ResultFile, choose_commit
     files = [ResultFile(Path(f"m/{c * 8}-env.json"), c * 40, date, "", "", {}, {}, rows)

@@ -406,8 +406,8 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
                  needs=()) -> Results:
     """Read the asv results of one machine and one commit.
 
-    machine: a folder name under `results_dir`; default the only one, or the one whose chosen
-    commit ran last. commit: a full hash or prefix; default the newest whose results hold every
+    machine: a folder name under `results_dir`; default the only one, or, of those whose chosen
+    commit lacks the fewest needs, the one whose chosen commit ran last. commit: a full hash or prefix; default the newest whose results hold every
     need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
     read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
     ResultsError says why (naming the file)."""
@@ -423,12 +423,13 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
         if len(names) == 1:
             machine = names[0]
         else:
-            latest = {}
-            for m in names:
+            rank = {}
+            for m in names:         # the fewest needs lacking first (a history's machine holds few), then the latest
                 files = _read_all(root / m, root, [])
                 chosen = choose_commit(files, needs)[0] if files else None
-                latest[m] = max((f.run_date for f in files if f.commit == chosen), default=-1)
-            machine = max(names, key=lambda m: latest[m])
+                lacking = len(_lacks([f for f in files if f.commit == chosen], needs)) if files else len(needs) + 1
+                rank[m] = (-lacking, max((f.run_date for f in files if f.commit == chosen), default=-1))
+            machine = max(names, key=lambda m: rank[m])
     folder = root / machine
     if not folder.is_dir():
         raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
