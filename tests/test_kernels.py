@@ -22,3 +22,30 @@ def test_galactic_and_integrate_kernels(letter):
     x, v = s.x.copy(), s.v.copy()
     forces.drift(x, v, 0.25)
     np.testing.assert_allclose(x, s.x + 0.25 * s.v, rtol=1e-15)
+
+
+def test_the_unfused_shape_keeps_products_apart_from_their_additions():
+    """`CpuKernels(fused=False)`: per interaction vector, the six products of r2 and of the sums
+    become multiplies whose additions run on their own, six fewer FMAs, six more multiplies and
+    six more adds than the fused shape (the rsqrt's Newton step keeps its FMA); the dp loop of an
+    AVX-512 host is the IR row in both. Its forces are checked against the float64 reference
+    with the others (`tests/test_peers.py`, candidate A-unfused)."""
+    from nbsymple_versions.instruments.cpu_asm import x86
+    from nbsymple_versions.instruments.cpu_asm.toolchain import _signature
+    from nbsymple_versions.serial import avx512
+    from nbsymple_versions.serial.kernels import SERIAL, CpuKernels
+
+    def per_rsqrt(kernels, precision):
+        signature = _signature("pairwise", precision)
+        kernels.pairwise[precision].compile(signature)
+        loop = x86.pairwise_loop(kernels.pairwise[precision].inspect_asm(signature.args))
+        mix, vectors = x86.mix(loop.body), sum(x86.classify(i) == "rsqrt" for i in loop.body)
+        return {k: mix[k] / vectors for k in ("fma", "mul", "add")}
+
+    unfused = CpuKernels(parallel=False, fused=False)
+    for precision in ("sp", "dp", "dsp"):
+        fused, apart = per_rsqrt(SERIAL, precision), per_rsqrt(unfused, precision)
+        if precision == "dp" and avx512.available():
+            assert apart == fused
+            continue
+        assert apart == {"fma": fused["fma"] - 6, "mul": fused["mul"] + 6, "add": fused["add"] + 6}, (precision, fused, apart)

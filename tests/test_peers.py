@@ -16,7 +16,7 @@ ALL = {c.key: c for c in peers.candidates()}
 
 def test_candidates_cover_the_suite_and_the_peers():
     keys = set(ALL)
-    for letter in "AB":
+    for letter in ("A", "B", "A-unfused"):
         for precision in ("sp", "dp", "dsp"):
             assert f"{letter}-{precision}" in keys
     assert {"NumPy-dp", "REBOUND-dp", "Warp-sp", "Warp-dp"} <= keys

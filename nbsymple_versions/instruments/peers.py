@@ -149,6 +149,33 @@ def _suite_builder(letter: str, precision: str):
     return build
 
 
+def _unfused_builder(precision: str):
+    """Version A's pipeline with the pairwise loops' products kept apart from their additions
+    (`serial.kernels.CpuKernels(fused=False)`): the other shape of the same kernel, timed beside
+    A's so that one run says which this core runs faster."""
+    def build(state):
+        from ..serial.kernels import CpuKernels
+        from ..serial.pairwise import cpu_pipeline
+        forces, x = cpu_pipeline(_unfused_kernels(CpuKernels), state, precision, None), state.x
+        out = np.zeros_like(x)
+
+        def run():
+            forces.pairwise(x, out)
+            return out.T
+        return run
+    return build
+
+
+_UNFUSED: list = []
+
+
+def _unfused_kernels(cls):
+    """One unfused build for the process (its kernels compile once, on first use)."""
+    if not _UNFUSED:
+        _UNFUSED.append(cls(parallel=False, fused=False))
+    return _UNFUSED[0]
+
+
 def _suite_availability(letter: str):
     def availability():
         return get_version(letter).available()
@@ -236,6 +263,9 @@ def candidates() -> list[Candidate]:
         for precision in PRECISIONS:
             out.append(Candidate(letter, precision, _suite_builder(letter, precision),
                                  _suite_availability(letter)))
+    for precision in PRECISIONS:
+        out.append(Candidate("A-unfused", precision, _unfused_builder(precision),
+                             note="A, products apart from their additions (no FMA in r2 and the sums)"))
     out.append(Candidate("NumPy", "dp", _numpy_build, note="float64, chunked"))
     out.append(Candidate("REBOUND", "dp", _rebound_build, lambda: module_availability("rebound"),
                          counts=(("", full_count), (" per pair", pair_count)),

@@ -55,6 +55,7 @@ FASTMATH_ALL = True
 FASTMATH_NO_REASSOC = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 JIT_OPTIONS = dict(error_model="numpy", cache=False)
 _EXACT_FLAGS = tuple(sorted(FASTMATH_NO_REASSOC))
+_UNFUSED_FLAGS = tuple(sorted(FASTMATH_NO_REASSOC - {"contract"} | {"reassoc"}))
 
 
 @intrinsic
@@ -71,6 +72,24 @@ def ds_diff(typingctx, hj, hi, lj, li):
         return builder.fadd(high, low, flags=_EXACT_FLAGS)
 
     return hj(hj, hi, lj, li), codegen
+
+
+@intrinsic
+def product_apart(typingctx, a, b):
+    """a * b as one multiply flagged without `contract`: LLVM cannot fuse it with the addition
+    that takes it into an FMA, so the addition runs on an add pipe (`CpuKernels(fused=False)`)."""
+    if not (isinstance(a, types.Float) and a == b):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fmul(args[0], args[1], flags=_UNFUSED_FLAGS)
+
+    return a(a, b), codegen
+
+
+def _times(a, b):
+    """a * b under the kernel's flags: fused with the addition that takes it into an FMA."""
+    return a * b
 
 
 def _inverse_cube_sp(r2):
@@ -92,9 +111,11 @@ def _separation(hj, hi, lj, li):
     return hj - hi
 
 
-def _pairwise_source(ftype, separation, inverse_cube):
+def _pairwise_source(ftype, separation, inverse_cube, times):
     """The pairwise kernel of one precision: positions as hi rows (x, y, z) and lo rows (xl, yl,
-    zl; dsp's low words, the hi rows again for sp and dp, whose `separation` ignores them)."""
+    zl; dsp's low words, the hi rows again for sp and dp, whose `separation` ignores them).
+    `times` makes the products of r2 and of the sums (`_times`: FMAs; `product_apart`: a
+    multiply and an add)."""
     zero = ftype(0.0)
 
     def pairwise(x, y, z, xl, yl, zl, m, eps2, start, ax, ay, az):
@@ -109,10 +130,10 @@ def _pairwise_source(ftype, separation, inverse_cube):
                 dy = separation(y[j], yi, yl[j], yli)
                 dz = separation(z[j], zi, zl[j], zli)
                 # r2: 6; r^-3: 4; f = m r^-3: 1
-                f = m[j] * inverse_cube(dx * dx + dy * dy + dz * dz + eps2)
-                sx += f * dx              # 6 (with sy, sz)
-                sy += f * dy
-                sz += f * dz
+                f = m[j] * inverse_cube(times(dx, dx) + times(dy, dy) + times(dz, dz) + eps2)
+                sx += times(f, dx)        # 6 (with sy, sz)
+                sy += times(f, dy)
+                sz += times(f, dz)
             ax[t] = sx
             ay[t] = sy
             az[t] = sz
@@ -191,21 +212,31 @@ def on_disk(dispatcher, name: str, parallel: bool):
 
 
 class CpuKernels:
-    """The CPU kernels, serial (`parallel=False`) or threaded (`parallel=True`)."""
+    """The CPU kernels, serial (`parallel=False`) or threaded (`parallel=True`).
 
-    def __init__(self, parallel: bool):
-        self.parallel = parallel
+    `fused=False` keeps the products of r2 = dx^2 + dy^2 + dz^2 + eps^2 and of the sums
+    s += f dx apart from their additions (`product_apart`): six FMAs per interaction vector
+    become six multiplies and six adds, which moves work from the FMA pipes to the add pipes
+    where a core runs an FMA at a multiply's and an add's cost together (the AVX-512 dp row,
+    `avx512.py`, is written in IR and keeps its FMAs). `peers` times both shapes side by side
+    (`A` and `A-unfused`) and `nbsymple cpu-asm` measures the classes' costs on the host; the
+    versions use the fused shape on every CPU."""
+
+    def __init__(self, parallel: bool, fused: bool = True):
+        self.parallel, self.fused = parallel, fused
+        shape = "" if fused else " unfused"
 
         def jit(name, fastmath, source):
             return on_disk(njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)(source), name, parallel)
         cube_sp = _device_function(_inverse_cube_sp)
         cube_dp = _device_function(_inverse_cube_dp)
         separation = _device_function(_separation)
+        times = _device_function(_times) if fused else product_apart
         self.pairwise = {
-            "sp": jit("pairwise sp", FASTMATH_ALL, _pairwise_source(np.float32, separation, cube_sp)),
-            "dp": jit("pairwise dp", FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row) if avx512.available()
-                      else _pairwise_source(np.float64, separation, cube_dp)),
-            "dsp": jit("pairwise dsp", FASTMATH_ALL, _pairwise_source(np.float32, ds_diff, cube_sp)),
+            "sp": jit("pairwise sp" + shape, FASTMATH_ALL, _pairwise_source(np.float32, separation, cube_sp, times)),
+            "dp": jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row)
+                      if avx512.available() else _pairwise_source(np.float64, separation, cube_dp, times)),
+            "dsp": jit("pairwise dsp" + shape, FASTMATH_ALL, _pairwise_source(np.float32, ds_diff, cube_sp, times)),
         }
         self.galactic = jit("galactic", False, _galactic_source(njit(as91_acceleration)))
         self.axpy = jit("axpy", FASTMATH_ALL, _axpy)
