@@ -156,6 +156,15 @@ def fixed_env_name() -> str:
     return f"existing-py{sys.version_info.major}.{sys.version_info.minor}"
 
 
+def history_env_name() -> str:
+    """The environment name of a `history` run: asv's virtualenv, built per commit, for the Python
+    of asv.conf.json. Its results carry the same parameters (machine and Python) as a
+    `--python=same` run's, so the dashboard draws both as one series per machine."""
+    from asv.config import Config
+    from asv.environment import get_env_name
+    return get_env_name("virtualenv", Config.load(CONFIG).pythons[0], {}, {})
+
+
 def _asv_env_name() -> str:
     from asv.environment import get_env_name
     return get_env_name("existing", sys.executable.replace(os.path.sep, "_"), {}, {})
