@@ -11,7 +11,7 @@ from nbsymple_versions.instruments import peers
 from nbsymple_versions.core import reference
 from nbsymple_versions.validation import TOLERANCE
 
-ALL = {c.key: c for c in peers.candidates()}
+ALL = {c.key: c for c in peers.candidates() + peers.shape_candidates()}
 
 
 def test_candidates_cover_the_suite_and_the_peers():

@@ -263,9 +263,6 @@ def candidates() -> list[Candidate]:
         for precision in PRECISIONS:
             out.append(Candidate(letter, precision, _suite_builder(letter, precision),
                                  _suite_availability(letter)))
-    for precision in PRECISIONS:
-        out.append(Candidate("A-unfused", precision, _unfused_builder(precision),
-                             note="A, products apart from their additions (no FMA in r2 and the sums)"))
     out.append(Candidate("NumPy", "dp", _numpy_build, note="float64, chunked"))
     out.append(Candidate("REBOUND", "dp", _rebound_build, lambda: module_availability("rebound"),
                          counts=(("", full_count), (" per pair", pair_count)),
@@ -273,6 +270,14 @@ def candidates() -> list[Candidate]:
     for precision in ("sp", "dp"):
         out.append(Candidate("Warp", precision, _warp_builder(precision), _warp_availability(), note="CPU, plain"))
     return out
+
+
+def shape_candidates() -> list[Candidate]:
+    """Version A's other kernel shape, timed only where `--only` names it (`A-unfused`): products
+    apart from their additions (`serial.kernels.CpuKernels(fused=False)`)."""
+    return [Candidate("A-unfused", precision, _unfused_builder(precision),
+                      note="A, products apart from their additions (no FMA in r2 and the sums)")
+            for precision in PRECISIONS]
 
 
 def gpu_candidates(warp_device: str = "cuda") -> list[Candidate]:
@@ -450,7 +455,7 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND)")
+    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A with its other kernel shape, runs only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")
@@ -466,7 +471,7 @@ def main(argv=None) -> int:
         gpu = bool(select(gpu_candidates(), args.only)) and warp_sees_a_gpu()
     load_before = _load()
     rows = table(args.n, args.repeats, args.seed, args.only, progress=progress,
-                 field=candidates() + (gpu_candidates() if gpu else []))
+                 field=candidates() + (shape_candidates() if args.only else []) + (gpu_candidates() if gpu else []))
     print(machine_line())     # provenance: CPU model and ISA, cores, libraries, threading
     print(f"load average (1 min) before / after: {load_before} / {_load()}")
     print()
