@@ -9,7 +9,7 @@ import pytest
 
 from nbsymple_versions.instruments import peers
 from nbsymple_versions.instruments.cpu_asm import report, replay, x86
-from nbsymple_versions.instruments.cpu_asm.frequency import core_frequency_hz
+from nbsymple_versions.instruments.cpu_asm.toolchain import compile_targets
 
 pytestmark = pytest.mark.skipif(not replay.runs_here(), reason="replays are x86-64 assembly")
 
@@ -88,17 +88,27 @@ def test_every_class_sample_is_its_class_at_its_width():
 
 
 def test_costs_and_loops_replay_on_this_core():
-    """Every class at every width this host runs, and the hot loops of every kernel, assemble and
-    run; the figures are cycles (positive, finite), whatever their size."""
-    hz = core_frequency_hz()
-    costs = replay.class_costs(hz)
-    assert set(costs) == {(k, b) for k in replay.SAMPLES for b in replay.host().widths}
-    assert all(math.isfinite(c) and c > 0 for c in costs.values()), costs
-    assert replay.last_measured() == (hz, costs)
-    loop = _body()
-    for lines in (replay.independent(loop), replay.as_compiled(loop)):
-        cycles = replay.cycles_per_turn(lines, hz)
-        assert math.isfinite(cycles) and cycles > 0
+    """Every class at every width this host runs, and a loop both ways, assemble and run in the
+    replay child; the figures are cycles (positive, finite), whatever their size."""
+    measured = replay.measure({"loop": _body()})
+    assert set(measured.costs) == {(k, b) for k in replay.SAMPLES for b in replay.host().widths}
+    assert all(math.isfinite(c) and c > 0 for c in measured.costs.values()), measured.costs
+    assert set(measured.loops) == {"loop"} and all(math.isfinite(c) and c > 0 for c in measured.loops["loop"])
+    assert math.isfinite(measured.frequency_hz) and measured.frequency_hz > 1e8
+
+
+def test_a_loop_that_cannot_be_replayed_costs_the_child_not_the_caller():
+    """LLVM ends the process that asks it to assemble what it cannot (here a VEX-only instruction
+    on register 20): the child ends, the caller gets one sentence, and `cpu-asm` then takes the
+    table's bound for the host and says why."""
+    code, _ = x86.parse("\tvrsqrtps\t%ymm20, %ymm3\n")
+    with pytest.raises(replay.ReplayFailed, match="invalid operand"):
+        replay.measure({"bad": code})
+    asm = compile_targets(("haswell",))["haswell"][1]["pairwise_sp"]
+    why = "its loops could not be replayed on this core (invalid operand)"
+    r = report.count("host", "haswell", "pairwise", "sp", asm, tool=None, measured=why)
+    assert r.costs == "table" and r.costs_note == why and r.bound == "fma" and r.compiled_cycles_per_interaction is None
+    assert f"host (haswell): {why}; its bounds are the table's" in report.notes([r])
 
 
 def test_the_classes_that_explain_a_bound():

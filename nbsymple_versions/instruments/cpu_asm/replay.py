@@ -238,19 +238,57 @@ def cycles_per_turn(lines: list[str], frequency_hz: float) -> float:
     return min(replay.seconds(turns) for _ in range(REPEATS)) * frequency_hz / turns
 
 
-@cache
 def class_costs(frequency_hz: float) -> dict[tuple[str, int], float]:
     """{(class, bits): cycles per instruction} of every class of `SAMPLES` at every width this
     host runs, each alone (its reciprocal throughput)."""
-    costs = {(kind, bits): cycles_per_turn(sample(kind, bits), frequency_hz) / BLOCK
-             for kind in SAMPLES for bits in host().widths}
-    _last[:] = [(frequency_hz, costs)]
-    return costs
+    return {(kind, bits): cycles_per_turn(sample(kind, bits), frequency_hz) / BLOCK
+            for kind in SAMPLES for bits in host().widths}
 
 
-_last: list = []
+@dataclass
+class Measured:
+    """What one replay child measured: the core clock (Hz), `class_costs`, and per loop (name)
+    (cycles per turn of its `independent` replay, of its `as_compiled` one)."""
+    frequency_hz: float
+    costs: dict
+    loops: dict
 
 
-def last_measured() -> tuple[float, dict] | None:
-    """(core clock, `class_costs`) of the latest measurement in this process, or None."""
-    return _last[0] if _last else None
+class ReplayFailed(RuntimeError):
+    """The replay child failed (LLVM could not assemble a block, or the child died): its last
+    line says why."""
+
+
+def measure(loops: dict[str, list[Instruction]]) -> Measured:
+    """Replay every loop of `loops` ({name: hot-loop body}) and every class on this core, in a
+    child process of its own: LLVM ends the process that asked it to assemble what it cannot, so
+    a loop this module rewrites wrongly costs the child, never the caller (`ReplayFailed`)."""
+    import json
+    import subprocess
+    import sys
+    from ...entry import child_process
+    blocks = {name: (independent(body), as_compiled(body)) for name, body in loops.items()}
+    command = [sys.executable, "-c", f"from {__name__} import _serve; _serve()"]
+    with child_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True) as child:
+        out, err = child.communicate(json.dumps(blocks), timeout=600)
+    if child.returncode != 0:
+        lines = [line for line in err.strip().splitlines() if line.strip()]
+        raise ReplayFailed(next((line for line in lines if "error" in line.lower()), lines[-1] if lines else
+                                f"the replay child ended with status {child.returncode}"))
+    done = json.loads(out)
+    return Measured(done["frequency_hz"], {(k, b): c for k, b, c in done["costs"]},
+                    {name: tuple(v) for name, v in done["loops"].items()})
+
+
+def _serve():
+    """In the child: read {name: [independent lines, as-compiled lines]} on stdin, measure the
+    clock, every class and every loop, print the result as JSON."""
+    import json
+    import sys
+    from .frequency import core_frequency_hz
+    blocks = json.load(sys.stdin)
+    hz = core_frequency_hz()
+    costs = class_costs(hz)
+    loops = {name: [cycles_per_turn(lines, hz) for lines in pair] for name, pair in blocks.items()}
+    json.dump({"frequency_hz": hz, "costs": [[k, b, c] for (k, b), c in costs.items()], "loops": loops}, sys.stdout)

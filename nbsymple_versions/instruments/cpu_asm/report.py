@@ -7,7 +7,6 @@ import sys
 
 from ...runs.paths import write_file
 from . import replay
-from .frequency import core_frequency_hz
 from .model import CPUS, mca, predict
 from .toolchain import HOST, KERNELS, TARGETS, compile_targets, llvm_mca
 from .x86 import MIX, classify, element_loop, memory_reads, mix, pairwise_loop
@@ -36,53 +35,57 @@ class KernelCount:
     mca_note: str | None    # why there is no llvm-mca figure
     costs: str | None = None    # "measured" (the host: `replay`), "table" (`model.CPUS`), None: no figures
     compiled_cycles_per_interaction: float | None = None   # the host: the loop as compiled, replayed in L1
+    costs_note: str | None = None   # why the host's costs are the table's: its loops could not be replayed
+    measured_costs: dict | None = None  # the host: {"<class> <bits>": cycles per instruction}, measured
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool,
-          frequency_hz: float | None = None) -> KernelCount:
-    """Count one kernel's assembly (`tool`: `toolchain.llvm_mca()`); with `frequency_hz` (the
-    host's core clock, measured) its bound comes from costs measured on this core (`replay`)
-    instead of the table."""
+def hot_loop(kernel: str, asm: str):
+    """(the kernel's hot loop, interactions per iteration: per element for galactic and axpy)."""
     if kernel == "pairwise":
         loop = pairwise_loop(asm)
-        n = loop.rsqrt_lanes()          # one reciprocal square root per interaction
-    else:
-        loop = element_loop(asm, 8)
-        n = loop.elements(8)
+        return loop, loop.rsqrt_lanes()          # one reciprocal square root per interaction
+    loop = element_loop(asm, 8)
+    return loop, loop.elements(8)
+
+
+def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool,
+          measured: "replay.Measured | str | None" = None) -> KernelCount:
+    """Count one kernel's assembly (`tool`: `toolchain.llvm_mca()`). `measured`: the host's
+    replays (`replay.measure`, its loops named `<kernel>_<precision>`), whose bound then replaces
+    the table's, or why there are none (a sentence: the table's bound, with it as a note)."""
+    loop, n = hot_loop(kernel, asm)
     arithmetic = [i for i in loop.body if classify(i) in ("fma", "mul", "add")]
     lanes = max((i.lanes(_ELEMENT_BITS[precision]) for i in arithmetic), default=1)
-    compiled = None
-    if frequency_hz:
-        cycles, bound, compiled = measured(loop, n, frequency_hz)
-        costs = "measured"
+    compiled = costs = None
+    if isinstance(measured, replay.Measured):
+        independent, compiled = (c / n for c in measured.loops[f"{kernel}_{precision}"])
+        cycles, bound = independent, explained_by(_charges(loop, measured.costs, n), independent)
+        costs = {f"{k} {b}": round(c, 4) for (k, b), c in measured.costs.items()}
     else:
         cycles, bound = predict(loop, n, CPUS.get(cpu))
-        costs = None if cycles is None else "table"
     mca_cycles, note = mca(loop, n, cpu, tool)
     return KernelCount(target, cpu, kernel, precision, round(len(loop.body) / n, 4),
                        {k: round(v / n, 4) for k, v in mix(loop.body).items()},
                        round(len(memory_reads(loop.body)) / n, 4), len(loop.body), n, lanes,
                        max((i.bits for i in loop.body), default=0),
                        None if cycles is None else round(cycles, 4), bound,
-                       None if mca_cycles is None else round(mca_cycles, 4), note, costs,
-                       None if compiled is None else round(compiled, 4))
+                       None if mca_cycles is None else round(mca_cycles, 4), note,
+                       "measured" if costs else None if cycles is None else "table",
+                       None if compiled is None else round(compiled, 4),
+                       measured if isinstance(measured, str) else None, costs)
 
 
-def measured(loop, n: int, frequency_hz: float) -> tuple[float, str, float]:
-    """(cycles per interaction of the loop's instructions without their dependencies, the classes
-    that explain them (`explained_by`), cycles per interaction of the loop as compiled), all
-    replayed on this core (`replay`)."""
-    costs = replay.class_costs(frequency_hz)
-    bound = replay.cycles_per_turn(replay.independent(loop.body), frequency_hz)
-    compiled = replay.cycles_per_turn(replay.as_compiled(loop.body), frequency_hz)
+def _charges(loop, costs: dict, n: int) -> dict[str, float]:
+    """Cycles per interaction each class of the loop costs at the measured cost of its width."""
     charge: dict[str, float] = {}
     for i in filter(replay.replayable, loop.body):
-        if (classify(i), max(i.bits, 128)) in costs:
-            charge[classify(i)] = charge.get(classify(i), 0.0) + costs[classify(i), max(i.bits, 128)]
-    return bound / n, explained_by(charge, bound), compiled / n
+        key = (classify(i), max(i.bits, 128))
+        if key in costs:
+            charge[key[0]] = charge.get(key[0], 0.0) + costs[key] / n
+    return charge
 
 
 def explained_by(charge: dict[str, float], cycles: float) -> str:
@@ -106,18 +109,27 @@ def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
         raise ValueError(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
     tool = llvm_mca()
     compiled = compile_targets(targets)
-    frequency_hz = core_frequency_hz() if HOST in targets and replay.runs_here() else None
+    measured = _host_replays(compiled[HOST][1]) if HOST in targets else None
     rows = []
     for target in targets:
         cpu, assembly = compiled[target]
         for kernel, precision in KERNELS:
             asm = assembly[f"{kernel}_{precision}"]
-            rows.append(count(target, cpu, kernel, precision, asm, tool,
-                              frequency_hz if target == HOST else None))
+            rows.append(count(target, cpu, kernel, precision, asm, tool, measured if target == HOST else None))
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 write_file(keep / f"{target}_{kernel}_{precision}.s", asm)
     return rows
+
+
+def _host_replays(assembly: dict) -> "replay.Measured | str | None":
+    """The host's loops and classes replayed on this core (`replay.measure`), or why not."""
+    if not replay.runs_here():
+        return None
+    try:
+        return replay.measure({name: hot_loop(name.split("_")[0], asm)[0].body for name, asm in assembly.items()})
+    except replay.ReplayFailed as e:
+        return f"its loops could not be replayed on this core ({e})"
 
 
 _SHORT = {"sqrt_div": "sq/dv", "convert": "cvt", "shuffle": "shuf", "integer": "int"}
@@ -147,21 +159,24 @@ def notes(rows: list[KernelCount]) -> list[str]:
              "predicted, mca, as comp: core cycles per interaction (the pipe bound; llvm-mca on the loop alone; "
              "the loop as compiled, replayed on this core with its operands in L1)",
              "costs: measured = the loop's instructions replayed on this core without their dependencies "
-             "(bound: the fewest classes whose measured costs alone explain 90 % of it, joined by + where they share "
-             "pipes); "
+             "(bound: the fewest classes whose measured costs add up to it within 10 %, joined by + where they "
+             "share pipes); "
              "table = the pipe model's figures for that CPU (bound: its busiest group of pipes)"]
-    measured = replay.last_measured()
-    if measured and any(r.costs == "measured" for r in rows):
-        frequency_hz, costs = measured
+    measured = next((r for r in rows if r.measured_costs), None)
+    if measured:
         by_class: dict[str, list[str]] = {}
-        for (kind, bits), c in costs.items():
-            by_class.setdefault(kind, []).append(f"{c:.2f}")
-        widths = "/".join(str(b) for b in replay.host().widths)
-        lines.append(f"host: cycles per instruction of each class alone ({widths}-bit), measured at "
-                     f"{frequency_hz / 1e9:.2f} GHz: "
-                     + ", ".join(f"{k} {'/'.join(v)}" for k, v in by_class.items()))
+        for name, c in measured.measured_costs.items():
+            kind, bits = name.split()
+            by_class.setdefault(kind, []).append((int(bits), f"{c:.2f}"))
+        widths = "/".join(str(b) for b, _ in next(iter(by_class.values())))
+        lines.append(f"{measured.target} ({measured.cpu}): cycles per instruction of each class alone "
+                     f"({widths}-bit), measured: " + ", ".join(f"{k} {'/'.join(c for _, c in v)}"
+                                                              for k, v in by_class.items()))
     seen = set()
     for r in rows:
+        if r.costs_note and ("replay", r.target) not in seen:
+            seen.add(("replay", r.target))
+            lines.append(f"{r.target} ({r.cpu}): {r.costs_note}; its bounds are the table's")
         if r.bound is None and ("figures", r.cpu) not in seen:
             seen.add(("figures", r.cpu))
             lines.append(f"{r.target} ({r.cpu}): no figures for this CPU, counted only (figures for "
@@ -181,10 +196,7 @@ def main(targets=TARGETS, as_json: bool = False, keep: Path | None = None, out=N
     out = out or sys.stdout
     rows = count_all(targets, keep=keep)
     if as_json:
-        measured = replay.last_measured()
-        costs = {f"{kind} {bits}": round(c, 4) for (kind, bits), c in measured[1].items()} if measured else None
-        out.write(json.dumps([dict(r.as_dict(), model=CPUS[r.cpu].as_dict() if r.cpu in CPUS else None,
-                                   measured_costs=costs if r.costs == "measured" else None)
+        out.write(json.dumps([dict(r.as_dict(), model=CPUS[r.cpu].as_dict() if r.cpu in CPUS else None)
                               for r in rows], allow_nan=False) + "\n")
         return 0
     for cpu in dict.fromkeys(r.cpu for r in rows):
