@@ -34,6 +34,7 @@ import time
 from .x86 import Instruction, classify
 
 TURN_SECONDS = 0.01
+TIMEOUT = 600               # s, for the whole replay child (it takes a few seconds)
 REPEATS = 5
 BLOCK = 24                  # copies of one instruction in a class sample
 BUFFER_FLOATS = 4096        # 16 KiB: loads read the first half, stores write the second
@@ -267,11 +268,15 @@ def measure(loops: dict[str, list[Instruction]]) -> Measured:
     import subprocess
     import sys
     from ...entry import child_process
+    from .toolchain import HOST, environment
     blocks = {name: (independent(body), as_compiled(body)) for name, body in loops.items()}
     command = [sys.executable, "-c", f"from {__name__} import _serve; _serve()"]
-    with child_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True) as child:
-        out, err = child.communicate(json.dumps(blocks), timeout=600)
+    try:                # the host's environment, none of the caller's NUMBA_* settings (the clock is numba's)
+        with child_process(command, env=environment(HOST), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True) as child:
+            out, err = child.communicate(json.dumps(blocks), timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise ReplayFailed(f"the replay child took more than {TIMEOUT} s") from None
     if child.returncode != 0:
         lines = [line for line in err.strip().splitlines() if line.strip()]
         raise ReplayFailed(next((line for line in lines if "error" in line.lower()), lines[-1] if lines else
