@@ -253,7 +253,7 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
                            start_new_session=True)
     deadline = time.time() + TIMEOUT
     while time.time() < deadline and job.poll() is None:
-        if ck.exists() and load(ck)[1]["steps_done"] >= every:
+        if _steps_done(ck) >= every:
             break
         time.sleep(0.05)
     assert job.poll() is None, "the run ended before it could be killed: make it longer"
@@ -336,8 +336,7 @@ def test_a_signal_to_mpiexec_ends_every_rank(tmp_path, sig, status):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         marker = checkpoint if checkpoint else tmp_path / sig.name / "snap_00000040.npz"
         deadline = time.time() + TIMEOUT
-        while time.time() < deadline and not (marker.exists() and (checkpoint is None or load(marker)[1]["steps_done"]
-                                                                  >= 20)):
+        while time.time() < deadline and not (marker.exists() and (checkpoint is None or _steps_done(marker) >= 20)):
             time.sleep(0.05)
         started = _descendants(job.pid)
         assert len([p for p in started if _running(p)]) >= 3, started       # the proxy and two ranks
@@ -378,20 +377,37 @@ def _ranks(pid: int) -> dict[int, int]:
     return ranks
 
 
+def _steps_done(checkpoint) -> int:
+    """Steps done in a running job's checkpoint, 0 while there is none yet or while the job is
+    replacing it (the reader is told to try again: `checkpoint.load` refuses a file renamed over
+    while it was open)."""
+    from nbsymple_versions.runs.checkpoint import CheckpointError, load
+    try:
+        return load(checkpoint)[1]["steps_done"] if checkpoint.exists() else 0
+    except CheckpointError as e:
+        if "was replaced while it was opened" in str(e):
+            return 0
+        raise
+
+
 def _checkpointed_job(checkpoint):
     """A 2-rank F run (N = 256) with a checkpoint every 20 steps, once its step-20 checkpoint is
     there: (the mpiexec process, every process below it, {rank: process id})."""
-    from nbsymple_versions.runs.checkpoint import load
     job = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "F",
                             "--n", "256", "--steps", "1000000", "--seed", "1", "--checkpoint", str(checkpoint),
                             "--checkpoint-every", "20"], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + TIMEOUT
-    while time.time() < deadline and not (checkpoint.exists() and load(checkpoint)[1]["steps_done"] >= 20):
-        time.sleep(0.05)
-    ranks = _ranks(job.pid)
-    assert sorted(ranks) == [0, 1], ranks
-    return job, _descendants(job.pid), ranks
+    try:
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and _steps_done(checkpoint) < 20:
+            time.sleep(0.05)
+        ranks = _ranks(job.pid)
+        assert sorted(ranks) == [0, 1], ranks
+        return job, _descendants(job.pid), ranks
+    except BaseException:               # no job left running past its test
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait(timeout=60)
+        raise
 
 
 def _ended(job, started) -> str:

@@ -6,13 +6,14 @@ process with numba's target CPU pinned, so that a fixed target's code is the sam
 machine with the same numba and llvmlite. In the x86 assembly, the hot loop (pairwise: the loop
 over sources that holds the reciprocal square root estimates, one lane per interaction;
 galactic, axpy: the vectorised loop over elements) is counted by instruction class, and a
-pipe-bound model, with llvm-mca beside it where LLVM 14 models the CPU, predicts cycles per
+pipe-bound model (for the host, from costs measured on it: `replay.py`), with llvm-mca beside it where LLVM 14 models the CPU, predicts cycles per
 interaction. Files:
   toolchain.py  the targets, the child process that compiles them, llvm-mca on PATH
   x86.py        AT&T assembly: instructions, their classes (`MIX`), loops, the hot loop
   model.py      per-CPU pipe figures (`CPUS`), the pipe-bound model, llvm-mca's figure
   report.py     every kernel counted (`count_all`, rows of `KernelCount`), the table and JSON (`main`)
   frequency.py  the core clock, measured (`core_frequency_hz`), to turn cycles into rates
+  replay.py     the host's costs, measured: each class and each hot loop replayed on this core
 """
 from .model import CPUS, Cpu, Pipes, cycles_per_iteration  # noqa: F401
 from .report import KernelCount, count, count_all, main, table  # noqa: F401
