@@ -407,8 +407,8 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     """Read the asv results of one machine and one commit.
 
     machine: a folder name under `results_dir`; default the only one, or, of those whose chosen
-    commit lacks the fewest needs, the one whose chosen commit ran last. commit: a full hash or prefix; default the newest whose results hold every
-    need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
+    commit lacks the fewest needs, the one whose chosen commit ran last. commit: a full hash or
+    prefix; default the newest whose results hold every need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
     read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
     ResultsError says why (naming the file)."""
     root = Path(results_dir)

@@ -2,7 +2,7 @@
 of their own and timed in core cycles.
 
 A replay is a block of AT&T instructions assembled by LLVM (llvmlite, the JIT numba itself uses)
-as the body of `decq; jnz` loop, every vector register and every 32-bit float of a small buffer
+as the body of a `decq; jnz` loop, every vector register and every 32-bit float of a small buffer
 set to 1.0 first, denormals flushed (MXCSR, restored after), and timed in the thread's own CPU
 time over enough turns for `TURN_SECONDS`, best of `REPEATS`; `frequency.core_frequency_hz`,
 measured in the same run, turns seconds into cycles. Three replays explain where a loop's
