@@ -14,10 +14,10 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# on every core (pytest-xdist, one test at a time from conftest.py's order; a test marked `unshared`
-# runs alone), the slowest 15 listed at the end (docs/testing.md)
+# on every core (pytest-xdist, dealing tests in conftest.py's order: one at a time, a few modules
+# whole; a test marked `unshared` runs alone), the slowest 15 listed at the end (docs/testing.md)
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --maxschedchunk 1 --durations=15
+	$(BIN)/python -m pytest -n auto --durations=15
 
 # bench, bench-smoke, gate, dashboard: the asv suite (benchmarks/), driven by tools/ (docs/tracking_performance.md)
 bench: $(STAMP)

@@ -26,6 +26,9 @@ from hypothesis import HealthCheck, settings
 SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
 UNSHARED = "unshared"                          # tests that load or time the machine: one at a time
 LONG = "long"                                  # tests of tens of seconds: started first
+# modules whose costly module fixture (every kernel compiled for every target, C++ compiles) is
+# the module's time: under xdist one worker runs each whole, so that the fixture is made once
+WHOLE_MODULES = ("tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py")
 
 
 def _session_folder() -> str:
@@ -59,11 +62,31 @@ def pytest_configure(config):
                                        "the gate): started first, so that no worker is left with it at the end")
 
 
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(config, items):
     """The `unshared` tests first (so that the workers wait for each other only at the start),
-    then the `long` ones, then the rest as collected; `make test` has xdist deal them one at a
-    time in this order (`--maxschedchunk 1`)."""
-    items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None))
+    then the `long` ones, then `WHOLE_MODULES`, then the rest as collected: the order in which
+    xdist deals them (`pytest_xdist_make_scheduler`)."""
+    items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None,
+                                 _module(item.nodeid) not in WHOLE_MODULES))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling in the order above (not reordered by size): each test is dealt
+    alone, each of `WHOLE_MODULES` whole to one worker; a worker is given more when it has two
+    or fewer tests left. (xdist's own `--dist loadgroup` cannot group under pytest 9.2, whose
+    nodes no longer take the group's suffix.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class InOrder(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _module(nodeid) if _module(nodeid) in WHOLE_MODULES else nodeid
+
+    config.option.loadscopereorder = False
+    return InOrder(config, log)
 
 
 @pytest.hookimpl(hookwrapper=True)

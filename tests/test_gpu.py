@@ -135,6 +135,7 @@ def test_float64_check_catches_promotion(kc, monkeypatch):
         return 1.0 / math.sqrt(r2)
 
     monkeypatch.setattr(kc, "_rsqrt", lambda: cuda.jit(device=True)(promoted_rsqrt))
+    monkeypatch.setattr(kc, "_device_functions", kc._device_functions.__wrapped__)   # built anew, not the cached
     found = float64_instructions(ptx_of(kc, "sp"))
     print(len(found), sorted(set(found)))
     assert len(found) > 5 and any(op.startswith("cvt") for op in found)

@@ -5,6 +5,7 @@ CLI), no import cycle (function-level imports included, and module paths launche
 definition of each word of the suite's vocabulary. Each check is shown to catch what it looks
 for."""
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -215,19 +216,22 @@ def test_the_cycle_check_catches_a_cycle(tmp_path):
     assert cycle == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
 
 
+@functools.lru_cache(maxsize=None)
+def assigned_names(source: str) -> tuple[tuple[str, int], ...]:
+    """(name, line) of every assignment to a name, or to a tuple of names, in `source` (parsed once
+    per text: every word of the vocabulary reads every file)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            found += [(n.id, node.lineno) for n in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(n, ast.Name)]
+    return tuple(found)
+
+
 def definitions(word: str, roots=("nbsymple_versions", "benchmarks", "tools", "tests")) -> list[str]:
     """'path:line' of every module-level or class-level assignment to `word`."""
-    found = []
-    for root in roots:
-        for path in sorted((ROOT / root).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text())):
-                targets = node.targets if isinstance(node, ast.Assign) else \
-                    [node.target] if isinstance(node, ast.AnnAssign) else []
-                for t in targets:
-                    names = t.elts if isinstance(t, ast.Tuple) else [t]
-                    if any(isinstance(n, ast.Name) and n.id == word for n in names):
-                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    return found
+    return [f"{path.relative_to(ROOT)}:{line}" for root in roots for path in sorted((ROOT / root).rglob("*.py"))
+            for name, line in assigned_names(path.read_text()) if name == word]
 
 
 @pytest.mark.parametrize("word", VOCABULARY)

@@ -46,6 +46,7 @@ fma).
 
 Nothing here touches a GPU at import: kernels are built on first use, buffers by `CudaPairwise`.
 """
+from functools import lru_cache
 from typing import Callable, NamedTuple
 import warnings
 
@@ -60,6 +61,12 @@ from .records import WIDTH, real_type
 from .simulator import cuda_simulator as simulator, gpu_name, lock_shared_arrays
 
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+
+# The casts inside the kernels: numba's types, for the compiler. The simulator runs the kernels
+# as Python, where a numba type casts through a generic path (about 1 us a call, half of a
+# simulated pair interaction) that ends in NumPy's scalar type of the same name: there, that type
+# casts directly, to the same values.
+to_uint32, to_float32, to_float64 = (np.uint32, np.float32, np.float64) if simulator() else (uint32, float32, float64)
 
 
 def availability() -> tuple[bool, str]:
@@ -103,7 +110,7 @@ class Record(NamedTuple):
 
 
 def _record(precision) -> Record:
-    one, two, three, four, five, six = (uint32(c) for c in range(1, 7))
+    one, two, three, four, five, six = (to_uint32(c) for c in range(1, 7))
     if precision == "dsp":
         def target(pos, i):
             return pos[8 * i], pos[8 * i + 1], pos[8 * i + 2], pos[8 * i + 4], pos[8 * i + 5], pos[8 * i + 6]
@@ -146,7 +153,7 @@ def _inverse_cube_source(ftype, rsqrt):
         return inverse_cube
 
     def inverse_cube_dp(r2):
-        s = float64(rsqrt(float32(r2)))
+        s = to_float64(rsqrt(to_float32(r2)))
         s2 = s * s
         e = cuda.fma(-r2, s2, 1.0)
         return (s2 * s) * cuda.fma(e, cuda.fma(e, 1.875, 1.5), 1.0)
@@ -171,21 +178,21 @@ def _pair_source(separation, inverse_cube):
 def _sources_source(record, tile, kernel, pair):
     """Sum over all sources of the pull on `target`: tile by tile, or straight from global memory."""
     ftype = real_type(record.precision)
-    zero, width, size, one = ftype(0.0), record.width, uint32(tile), uint32(1)
-    wide = uint32(width)
+    zero, width, size, one = ftype(0.0), record.width, to_uint32(tile), to_uint32(1)
+    wide = to_uint32(width)
     if kernel == "plain":
         body = record.stored
 
         def plain(pos, eps2, target):
             ax, ay, az = zero, zero, zero
-            n = uint32(pos.shape[0] // width)
-            base = uint32(0)
+            n = to_uint32(pos.shape[0] // width)
+            base = to_uint32(0)
             while base < n:                   # n is a multiple of TILE: the inner loop unrolls
-                k = uint32(0)
+                k = to_uint32(0)
                 while k < size:
-                    ax, ay, az = pair(body(pos, uint32(wide * uint32(base + k))), target, eps2, ax, ay, az)
-                    k = uint32(k + one)
-                base = uint32(base + size)
+                    ax, ay, az = pair(body(pos, to_uint32(wide * to_uint32(base + k))), target, eps2, ax, ay, az)
+                    k = to_uint32(k + one)
+                base = to_uint32(base + size)
             return ax, ay, az
         return plain
 
@@ -196,19 +203,19 @@ def _sources_source(record, tile, kernel, pair):
         t = cuda.threadIdx.x
         sh = cuda.shared.array((tile, width), nbtype, alignment=16)   # one record a row: 128-bit loads
         ax, ay, az = zero, zero, zero
-        n = uint32(pos.shape[0] // width)
-        base = uint32(0)
+        n = to_uint32(pos.shape[0] // width)
+        base = to_uint32(0)
         while base < n:
-            j = wide * uint32(base + t)
+            j = wide * to_uint32(base + t)
             for c in range(width):
-                sh[t, c] = pos[j + uint32(c)]
+                sh[t, c] = pos[j + to_uint32(c)]
             cuda.syncthreads()
-            k = uint32(0)
+            k = to_uint32(0)
             while k < size:
                 ax, ay, az = pair(body(sh, k), target, eps2, ax, ay, az)
-                k = uint32(k + one)
+                k = to_uint32(k + one)
             cuda.syncthreads()
-            base = uint32(base + size)
+            base = to_uint32(base + size)
         return ax, ay, az
     return tiles
 
@@ -246,13 +253,20 @@ def kernel_source(precision, tile=DEFAULT_TILE, kernel="tiled", galaxy=None) -> 
     check_kernel(kernel)
     if simulator():
         lock_shared_arrays()
+    record, sources = _device_functions(precision, tile, kernel)
+    function = galaxy.numba_kernel(record, sources) if galaxy else pairwise_source(record, sources)
+    return KernelSource(function, signature(precision, galaxy), precision == "sp")
+
+
+@lru_cache(maxsize=None)
+def _device_functions(precision, tile, kernel) -> tuple[Record, Callable]:
+    """The record reader and the sum over sources of precision x tile x kernel, built once per
+    process: C's and E's kernels share them, and numba-cuda types and lowers them once."""
     fastmath = precision == "sp"
     record = _record(precision)
     cube = device_function(_inverse_cube_source(real_type(precision), _rsqrt()), fastmath)
     pair = device_function(_pair_source(record.separation, cube), fastmath)
-    sources = cuda.jit(device=True, fastmath=fastmath)(_sources_source(record, tile, kernel, pair))
-    function = galaxy.numba_kernel(record, sources) if galaxy else pairwise_source(record, sources)
-    return KernelSource(function, signature(precision, galaxy), fastmath)
+    return record, cuda.jit(device=True, fastmath=fastmath)(_sources_source(record, tile, kernel, pair))
 
 
 def signature(precision, galaxy=None) -> tuple:
