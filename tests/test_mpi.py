@@ -536,3 +536,24 @@ def test_f_under_mpiexec_on_a_terminal_shows_its_progress(tmp_path):
     seen = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 0, seen[-3000:]
     assert seen.count(PROGRESS_END) == 1, seen
+
+
+def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monkeypatch):
+    """`mpi_model --measure` adds each run to the runs already in its file, whole at every step;
+    `--plot` replaces a link at its path with the figure and leaves the link's target alone."""
+    from types import SimpleNamespace
+
+    from nbsymple_versions.instruments import mpi_model
+    made = iter(range(100))
+    monkeypatch.setattr(mpi_model.subprocess, "run",
+                        lambda *a, **k: SimpleNamespace(stdout=f'log\n{{"run": {next(made)}}}\n'))
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"run": "earlier"}\n')
+    mpi_model.measure(runs, ns=(8,), ranks=(1, 2), repeats=1)
+    assert runs.read_text() == '{"run": "earlier"}\n{"run": 0}\n{"run": 1}\n'
+    victim, png = tmp_path / "victim.txt", tmp_path / "model.png"
+    victim.write_text("precious\n")
+    png.symlink_to(victim)
+    mpi_model.plot(png, [], 1e9)
+    assert victim.read_text() == "precious\n" and not png.is_symlink() and png.read_bytes()[:4] == b"\x89PNG"
+

@@ -222,9 +222,11 @@ def assigned_names(source: str) -> tuple[tuple[str, int], ...]:
     per text: every word of the vocabulary reads every file)."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
-            found += [(n.id, node.lineno) for n in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(n, ast.Name)]
+            names = t.elts if isinstance(t, ast.Tuple) else [t]
+            found += [(n.id, node.lineno) for n in names if isinstance(n, ast.Name)]
     return tuple(found)
 
 

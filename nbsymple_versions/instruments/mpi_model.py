@@ -21,11 +21,14 @@ compute / (compute + communicate) drops under one half.
     python -m nbsymple_versions.instruments.mpi_model --plot docs/mpi_model.png --measured out.json
 """
 import argparse
+import io
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
+
+from ..runs.paths import write_file
 
 JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
 BYTES_PER_BODY = 24                 # float64 x, y, z
@@ -98,14 +101,14 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
     """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
-    with open(path, "a") as f:
-        for _ in range(repeats):
-            for n in ns:
-                for k in ranks:
-                    p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
-                                        "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
-                    f.write(p.stdout.strip().splitlines()[-1] + "\n")
-                    f.flush()
+    runs = Path(path).read_text() if Path(path).is_file() else ""
+    for _ in range(repeats):
+        for n in ns:
+            for k in ranks:
+                p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
+                                    "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
+                runs += p.stdout.strip().splitlines()[-1] + "\n"
+                write_file(path, runs)          # each run kept as it ends; never through a link at `path`
 
 
 def best(measured: list[dict]) -> dict:
@@ -154,8 +157,10 @@ def plot(path, measured: list[dict], rate_cpu: float):
     axes[1].legend(fontsize=6.5, loc="upper left")
     axes[0].legend(fontsize=6.5, loc="lower right")
     fig.suptitle("Version F: predicted step time on K nodes (Allgatherv of 24 N bytes) and measured points", fontsize=10)
-    fig.savefig(path, dpi=150)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=150)
     plt.close(fig)
+    write_file(path, image.getvalue())
 
 
 def main(argv=None) -> int:
