@@ -74,6 +74,7 @@ def pytest_collection_modifyitems(config, items):
                                  _module(item.nodeid) not in WHOLE_MODULES))
 
 
+@pytest.hookimpl(optionalhook=True)          # a hook of xdist's: unknown in a run without it
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduling in the order above (not reordered by size): each test is dealt
     alone, each of `WHOLE_MODULES` whole to one worker; a worker is given more when it has two
