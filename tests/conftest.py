@@ -79,7 +79,9 @@ def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduling in the order above (not reordered by size): each test is dealt
     alone, each of `WHOLE_MODULES` whole to one worker; a worker is given more when it has two
     or fewer tests left. (xdist's own `--dist loadgroup` cannot group under pytest 9.2, whose
-    nodes no longer take the group's suffix.)"""
+    nodes no longer take the group's suffix.) Another `--dist` asked for is xdist's own."""
+    if config.getvalue("dist") != "load":                  # what -n gives unless told otherwise
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class InOrder(LoadScopeScheduling):
