@@ -51,3 +51,38 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
             assert apart == fused
             continue
         assert apart == {"fma": fused["fma"] - 6, "mul": fused["mul"] + 6, "add": fused["add"] + 6}, (precision, fused, apart)
+
+
+_DP_ROUTES = r"""
+import json
+from nbsymple_versions.instruments.cpu_asm import x86
+from nbsymple_versions.instruments.cpu_asm.toolchain import _signature
+from nbsymple_versions.serial.kernels import CpuKernels
+signature, routes = _signature("pairwise", "dp"), {}
+for dp_seed in (True, False):
+    kernel = CpuKernels(parallel=False, dp_seed=dp_seed).pairwise["dp"]
+    kernel.compile(signature)
+    loops = x86.innermost(x86.loops(*x86.parse(x86.kernel_function(kernel.inspect_asm(signature.args)))))
+    widest = max(loops, key=lambda loop: sum("%ymm" in i.operands for i in loop.body))
+    routes[str(dp_seed)] = sorted({i.mnemonic for i in widest.body})
+print(json.dumps(routes))
+"""
+
+
+def test_the_dp_sqrt_route_divides_where_the_seed_route_estimates():
+    """`CpuKernels(dp_seed=False)` compiled for an AVX2 CPU (haswell, in a child: the host may be
+    an AVX-512 one, whose dp loop is the IR row): dp's vector loop takes a float64 square root and
+    a division, no float32 estimate and no conversion; the default route the reverse. Its forces
+    are checked against the float64 reference with the others (`tests/test_peers.py`, A-dp-sqrt)."""
+    import json
+    import subprocess
+    import sys
+
+    from nbsymple_versions.instruments.cpu_asm.toolchain import environment
+    p = subprocess.run([sys.executable, "-c", _DP_ROUTES], env=environment("haswell"), capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    routes = {seed: set(mnemonics) for seed, mnemonics in json.loads(p.stdout).items()}
+    estimate, divider = {"vrsqrtps", "vcvtpd2ps", "vcvtps2pd"}, {"vsqrtpd", "vdivpd"}
+    assert estimate <= routes["True"] and not divider & routes["True"], routes["True"]
+    assert divider <= routes["False"] and not estimate & routes["False"], routes["False"]

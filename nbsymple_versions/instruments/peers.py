@@ -149,14 +149,13 @@ def _suite_builder(letter: str, precision: str):
     return build
 
 
-def _unfused_builder(precision: str):
-    """Version A's pipeline with the pairwise loops' products kept apart from their additions
-    (`serial.kernels.CpuKernels(fused=False)`): the other shape of the same kernel, timed beside
-    A's so that one run says which this core runs faster."""
+def _shape_builder(precision: str, **shape):
+    """Version A's pipeline with another shape of its pairwise loops (`serial.kernels.CpuKernels`
+    with `shape`: `fused=False`, `dp_seed=False`), timed beside A's so that one run says which
+    this core runs faster."""
     def build(state):
-        from ..serial.kernels import CpuKernels
         from ..serial.pairwise import cpu_pipeline
-        forces, x = cpu_pipeline(_unfused_kernels(CpuKernels), state, precision, None), state.x
+        forces, x = cpu_pipeline(_shaped_kernels(**shape), state, precision, None), state.x
         out = np.zeros_like(x)
 
         def run():
@@ -166,14 +165,16 @@ def _unfused_builder(precision: str):
     return build
 
 
-_UNFUSED: list = []
+_SHAPES: dict = {}
 
 
-def _unfused_kernels(cls):
-    """One unfused build for the process (its kernels compile once, on first use)."""
-    if not _UNFUSED:
-        _UNFUSED.append(cls(parallel=False, fused=False))
-    return _UNFUSED[0]
+def _shaped_kernels(**shape):
+    """One build of each shape for the process (its kernels compile once, on first use)."""
+    from ..serial.kernels import CpuKernels
+    key = tuple(sorted(shape.items()))
+    if key not in _SHAPES:
+        _SHAPES[key] = CpuKernels(parallel=False, **shape)
+    return _SHAPES[key]
 
 
 def _suite_availability(letter: str):
@@ -273,11 +274,14 @@ def candidates() -> list[Candidate]:
 
 
 def shape_candidates() -> list[Candidate]:
-    """Version A's other kernel shape, timed only where `--only` names it (`A-unfused`): products
-    apart from their additions (`serial.kernels.CpuKernels(fused=False)`)."""
-    return [Candidate("A-unfused", precision, _unfused_builder(precision),
+    """Version A's other kernel shapes, timed only where `--only` names them: `A-unfused`, products
+    apart from their additions (`serial.kernels.CpuKernels(fused=False)`); `A-dp-sqrt`, dp's r^-3
+    from a square root and a division (`dp_seed=False`; an AVX-512 host's dp row is A's)."""
+    return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False),
                       note="A, products apart from their additions (no FMA in r2 and the sums)")
-            for precision in PRECISIONS]
+            for precision in PRECISIONS] + [
+        Candidate("A-dp-sqrt", "dp", _shape_builder("dp", dp_seed=False),
+                  note="A, r^-3 from a float64 square root and a division (no float32 seed)")]
 
 
 def gpu_candidates(warp_device: str = "cuda") -> list[Candidate]:
@@ -455,7 +459,7 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A with its other kernel shape, runs only when named)")
+    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND; A-unfused and A-dp-sqrt, A's other kernel shapes, run only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")

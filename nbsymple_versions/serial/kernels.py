@@ -106,6 +106,12 @@ def _inverse_cube_dp(r2):
     return (s2 * s) * (1.0 + e * (1.5 + 1.875 * e))
 
 
+def _inverse_cube_dp_sqrt(r2):
+    """r2^(-3/2) in float64 from a square root and a division, each correctly rounded: the
+    divider's route instead of the float32 seed (`CpuKernels(dp_seed=False)`)."""
+    return 1.0 / (r2 * math.sqrt(r2))
+
+
 def _separation(hj, hi, lj, li):
     """x_j - x_i of sp and dp: one subtraction (the low words are not read)."""
     return hj - hi
@@ -220,16 +226,21 @@ class CpuKernels:
     where a core runs an FMA at a multiply's and an add's cost together (the AVX-512 dp row,
     `avx512.py`, is written in IR and keeps its FMAs). `peers` times both shapes side by side
     (`A` and `A-unfused`) and `nbsymple cpu-asm` measures the classes' costs on the host; the
-    versions use the fused shape on every CPU."""
+    versions use the fused shape on every CPU.
 
-    def __init__(self, parallel: bool, fused: bool = True):
-        self.parallel, self.fused = parallel, fused
-        shape = "" if fused else " unfused"
+    `dp_seed=False` takes dp's r^-3 from a float64 square root and a division
+    (`_inverse_cube_dp_sqrt`) instead of the float32 seed and its third-order step: the divider
+    instead of two conversions, a float32 estimate and five multiply-adds (AVX2 and older; an
+    AVX-512 host's dp loop is the IR row either way). `peers` times it as `A-dp-sqrt`."""
+
+    def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool = True):
+        self.parallel, self.fused, self.dp_seed = parallel, fused, dp_seed
+        shape = ("" if fused else " unfused") + ("" if dp_seed else " sqrt")
 
         def jit(name, fastmath, source):
             return on_disk(njit(parallel=parallel, fastmath=fastmath, **JIT_OPTIONS)(source), name, parallel)
         cube_sp = _device_function(_inverse_cube_sp)
-        cube_dp = _device_function(_inverse_cube_dp)
+        cube_dp = _device_function(_inverse_cube_dp if dp_seed else _inverse_cube_dp_sqrt)
         separation = _device_function(_separation)
         times = _device_function(_times) if fused else product_apart
         self.pairwise = {
