@@ -429,12 +429,28 @@ def _share(measured: float, bound: float | None, compiled: float | None) -> tupl
     return f"{bound / measured:.0%}", "outside the loop's instructions: memory or the loops around it"
 
 
+def compiled_for_another_cpu() -> str | None:
+    """What numba compiles this process's kernels for where it is not the host (NUMBA_CPU_NAME or
+    NUMBA_CPU_FEATURES set, e.g. AVX2 code timed on an AVX-512 core), else None."""
+    import llvmlite.binding as llvm
+    import numba
+    name, features = numba.config.CPU_NAME, numba.config.CPU_FEATURES
+    if (name in (None, "", "host") or name == llvm.get_host_cpu_name()) and not features:
+        return None
+    return f"NUMBA_CPU_NAME={name or 'host'}" + (f", NUMBA_CPU_FEATURES={features}" if features else "")
+
+
 def _pipe_bound(rows: list[Row]) -> str | None:
-    """`bound_table` for this machine, or None where no A row was timed or the CPU is not x86."""
+    """`bound_table` for this machine, or None where no A row was timed or the CPU is not x86; a
+    sentence instead where the rows ran code compiled for another CPU than the one counted."""
     import platform
     if platform.machine().lower() not in ("x86_64", "amd64") or not any(
             r.candidate == "A" and r.interactions_per_second > 0 for r in rows):
         return None
+    other = compiled_for_another_cpu()
+    if other:
+        return (f"No pipe bound: A ran code compiled for another CPU ({other}), while `nbsymple cpu-asm` "
+                "counts the loops compiled for this one. The rates above are that code's on this core.")
     from .cpu_asm import HOST, count_all
     from .cpu_asm.frequency import core_frequency_hz
     text = bound_table(rows, count_all((HOST,)), core_frequency_hz())
@@ -459,7 +475,9 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--only", nargs="+", default=None, help="candidate names or keys (e.g. B-sp REBOUND; A-unfused and A-dp-sqrt, A's other kernel shapes, run only when named)")
+    p.add_argument("--only", nargs="+", default=None,
+                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused and A-dp-sqrt, A's other kernel "
+                        "shapes, run only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")
