@@ -6,7 +6,6 @@ Alone: `NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/gpu_plain_sim_checks.py`.
 N = 97, 100 and 300 are no multiples of the tiles (32, 64, 256): the last block is part padding, the
 sources are padded with zero-mass bodies. The simulator costs ~10 us per pair interaction.
 """
-import sys
 
 import numpy as np
 import pytest
@@ -25,8 +24,6 @@ from nbsymple_versions.versions import VersionUnavailable, get_version
 
 if not config.ENABLE_CUDASIM:    # not a test module of its own: tests/test_gpu_asm.py runs it
     raise ImportError("tests/gpu_plain_sim_checks.py runs under NUMBA_ENABLE_CUDASIM=1 only")
-
-sys.setswitchinterval(5e-4)      # the simulator's barriers poll holding the GIL (see gpu_sim_checks.py)
 
 
 def forces(state, precision, kernel, galactic, **options):

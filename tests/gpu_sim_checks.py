@@ -9,8 +9,8 @@ Not collected by the normal test run (the name does not start with test_): `test
 runs it with pytest in a child process where the variable is set before numba.cuda is imported,
 and keeps its own process free of the simulator so that its PTX tests compile real kernels.
 Run it alone with `NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/gpu_sim_checks.py`.
-The simulator costs ~5-10 us per pair interaction (padded targets x padded sources), so N <= 257
-and mostly TILE = 32 (where the point is padding); TILE = 256 runs at N = 257.
+The simulator costs ~10 us per pair interaction (padded targets x padded sources), so N <= 255
+and mostly TILE = 32 (where the point is padding); TILE = 256 runs at N = 255.
 """
 import sys
 import time
@@ -18,6 +18,7 @@ import time
 import numpy as np
 import pytest
 
+from numba import cuda       # a global: the simulator gives kernels its own `cuda`
 from numba.cuda.core import config
 
 from nbsymple_versions.core import reference
@@ -33,10 +34,6 @@ from nbsymple_versions.versions import GPU_LETTERS, get_version
 if not config.ENABLE_CUDASIM:    # not a test module of its own: tests/test_gpu.py runs it
     raise ImportError("tests/gpu_sim_checks.py runs under NUMBA_ENABLE_CUDASIM=1 only "
                       "(tests/test_gpu.py starts it so)")
-
-# The simulator's block manager polls its threads while holding the GIL; with Python's default
-# 5 ms switch interval every barrier costs milliseconds. 0.5 ms makes these checks ~2x faster.
-sys.setswitchinterval(5e-4)
 
 KINDS = ("pairwise", "fused")      # C/D kernel, E kernel (pairwise + galactic)
 UNITS = Units()
@@ -81,7 +78,7 @@ def test_kernel_matches_reference(rng, precision, kind, n):
     """Both kernels at tile 32 below one tile and around a tile boundary (2 tiles - 1, + 0, + 1:
     two or three blocks, each summing two or three source tiles, the last part padding). N = 255
     to 257 (8 tiles) took 9x as long in the simulator and checks nothing more; the default tile's
-    boundary is `test_default_tile_256_pads_257`'s."""
+    padding is `test_default_tile_256_pads_255`'s."""
     check_against_reference(random_state(rng, n, precision), precision, kind, tile=32)
 
 
@@ -95,10 +92,31 @@ def test_shared_tile_survives_thread_switches(rng, monkeypatch, precision):
     check_against_reference(random_state(rng, 64, precision), precision, "pairwise", tile=32)
 
 
+def test_simulated_blocks_switch_threads_at_their_pace():
+    """`simulator.pace_blocks`: each thread of a block of 32 sees the least switch interval, of
+    256 the interval per thread x 256; the caller's interval is back after each launch."""
+    from nbsymple_versions.gpu_pairwise import simulator
+    simulator.prepare()
+
+    @cuda.jit
+    def interval(out):
+        out[cuda.grid(1)] = sys.getswitchinterval()     # the simulator runs this as Python
+
+    caller = sys.getswitchinterval()
+    for threads, expected in ((32, simulator.SWITCH_MIN_S), (256, 256 * simulator.SWITCH_PER_THREAD_S)):
+        out = np.zeros(2 * threads)
+        interval[2, threads](out)
+        assert out == pytest.approx(np.full_like(out, expected)), (threads, set(out))
+        assert sys.getswitchinterval() == caller
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("precision", PRECISIONS)
-def test_default_tile_256_pads_257(rng, precision, kind):
-    check_against_reference(random_state(rng, 257, precision), precision, kind)   # tile=256 default
+def test_default_tile_256_pads_255(rng, precision, kind):
+    """The default tile (256) with one padding body: one block, one tile. Crossing blocks and
+    tiles is the same code at every tile, checked at tile 32 above; N = 257 (two blocks of 256
+    threads, two tiles each: 4x the simulated interactions) took 20 s of the simulator's 40."""
+    check_against_reference(random_state(rng, 255, precision), precision, kind)   # tile=256 default
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -190,10 +208,12 @@ def test_upload_compute_download_reuse_buffers(rng):
 
 
 def test_gpu_report_smoke(capsys):
+    """Every section of the report, at N = 40 (two blocks of 32, the second part padding): at
+    N = 100 it took 13 s of the simulator's time."""
     from nbsymple_versions.instruments.gpu_report import main
-    assert main(["--sizes", "100", "--tile", "32", "--validate-n", "40", "--steps", "1",
+    assert main(["--sizes", "40", "--tile", "32", "--validate-n", "40", "--steps", "1",
                  "--min-seconds", "0"]) == 0
     out = capsys.readouterr().out
     assert "CUDA simulator" in out and out.count(" ok") == len(GPU_LETTERS) * len(PRECISIONS)
-    rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["100"]]
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["40"]]
     assert [r[1] for r in rows] == list(PRECISIONS) and all(len(r) == 8 for r in rows)

@@ -39,7 +39,7 @@ REPORT_SMOKE = f"{SIM_CHECKS}::test_gpu_report_smoke"
 @pytest.mark.parametrize("selection", [[SIM_CHECKS, "--deselect", REPORT_SMOKE], [REPORT_SMOKE]],
                          ids=["kernels", "gpu_report"])
 def test_simulator_checks(selection):
-    """The kernels' internals x precision: tile boundaries (N = 7 .. 257), padding, the default
+    """The kernels' internals x precision: tile boundaries (N = 7 .. 255), padding, the default
     tile, E's slices, buffers; and the GPU report's smoke run, in a second child so that the two
     run side by side under xdist. (What every version must pass is the battery of
     tests/test_versions.py, which starts its own simulator children.)"""

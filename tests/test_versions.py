@@ -31,18 +31,12 @@ from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import State, make_cluster
 from nbsymple_versions.core.schemes import get_scheme
 from nbsymple_versions.core.vocabulary import PRECISIONS
-from nbsymple_versions.instruments.provenance import cuda_simulator
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
 from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE, get_version
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-
-if cuda_simulator():
-    # The simulator's block manager polls its threads holding the GIL; with Python's default
-    # 5 ms switch interval every barrier costs milliseconds (0.5 ms: ~2x faster).
-    sys.setswitchinterval(5e-4)
 
 # Options that keep a GPU version cheap in the simulator (~10 us per pair interaction): a
 # version gets those it takes. tile = 32 makes N = 97 four blocks, the last one part padding.
@@ -80,6 +74,8 @@ class VersionBattery:
 
     letter: str = None
     n = 97              # awkward: prime, not a multiple of any tile (32 .. 1024)
+    steps_n = 37        # steps and the clock: the same code at every N; at tile 32, two blocks
+                        # (the second mostly padding), 1/6 of the simulated interactions of n
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -142,8 +138,9 @@ class VersionBattery:
     @pytest.mark.parametrize("precision", PRECISIONS)
     def test_steps_agree_with_version_a(self, rng, precision, scheme):
         """A few steps follow version A's: velocity and position changes within the
-        precision's force tolerance (dp: 1e-12)."""
-        state = self.cluster(rng, precision)
+        precision's force tolerance (dp: 1e-12). At `steps_n` bodies: the forces at the awkward
+        N are `test_matches_reference`'s, the steps compose them the same way at every N."""
+        state = self.cluster(rng, precision, self.steps_n)
         runs = {}
         for version, options in (("A", {}), (self.letter, self.options)):
             sim = Simulation(state.copy(), version, scheme, precision, dt=5e-4, diagnostics=False, **options)
@@ -165,8 +162,9 @@ class VersionBattery:
     def test_clock_counts_each_task(self, precision):
         """One force evaluation: pairwise, galactic (on the host, or none when the kernel fuses
         it), transfer (two copies, exactly where the engine is a GPU's), communicate (one
-        exchange, exactly for a version across MPI ranks); then a Simulation's step adds up."""
-        state = make_cluster(self.n, seed=1, radius_kpc=FRAME_KPC[precision])
+        exchange, exactly for a version across MPI ranks); then a Simulation's step adds up.
+        The counts do not depend on N: `steps_n` bodies."""
+        state = make_cluster(self.steps_n, seed=1, radius_kpc=FRAME_KPC[precision])
         clock = TaskClock()
         forces = self.pipeline(state, precision, clock)
         engine = get_version(getattr(forces, "node_version", self.letter))     # F: its node version

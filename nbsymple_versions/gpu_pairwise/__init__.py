@@ -10,7 +10,7 @@ both backends, the engine that runs them, and the simulator support. Files:
   numba_cuda.py   the kernels in Python for numba-cuda, and its engine `CudaPairwise`
   cupy_cuda.py    the CUDA C kernels (`nbody.cu`) compiled by NVRTC, and `CupyPairwise` (CuPy)
   nbody.cu        the CUDA C kernels (package data)
-  simulator.py    numba-cuda's CUDA simulator: when it is on, and its shared-array fix
+  simulator.py    numba-cuda's CUDA simulator: when it is on, its shared-array fix, its pace
 Nothing here imports numba-cuda or CuPy, or touches a GPU, before an engine is built.
 """
 from .options import GpuOptions as Options

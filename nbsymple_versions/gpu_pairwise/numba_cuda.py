@@ -58,7 +58,7 @@ from ..core.vocabulary import check_precision
 from .engine import GpuEngine
 from .options import DEFAULT_TILE, check_kernel
 from .records import WIDTH, real_type
-from .simulator import cuda_simulator as simulator, gpu_name, lock_shared_arrays
+from .simulator import cuda_simulator as simulator, gpu_name, prepare as prepare_simulator
 
 UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
 
@@ -252,7 +252,7 @@ def kernel_source(precision, tile=DEFAULT_TILE, kernel="tiled", galaxy=None) -> 
     check_precision(precision)
     check_kernel(kernel)
     if simulator():
-        lock_shared_arrays()
+        prepare_simulator()
     record, sources = _device_functions(precision, tile, kernel)
     function = galaxy.numba_kernel(record, sources) if galaxy else pairwise_source(record, sources)
     return KernelSource(function, signature(precision, galaxy), precision == "sp")

@@ -1,5 +1,6 @@
-"""numba-cuda's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): when it is on, and the one fix its
-shared arrays need for the tiled kernels. Nothing here imports numba-cuda at import time."""
+"""numba-cuda's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): when it is on, the fix its shared
+arrays need for the tiled kernels, and the pace of its threads. Nothing here imports numba-cuda
+at import time."""
 import os
 import sys
 import threading
@@ -20,6 +21,12 @@ def gpu_name(gpu) -> str:
     """A numba-cuda device's name as text (older numba-cuda gives bytes)."""
     name = gpu.name
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def prepare():
+    """Apply both fixes below, once per process (the kernels call this where the simulator is on)."""
+    lock_shared_arrays()
+    pace_blocks()
 
 
 def lock_shared_arrays():
@@ -51,3 +58,36 @@ def lock_shared_arrays():
             return self._allocations[key]
     array.locked = True
     FakeCUDAShared.array = array
+
+
+# the thread-switch interval during a simulated block, per CUDA thread of the block, and the
+# least (seconds): the best of those tried (0.2-10 ms; the simulator test children, blocks of 32
+# to 256 threads) on a 2-core AMD EPYC Zen 5
+SWITCH_PER_THREAD_S, SWITCH_MIN_S = 1e-5, 5e-4
+
+
+def pace_blocks():
+    """Run every simulated block with a thread-switch interval to suit its size.
+
+    The simulator runs a block as one Python thread per CUDA thread, and the launching thread
+    polls them, holding the GIL, until all wait at a barrier or have ended. With Python's
+    default 5 ms switch interval a block of 32 threads spends most of its time in that poll
+    (58 us per pair interaction, 15 at 0.5 ms); a block of 256 threads, whose poll is 8x as
+    long, is best at 1-5 ms. During a block the interval is `SWITCH_PER_THREAD_S` per thread,
+    at least `SWITCH_MIN_S`; the caller's interval is restored after it. The simulator test
+    children took 30 % less time than at a fixed 0.5 ms. Simulator only; applied once.
+    """
+    from numba.cuda.simulator.kernel import BlockManager
+    if getattr(BlockManager.run, "paced", False):
+        return
+    unpaced = BlockManager.run
+
+    def run(self, grid_point, *args):
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(max(SWITCH_MIN_S, SWITCH_PER_THREAD_S * int(np.prod(self._block_dim))))
+        try:
+            return unpaced(self, grid_point, *args)
+        finally:
+            sys.setswitchinterval(previous)
+    run.paced = True
+    BlockManager.run = run
