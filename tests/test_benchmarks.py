@@ -5,7 +5,6 @@ validates before it times (a wrong kernel makes `setup` raise), and every track_
 number of the right sign at a tiny configuration. No timing assertions (the gate's self-test is
 tests/test_gate.py)."""
 import ast
-import itertools
 import json
 import math
 import os
@@ -574,40 +573,3 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
     """)
     r = _run([sys.executable, "-c", code], env={"NUMBA_ENABLE_CUDASIM": "1"})
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
-
-
-def test_gpu_benchmarks_count_code_everywhere_and_time_kernels_on_a_gpu(monkeypatch):
-    """GpuCode tracks every kernel's instructions per interaction without a GPU (the numbers
-    `nbsymple gpu-asm` gives); GpuKernel skips with a reason where no GPU is visible."""
-    from benchmarks.gpu import GpuCode, GpuKernel
-    code = GpuCode()
-    counts = code.setup_cache()
-    assert len(counts) == 2 * 3 * 4, counts
-    for backend, precision, kernel in itertools.product(*code.params):
-        code.setup(counts, backend, precision, kernel)
-        assert 10 < code.track_instructions_per_interaction(counts, backend, precision, kernel) < 60
-    monkeypatch.setattr(grid, "gpu_visible", lambda: False)
-    kernel = GpuKernel()
-    for params in itertools.product(*kernel.params):
-        with pytest.raises(NotImplementedError, match="needs a GPU|not in the"):
-            kernel.setup(*params)
-
-
-def test_cpu_code_tracks_every_cpu_kernel_for_the_fixed_targets():
-    """CpuCode tracks the instructions per interaction `nbsymple cpu-asm` counts, for every CPU
-    kernel and fixed target (its literal parameters are cpu-asm's own), and they are positive."""
-    from benchmarks.cpu_code import KERNELS, TARGETS, CpuCode
-    from nbsymple_versions.instruments import cpu_asm
-    assert TARGETS == cpu_asm.FIXED_TARGETS
-    assert KERNELS == tuple(f"{k} {p}" for k, p in cpu_asm.KERNELS)
-    code = CpuCode()
-    counts = code.setup_cache()
-    assert set(counts) == set(itertools.product(TARGETS, KERNELS)), counts
-    rows = {(r.target, f"{r.kernel} {r.precision}"): r.instructions_per_interaction
-            for r in cpu_asm.count_all(("znver4",))}
-    for target, kernel in itertools.product(*code.params):
-        code.setup(counts, target, kernel)
-        value = code.track_instructions_per_interaction(counts, target, kernel)
-        assert 0.2 < value < 40, (target, kernel, value)
-        if target == "znver4":
-            assert value == rows[target, kernel]

@@ -8,8 +8,10 @@ loop finder (a remainder loop, the whole function, an iteration not divided by i
 falls outside of.
 """
 import dataclasses
+import itertools
 import json
 import re
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import numba
@@ -19,6 +21,8 @@ from cli_call import call
 from nbsymple_versions.instruments import cpu_asm
 from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
 from nbsymple_versions.serial import avx512
+
+REPO = Path(__file__).resolve().parent.parent
 
 # measured (numba 0.68, llvmlite 0.50): instructions per interaction (galactic, axpy: per element)
 # haswell 3.0, 7.75, 4.38, 29.5, 0.94; skylake-avx512 2.81, 3.38, 4.06, 29.8, 0.94;
@@ -290,6 +294,31 @@ def test_cli_json_table_and_keep(counted, monkeypatch, tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("znver4: AMD Zen 4") and len([x for x in lines if x.startswith("znver4    ")]) == 5
     assert "galactic: what its 2 calls per element (pow) run is not counted" in out
+
+
+def test_asv_cpu_code_tracks_the_counts_of_cpu_asm(counted, monkeypatch):
+    """asv's CpuCode (benchmarks/cpu_code.py) tracks, for every CPU kernel and fixed target
+    (its literal parameters are cpu-asm's own), the instructions per interaction
+    `cpu_asm.count_all` gives (the module's count, handed to it rather than counted again)."""
+    rows, _ = counted
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks.cpu_code import KERNELS, TARGETS, CpuCode
+    assert TARGETS == cpu_asm.FIXED_TARGETS
+    assert KERNELS == tuple(f"{k} {p}" for k, p in cpu_asm.KERNELS)
+    seen = []
+
+    def fake_count_all(targets, keep=None):
+        seen.append((targets, keep))
+        return [r for r in rows.values() if r.target in targets]
+    monkeypatch.setattr(cpu_asm, "count_all", fake_count_all)
+    code = CpuCode()
+    counts = code.setup_cache()
+    assert seen == [(TARGETS, None)]
+    assert set(counts) == set(itertools.product(TARGETS, KERNELS)), counts
+    for target, kernel in itertools.product(*code.params):
+        code.setup(counts, target, kernel)
+        value = code.track_instructions_per_interaction(counts, target, kernel)
+        assert value == rows[(target, *kernel.split())].instructions_per_interaction, (target, kernel)
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -10,6 +10,7 @@ float32 pairwise kernels hold no float64 instruction. The plain kernels (global 
 shared tile, no barrier) are checked against the tiled ones in the simulator, in a child
 process (`tests/gpu_plain_sim_checks.py`).
 """
+import itertools
 import json
 import os
 import shutil
@@ -248,6 +249,36 @@ def test_cli_json_and_keep(counted, monkeypatch, capsys, tmp_path):
     text = capsys.readouterr().out
     assert "132 SMs at 1.98 GHz" in text and "numba / CUDA C instructions per interaction, tiled: sp" in text
     assert len([line for line in text.splitlines() if line[:8] in ("numba   ", "cupy    ")]) == 24
+
+
+def test_asv_gpu_code_tracks_the_counts_of_gpu_asm(counted, monkeypatch):
+    """asv's GpuCode (benchmarks/gpu.py) tracks, per backend, precision and kernel, the
+    instructions per interaction `gpu_asm.count_all` gives for the H200 (the module's count,
+    handed to it rather than counted again); GpuKernel skips with a reason where no GPU is
+    visible."""
+    rows, _ = counted
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks import grid
+    from benchmarks.gpu import ARCH, GpuCode, GpuKernel
+    seen = []
+
+    def fake_count_all(arch, *args, **kwargs):
+        seen.append((arch, args, kwargs))
+        return rows
+    monkeypatch.setattr(gpu_asm, "count_all", fake_count_all)
+    code = GpuCode()
+    counts = code.setup_cache()
+    assert seen == [("sm_90", (), {})] and ARCH == "sm_90"
+    assert len(counts) == 2 * 3 * 4 == len(rows), counts
+    for backend, precision, kernel in itertools.product(*code.params):
+        code.setup(counts, backend, precision, kernel)
+        assert code.track_instructions_per_interaction(counts, backend, precision, kernel) == \
+            by_key(rows)[backend, precision, kernel].instructions_per_interaction
+    monkeypatch.setattr(grid, "gpu_visible", lambda: False)
+    kernel = GpuKernel()
+    for params in itertools.product(*kernel.params):
+        with pytest.raises(NotImplementedError, match="needs a GPU|not in the"):
+            kernel.setup(*params)
 
 
 @pytest.mark.parametrize("argv, words", [
