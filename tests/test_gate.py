@@ -3,9 +3,10 @@ tier: a commit whose kernels are deliberately slowed makes the gate exit 1 (and 
 task), and the same comparison the other way (a faster HEAD) exits 0 (small N, the smoke grid,
 one round, version A: about a minute per gate run on a 2-core machine). Counts tier: one more
 instruction in the pairwise loops makes it exit 1 on a machine kept busy, and the same commit
-against itself 0 (about 30 s per gate run)."""
+against itself 0 (about 20 s per gate run, the two trees counted at once)."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,45 @@ def test_the_factor_is_wider_only_for_pairwise_timings_on_all_cores():
     assert factor.pop(("B", "Tasks.time_pairwise")) == gate.THREADED_FACTOR
     assert set(factor.values()) == {gate.FACTOR}, factor
     assert gate.factor_for("tasks.Tasks.time_pairwise('A', 16384, 'dp')", busy=True) == gate.BUSY_FACTOR
+
+
+def _fake_tree(root: Path, name: str, package_init: str) -> Path:
+    """A tree whose nbsymple_versions runs `package_init` when imported, and whose instruments
+    count one CPU kernel (`name`'s count: its length) and no GPU kernel."""
+    instruments = root / name / "nbsymple_versions" / "instruments"
+    instruments.mkdir(parents=True)
+    (instruments.parent / "__init__.py").write_text(package_init)
+    (instruments / "__init__.py").write_text("")
+    (instruments / "cpu_asm.py").write_text(
+        "from types import SimpleNamespace\nFIXED_TARGETS = ('haswell',)\n"
+        "def count_all(targets):\n"
+        f"    return [SimpleNamespace(target=t, kernel='pairwise', precision='sp', instructions_per_interaction="
+        f"{len(name)}.0) for t in targets]\n")
+    return root / name
+
+
+def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
+    """code_counts.count_trees gives each tree's counts in order (each tree's own package), and
+    where one tree cannot be counted it says which, and ends the counts still running (here one
+    that would never end) instead of waiting for them."""
+    from tools import code_counts
+    counted = code_counts.count_trees(_fake_tree(tmp_path, "base", ""), _fake_tree(tmp_path, "head-tree", ""))
+    assert [c["cpu-asm haswell pairwise sp"] for c, _ in counted] == [4.0, 9.0], counted
+    assert all(set(missing) == {"gpu"} for _, missing in counted), counted
+    pid_file = tmp_path / "pid"
+    broken = _fake_tree(tmp_path, "broken", f"import pathlib, time\nwhile not pathlib.Path({str(pid_file)!r}).exists():\n"
+                                            "    time.sleep(0.01)\nraise RuntimeError('a broken package')\n")
+    endless = _fake_tree(tmp_path, "endless", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r})"
+                                              ".write_text(str(os.getpid()))\ntime.sleep(3600)\n")
+    def hang(signum, frame):
+        raise TimeoutError("count_trees waits for a count that never ends")
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(300)                         # a hang guard, not a timing
+    try:
+        with pytest.raises(code_counts.CountsFailed, match=r"the kernels of broken could not be counted \(RuntimeError: a broken"):
+            code_counts.count_trees(broken, endless)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)

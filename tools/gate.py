@@ -176,7 +176,7 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     tracking.log(f"gate, counts: {label}: instructions per interaction for fixed targets (any load)")
     start = time.time()
     try:
-        (base, missing_base), (head, missing_head) = code_counts.count_tree(tree), code_counts.count_tree(root)
+        (base, missing_base), (head, missing_head) = code_counts.count_trees(tree, root)
     except code_counts.CountsFailed as e:
         raise GateError(SETUP, f"gate: {e}.") from None
     for side, missing in (("BASE", missing_base), ("HEAD", missing_head)):
