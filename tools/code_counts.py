@@ -19,7 +19,10 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
+
+from nbsymple_versions.entry import child_process
 
 TOLERANCE = 0.01
 GPU_ARCH = "sm_90"
@@ -57,19 +60,14 @@ class CountsFailed(RuntimeError):
 def count_trees(*trees: Path, arch: str = GPU_ARCH) -> list[tuple[dict, dict]]:
     """({name: instructions per interaction}, {kind: why not counted}) of the package in each
     of `trees`, counted at once (a process per tree: the gate's two counts take the time of one
-    on two or more cores)."""
-    children = []
-    try:
-        for tree in trees:
-            children.append(subprocess.Popen([sys.executable, "-c", _COUNT, arch], cwd=tree,
-                                             env=dict(os.environ, PYTHONPATH=str(tree)),
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    on two or more cores). Should one fail (or Ctrl-C, SIGTERM), the others are ended with it
+    (`entry.child_process`)."""
+    command = [sys.executable, "-c", _COUNT, arch]
+    with ExitStack() as started:
+        children = [started.enter_context(child_process(command, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
+                                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                    for tree in trees]
         return [_counts(tree, *child.communicate(), child.returncode) for tree, child in zip(trees, children)]
-    finally:
-        for child in children:            # a tree that failed first: the others are not waited for
-            if child.poll() is None:
-                child.kill()
-                child.wait()
 
 
 def _counts(tree: Path, stdout: str, stderr: str, returncode: int) -> tuple[dict, dict]:
