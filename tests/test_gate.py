@@ -211,6 +211,7 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
                                             "    time.sleep(0.01)\nraise RuntimeError('a broken package')\n")
     endless = _fake_tree(tmp_path, "endless", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r})"
                                               ".write_text(str(os.getpid()))\ntime.sleep(3600)\n")
+
     def hang(signum, frame):
         raise TimeoutError("count_trees waits for a count that never ends")
     previous = signal.signal(signal.SIGALRM, hang)

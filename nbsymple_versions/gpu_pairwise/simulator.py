@@ -75,7 +75,8 @@ def pace_blocks():
     (58 us per pair interaction, 15 at 0.5 ms); a block of 256 threads, whose poll is 8x as
     long, is best at 1-5 ms. During a block the interval is `SWITCH_PER_THREAD_S` per thread,
     at least `SWITCH_MIN_S`; the caller's interval is restored after it. The simulator test
-    children took 30 % less time than at a fixed 0.5 ms. Simulator only; applied once.
+    children took 30 % less time than at a fixed 0.5 ms. Simulator only; applied once. (The
+    simulator runs one launch at a time: launches from several threads fail inside it.)
     """
     from numba.cuda.simulator.kernel import BlockManager
     if getattr(BlockManager.run, "paced", False):
