@@ -75,7 +75,7 @@ class VersionBattery:
     letter: str = None
     n = 97              # awkward: prime, not a multiple of any tile (32 .. 1024)
     steps_n = 37        # steps and the clock: the same code at every N; at tile 32, two blocks
-                        # (the second mostly padding), 1/6 of the simulated interactions of n
+                        # (the second mostly padding), a quarter of the simulated interactions of n
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
