@@ -13,6 +13,7 @@ process (`tests/gpu_plain_sim_checks.py`).
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import numpy as np
 import pytest
 
 from nbsymple_versions.instruments import gpu_asm
+from nbsymple_versions.instruments.gpu_asm.sass import instructions
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.gpu_pairwise.options import BACKENDS
 
@@ -152,6 +154,31 @@ def _cuda_c(precision, name, arch="sm_90"):
     with tempfile.TemporaryDirectory() as tmp:
         resources, sass = gpu_asm.assemble(gpu_asm.cuda_c_ptx(precision, 256, arch), arch, Path(tmp))
     return resources[name], sass[name]
+
+
+def _code(sass_function):
+    """A function's instructions, the numbers of its labels and of the CUDA library's internal
+    functions left out (nvdisasm numbers them across its whole input)."""
+    code, _ = instructions(sass_function)
+    return [(i.address, i.predicate, i.opcode, re.sub(r"\.L_x_\d+|\$__internal_\d+_", "#", i.operands)) for i in code]
+
+
+def test_modules_assembled_together_come_back_apart_as_each_alone(real_compiler, tmp_path):
+    """`assemble_modules` (one ptxas, one nvdisasm for every module): a numba module given twice
+    (each of its names declared twice in the joined module) and a CUDA C module (four kernels, a
+    device function, a shared array) come back apart, with each module's functions, resources
+    and instructions as the module alone gives them."""
+    modules = [gpu_asm.numba_ptx("sp", "tiled", 256, "sm_90"), gpu_asm.cuda_c_ptx("dp", 256, "sm_90")]
+    modules.append(modules[0])
+    joined = gpu_asm.assemble_modules(modules, "sm_90", tmp_path)
+    for i, ((resources, sass), ptx) in enumerate(zip(joined, modules)):
+        (tmp_path / str(i)).mkdir()
+        alone_resources, alone_sass = gpu_asm.assemble(ptx, "sm_90", tmp_path / str(i))
+        assert sass.keys() == alone_sass.keys() and len(sass) == (4 if i == 1 else 1), sass.keys()
+        assert resources == alone_resources
+        for name, text in sass.items():
+            assert "__module" not in text and len(_code(text)) > 100
+            assert _code(text) == _code(alone_sass[name]), name
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_100"])

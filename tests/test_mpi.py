@@ -41,7 +41,7 @@ def _mpiexec():
 
 
 MPIEXEC = _mpiexec()
-pytestmark = pytest.mark.unshared   # 2 and 3 ranks poll the cores while they wait: alone, not beside other tests
+JOB = pytest.mark.unshared          # a job of 2 or 3 ranks polls the cores while it waits: alone, not beside other tests
 
 
 @pytest.fixture(autouse=True)
@@ -100,6 +100,7 @@ def test_one_rank_outside_mpi_is_b_bit_for_bit(version_b):
     assert list(sim.clock.seconds) == list(TASKS)
 
 
+@JOB
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
     """mpiexec -n 1, 2, 3 at N = 301, leapfrog and SI6A, sp/dp/dsp: dp bit for bit with B
@@ -136,6 +137,7 @@ def test_ranks_give_b_numbers(version_b, tmp_path, ranks):
                 assert run["node_version"] == "B" and run["device"].startswith(f"{ranks} MPI rank")
 
 
+@JOB
 def test_cli_across_ranks_writes_b_snapshots(tmp_path):
     """`mpiexec -n 3 nbsymple run --version F ...`: rank 0 alone prints one JSON object and
     writes the snapshots, and they hold B's arrays bit for bit."""
@@ -157,6 +159,7 @@ def test_cli_across_ranks_writes_b_snapshots(tmp_path):
     assert out["energy_error"] == b.errors()["energy_error"]
 
 
+@JOB
 def test_a_failing_rank_ends_the_job_with_its_message():
     """Rank 1 raises at its third kick (mid-run): the job ends non-zero, the message on stderr;
     no rank is left waiting in a collective (the job's timeout, a hang guard, would fail). The
@@ -170,6 +173,7 @@ def test_a_failing_rank_ends_the_job_with_its_message():
     print(f"the job ended {ended - raised:.2f} s after the rank raised")
 
 
+@JOB
 def test_gpu_node_engine_in_the_simulator(version_b, tmp_path):
     """Under NUMBA_ENABLE_CUDASIM=1 each rank runs the GPU engine (E by default, D when asked)
     on its slice, and agrees with B (dp to 1e-12, sp to its tolerance)."""
@@ -234,6 +238,7 @@ def _final_snapshot(folder, steps):
     return state
 
 
+@JOB
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     """`mpiexec -n K nbsymple run --version F --checkpoint` killed with SIGKILL after a
@@ -275,6 +280,7 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     assert out["energy_error"] == b.errors()["energy_error"]
 
 
+@JOB
 def test_f_takes_the_run_options_of_a_e(tmp_path):
     """F reads `--ics` (rank 0 reads, every rank gets the bodies), draws `--mass-classes` and
     writes `--snapshot-format nbsymple`, as A-E do: B's numbers bit for bit."""
@@ -320,6 +326,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@JOB
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_to_mpiexec_ends_every_rank(tmp_path, sig, status):
     """SIGINT or SIGTERM to mpiexec mid-run (a 2-rank F job with a checkpoint, and one without):
@@ -439,6 +446,7 @@ def _one_stop_sentence(err: str, sig, checkpoint):
     assert load(checkpoint)[1]["steps_done"] == stopped_after >= 20, (ours[0], load(checkpoint)[1])
 
 
+@JOB
 @pytest.mark.parametrize("rank, sig, status", [(1, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
                                                (0, signal.SIGINT, 130), (0, signal.SIGTERM, 143)])
 def test_a_signal_to_one_rank_ends_the_job(tmp_path, rank, sig, status):
@@ -453,6 +461,7 @@ def test_a_signal_to_one_rank_ends_the_job(tmp_path, rank, sig, status):
     _one_stop_sentence(err, sig, checkpoint)
 
 
+@JOB
 def test_a_second_ctrl_c_to_mpiexec_after_the_stop(tmp_path):
     """Two Ctrl-C to mpiexec: the first stops every rank after the step under way (checkpoint
     written), the ranks then end the job at once, so that the second, sent as soon as they are
@@ -471,6 +480,7 @@ def test_a_second_ctrl_c_to_mpiexec_after_the_stop(tmp_path):
     _one_stop_sentence(err, signal.SIGINT, checkpoint)
 
 
+@JOB
 @pytest.mark.parametrize("case", ["truncated checkpoint", "--version with --resume", "unknown flag", "--n 1",
                                   "--checkpoint-every alone", "--every alone"])
 def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
@@ -497,6 +507,7 @@ def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
 PROGRESS_END = "version F, 2 ranks: step 20/20 (100 %)"
 
 
+@JOB
 def test_f_shows_its_progress_once_when_asked():
     """`--progress` off a terminal: rank 0 alone writes A-E's progress lines (one per 10 %)."""
     p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "20",
@@ -508,6 +519,7 @@ def test_f_shows_its_progress_once_when_asked():
     assert quiet.returncode == 0 and "step 20/20" not in quiet.stderr, quiet.stderr
 
 
+@JOB
 def test_f_under_mpiexec_on_a_terminal_shows_its_progress(tmp_path):
     """mpiexec run from a terminal (its stderr a pseudo-terminal) pipes the ranks' stderr; rank 0
     still finds that a person watches (the launcher's stderr) and shows the progress unasked."""

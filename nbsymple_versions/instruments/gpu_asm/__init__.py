@@ -7,7 +7,8 @@ to PTX for the target, assembled by `ptxas` and disassembled by `nvdisasm`. In t
 innermost source loop is the backward branch whose body holds the reciprocal square roots
 (`MUFU.RSQ`, one per pair interaction); its instructions divided by its `MUFU.RSQ` count are
 the instructions issued per interaction, and an issue model predicts interactions/s. Files:
-  toolchain.py  compilers, assembler and disassembler; the kernels by name (`KINDS`)
+  toolchain.py  compilers, assembler and disassembler (all modules in one call); the kernels by
+                name (`KINDS`)
   sass.py       SASS parsing: instructions, loops, the innermost loop and its mix
   model.py      device figures (`DEVICES`), the issue model, occupancy, one kernel's count
   report.py     every kernel counted (`count_all`), the table and JSON (`main`)
@@ -15,4 +16,5 @@ the instructions issued per interaction, and an issue model predicts interaction
 from .model import DEVICES, clocks_per_interaction, count, occupancy  # noqa: F401
 from .report import count_all, main, table  # noqa: F401
 from .sass import MIX, innermost_loop, mix  # noqa: F401
-from .toolchain import KINDS, CompileFailed, check_arch, TargetDevice, ToolMissing, assemble, cuda_c_ptx, numba_ptx  # noqa: F401
+from .toolchain import (KINDS, CompileFailed, check_arch, TargetDevice, ToolMissing, assemble, assemble_modules,  # noqa: F401
+                        cuda_c_ptx, numba_ptx)

@@ -1,7 +1,5 @@
 """Count every kernel of both backends and print the table (`nbsymple gpu-asm`) or JSON."""
-from concurrent.futures import ThreadPoolExecutor
 import json
-import os
 from pathlib import Path
 import sys
 import tempfile
@@ -10,16 +8,14 @@ from ...core.vocabulary import PRECISIONS
 from ...gpu_pairwise.options import BACKENDS
 from ...runs.paths import write_file
 from .model import DEFAULT_ARCH, DEVICES, KernelCount, count
-from .toolchain import KINDS, assemble, check_arch, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
+from .toolchain import KINDS, assemble_modules, check_arch, compute_capability, cuda_c_ptx, entry_of, numba_ptx, tool
 
 
 def count_all(arch: str = DEFAULT_ARCH, tile: int = 256, backends=BACKENDS, precisions=PRECISIONS,
               kinds=tuple(KINDS), keep: Path | None = None) -> list[KernelCount]:
-    """Compile, assemble, disassemble and count every kernel asked for.
-
-    The kernels are compiled to PTX one after the other (numba-cuda compiles under one lock),
-    then assembled and disassembled on every core: each `nvdisasm` costs 0.3 s of start-up,
-    whatever the kernel (15 of them took 5 s one after the other on a 2-core AMD EPYC Zen 5)."""
+    """Compile, assemble, disassemble and count every kernel asked for: the kernels are compiled
+    to PTX one after the other (numba-cuda compiles under one lock), then assembled and
+    disassembled together (`assemble_modules`)."""
     if arch not in DEVICES:
         compute_capability(arch)    # a well-formed name outside DEVICES is counted without a prediction
     tool("ptxas"), tool("nvdisasm")     # before minutes of compiling: say at once what is missing
@@ -32,23 +28,19 @@ def count_all(arch: str = DEFAULT_ARCH, tile: int = 256, backends=BACKENDS, prec
             else:
                 modules += [(backend, precision, (kind,), numba_ptx(precision, kind, tile, arch)) for kind in kinds]
     rows = []
-    with tempfile.TemporaryDirectory(prefix="nbsymple-gpu-asm-") as tmp, \
-            ThreadPoolExecutor(max_workers=min(len(modules), os.cpu_count() or 1) or 1) as pool:
-        folders = [Path(tmp, str(i)) for i in range(len(modules))]
-        for folder in folders:
-            folder.mkdir()
-        assembled = pool.map(lambda module, folder: assemble(module[3], arch, folder), modules, folders)
-        for (backend, precision, module_kinds, _), (resources, sass) in zip(modules, assembled):
-            for kind in module_kinds:
-                if backend == "numba":
-                    (name, text), = sass.items()
-                else:
-                    name = entry_of(kind)
-                    text = sass[name]
-                rows.append(count(backend, precision, kind, arch, tile, resources[name], text))
-                if keep is not None:
-                    keep.mkdir(parents=True, exist_ok=True)
-                    write_file(keep / f"{backend}_{precision}_{kind}.sass", text)
+    with tempfile.TemporaryDirectory(prefix="nbsymple-gpu-asm-") as tmp:
+        assembled = assemble_modules([module[3] for module in modules], arch, Path(tmp))
+    for (backend, precision, module_kinds, _), (resources, sass) in zip(modules, assembled):
+        for kind in module_kinds:
+            if backend == "numba":
+                (name, text), = sass.items()
+            else:
+                name = entry_of(kind)
+                text = sass[name]
+            rows.append(count(backend, precision, kind, arch, tile, resources[name], text))
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                write_file(keep / f"{backend}_{precision}_{kind}.sass", text)
     return rows
 
 
