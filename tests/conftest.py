@@ -9,9 +9,8 @@ suite starts inherits it (xdist workers, `nbsymple` CLI runs, mpiexec ranks, CUD
 pytests, asv benchmark processes). A test of compilation itself (`cpu-asm`'s children,
 `benchmarks/compile.py`, the cache's own test) sets or drops the variable, and compiles.
 
-Tests marked `unshared` (MPI jobs, whose waiting ranks poll a core; the regression gate's
-timing tier, which times kernels) run with no other test beside them; tests marked `long`
-start first.
+Tests marked `unshared` (MPI jobs of 2 and 3 ranks, which poll the cores while they wait) run
+with no other test beside them; tests marked `long` start first.
 """
 import atexit
 import fcntl
@@ -24,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
-UNSHARED = "unshared"                          # tests that load or time the machine: one at a time
+UNSHARED = "unshared"                          # tests that load the machine: one at a time
 LONG = "long"                                  # tests of tens of seconds: started first
 # modules whose costly module fixture (every kernel compiled for every target, C++ compiles) is
 # the module's time: under xdist one worker runs each whole, so that the fixture is made once
@@ -56,8 +55,8 @@ def pytest_configure(config):
     seed = os.environ.get("NBSYMPLE_TEST_SEED", "")
     if seed and not (seed.isdigit() and int(seed) < 2**32):
         raise pytest.UsageError(f"NBSYMPLE_TEST_SEED must be a whole number below 2**32 (a printed seed), got {seed!r}")
-    config.addinivalue_line("markers", f"{UNSHARED}: loads or times the machine (the gate's timing tier, MPI "
-                                       "jobs): runs with no other test beside it")
+    config.addinivalue_line("markers", f"{UNSHARED}: loads the machine (MPI jobs of 2 or 3 ranks): runs with no "
+                                       "other test beside it")
     config.addinivalue_line("markers", f"{LONG}: takes tens of seconds (a child pytest in the CUDA simulator, "
                                        "the gate): started first, so that no worker is left with it at the end")
 
