@@ -181,6 +181,52 @@ def test_unavailable_without_gpu():
         assert out["errors"][letter] == f"version {letter} is not available: {UNAVAILABLE}"
 
 
+_DRIVER_SCRIPT = r"""
+import json, sys
+from nbsymple_versions.gpu_pairwise import backends
+from nbsymple_versions.mpi.pipeline import default_node_version
+if len(sys.argv) > 1:
+    backends.DRIVER_LIBRARIES = tuple(sys.argv[1:])
+from nbsymple_versions.instruments import provenance
+no_driver = backends.no_driver()
+node = default_node_version()          # what each rank of F asks at its start
+gpus, driver = provenance.gpus(), provenance.cuda_driver()      # what `info` and machine names ask
+print(json.dumps({"no_driver": no_driver, "node": node, "gpus": gpus, "driver": driver,
+                  "numba_cuda_imported": "numba.cuda" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("libraries", [[], ["no-such-libcuda.so"], ["libc.so.6"]], ids=["numba-cuda's", "none", "one"])
+def test_no_cuda_driver_means_no_gpu_without_importing_numba_cuda(libraries):
+    """Where no CUDA driver library loads (the names numba-cuda tries; here also none, or a
+    library that loads in its place), "no GPU" is answered without importing numba-cuda (0.3 s
+    at every start of F, on every rank, and of `info`); where one loads, numba-cuda decides.
+    F's node engine is B either way on a machine without a GPU, E in the simulator."""
+    for env, node in (({}, None), ({"NUMBA_ENABLE_CUDASIM": "1"}, "E")):
+        p = subprocess.run([sys.executable, "-c", _DRIVER_SCRIPT, *libraries], cwd=REPO,
+                           env={**_env(CUDA_VISIBLE_DEVICES=""), **env}, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        loads = libraries == ["libc.so.6"] or (libraries == [] and _loads_a_driver())
+        assert out["no_driver"] is (not loads and not env), out
+        assert out["numba_cuda_imported"] is not out["no_driver"], out
+        assert out["node"] == (node or "B") and out["driver"] is None, out
+        if out["no_driver"]:
+            assert out["gpus"] == [[], "none (no CUDA driver library loads)"], out
+
+
+def _loads_a_driver() -> bool:
+    import ctypes
+    from nbsymple_versions.gpu_pairwise.backends import DRIVER_LIBRARIES
+    for library in DRIVER_LIBRARIES:
+        try:
+            ctypes.CDLL(library)
+            return True
+        except OSError:
+            pass
+    return False
+
+
 def test_cli_says_one_line_without_gpu():
     p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "C", "--n", "64",
                         "--steps", "1"], cwd=REPO, env=_env(CUDA_VISIBLE_DEVICES=""), capture_output=True,

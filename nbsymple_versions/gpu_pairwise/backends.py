@@ -1,7 +1,30 @@
 """The two GPU backends by name: numba-cuda's Python kernels, or CUDA C launched by CuPy."""
+import ctypes
+import sys
+
 from .options import check_backend
+from .simulator import cuda_simulator
 
 INSTALL = "pip install 'nbsymple-versions[gpu]'"
+NO_GPU = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+# the CUDA driver library as numba-cuda looks for it (cudadrv/driver.py, locate_driver_and_loader)
+DRIVER_LIBRARIES = tuple(f"{folder}libcuda.so{version}" for folder in ("", "/usr/lib/", "/usr/lib64/")
+                         for version in ("", ".1"))
+
+
+def no_driver() -> bool:
+    """True where no CUDA driver library loads and the simulator is off (Linux): no GPU can be
+    seen, said without importing numba-cuda, which takes 0.3 s (a CPU-only start of F asks, on
+    every rank, whether its node engine can be a GPU's)."""
+    if not sys.platform.startswith("linux") or cuda_simulator():
+        return False
+    for library in DRIVER_LIBRARIES:
+        try:
+            ctypes.CDLL(library)
+        except OSError:
+            continue
+        return False
+    return True
 
 
 def availability(backend: str = "numba") -> tuple[bool, str]:
@@ -10,6 +33,8 @@ def availability(backend: str = "numba") -> tuple[bool, str]:
     if check_backend(backend) == "cupy":
         from . import cupy_cuda
         return cupy_cuda.availability()
+    if no_driver():
+        return False, NO_GPU
     try:
         from . import numba_cuda
     except ImportError as e:    # numba-cuda (the `gpu` extra) is not installed

@@ -55,12 +55,12 @@ from numba import cuda
 from numba.cuda import float32, float64, int64, uint32
 
 from ..core.vocabulary import check_precision
+from .backends import NO_GPU
 from .engine import GpuEngine
 from .options import DEFAULT_TILE, check_kernel
 from .records import WIDTH, real_type
 from .simulator import cuda_simulator as simulator, gpu_name, prepare as prepare_simulator
 
-UNAVAILABLE = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
 
 # The casts inside the kernels: numba's types, for the compiler. The simulator runs the kernels
 # as Python, where a numba type casts through a generic path (about 1 us a call, half of a
@@ -77,7 +77,7 @@ def availability() -> tuple[bool, str]:
         ok = cuda.is_available()
     except Exception:   # a broken driver install reads as "no GPU"
         ok = False
-    return (True, "") if ok else (False, UNAVAILABLE)
+    return (True, "") if ok else (False, NO_GPU)
 
 
 def _rsqrt():

@@ -13,6 +13,7 @@ import platform
 import re
 import subprocess
 
+from ..gpu_pairwise.backends import no_driver
 from ..gpu_pairwise.simulator import cuda_simulator, gpu_name
 
 # distributions whose versions change the numbers (importlib.metadata names)
@@ -103,6 +104,8 @@ def gpus() -> tuple[list[str], str]:
     """(GPU names, a sentence): what numba-cuda sees. Touches the driver, never at import."""
     if cuda_simulator():
         return ["CUDA simulator"], "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    if no_driver():
+        return [], "none (no CUDA driver library loads)"
     try:
         from numba import cuda
     except ImportError:
@@ -118,7 +121,7 @@ def gpus() -> tuple[list[str], str]:
 
 def cuda_driver() -> str | None:
     """The CUDA driver's version ('13.0'), or None without a GPU (or in the simulator)."""
-    if cuda_simulator():
+    if cuda_simulator() or no_driver():
         return None
     try:
         from numba import cuda
