@@ -2,11 +2,10 @@
 import ctypes
 import sys
 
-from .options import check_backend
+from .options import NO_GPU, check_backend
 from .simulator import cuda_simulator
 
 INSTALL = "pip install 'nbsymple-versions[gpu]'"
-NO_GPU = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"
 # the CUDA driver library as numba-cuda looks for it (cudadrv/driver.py, locate_driver_and_loader)
 DRIVER_LIBRARIES = tuple(f"{folder}libcuda.so{version}" for folder in ("", "/usr/lib/", "/usr/lib64/")
                          for version in ("", ".1"))

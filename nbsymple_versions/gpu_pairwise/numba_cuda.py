@@ -55,9 +55,8 @@ from numba import cuda
 from numba.cuda import float32, float64, int64, uint32
 
 from ..core.vocabulary import check_precision
-from .backends import NO_GPU
 from .engine import GpuEngine
-from .options import DEFAULT_TILE, check_kernel
+from .options import DEFAULT_TILE, NO_GPU, check_kernel
 from .records import WIDTH, real_type
 from .simulator import cuda_simulator as simulator, gpu_name, prepare as prepare_simulator
 

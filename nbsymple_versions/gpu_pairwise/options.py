@@ -7,6 +7,7 @@ from ..core.options import NoOptions, option
 
 DEFAULT_TILE = 256
 BACKENDS = ("numba", "cupy")        # GPU backends: numba-cuda Python kernels, CuPy + CUDA C
+NO_GPU = "needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator)"     # numba: why not available
 KERNEL_KINDS = ("tiled", "plain")   # shared-memory tiles with barriers, or straight from global memory
 PAIRWISE = "pairwise"               # C's kernels; E's fused ones are named by E (`gpu_full/fused.py`)
 

@@ -94,9 +94,9 @@ def assemble_modules(modules: list[str], arch: str, workdir: Path) -> list[tuple
     for i, ptx in enumerate(modules):
         groups.setdefault(tuple(_PTX_HEADER.findall(ptx)), []).append(i)
     out: list = [None] * len(modules)
-    for g, (header, members) in enumerate(groups.items()):
+    for header, members in groups.items():
         joined = "\n".join([*header, *(_renamed(modules[i], _suffix(i)) for i in members)]) + "\n"
-        resources, sass = _assemble_one(joined, arch, workdir, f"joined{g}")
+        resources, sass = _assemble_one(joined, arch, workdir)
         for i in members:
             suffix = _suffix(i)
             out[i] = ({name[:-len(suffix)]: r for name, r in resources.items() if name.endswith(suffix)},
@@ -119,7 +119,8 @@ def _renamed(ptx: str, suffix: str) -> str:
     return pattern.sub(lambda m: m.group(1) + suffix, body)
 
 
-def _assemble_one(ptx: str, arch: str, workdir: Path, stem: str) -> tuple[dict[str, Resources], dict[str, str]]:
+def _assemble_one(ptx: str, arch: str, workdir: Path) -> tuple[dict[str, Resources], dict[str, str]]:
+    stem = f"k{len(list(workdir.iterdir()))}"
     src, cubin = workdir / f"{stem}.ptx", workdir / f"{stem}.cubin"
     src.write_text(ptx)
     log = _run([tool("ptxas"), f"-arch={arch}", "-O3", "-v", str(src), "-o", str(cubin)])
