@@ -41,7 +41,7 @@ def _mpiexec():
 
 
 MPIEXEC = _mpiexec()
-JOB = pytest.mark.unshared          # a job of 2 or 3 ranks polls the cores while it waits: alone, not beside other tests
+JOB = pytest.mark.unshared          # a job under mpiexec (2 or 3 ranks poll the cores while they wait): alone
 
 
 @pytest.fixture(autouse=True)
