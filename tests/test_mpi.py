@@ -243,17 +243,20 @@ def _final_snapshot(folder, steps):
 def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     """`mpiexec -n K nbsymple run --version F --checkpoint` killed with SIGKILL after a
     checkpoint, then `--resume`d: it ends bit for bit where the uninterrupted F run and B end
-    (dp, N = 301, SI6A), and rank 0 alone wrote one checkpoint."""
+    (dp, N = 301, SI6A), and rank 0 alone wrote one checkpoint. The job is held still after its
+    checkpoint of step 100 (`tests/write_faults.py pause`: the next checkpoint's write waits),
+    so the kill comes after that checkpoint whatever the load, and 300 steps are enough."""
     from nbsymple_versions.runs.checkpoint import load
-    steps, every = 3000, 100
-    run = ["-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", str(N), "--seed", str(SEED),
-           "--scheme", "si6a", "--precision", "dp", "--steps", str(steps), "--json"]
-    p = mpirun(ranks, *run, "--snapshots", str(tmp_path / "whole"), "--every", str(steps))
+    steps, every = 300, 100
+    run = ["run", "--version", "F", "--n", str(N), "--seed", str(SEED), "--scheme", "si6a", "--precision", "dp",
+           "--steps", str(steps), "--json"]
+    p = mpirun(ranks, "-m", "nbsymple_versions.cli", *run, "--snapshots", str(tmp_path / "whole"), "--every", str(steps))
     assert p.returncode == 0, p.stderr[-3000:]
     whole = _final_snapshot(tmp_path / "whole", steps)
     ck, folder = tmp_path / "f.ck", tmp_path / "killed"
-    job = subprocess.Popen([MPIEXEC, "-n", str(ranks), sys.executable, *run, "--snapshots", str(folder), "--every",
-                            str(steps), "--checkpoint", str(ck), "--checkpoint-every", str(every)],
+    held = [str(TESTS / "write_faults.py"), "pause", ".f.ck.", "3", "-"]   # writes at steps 0, 100, then waits
+    job = subprocess.Popen([MPIEXEC, "-n", str(ranks), sys.executable, *held, *run, "--snapshots", str(folder),
+                            "--every", str(steps), "--checkpoint", str(ck), "--checkpoint-every", str(every)],
                            cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            start_new_session=True)
     deadline = time.time() + TIMEOUT
@@ -261,11 +264,11 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
         if _steps_done(ck) >= every:
             break
         time.sleep(0.05)
-    assert job.poll() is None, "the run ended before it could be killed: make it longer"
+    assert job.poll() is None, job.communicate()[1][-3000:]
     os.killpg(job.pid, 9)
     job.wait(timeout=60)
     killed_at = load(ck)[1]["steps_done"]
-    assert 0 < killed_at < steps and killed_at % every == 0, killed_at
+    assert killed_at == every, killed_at
     assert sorted(f.name for f in tmp_path.iterdir()) == [".f.ck.lock", "f.ck", "killed", "whole"]   # no temporaries
     p = mpirun(ranks, "-m", "nbsymple_versions.cli", "run", "--resume", str(ck), "--json")
     assert p.returncode == 0, p.stderr[-3000:]

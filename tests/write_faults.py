@@ -4,13 +4,17 @@ disk fails it from the K-th write (1-based) of a file whose name holds NAME on:
 - WHERE = `fsync`: the K-th and every later flush to disk fails with ERRNO (ENOSPC: the disk
   filled up);
 - WHERE = `create`: the K-th and every later creation of the file's temporary fails with ERRNO
-  (EROFS or EACCES: its folder was made read-only; a test running as root cannot chmod one).
+  (EROFS or EACCES: its folder was made read-only; a test running as root cannot chmod one);
+- WHERE = `pause` (ERRNO `-`): the K-th creation of the file's temporary waits until the process
+  is killed, so that the run stands still with its (K-1)-th write whole on disk: a kill after a
+  checkpoint at a known step, with no race against the run.
 
 Every atomic write (`runs.snapshots.write_atomically`: checkpoints, snapshots, the run record)
 creates a temporary with `tempfile.mkstemp` and flushes it with `os.fsync`; other writes are
 left alone. Exits with nbsymple's status."""
 import errno
 import os
+import signal
 import sys
 import tempfile
 
@@ -27,6 +31,18 @@ def _failing(real, where: str, name: str, first: int, code: int, describe):
     return wrapper
 
 
+def _waiting(real, name: str, first: int):
+    seen = [0]
+
+    def wrapper(*args, prefix="", **kwargs):
+        if name in (prefix or ""):
+            seen[0] += 1
+            while seen[0] >= first:
+                signal.pause()           # until a signal ends the process (SIGKILL, SIGTERM)
+        return real(*args, prefix=prefix, **kwargs)
+    return wrapper
+
+
 def _fd_name(fd, *_):
     try:
         return os.path.basename(os.readlink(f"/proc/self/fd/{fd}")) if os.path.isfile(f"/proc/self/fd/{fd}") else ""
@@ -35,8 +51,11 @@ def _fd_name(fd, *_):
 
 
 def main(argv) -> int:
-    where, name, first, code, args = argv[0], argv[1], int(argv[2]), getattr(errno, argv[3]), argv[4:]
-    if where == "fsync":
+    where, name, first, args = argv[0], argv[1], int(argv[2]), argv[4:]
+    code = None if where == "pause" else getattr(errno, argv[3])
+    if where == "pause":
+        tempfile.mkstemp = _waiting(tempfile.mkstemp, name, first)
+    elif where == "fsync":
         os.fsync = _failing(os.fsync, where, name, first, code, _fd_name)
     else:
         tempfile.mkstemp = _failing(tempfile.mkstemp, where, name, first, code,
