@@ -92,22 +92,64 @@ def test_shared_tile_survives_thread_switches(rng, monkeypatch, precision):
     check_against_reference(random_state(rng, 64, precision), precision, "pairwise", tile=32)
 
 
-def test_simulated_blocks_switch_threads_at_their_pace():
-    """`simulator.pace_blocks`: each thread of a block of 32 sees the least switch interval, of
-    256 the interval per thread x 256; the caller's interval is back after each launch."""
+def test_simulated_blocks_meet_at_barriers_without_a_poll():
+    """`simulator.wait_at_barriers`: the threads of two blocks of 64 pass values round through
+    shared memory across six barriers; a thread that ends early holds no one at a later
+    barrier; a thread that raises (thread 5 of block 1) ends the launch with its exception, both
+    named, while the others wait; and the launching thread sleeps while its block works: threads
+    that sleep 0.3 s cost it under 0.1 s of CPU time (numba-cuda's poll spends all of it)."""
     from nbsymple_versions.gpu_pairwise import simulator
     simulator.prepare()
 
     @cuda.jit
-    def interval(out):
-        out[cuda.grid(1)] = sys.getswitchinterval()     # the simulator runs this as Python
+    def rotate(out, rounds):
+        tile = cuda.shared.array(64, np.float64)
+        i = cuda.threadIdx.x
+        value = float(i)
+        for _ in range(rounds):
+            tile[i] = value
+            cuda.syncthreads()
+            value = tile[(i + 1) % 64]
+            cuda.syncthreads()
+        out[cuda.blockIdx.x * 64 + i] = value
 
-    caller = sys.getswitchinterval()
-    for threads, expected in ((32, simulator.SWITCH_MIN_S), (256, 256 * simulator.SWITCH_PER_THREAD_S)):
-        out = np.zeros(2 * threads)
-        interval[2, threads](out)
-        assert out == pytest.approx(np.full_like(out, expected)), (threads, set(out))
-        assert sys.getswitchinterval() == caller
+    out = np.zeros(128)
+    rotate[2, 64](out, 3)
+    np.testing.assert_array_equal(out, np.tile((np.arange(64) + 3) % 64, 2))
+
+    @cuda.jit
+    def early(out):
+        i = cuda.threadIdx.x
+        if i == 0:
+            out[0] = -1.0
+            return
+        cuda.syncthreads()
+        out[i] = i
+
+    out = np.zeros(32)
+    early[1, 32](out)
+    np.testing.assert_array_equal(out, [-1.0, *range(1, 32)])
+
+    @cuda.jit
+    def fails(out):
+        i = cuda.threadIdx.x
+        cuda.syncthreads()
+        out[i + (100 if i == 5 and cuda.blockIdx.x == 1 else 0)] = 1.0     # past the end
+        cuda.syncthreads()
+
+    with pytest.raises(IndexError, match=r"tid=\[5, 0, 0\] ctaid=\[1, 0, 0\]"):
+        fails[2, 32](np.zeros(32))
+
+    @cuda.jit
+    def nap(out):
+        time.sleep(0.3)                             # the simulator runs this as Python
+        cuda.syncthreads()
+        out[cuda.threadIdx.x] = 1.0
+
+    out = np.zeros(32)
+    started = time.thread_time()
+    nap[1, 32](out)
+    assert out.all() and time.thread_time() - started < 0.1, time.thread_time() - started
 
 
 @pytest.mark.parametrize("kind", KINDS)
