@@ -12,7 +12,6 @@ Run it alone with `NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/gpu_sim_checks.
 The simulator costs ~10 us per pair interaction (padded targets x padded sources), so N <= 255
 and mostly TILE = 32 (where the point is padding); TILE = 256 runs at N = 255.
 """
-import sys
 import time
 
 import numpy as np
