@@ -52,13 +52,12 @@ def _fd_name(fd, *_):
 
 def main(argv) -> int:
     where, name, first, args = argv[0], argv[1], int(argv[2]), argv[4:]
-    code = None if where == "pause" else getattr(errno, argv[3])
     if where == "pause":
         tempfile.mkstemp = _waiting(tempfile.mkstemp, name, first)
     elif where == "fsync":
-        os.fsync = _failing(os.fsync, where, name, first, code, _fd_name)
+        os.fsync = _failing(os.fsync, where, name, first, getattr(errno, argv[3]), _fd_name)
     else:
-        tempfile.mkstemp = _failing(tempfile.mkstemp, where, name, first, code,
+        tempfile.mkstemp = _failing(tempfile.mkstemp, where, name, first, getattr(errno, argv[3]),
                                     lambda *a, prefix="", **k: prefix or "")
     from nbsymple_versions.cli import main as nbsymple
     return nbsymple(args)

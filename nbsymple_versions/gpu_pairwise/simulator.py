@@ -1,6 +1,6 @@
 """numba-cuda's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): when it is on, the fix its shared
-arrays need for the tiled kernels, and its blocks' barriers without a poll. Nothing here imports numba-cuda
-at import time."""
+arrays need for the tiled kernels, and its blocks' barriers without a poll. Nothing here
+imports numba-cuda at import time."""
 import os
 import sys
 import threading
