@@ -65,6 +65,19 @@ def share_state(state, world):
     state.t, state.eps, state.units = world.broadcast_object((state.t, state.eps, state.units))
 
 
+def softening_problem(eps: float, precision: str) -> str | None:
+    """One sentence when a body's own term in the pairwise kernels, r = eps, has an r^-3 beyond
+    the range of their real type (float32 for sp and dsp, float64 for dp), else None: it would
+    give every body a NaN (0 x inf) at the first step."""
+    real = np.float32 if precision in ("sp", "dsp") else np.float64
+    least = 1.001 * float(np.finfo(real).max) ** (-1 / 3)       # 1.4e-13 (float32), 1.8e-103 (float64)
+    if eps >= least:
+        return None
+    other = " or precision dp" if real is np.float32 and eps >= float(np.finfo(np.float64).max) ** (-1 / 3) else ""
+    return (f"the softening eps = {eps:.3g} is below {least:.3g}, under which r^-3 at r = eps exceeds "
+            f"the range of {real.__name__}, which {precision} computes in: use a larger eps{other}")
+
+
 class Simulation:
     """Integrates `state` in place with a version's force pipeline.
 
@@ -92,8 +105,8 @@ class Simulation:
         self.clock = TaskClock()
         self.world = self.version.world()
         share_state(state, self.world)
-        if problem := energy_problem(state):       # every rank holds rank 0's bodies: all refuse alike
-            raise ValueError(problem)
+        if problem := energy_problem(state) or softening_problem(state.eps, self.precision):
+            raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done = 0

@@ -112,6 +112,21 @@ component = st.sampled_from([0.0, 1e-300, 1e-150, 1e-3, 1.0, 850.0, 1e50, 1e150,
 mass = st.sampled_from([1e-300, 1e-200, 1e-30, 0.5, 1.0, 1e30, 1e150, 1e300])
 
 
+@pytest.mark.parametrize("precision, real", [("sp", np.float32), ("dsp", np.float32), ("dp", np.float64)])
+def test_a_softening_too_small_for_the_precision_is_refused(precision, real):
+    """Below eps = (the real type's largest)^(-1/3) (1.4e-13 for float32, 1.8e-103 for float64)
+    a body's own term, r = eps, has an r^-3 beyond float32 (sp, dsp) or float64 (dp): every body
+    would be NaN at the first step. Such an eps is refused in one sentence naming it and the
+    bound; 2 % above the bound, the steps are finite."""
+    least = float(np.finfo(real).max) ** (-1 / 3)
+    for version in "AB":
+        with pytest.raises(ValueError, match=rf"softening eps = .* is below {1.001 * least:.3g}.* {precision} computes in"):
+            Simulation(make_cluster(16, seed=1, eps=0.98 * least), version, precision=precision)
+        sim = Simulation(make_cluster(16, seed=1, eps=1.02 * least), version, precision=precision)
+        sim.step(2)
+        assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(1, 3).flatmap(lambda n: st.tuples(st.lists(component, min_size=3 * n, max_size=3 * n),
                                                      st.lists(component, min_size=3 * n, max_size=3 * n),

@@ -3,6 +3,8 @@ cluster's internal energy (checked against 50-digit decimals), and the internal-
 sees what |E - E0| / |E0|, rounded in the orbital term, hides."""
 from decimal import Decimal as D, localcontext
 from fractions import Fraction as F
+import math
+import warnings
 
 import numpy as np
 import pytest
@@ -164,3 +166,16 @@ def test_the_accuracy_benchmark_tracks_both_figures():
                 assert old * abs(parts0.total) > 100 * ulp
                 assert abs(old * abs(parts0.total) - new * abs(parts0.internal)) <= 4 * ulp
     assert Conservation.track_internal_energy_error.unit == "relative"
+
+
+@pytest.mark.parametrize("eps", [1e-200, 5e-324])
+def test_a_softening_whose_square_underflows_gives_w_without_a_warning(eps):
+    """eps^2 = 0 in float64 below eps = 1e-154: the self terms divide by zero and are dropped,
+    silently (no RuntimeWarning reaches the user), and W is the unsoftened pair sum."""
+    state = make_cluster(16, seed=3)
+    pos, m = state.positions, state.m
+    pairs = [m[i] * m[j] / np.linalg.norm(pos[i] - pos[j]) for i in range(16) for j in range(i)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = dg.potential_energy(pos, m, eps)
+    assert w == pytest.approx(-math.fsum(pairs), rel=1e-14)

@@ -134,7 +134,9 @@ def potential_energy(positions, m, eps, progress=None, world=ONE_RANK) -> float:
     step = max(1, CHUNK_PAIRS // max(n, 1))
     starts = range(0, n, step)
     sums = np.zeros(len(starts))
-    with np.errstate(over="ignore", invalid="ignore"):    # heavy bodies: W = -inf, refused by `Simulation`
+    # heavy bodies: W = -inf, refused by `Simulation`; a softening whose square underflows (eps
+    # below 1e-154) divides by zero in the self terms, set to 0 below
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for c, start in enumerate(starts):
             if c % world.size != world.rank:
                 continue
