@@ -34,7 +34,7 @@ def _failing(real, where: str, name: str, first: int, code: int, describe):
 def _waiting(real, name: str, first: int):
     seen = [0]
 
-    def wrapper(*args, prefix="", **kwargs):
+    def wrapper(*args, prefix=None, **kwargs):       # None: mkstemp's own default
         if name in (prefix or ""):
             seen[0] += 1
             while seen[0] >= first:
