@@ -140,6 +140,43 @@ def test_a_signalled_run_resumes_bit_for_bit(tmp_path, capsys, how, run):
     same_state(ck, tmp_path / "ref.ck")
 
 
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_signal_stops_a_checkpointed_run_after_its_step_unless_the_run_was_started_ignoring_it(
+        tmp_path, capsys, monkeypatch, signum, ignored):
+    """SIGHUP (a closed terminal, a dropped ssh session) stops a checkpointed run as SIGINT and
+    SIGTERM do: after the step under way (here step 6 of 9), a last checkpoint of that step,
+    status 128 + the signal and one sentence saying how to go on. A run started ignoring the
+    signal (`nohup`, a background job of a script) keeps ignoring it and runs to its end."""
+    from nbsymple_versions.runs import driver
+    write = driver.write_snapshot
+
+    def write_then_signal(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 6:
+            signal.raise_signal(signum)
+        return path
+    monkeypatch.setattr(driver, "write_snapshot", write_then_signal)
+    ck = tmp_path / "run.ck"
+    previous = signal.signal(signum, signal.SIG_IGN if ignored else signal.SIG_DFL)   # as a terminal's process has it
+    try:
+        if signum == signal.SIGINT and not ignored:
+            signal.signal(signum, signal.default_int_handler)
+        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9, "--every", 3, "--snapshots",
+                            tmp_path / "snaps", "--checkpoint", ck, "--checkpoint-every", 4)
+        assert signal.getsignal(signum) is (signal.SIG_IGN if ignored else
+                                            signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    finally:
+        signal.signal(signum, previous)
+    if ignored:
+        assert rc == 0 and load(ck)[1]["steps_done"] == 9, err
+    else:
+        name = signal.Signals(signum).name
+        assert rc == 128 + signum and load(ck)[1]["steps_done"] == 6, err
+        assert err == f"nbsymple run: stopped by {name} after step 6 of 9; checkpoint written to {ck}; " \
+                      f"continue with: nbsymple run --resume {ck}\n", err
+
+
 # ------------------------------------------------------------------ damaged files
 
 @pytest.fixture

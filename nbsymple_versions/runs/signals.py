@@ -1,9 +1,18 @@
-"""SIGINT and SIGTERM during a run: during a checkpointed run (or any run across MPI ranks,
-which must stop after the same step) finish the step under way, then stop; during the set-up,
-or a run without a checkpoint, stop at once."""
+"""SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) during a run: during a
+checkpointed run (or any run across MPI ranks, which must stop after the same step) finish the
+step under way, then stop; during the set-up, or a run without a checkpoint, stop at once. A
+signal the process was started ignoring (SIGHUP under `nohup`, SIGINT in a background job of a
+script) stays ignored, as `entry.command` leaves it."""
 import signal
 import threading
 import time
+
+from ..entry import HELD as STOPPING     # SIGINT, SIGTERM, SIGHUP
+
+
+def _answered() -> list[int]:
+    """The signals of `STOPPING` this process was not started ignoring."""
+    return [sig for sig in STOPPING if signal.getsignal(sig) is not signal.SIG_IGN]
 
 SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
 
@@ -21,12 +30,12 @@ _HELD = []              # signals `hold_signals` recorded before a `StopSignals`
 
 
 def hold_signals():
-    """From the first line of `nbsymple run` under an MPI launcher: SIGINT and SIGTERM are
+    """From the first line of `nbsymple run` under an MPI launcher: SIGINT, SIGTERM and SIGHUP are
     recorded, not acted on, until the run's `StopSignals` takes them over (and the first one with
     them). A rank that ended alone before the ranks are joined would leave the others waiting
     in `MPI_Init` for ever. Main thread only."""
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in _answered():
             signal.signal(sig, lambda signum, frame: _HELD.append(signum))
 
 
@@ -39,7 +48,7 @@ class StopNow(KeyboardInterrupt):
 
 
 class StopSignals:
-    """SIGINT and SIGTERM set `signum` (the run stops after the step under way); a second one
+    """SIGINT, SIGTERM and SIGHUP set `signum` (the run stops after the step under way); a second one
     stops at once (`at_once(signum)`, by default raising `StopNow`), and so does the first while
     `immediate` (the driver's set-up, and a run that cannot stop after a step: not `catching`).
     Installed only in the main thread."""
@@ -57,9 +66,16 @@ class StopSignals:
         if _HELD:                        # caught while `hold_signals` held them
             self.signum = _HELD[0]
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in _answered():
                 self.previous[sig] = signal.signal(sig, self._handle)
         return self
+
+    def reclaim(self):
+        """This run's handlers again, after a library took a signal over: under MPICH, UCX takes
+        SIGHUP for its debug mode in `MPI_Init` (behind Python's back: `signal.getsignal` does
+        not see it), and a SIGHUP to a rank then stopped nothing."""
+        for sig in self.previous:
+            signal.signal(sig, self._handle)
 
     def _handle(self, signum, frame):
         if self.immediate or self.signum is not None:
