@@ -8,7 +8,10 @@
   process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one
   sentence on stderr and status 4, a fault of the machine, as for the run's own files. What is
   kept (a checkpoint already written) is named by the notes the command adds to the error
-  (`OutputFailed.add_note`).
+  (`OutputFailed.add_note`). A standard stream closed when the process started (`>&-`, `2>&-`)
+  gets /dev/null on its descriptor, so that no file opened later takes that number (and no
+  library's or child's write to it lands in a checkpoint); stdout then fails as a closed
+  descriptor does (EBADF: one sentence, status 4), and what goes to a closed stderr is lost.
 - **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
   the main thread, so the command unwinds through its `finally` blocks and context managers,
   which end the processes it started, and exits with 128 + the signal's number. A child is
@@ -53,20 +56,24 @@ class Terminated(KeyboardInterrupt):
 
 class _GuardedStdout:
     """sys.stdout, whose failures to write raise OutputFailed (not an OSError, so that no
-    handler of the command's file faults takes it for one of them)."""
+    handler of the command's file faults takes it for one of them). `stream` None: stdout was
+    closed when the process started, and every write fails as one to a closed descriptor."""
 
     def __init__(self, stream):
         self._stream = stream
 
     def write(self, text):
         try:
+            if self._stream is None:
+                raise OSError(errno.EBADF, os.strerror(errno.EBADF))
             return self._stream.write(text)
         except OSError as e:
             raise OutputFailed(e) from None
 
     def flush(self):
         try:
-            self._stream.flush()
+            if self._stream is not None:
+                self._stream.flush()
         except OSError as e:
             raise OutputFailed(e) from None
 
@@ -75,6 +82,20 @@ class _GuardedStdout:
 
 
 _STOPS: list[int] = []        # the signals that stopped the command under way (`command`)
+
+
+def _fill_closed_descriptors():
+    """/dev/null on each of the descriptors 0, 1, 2 that is closed, so that a file opened later
+    never takes one of them (a checkpoint on descriptor 2 would get what a library or a child
+    writes to stderr)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def _raise_terminated(signum, frame):
@@ -169,6 +190,8 @@ def quiet_interrupt():
 
 
 def _say(text: str):
+    if sys.stderr is None:               # closed at the start: lost, never printed to stdout instead
+        return
     try:
         print(text, file=sys.stderr, flush=True)
     except (OSError, ValueError):        # stderr is gone too: the status alone tells
@@ -189,12 +212,15 @@ def command(name: str, body) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
     the environment checked first, stdout guarded, SIGTERM and SIGHUP turned into `Terminated`;
     returns the exit status."""
+    _fill_closed_descriptors()
     if (found := environment.problem()) is not None:
         if speaks():
             _say(f"{name}: {found}")
         return USAGE
-    original = sys.stdout
+    original, original_err = sys.stdout, sys.stderr
     sys.stdout = _GuardedStdout(original)
+    if original_err is None:             # closed at the start: print(file=None) would write to stdout
+        sys.stderr = open(os.devnull, "w")
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         # only over the defaults: a signal the process was started ignoring stays ignored, and one
@@ -227,7 +253,9 @@ def command(name: str, body) -> int:
             _say(f"{name}: stopped by {signal.Signals(signum).name}")
         return 128 + signum
     finally:
-        sys.stdout, sys.unraisablehook = original, unraisablehook
+        if original_err is None:
+            sys.stderr.close()
+        sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
 
@@ -235,6 +263,8 @@ def command(name: str, body) -> int:
 def _quiet_stdout(stream):
     """After a failed write: send what is still buffered for stdout nowhere, so that the
     interpreter's final flush does not fail again (and print 'Exception ignored')."""
+    if stream is None:                   # closed from the start: nothing buffered
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())

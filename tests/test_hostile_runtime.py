@@ -12,6 +12,7 @@ example and others of its kind, through the command line in a process of its own
 and every refusal names the option at fault. A user mistake: exit status 2, at most 3 lines on
 stderr naming the option, variable or file, no traceback. Timeouts are hang guards only."""
 import errno
+import json
 import os
 from pathlib import Path
 import signal
@@ -201,6 +202,66 @@ def test_a_full_stdout_keeps_the_checkpoint_and_names_it(tmp_path):
     assert p.returncode == 4 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "run.ck (step 4) is written" in p.stderr
     assert load(tmp_path / "run.ck")[1]["steps_done"] == 4
+
+
+def _closing(*fds):
+    """The child's `preexec_fn`: it starts with these standard descriptors closed (`>&-`, `2>&-`)."""
+    def close():
+        for fd in fds:
+            os.close(fd)
+    return close
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--n", "16", "--steps", "2", "--json", "--checkpoint", "run.ck"],
+    ["info"],
+    ["check", "--n", "16", "--json"],
+])
+def test_a_closed_stdout_is_one_sentence_and_status_4(tmp_path, argv):
+    """`>&-`: every write to stdout fails as one to a closed descriptor (EBADF), as a full disk's
+    does: one sentence, status 4, the checkpoint written named (there was a traceback, status 1)."""
+    p = launch(NBSYMPLE + argv, cwd=tmp_path, preexec_fn=_closing(1), stderr=subprocess.PIPE, capture_output=False)
+    assert p.returncode == 4 and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "stdout: Bad file descriptor" in p.stderr, p.stderr
+    if "run.ck" in argv:
+        assert "run.ck (step 2) is written" in p.stderr and load(tmp_path / "run.ck")[1]["steps_done"] == 2
+
+
+def test_a_closed_stderr_sends_nothing_to_stdout(tmp_path):
+    """`2>&-`: what would have gone to stderr is lost, never written to stdout instead (Python
+    leaves sys.stderr None, and print(file=None) writes to stdout): a refused run prints nothing,
+    a finished one its JSON alone."""
+    argv = NBSYMPLE + ["run", "--n", "16", "--steps", "2", "--json", "--checkpoint", "run.ck"]
+    first = launch(argv, cwd=tmp_path, preexec_fn=_closing(2), stderr=None)
+    assert first.returncode == 0 and json.loads(first.stdout)["steps"] == 2, first.stdout
+    again = launch(argv, cwd=tmp_path, preexec_fn=_closing(2), stderr=None)     # run.ck exists: refused
+    assert again.returncode == 2 and again.stdout == "", again.stdout
+    garbage = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"NUMBA_OPT": "9"}, preexec_fn=_closing(2), stderr=None)
+    assert garbage.returncode == 2 and garbage.stdout == "", garbage.stdout           # refused before numba loads
+
+
+CLOSED_DESCRIPTORS = """
+import os, sys, tempfile
+from nbsymple_versions.entry import command
+
+def body():
+    with tempfile.TemporaryFile() as f:
+        os.write(2, b"to stderr at C level\\n")        # as a library or a child does
+        f.seek(0)
+        print(f.fileno(), len(f.read()), file=sys.__stdout__)
+    return 0
+
+sys.exit(command("closed", body))
+"""
+
+
+def test_no_file_takes_the_number_of_a_closed_standard_descriptor(tmp_path):
+    """With stdin and stderr closed at the start, a file the command opens gets a descriptor above
+    2, and a write to descriptor 2 goes to /dev/null, not into that file."""
+    p = launch([sys.executable, "-c", CLOSED_DESCRIPTORS], cwd=tmp_path, preexec_fn=_closing(0, 2), stderr=None)
+    assert p.returncode == 0, p.stdout
+    fileno, size = map(int, p.stdout.split())
+    assert fileno > 2 and size == 0, p.stdout
 
 
 # ------------------------------------------------------------------ 6. faults after the start
