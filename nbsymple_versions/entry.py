@@ -1,5 +1,5 @@
 """The one way every command starts and ends (`nbsymple ...`, `python -m nbsymple_versions.paper`,
-`python -m tools.*`): `command(name, body)`.
+`python -m nbsymple_versions.instruments.*`, `python -m tools.*`): `command(name, body)`.
 
 - **The environment** is checked first (`environment.problem`), before the command imports
   numba, matplotlib or MPI: a variable set to garbage is one sentence, exit status 2.

@@ -140,6 +140,10 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     ([sys.executable, "-m", "tools.tracking", "select"], {"NBSYMPLE_BENCH_GRID": "huge"}),
     ([sys.executable, "-m", "tools.gate", "--help"], {"NUMBA_NUM_THREADS": "many"}),
     ([sys.executable, "-m", "tools.migrate", "--help"], {"NBSYMPLE_BENCH_VERSIONS": ""}),
+    ([sys.executable, "-m", "nbsymple_versions.instruments.peers", "--help"], {"NUMBA_OPT": "9"}),
+    ([sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--help"], {"OMP_NUM_THREADS": "abc"}),
+    ([sys.executable, "-m", "nbsymple_versions.instruments.gpu_report", "--help"], {"NUMBA_DEBUG": "yes"}),
+    ([sys.executable, "-m", "nbsymple_versions.instruments.mpi_timing", "--help"], {"PMI_SIZE": "abc"}),
 ])
 def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
     p = launch(argv, cwd=REPO, env=variables)

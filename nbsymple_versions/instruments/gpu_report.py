@@ -242,4 +242,5 @@ def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..entry import command
+    sys.exit(command("python -m nbsymple_versions.instruments.gpu_report", main))

@@ -52,4 +52,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..entry import command
+    sys.exit(command("python -m nbsymple_versions.instruments.mpi_timing", main))
