@@ -31,6 +31,8 @@ from nbsymple_versions.runs.errors import RunStop
 from nbsymple_versions.runs.spec import RunSpec
 from nbsymple_versions.versions import LETTERS
 
+from cli_call import signals_default
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "data" / "asv_fixture"
 HANG_GUARD = 600                   # seconds: a process still running then hangs
@@ -360,20 +362,11 @@ def _wait_for(test, what: str):
     return found
 
 
-def _signals_default():
-    """In the child before it starts: SIGINT and SIGHUP as a terminal delivers them. A suite
-    started in the background by a shell without job control (`make test &`) ignores SIGINT, one
-    started under `nohup` ignores SIGHUP, and a child would inherit that and never see the
-    signal these tests send."""
-    for signum in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])     # SIGTERM: the issue's
 def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
     environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     proc = subprocess.Popen(NBSYMPLE + ["cpu-asm", "--target", "all"], cwd=tmp_path, env=environ,
-                            preexec_fn=_signals_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            preexec_fn=signals_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         children = _wait_for(lambda: len(_children(proc.pid)) >= 4 and _children(proc.pid), "four compilers")
         proc.send_signal(signum)
@@ -448,7 +441,7 @@ def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
     """What `tools.tracking` runs asv with: the child and its own children end with the command."""
     environ = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-c", GROUP], cwd=tmp_path, env=environ,
-                            preexec_fn=_signals_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            preexec_fn=signals_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         shell = int(proc.stdout.readline())
         grandchildren = _wait_for(lambda: _children(shell), "the shell's sleeps")

@@ -27,6 +27,8 @@ from nbsymple_versions.mpi.comm import bounds, have_mpi4py
 from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 from nbsymple_versions.validation import TOLERANCE
 
+from cli_call import signals_default
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 HELPER = str(TESTS / "mpi_helper.py")
@@ -406,7 +408,7 @@ def _checkpointed_job(checkpoint):
     job = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "F",
                             "--n", "256", "--steps", "1000000", "--seed", "1", "--checkpoint", str(checkpoint),
                             "--checkpoint-every", "20"], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+                           stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=signals_default)
     try:
         deadline = time.time() + TIMEOUT
         while time.time() < deadline and _steps_done(checkpoint) < 20:

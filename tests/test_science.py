@@ -273,7 +273,7 @@ def test_a_run_resumed_elsewhere_records_where_each_session_ran(tmp_path, monkey
     def write_then_signal(folder, state, step, *a):
         path = write(folder, state, step, *a)
         if step == 250:
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)   # (a SIGINT would be ignored in a suite started with `&`)
         return path
     commits = iter(["aaaaaaaa", "bbbbbbbb"])
     monkeypatch.setattr("nbsymple_versions.paper.science_runs.git_commit", lambda: next(commits))
