@@ -9,7 +9,9 @@ status 2), never a library's warning, traceback or error stack later on.
 - the ranks an MPI launcher gives (`RANKS`): PMI_*, OMPI_COMM_WORLD_*, PMIX_RANK;
 - every NUMBA_* variable numba reads, parsed by numba itself (its warning for a value it
   cannot parse becomes the sentence), and MPLBACKEND, checked by matplotlib; each library is
-  imported here only when one of its variables is set.
+  imported here only when one of its variables is set;
+- NUMBA_CACHE_DIR, a folder numba must be able to make and write in (where it cannot, numba
+  falls back, silently, to a folder beside the package's sources).
 """
 import math
 import os
@@ -90,12 +92,32 @@ def problem(environ=None) -> str | None:
     for rank, size in RANK_OF_SIZE.items():
         if rank in env and size in env and int(env[rank]) >= int(env[size]):
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
+    if env.get("NUMBA_CACHE_DIR", "").strip():      # empty: no cache, as numba reads it
+        if (found := _cache_folder_problem(env["NUMBA_CACHE_DIR"])) is not None:
+            return found
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
     if "MPLBACKEND" in env:
         return _matplotlib_problem(env["MPLBACKEND"])
     return None
+
+
+def _cache_folder_problem(value: str) -> str | None:
+    """NUMBA_CACHE_DIR (relative to the current folder, as numba takes it): a folder, or one that
+    can be made in the nearest folder above it that exists, writable either way."""
+    named = probe = os.path.abspath(value)
+    while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    where = "it" if probe == named else probe
+    if not os.path.isdir(probe):
+        why = f"{where} is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        why = f"{where} cannot be written"
+    else:
+        return None
+    return f"NUMBA_CACHE_DIR={_shown(value)} is not a folder numba can keep its cache in ({why}); unset it or name " \
+           f"a writable folder"
 
 
 def _numba_problem() -> str | None:

@@ -273,7 +273,8 @@ def test_importing_the_suite_touches_no_gpu_and_caches_outside_the_checkout():
 
 def test_kernels_compile_once_per_machine(tmp_path):
     """With NUMBA_CACHE_DIR a second process loads every kernel it compiled (serial and threaded
-    builds apart, as two entries each); without it nothing is written beside the sources."""
+    builds apart, as two entries each); without it, or with one numba cannot write in, nothing is
+    written beside the sources (numba's own next choice for a folder it cannot use)."""
     code = textwrap.dedent("""
         import json
         import nbsymple_versions as nb
@@ -295,6 +296,11 @@ def test_kernels_compile_once_per_machine(tmp_path):
     r = _run([sys.executable, "-c", code], env={"NUMBA_CACHE_DIR": ""})
     assert r.returncode == 0 and json.loads(r.stdout)["A pairwise"] == [0, 1], r.stdout + r.stderr
     assert set((ROOT / "nbsymple_versions").rglob("*.nb[ic]")) == before == set()
+    axpy = "import numpy as np\nfrom nbsymple_versions.serial.kernels import SERIAL\ny = np.ones(8)\n" \
+           "SERIAL.axpy(y, y, 0.5)\nassert y[0] == 1.5"
+    r = _run([sys.executable, "-c", axpy], env={"NUMBA_CACHE_DIR": "/dev/null"})   # a file: numba cannot use it
+    assert r.returncode == 0, r.stderr
+    assert set((ROOT / "nbsymple_versions").rglob("*.nb[ic]")) == set()          # (numba's own fallback)
 
 
 def test_parameters_are_the_same_on_every_grid_and_machine():

@@ -129,6 +129,8 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"NBSYMPLE_BENCH_VERSIONS": "XYZ"}, ["cpu-asm", "--target", "host"]),
     ({"NBSYMPLE_BENCH_THREADS": "all"}, ["gpu-asm"]),
     ({"BENCH_MACHINE": "../../elsewhere"}, ["info"]),
+    ({"NUMBA_CACHE_DIR": "/dev/null"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"NUMBA_CACHE_DIR": "/dev/null/cache"}, ["check", "--n", "16"]),
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []

@@ -45,7 +45,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 from numba.core import types
-from numba.core.caching import FunctionCache
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
 from numba.core.extending import intrinsic
 
 from ..core.as91 import as91_acceleration
@@ -191,12 +191,19 @@ def _sources_digest(source: str) -> str:
     return digest.hexdigest()
 
 
+class _InCacheFolder(CompileResultCacheImpl):
+    """The folder NUMBA_CACHE_DIR names, and no other: where it cannot be written, numba's next
+    choice would be beside these sources (inside a checkout, or site-packages)."""
+    _locator_classes = [UserProvidedCacheLocator]
+
+
 class _BuildCache(FunctionCache):
     """numba's on-disk cache of one kernel, keyed by its build (name, serial or threaded, the
     sources' digest) beside the signature and the target CPU. numba's own key hashes the
     closure's cells, whose dispatchers pickle with a fresh uuid in every process (it would never
     match again), and leaves out the flags (the serial and threaded builds of one source would
     share entries)."""
+    _impl_class = _InCacheFolder
 
     def __init__(self, py_func, build: str):
         super().__init__(py_func)
@@ -209,11 +216,15 @@ class _BuildCache(FunctionCache):
 def on_disk(dispatcher, name: str, parallel: bool):
     """`dispatcher`, compiled once per machine where NUMBA_CACHE_DIR names a folder for numba's
     on-disk cache (the asv suite names one outside the checkout), else in every process: numba's
-    default folder is beside these sources, inside a checkout."""
+    default folder is beside these sources, inside a checkout. A folder that cannot be written
+    (the command has refused it already, `environment.problem`) caches nothing."""
     if numba.config.CACHE_DIR:
         source = inspect.getsourcefile(dispatcher.py_func)
         build = f"{name} {'threaded' if parallel else 'serial'} {_sources_digest(source)}"
-        dispatcher._cache = _BuildCache(dispatcher.py_func, build)
+        try:
+            dispatcher._cache = _BuildCache(dispatcher.py_func, build)
+        except RuntimeError:             # numba: "no locator available"
+            pass
     return dispatcher
 
 
