@@ -11,7 +11,9 @@ status 2), never a library's warning, traceback or error stack later on.
   cannot parse becomes the sentence), and MPLBACKEND, checked by matplotlib; each library is
   imported here only when one of its variables is set;
 - NUMBA_CACHE_DIR, a folder numba must be able to make and write in (where it cannot, numba
-  falls back, silently, to a folder beside the package's sources).
+  falls back, silently, to a folder beside the package's sources); NUMBA_DISABLE_JIT, which this
+  suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
+  LLVM (a name or feature it does not know, it ignores with a warning at every compile).
 """
 import math
 import os
@@ -133,6 +135,39 @@ def _numba_problem() -> str | None:
             return f"{m[1]}={_shown(m[2])} is not a value numba can read; unset it or correct it"
     for w in caught:                     # numba's other warnings at import, as they would have been shown
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    from numba.core import config
+    if config.DISABLE_JIT:
+        return (f"NUMBA_DISABLE_JIT={_shown(os.environ.get('NUMBA_DISABLE_JIT', ''))} runs numba's functions as plain "
+                f"Python, which this suite's kernels cannot (dsp's separation is a compiled intrinsic) and whose "
+                f"timings would be Python's; unset it")
+    if config.CPU_NAME or config.CPU_FEATURES:
+        return _llvm_cpu_problem(config.CPU_NAME or "", config.CPU_FEATURES or "")
+    return None
+
+
+def _llvm_cpu_problem(name: str, features: str) -> str | None:
+    """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
+    know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
+    compile. Asked of LLVM itself, its words caught on descriptor 2."""
+    import tempfile
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as said:
+        os.dup2(said.fileno(), 2)
+        try:
+            llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        said.seek(0)
+        text = said.read().decode(errors="replace")
+    if "not a recognized processor" in text:
+        return (f"NUMBA_CPU_NAME={_shown(name)} is not a CPU LLVM knows (it would compile for a generic x86-64); "
+                f"unset it (numba then compiles for this machine's CPU) or name one, e.g. znver3 or skylake-avx512")
+    if m := re.search(r"'(.*?)' is not a recognized feature", text):
+        return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {m[1]!r}, a feature LLVM does not know; unset it or "
+                f"give features such as +avx2,+fma")
     return None
 
 

@@ -131,6 +131,9 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"BENCH_MACHINE": "../../elsewhere"}, ["info"]),
     ({"NUMBA_CACHE_DIR": "/dev/null"}, ["run", "--n", "16", "--steps", "1"]),
     ({"NUMBA_CACHE_DIR": "/dev/null/cache"}, ["check", "--n", "16"]),
+    ({"NUMBA_DISABLE_JIT": "1"}, ["run", "--n", "16", "--steps", "1", "--precision", "dsp"]),   # a traceback
+    ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
+    ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
@@ -152,6 +155,17 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
 def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
     p = launch(argv, cwd=REPO, env=variables)
     assert_refused(p, *variables)
+
+
+def test_llvm_is_asked_which_cpus_and_features_it_knows():
+    """What the check of NUMBA_CPU_NAME and NUMBA_CPU_FEATURES accepts: the names numba's users
+    give (the fixed targets of `nbsymple cpu-asm`, generic) and known features; a name or a
+    feature LLVM would ignore is named."""
+    for name, features in (("znver3", ""), ("haswell", "+avx512f"), ("skylake-avx512", ""), ("generic", ""),
+                           ("", "+avx2,+fma")):
+        assert environment._llvm_cpu_problem(name, features) is None, (name, features)
+    assert "NUMBA_CPU_NAME='zen9'" in environment._llvm_cpu_problem("zen9", "")
+    assert "'+fast'" in environment._llvm_cpu_problem("znver3", "+avx2,+fast")
 
 
 def test_the_environment_tables_match_what_they_describe():
