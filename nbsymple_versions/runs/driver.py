@@ -388,9 +388,9 @@ def run(spec: RunSpec) -> int:
     number) or raises RunStop (one sentence and the status the CLI exits with) or
     VersionUnavailable. Everything the user asked for is checked (and refused with nothing
     written) before the initial conditions are built. SIGINT, SIGTERM and SIGHUP are answered
-    from the first line (`StopSignals`). Under an MPI launcher a signal caught before the ranks are joined
-    waits for them to be (a rank that ended alone would leave the others waiting in `MPI_Init`),
-    then stops every rank together."""
+    from the first line (`StopSignals`). Under an MPI launcher a signal caught before the ranks
+    are joined waits for them to be (a rank that ended alone would leave the others waiting in
+    `MPI_Init`), then stops every rank together."""
     ranks = {}
     joining = launched()                 # under mpiexec: until `version.world()`, signals wait
 

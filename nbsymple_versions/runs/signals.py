@@ -9,12 +9,12 @@ import time
 
 from ..entry import HELD as STOPPING     # SIGINT, SIGTERM, SIGHUP
 
+SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
+
 
 def _answered() -> list[int]:
     """The signals of `STOPPING` this process was not started ignoring."""
     return [sig for sig in STOPPING if signal.getsignal(sig) is not signal.SIG_IGN]
-
-SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
 
 
 def wait_for_rank_0(rank: int):
