@@ -10,8 +10,9 @@ status 2), never a library's warning, traceback or error stack later on.
 - every NUMBA_* variable numba reads, parsed by numba itself (its warning for a value it
   cannot parse becomes the sentence), and MPLBACKEND, checked by matplotlib; each library is
   imported here only when one of its variables is set;
-- NUMBA_CACHE_DIR, a folder numba must be able to make and write in (where it cannot, numba
-  falls back, silently, to a folder beside the package's sources); NUMBA_DISABLE_JIT, which this
+- NUMBA_CACHE_DIR and MPLCONFIGDIR, folders their library must be able to make and write in
+  (`FOLDERS`: where it cannot, numba falls back, silently, to a folder beside the package's
+  sources, and matplotlib to a temporary one, with a warning); NUMBA_DISABLE_JIT, which this
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
   LLVM (a name or feature it does not know, it ignores with a warning at every compile).
 """
@@ -72,6 +73,10 @@ RANKS = {
     "OMPI_COMM_WORLD_SIZE": _whole(1), "OMPI_COMM_WORLD_RANK": _whole(0), "PMIX_RANK": _whole(0),
 }
 RANK_OF_SIZE = {"PMI_RANK": "PMI_SIZE", "OMPI_COMM_WORLD_RANK": "OMPI_COMM_WORLD_SIZE"}
+# folders a library writes in, and falls back from (numba: beside the package's sources, in
+# silence; matplotlib: a temporary folder, its font cache built again at every start, and two
+# lines of warning)
+FOLDERS = {"NUMBA_CACHE_DIR": "numba can keep its cache", "MPLCONFIGDIR": "matplotlib can keep its settings and cache"}
 
 
 def _shown(text: str) -> str:
@@ -94,9 +99,10 @@ def problem(environ=None) -> str | None:
     for rank, size in RANK_OF_SIZE.items():
         if rank in env and size in env and int(env[rank]) >= int(env[size]):
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
-    if env.get("NUMBA_CACHE_DIR", "").strip():      # empty: no cache, as numba reads it
-        if (found := _cache_folder_problem(env["NUMBA_CACHE_DIR"])) is not None:
-            return found
+    for name, keeps in FOLDERS.items():
+        if env.get(name, "").strip():                # empty: as unset, to numba and matplotlib
+            if (found := _folder_problem(name, env[name], keeps)) is not None:
+                return found
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
@@ -105,9 +111,9 @@ def problem(environ=None) -> str | None:
     return None
 
 
-def _cache_folder_problem(value: str) -> str | None:
-    """NUMBA_CACHE_DIR (relative to the current folder, as numba takes it): a folder, or one that
-    can be made in the nearest folder above it that exists, writable either way."""
+def _folder_problem(name: str, value: str, keeps: str) -> str | None:
+    """A folder of `FOLDERS` (relative to the current folder, as its reader takes it): a folder,
+    or one that can be made in the nearest folder above it that exists, writable either way."""
     named = probe = os.path.abspath(value)
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
@@ -118,8 +124,7 @@ def _cache_folder_problem(value: str) -> str | None:
         why = f"{where} cannot be written"
     else:
         return None
-    return f"NUMBA_CACHE_DIR={_shown(value)} is not a folder numba can keep its cache in ({why}); unset it or name " \
-           f"a writable folder"
+    return f"{name}={_shown(value)} is not a folder {keeps} in ({why}); unset it or name a writable folder"
 
 
 def _numba_problem() -> str | None:
