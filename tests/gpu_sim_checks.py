@@ -96,7 +96,8 @@ def test_simulated_blocks_meet_at_barriers_without_a_poll():
     shared memory across six barriers; a thread that ends early holds no one at a later
     barrier; a thread that raises (thread 5 of block 1) ends the launch with its exception, both
     named, while the others wait; and the launching thread sleeps while its block works: threads
-    that sleep 0.3 s cost it under 0.1 s of CPU time (numba-cuda's poll spends all of it)."""
+    that sleep 0.3 s cost it under 0.1 s of its own CPU time (`thread_time`, not wall time: 4-9 ms
+    measured, beside three CPU-bound processes too; numba-cuda's poll spends 0.34 s)."""
     from nbsymple_versions.gpu_pairwise import simulator
     simulator.prepare()
 
