@@ -65,17 +65,53 @@ def share_state(state, world):
     state.t, state.eps, state.units = world.broadcast_object((state.t, state.eps, state.units))
 
 
-def softening_problem(eps: float, precision: str) -> str | None:
-    """One sentence when a body's own term in the pairwise kernels, r = eps, has an r^-3 beyond
-    the range of their real type (float32 for sp and dsp, float64 for dp), else None: it would
-    give every body a NaN (0 x inf) at the first step."""
-    real = np.float32 if precision in ("sp", "dsp") else np.float64
-    least = 1.001 * float(np.finfo(real).max) ** (-1 / 3)       # 1.4e-13 (float32), 1.8e-103 (float64)
+FLOAT32 = np.finfo(np.float32)
+
+
+def least_softening(precision: str, heaviest: float = 1.0) -> float:
+    """The smallest softening the pairwise kernels take in `precision` for masses up to
+    `heaviest` (0.1 % above the edge). sp and dsp compute a body's own term, m r^-3 at r = eps
+    (times a zero separation), in float32: max(1, m) eps^-3 must stay below float32's largest
+    number (eps >= 1.43e-13 for m <= 1). dp computes in float64 from a float32 estimate of 1/r
+    (every dp kernel but the AVX-512 row: AVX2 and older CPUs, both GPU backends): eps^2 must be
+    a normal float32 (eps >= 1.09e-19), else the estimate is of a zero, to which a float32
+    denormal flushes, and infinite."""
+    if precision == "dp":
+        return 1.001 * float(FLOAT32.tiny) ** 0.5
+    return 1.001 * (max(1.0, heaviest) / float(FLOAT32.max)) ** (1 / 3)
+
+
+def softening_problem(eps: float, precision: str, heaviest: float = 1.0) -> str | None:
+    """One sentence when `eps` is below `least_softening(precision, heaviest)`, or sp's or dsp's
+    masses are beyond float32, else None: every body would be NaN (0 x inf) at the first step."""
+    if precision != "dp" and heaviest >= float(FLOAT32.max) / 1.001:
+        return f"a body's mass of {heaviest:.3g} is beyond the range of float32, which {precision} computes in: use precision dp"
+    least = least_softening(precision, heaviest)
     if eps >= least:
         return None
-    other = " or precision dp" if real is np.float32 and eps >= float(np.finfo(np.float64).max) ** (-1 / 3) else ""
-    return (f"the softening eps = {eps:.3g} is below {least:.3g}, under which r^-3 at r = eps exceeds "
-            f"the range of {real.__name__}, which {precision} computes in: use a larger eps{other}")
+    term = "m r^-3" if heaviest > 1 else "r^-3"
+    why = ("eps^2 is below the smallest normal float32, where dp's float32 estimate of 1/r starts"
+           if precision == "dp" else f"{term} at r = eps exceeds the range of float32, which {precision} computes in")
+    other = " or precision dp" if precision != "dp" and eps >= least_softening("dp") else ""
+    mass = f" (masses up to {heaviest:.3g})" if heaviest > 1 else ""
+    return f"the softening eps = {eps:.3g} is below {least:.3g}{mass}, under which {why}: use a larger eps{other}"
+
+
+FARTHEST = float(FLOAT32.max) ** 0.5 / 1.001       # 1.84e19 / 1.001
+
+
+def separation_problem(state) -> str | None:
+    """One sentence when two bodies may lie farther apart than the pairwise kernels reach,
+    else None: every precision takes r^-3 from r^2 = r^2 + eps^2 in float32 (sp, dsp) or from a
+    float32 estimate of 1/r (dp, but for the AVX-512 row), so r^2 must stay below float32's
+    largest number (r < 1.84e19); beyond, the pair's term is NaN. Checked in O(N) on the
+    diagonal of the bodies' bounding box, at most sqrt(3) times their largest separation."""
+    diagonal = float(np.sqrt(((state.x.max(axis=1) - state.x.min(axis=1)) ** 2).sum()))
+    if math.hypot(diagonal, state.eps) < FARTHEST:
+        return None
+    return (f"the bodies span {diagonal:.3g} (their bounding box's diagonal) with softening eps = {state.eps:.3g}, "
+            f"beyond {FARTHEST:.3g}, where r^2 leaves the range of float32, from which every precision's "
+            "r^-3 starts: keep the bodies closer together")
 
 
 class Simulation:
@@ -105,7 +141,9 @@ class Simulation:
         self.clock = TaskClock()
         self.world = self.version.world()
         share_state(state, self.world)
-        if problem := energy_problem(state) or softening_problem(state.eps, self.precision):
+        heaviest = float(state.m.max())
+        if problem := (energy_problem(state) or softening_problem(state.eps, self.precision, heaviest)
+                       or separation_problem(state)):
             raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)

@@ -6,15 +6,19 @@ from fractions import Fraction
 import hashlib
 import json
 import math
+import re
 import warnings
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+from numba import njit
 import numpy as np
 import pytest
 
 from nbsymple_versions import Simulation, State, make_cluster
 from nbsymple_versions.runs import checkpoint
-from nbsymple_versions.core import diagnostics as dg
+from nbsymple_versions.core import diagnostics as dg, reference
+from nbsymple_versions.serial import kernels
+from nbsymple_versions.simulation import least_softening, softening_problem
 
 from cli_call import call
 
@@ -90,10 +94,14 @@ def test_tiny_masses_give_numbers_not_nan():
     ([[850, 0, 0, 0, 85, 0, 0.5], [851, 0, 0, 0, 1e200, 0, 0.5]], "body 1's velocity has a component of 1e+200"),
     ([[850, 0, 0, 0, 85, 0, 1e200], [851, 0, 0, 0, 86, 0, 1e200]], "energies cannot be represented in float64 (W = -inf"),
     ([[850, 0, 0, 0, 1e150, 0, 1e10], [851, 0, 0, 0, 86, 0, 0.5]], "kinetic energy is beyond float64's range (body 0"),
+    ([[0, 0, 0, 0, 85, 0, 0.5], [2e19, 0, 0, 0, 86, 0, 0.5]], "the bodies span 2e+19 (their bounding box's diagonal)"),
+    ([[0, 0, 0, 0, 85, 0, 0.5], [1.5e19, 1.5e19, 0, 0, 86, 0, 0.5]], "the bodies span 2.12e+19 (their bounding box's"),
 ])
 def test_bodies_whose_energies_cannot_be_represented_are_refused(tmp_path, rows, words):
+    """Energies beyond float64, and bodies farther apart than float32's r^2 reaches (1.84e19,
+    for every precision: found on a Zen 1, where two bodies 1e20 apart gave NaN at step 1)."""
     x, v, m = (np.array(rows, dtype=float)[:, k] for k in (slice(0, 3), slice(3, 6), 6))
-    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace("+", r"\+")) as info:
+    with pytest.raises(ValueError, match=re.escape(words)) as info:
         Simulation(State.from_arrays(x, v, m), "A")
     assert "\n" not in str(info.value)
     for steps in ("0", "3"):                                # even at --steps 0; nothing written
@@ -112,19 +120,49 @@ component = st.sampled_from([0.0, 1e-300, 1e-150, 1e-3, 1.0, 850.0, 1e50, 1e150,
 mass = st.sampled_from([1e-300, 1e-200, 1e-30, 0.5, 1.0, 1e30, 1e150, 1e300])
 
 
-@pytest.mark.parametrize("precision, real", [("sp", np.float32), ("dsp", np.float32), ("dp", np.float64)])
-def test_a_softening_too_small_for_the_precision_is_refused(precision, real):
-    """Below eps = (the real type's largest)^(-1/3) (1.4e-13 for float32, 1.8e-103 for float64)
-    a body's own term, r = eps, has an r^-3 beyond float32 (sp, dsp) or float64 (dp): every body
-    would be NaN at the first step. Such an eps is refused in one sentence naming it and the
-    bound; 2 % above the bound, the steps are finite."""
-    least = float(np.finfo(real).max) ** (-1 / 3)
+@pytest.mark.parametrize("precision, heaviest", [("sp", 1 / 16), ("dsp", 1 / 16), ("dp", 1 / 16), ("sp", 1e33),
+                                                ("dsp", 1e36), ("dp", 1e36)])
+def test_a_softening_too_small_for_the_precision_is_refused(precision, heaviest):
+    """Below `least_softening` (for masses <= 1: 1.43e-13 for sp and dsp, whose r^-3 at r = eps
+    would exceed float32, and for heavier ones m^(1/3) times that; 1.09e-19 for dp, whose eps^2
+    would be below the float32 estimate's range) every body would be NaN at the first step.
+    Such an eps is refused in one sentence naming it and the bound; 2 % above the bound, the
+    steps are finite."""
+    least = least_softening(precision, heaviest)
+    term = "m r^-3" if heaviest > 1 else "r^-3"
+    edge = ("eps^2 is below the smallest normal float32" if precision == "dp" else
+            f"{term} at r = eps exceeds the range of float32, which {precision} computes in")
+    x, v = make_cluster(16, seed=1).x.T, make_cluster(16, seed=1).v.T
     for version in "AB":
-        with pytest.raises(ValueError, match=rf"softening eps = .* is below {1.001 * least:.3g}.* {precision} computes in"):
-            Simulation(make_cluster(16, seed=1, eps=0.98 * least), version, precision=precision)
-        sim = Simulation(make_cluster(16, seed=1, eps=1.02 * least), version, precision=precision)
-        sim.step(2)
-        assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
+        for eps, refused in ((0.98 * least / 1.001, True), (1.02 * least / 1.001, False)):
+            state = State.from_arrays(x, v, np.full(16, heaviest), eps=eps)
+            if refused:
+                with pytest.raises(ValueError, match=rf"softening eps = .* is below {least:.3g}.*, under which {re.escape(edge)}"):
+                    Simulation(state, version, precision=precision, dt=1e-30)
+                continue
+            sim = Simulation(state, version, precision=precision, dt=1e-30)
+            sim.step(2)
+            assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
+    if precision != "dp":
+        assert "mass of 1e+39 is beyond the range of float32" in softening_problem(1.0, precision, 1e39)
+
+
+def test_dp_from_a_float32_estimate_needs_the_dp_bound():
+    """The float32-seeded dp loop (A's and B's on AVX2 and older CPUs; the GPUs' route too),
+    compiled here whatever the host: at eps = 1e-30, which the float64 range alone would allow,
+    r^2 = eps^2 flushes to a float32 zero and every acceleration is NaN; 2 % above
+    `least_softening("dp")` it matches the float64 reference. Found on a Zen 1 (AVX2), where A
+    and B took eps = 1.8e-103 and gave NaN at the first step."""
+    loop = njit(fastmath=True, error_model="numpy")(kernels._pairwise_source(
+        np.float64, *map(kernels._device_function, (kernels._separation, kernels._inverse_cube_dp, kernels._times))))
+    x = make_cluster(16, seed=1).x
+    for eps, finite in ((1e-30, False), (1.02 * least_softening("dp") / 1.001, True)):
+        a = np.zeros((3, 16))
+        loop(*x, *x, np.full(16, 1 / 16), eps * eps, 0, *a)
+        assert np.isfinite(a).all() == finite, (eps, a)
+    want = reference.pairwise_acceleration(x.T, np.full(16, 1 / 16), eps).T
+    assert np.abs(a - want).max() < 1e-12 * np.abs(want).max()
+    assert "dp" in softening_problem(1e-30, "dp") and softening_problem(1.1e-19, "dp") is None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
@@ -173,9 +211,9 @@ def test_ordinary_runs_have_no_undefined_figures():
 
 
 def test_an_angular_momentum_beyond_float64_is_checkpointed_as_null_and_resumed(tmp_path):
-    """Two heavy bodies far out: energies finite, L0 = inf. The checkpoint holds null for it;
-    the resumed run reports the same undefined figure."""
-    rows = [[2e153, 0, 0, 0, 1, 0, 1e155], [-2e153, 0, 0, 0, -1, 0, 1e155]]
+    """A heavy body far out and a light one beside it: energies finite, L0 = inf (4e308). The
+    checkpoint holds null for it; the resumed run reports the same undefined figure."""
+    rows = [[4e34, 0, 0, 0, 1e34, 0, 1e240], [4.000000000000001e34, 0, 0, 0, 0, 0, 1e-300]]
     ck = tmp_path / "big.ck"
     rc, out, err = call(["run", "--ics", ics(tmp_path, rows), "--ics-mass", "15360", "--steps", "0", "--checkpoint", ck,
                          "--json"])

@@ -21,7 +21,7 @@ lanes (it only reorders the sum over sources).
   r^-3 = s^3 (1 - e)^(-3/2) ~ s^3 (1 + 3/2 e + 15/8 e^2) with e = 1 - r2 s^2, which leaves a
   relative error ~e^3 ~ 1e-21, i.e. float64 rounding (measured: same max error vs the NumPy
   reference as an exact 1/sqrt; ~1.4x faster). The float32 seed requires r2 in float32 range
-  (1e-38 .. 3e38), which softening eps > 0 and any sane cluster give.
+  (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `separation_problem` keep it.
 - dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
   separation (hi_j - hi_i) + (lo_j - lo_i) is emitted by `ds_diff`, an intrinsic whose three
   instructions carry the fastmath flags without `reassoc` (`FASTMATH_NO_REASSOC`); numba's
