@@ -21,6 +21,7 @@ from cli_call import call
 from nbsymple_versions.instruments import cpu_asm
 from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
 from nbsymple_versions.serial import avx512
+from nbsymple_versions.serial.kernels import DIVIDER_CPUS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -120,6 +121,9 @@ def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
         fmas = [i.mnemonic for i in dp if x86.classify(i) == "fma"]
         if target in AVX512_TARGETS or (target == "host" and avx512.available()):
             assert fmas and all(m.endswith("pd") for m in fmas)      # the IR row: float64 only
+        elif target == "host" and llvm.get_host_cpu_name() in DIVIDER_CPUS:   # the divider's route: float64 only
+            assert fmas and all(m.endswith("pd") for m in fmas) and rows[target, "pairwise", "dp"].mix_per_interaction[
+                "convert"] == 0
         else:
             assert sum(m.endswith("pd") for m in fmas) > 2 * sum(m.endswith("ps") for m in fmas) > 0
 
@@ -131,7 +135,7 @@ def _per_vector(loop, lanes):
         c = x86.classify(i)
         if c in ("fma", "mul", "convert", "rsqrt"):
             key = (c, i.mnemonic if c in ("convert", "rsqrt") else "f64" if i.mnemonic.endswith("pd") else "f32")
-            counts[key] = counts.get(key, 0) + lanes / loop.rsqrt_lanes()
+            counts[key] = counts.get(key, 0) + lanes / loop.root_lanes()
     return counts
 
 
@@ -219,12 +223,12 @@ wrapper:
 def test_the_hot_loop_is_the_vector_main_loop():
     """16 lanes per iteration beat the scalar remainder loop; the wrapper after the kernel is not read."""
     loop = x86.pairwise_loop(LOOP)
-    assert (len(loop.body), loop.rsqrt_lanes(), loop.elements(4)) == (9, 16, 16)
+    assert (len(loop.body), loop.root_lanes(), loop.elements(4)) == (9, 16, 16)
     mix = x86.mix(loop.body)
     assert {k: v for k, v in mix.items() if v} == {"load": 1, "add": 1, "fma": 2, "rsqrt": 1, "mul": 1, "integer": 3}
     assert [i for i in x86.memory_reads(loop.body)] == [loop.body[0], loop.body[4]]
     assert x86.element_loop(LOOP, 4).start == loop.start
-    with pytest.raises(ValueError, match="no loop with a reciprocal square root"):
+    with pytest.raises(ValueError, match="no loop with a square root or its reciprocal"):
         x86.pairwise_loop("f:\n\tvmovups (%rax), %ymm0\n\tretq\n")
 
 

@@ -29,7 +29,7 @@ def test_galactic_and_integrate_kernels(letter):
 def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch):
     """`CpuKernels(fused=False)`: per interaction vector, the six products of r2 and of the sums
     become multiplies whose additions run on their own, six fewer FMAs, six more multiplies and
-    six more adds than the fused shape (the rsqrt's Newton step keeps its FMA); the dp loop of an
+    six more adds than the fused shape (the rsqrt's Newton step keeps its FMA; dp on its seed route); the dp loop of an
     AVX-512 host is the IR row in both. Its forces are checked against the float64 reference
     with the others (`tests/test_peers.py`, candidate A-unfused)."""
     from nbsymple_versions.instruments.cpu_asm import x86
@@ -45,13 +45,34 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
         mix, vectors = x86.mix(loop.body), sum(x86.classify(i) == "rsqrt" for i in loop.body)
         return {k: mix[k] / vectors for k in ("fma", "mul", "add")}
 
-    fused_kernels, unfused = CpuKernels(parallel=False), CpuKernels(parallel=False, fused=False)
+    fused_kernels, unfused = CpuKernels(parallel=False, dp_seed=True), CpuKernels(parallel=False, fused=False, dp_seed=True)
     for precision in ("sp", "dp", "dsp"):
         fused, apart = per_rsqrt(fused_kernels, precision), per_rsqrt(unfused, precision)
         if precision == "dp" and avx512.available():
             assert apart == fused
             continue
         assert apart == {"fma": fused["fma"] - 6, "mul": fused["mul"] + 6, "add": fused["add"] + 6}, (precision, fused, apart)
+
+
+@pytest.mark.parametrize("cpu, seed", [("znver1", False), ("haswell", True), ("znver3", True), ("host", None)])
+def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, cpu, seed):
+    """By default dp's r^-3 without AVX-512 comes from the divider on the CPUs of `DIVIDER_CPUS`
+    (named as numba compiles for them: NUMBA_CPU_NAME, else the host), from the float32 seed
+    elsewhere; an explicit `dp_seed` wins. The loop each route compiles to is checked in
+    `test_the_dp_sqrt_route_divides_where_the_seed_route_estimates`."""
+    import llvmlite.binding as llvm
+    from nbsymple_versions.serial import avx512, kernels
+    monkeypatch.setattr(numba.config, "CPU_NAME", cpu)
+    if seed is None:
+        seed = llvm.get_host_cpu_name() not in kernels.DIVIDER_CPUS
+    assert kernels.CpuKernels(parallel=False).dp_seed is seed and kernels.CpuKernels(parallel=True).dp_seed is seed
+    if not avx512.available():                  # an AVX-512 host's dp kernel is the IR row either way
+        cells = [c.cell_contents for c in kernels.CpuKernels(parallel=False).pairwise["dp"].py_func.__closure__]
+        cube = next(c.py_func for c in cells if getattr(c, "py_func", None) in (
+            kernels._inverse_cube_dp, kernels._inverse_cube_dp_sqrt))
+        assert cube is (kernels._inverse_cube_dp if seed else kernels._inverse_cube_dp_sqrt)
+    for explicit in (True, False):
+        assert kernels.CpuKernels(parallel=False, dp_seed=explicit).dp_seed is explicit
 
 
 _DP_ROUTES = r"""
@@ -68,11 +89,10 @@ ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
 for dp_seed in (True, False):
     kernel = CpuKernels(parallel=False, dp_seed=dp_seed).pairwise["dp"]
     kernel.compile(signature)
-    loops = x86.innermost(x86.loops(*x86.parse(x86.kernel_function(kernel.inspect_asm(signature.args)))))
-    widest = max(loops, key=lambda loop: sum("%ymm" in i.operands for i in loop.body))
+    widest = x86.pairwise_loop(kernel.inspect_asm(signature.args))
     acc = np.zeros_like(state.x)
     kernel(*state.x, *state.x, state.m, state.eps ** 2, 0, *acc)
-    routes[str(dp_seed)] = sorted({i.mnemonic for i in widest.body}), max_relative_error(acc.T, ref)
+    routes[str(dp_seed)] = sorted({i.mnemonic for i in widest.body}), widest.root_lanes(), max_relative_error(acc.T, ref)
 print(json.dumps(routes))
 """
 
@@ -80,7 +100,7 @@ print(json.dumps(routes))
 def test_the_dp_sqrt_route_divides_where_the_seed_route_estimates():
     """`CpuKernels(dp_seed=False)` compiled for an AVX2 CPU (haswell, in a child: the host may be
     an AVX-512 one, whose dp loop is the IR row): dp's vector loop takes a float64 square root and
-    a division, no float32 estimate and no conversion; the default route the reverse. Both give
+    a division, no float32 estimate and no conversion; the seed's route the reverse. Both give
     forces within dp's tolerance of the float64 reference (on an AVX2 host `tests/test_peers.py`
     checks A-dp-sqrt's too)."""
     import json
@@ -92,8 +112,9 @@ def test_the_dp_sqrt_route_divides_where_the_seed_route_estimates():
                        timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     found = json.loads(p.stdout)
-    routes = {seed: set(mnemonics) for seed, (mnemonics, _) in found.items()}
-    errors = {seed: err for seed, (_, err) in found.items()}
+    routes = {seed: set(mnemonics) for seed, (mnemonics, _, _) in found.items()}
+    errors = {seed: err for seed, (_, _, err) in found.items()}
+    assert {seed: lanes for seed, (_, lanes, _) in found.items()} == {"True": 4, "False": 4}   # interactions per turn
     print("max relative errors (seed route True, divider False):", errors)
     assert all(err <= TOLERANCE["dp"] for err in errors.values()), errors
     estimate, divider = {"vrsqrtps", "vcvtpd2ps", "vcvtps2pd"}, {"vsqrtpd", "vdivpd"}

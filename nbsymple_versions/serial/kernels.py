@@ -22,6 +22,8 @@ lanes (it only reorders the sum over sources).
   relative error ~e^3 ~ 1e-21, i.e. float64 rounding (measured: same max error vs the NumPy
   reference as an exact 1/sqrt; ~1.4x faster). The float32 seed requires r2 in float32 range
   (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `separation_problem` keep it.
+  On the CPUs of `DIVIDER_CPUS` (measured: a float64 square root and a division there beat the
+  seed's chain, which the core cannot overlap) r^-3 = 1 / (r2 sqrt(r2)) instead.
 - dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
   separation (hi_j - hi_i) + (lo_j - lo_i) is emitted by `ds_diff`, an intrinsic whose three
   instructions carry the fastmath flags without `reassoc` (`FASTMATH_NO_REASSOC`); numba's
@@ -228,6 +230,21 @@ def on_disk(dispatcher, name: str, parallel: bool):
     return dispatcher
 
 
+# dp's r^-3 without AVX-512, by the LLVM name of the CPU numba compiles for: the divider's route
+# (`dp_seed=False`) where `peers --only A-dp-seed A-dp-sqrt` measured it faster than the float32
+# seed's, on a quiet machine; the seed's elsewhere (docs/how_fast.md)
+DIVIDER_CPUS = frozenset({
+    "znver1",       # AMD EPYC Zen 1, N = 16384: 6.6 cycles per interaction against the seed's 9.3
+})
+
+
+def compiled_for() -> str:
+    """LLVM's name of the CPU numba compiles for: NUMBA_CPU_NAME, else the host's."""
+    import llvmlite.binding as llvm
+    name = numba.config.CPU_NAME
+    return llvm.get_host_cpu_name() if name in (None, "", "host") else name
+
+
 class CpuKernels:
     """The CPU kernels, serial (`parallel=False`) or threaded (`parallel=True`).
 
@@ -242,9 +259,12 @@ class CpuKernels:
     `dp_seed=False` takes dp's r^-3 from a float64 square root and a division
     (`_inverse_cube_dp_sqrt`) instead of the float32 seed and its third-order step: the divider
     instead of two conversions, a float32 estimate and five multiply-adds (AVX2 and older; an
-    AVX-512 host's dp loop is the IR row either way). `peers` times it as `A-dp-sqrt`."""
+    AVX-512 host's dp loop is the IR row either way). By default (None) the divider's route is
+    taken where the CPU compiled for is one of `DIVIDER_CPUS`. `peers` times both routes as
+    `A-dp-seed` and `A-dp-sqrt`."""
 
-    def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool = True):
+    def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None):
+        dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
         self.parallel, self.fused, self.dp_seed = parallel, fused, dp_seed
         shape = ("" if fused else " unfused") + ("" if dp_seed else " sqrt")
 

@@ -46,7 +46,7 @@ def hot_loop(kernel: str, asm: str):
     """(the kernel's hot loop, interactions per iteration: per element for galactic and axpy)."""
     if kernel == "pairwise":
         loop = pairwise_loop(asm)
-        return loop, loop.rsqrt_lanes()          # one reciprocal square root per interaction
+        return loop, loop.root_lanes()           # one root per interaction
     loop = element_loop(asm, 8)
     return loop, loop.elements(8)
 

@@ -124,11 +124,13 @@ class Loop:
     end: int        # index of the backward branch
     body: list[Instruction] = field(repr=False)
 
-    def rsqrt_lanes(self) -> int:
-        """Reciprocal square roots computed per iteration: lanes of float64 for a `pd`/`sd` estimate
-        (AVX-512's `vrsqrt14pd`), else of float32."""
-        return sum(i.lanes(64 if i.mnemonic.endswith(("pd", "sd")) else 32) for i in self.body
-                   if classify(i) == "rsqrt")
+    def root_lanes(self) -> int:
+        """Interactions per iteration of a pairwise loop, one root each: the lanes of its reciprocal
+        square root estimates (of float64 for a `pd`/`sd` one, AVX-512's `vrsqrt14pd`, else of
+        float32), or, in a loop without them (dp's divider route), of its square roots."""
+        def lanes(wanted):
+            return sum(i.lanes(64 if i.mnemonic.endswith(("pd", "sd")) else 32) for i in self.body if wanted(i))
+        return lanes(lambda i: classify(i) == "rsqrt") or lanes(lambda i: i.mnemonic.startswith("vsqrt"))
 
     def elements(self, element_bytes: int) -> int:
         """Array elements of `element_bytes` advanced per iteration, from the induction variable:
@@ -169,12 +171,12 @@ def innermost(found: list[Loop]) -> list[Loop]:
 
 
 def pairwise_loop(asm: str) -> Loop:
-    """The loop over sources of a pairwise kernel: of the innermost loops with a reciprocal square
-    root, the one with the most lanes of them (the vectorised main loop, not a remainder)."""
-    candidates = [lp for lp in innermost(loops(*parse(kernel_function(asm)))) if lp.rsqrt_lanes()]
+    """The loop over sources of a pairwise kernel: of the innermost loops with a (reciprocal)
+    square root, the one with the most lanes of them (the vectorised main loop, not a remainder)."""
+    candidates = [lp for lp in innermost(loops(*parse(kernel_function(asm)))) if lp.root_lanes()]
     if not candidates:
-        raise ValueError("no loop with a reciprocal square root in this function: not a pairwise kernel")
-    return max(candidates, key=lambda lp: (lp.rsqrt_lanes(), -len(lp.body)))
+        raise ValueError("no loop with a square root or its reciprocal in this function: not a pairwise kernel")
+    return max(candidates, key=lambda lp: (lp.root_lanes(), -len(lp.body)))
 
 
 def element_loop(asm: str, element_bytes: int = 8) -> Loop:
