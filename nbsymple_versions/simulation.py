@@ -73,9 +73,9 @@ def least_softening(precision: str, heaviest: float = 1.0) -> float:
     `heaviest` (0.1 % above the edge). sp and dsp compute a body's own term, m r^-3 at r = eps
     (times a zero separation), in float32: max(1, m) eps^-3 must stay below float32's largest
     number (eps >= 1.43e-13 for m <= 1). dp computes in float64 from a float32 estimate of 1/r
-    (every dp kernel but the AVX-512 row: AVX2 and older CPUs, both GPU backends): eps^2 must be
-    a normal float32 (eps >= 1.09e-19), else the estimate is of a zero, to which a float32
-    denormal flushes, and infinite."""
+    (both GPU backends, and the CPUs without AVX-512 but those of `serial.kernels.DIVIDER_CPUS`):
+    eps^2 must be a normal float32 (eps >= 1.09e-19), else the estimate is of a zero, to which a
+    float32 denormal flushes, and infinite. One bound for every version, whatever its kernel."""
     if precision == "dp":
         return 1.001 * float(FLOAT32.tiny) ** 0.5
     return 1.001 * (max(1.0, heaviest) / float(FLOAT32.max)) ** (1 / 3)
@@ -102,10 +102,10 @@ FARTHEST = float(FLOAT32.max) ** 0.5 / 1.001       # 1.84e19 / 1.001
 
 def separation_problem(state) -> str | None:
     """One sentence when two bodies may lie farther apart than the pairwise kernels reach,
-    else None: every precision takes r^-3 from r^2 = r^2 + eps^2 in float32 (sp, dsp) or from a
-    float32 estimate of 1/r (dp, but for the AVX-512 row), so r^2 must stay below float32's
-    largest number (r < 1.84e19); beyond, the pair's term is NaN. Checked in O(N) on the
-    diagonal of the bodies' bounding box, at most sqrt(3) times their largest separation."""
+    else None: every precision takes r^-3 from r^2 + eps^2 in float32 (sp, dsp) or from a float32
+    estimate of 1/r (dp: see `least_softening`), so it must stay below float32's largest number
+    (r < 1.84e19); beyond, the pair's term is NaN. One bound for every version, checked in O(N)
+    on the diagonal of the bodies' bounding box, at most sqrt(3) times their largest separation."""
     diagonal = float(np.sqrt(((state.x.max(axis=1) - state.x.min(axis=1)) ** 2).sum()))
     if math.hypot(diagonal, state.eps) < FARTHEST:
         return None

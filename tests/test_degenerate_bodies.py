@@ -148,8 +148,8 @@ def test_a_softening_too_small_for_the_precision_is_refused(precision, heaviest)
 
 
 def test_dp_from_a_float32_estimate_needs_the_dp_bound():
-    """The float32-seeded dp loop (A's and B's on AVX2 and older CPUs; the GPUs' route too),
-    compiled here whatever the host: at eps = 1e-30, which the float64 range alone would allow,
+    """The float32-seeded dp loop (A's and B's without AVX-512, but on `DIVIDER_CPUS`; the GPUs'
+    route too), compiled here whatever the host: at eps = 1e-30, which the float64 range alone would allow,
     r^2 = eps^2 flushes to a float32 zero and every acceleration is NaN; 2 % above
     `least_softening("dp")` it matches the float64 reference. Found on a Zen 1 (AVX2), where A
     and B took eps = 1.8e-103 and gave NaN at the first step."""
