@@ -100,13 +100,21 @@ def softening_problem(eps: float, precision: str, heaviest: float = 1.0) -> str 
 FARTHEST = float(FLOAT32.max) ** 0.5 / 1.001       # 1.84e19 / 1.001
 
 
-def separation_problem(state) -> str | None:
-    """One sentence when two bodies may lie farther apart than the pairwise kernels reach,
-    else None: every precision takes r^-3 from r^2 + eps^2 in float32 (sp, dsp) or from a float32
-    estimate of 1/r (dp: see `least_softening`), so it must stay below float32's largest number
-    (r < 1.84e19); beyond, the pair's term is NaN. One bound for every version, checked in O(N)
-    on the diagonal of the bodies' bounding box, at most sqrt(3) times their largest separation."""
-    diagonal = float(np.sqrt(((state.x.max(axis=1) - state.x.min(axis=1)) ** 2).sum()))
+def position_problem(state, precision: str) -> str | None:
+    """One sentence when the pairwise kernels cannot take the bodies' positions, else None:
+    - sp and dsp hold every coordinate in float32 (dsp's high word), so each must stay below
+      float32's largest number (3.4e38);
+    - every precision takes r^-3 from r^2 + eps^2 in float32 (sp, dsp) or from a float32 estimate
+      of 1/r (dp: see `least_softening`), so it must stay below float32's largest number: no two
+      bodies farther apart than 1.84e19. Checked in O(N) on the diagonal of the bodies' bounding
+      box, at most sqrt(3) times their largest separation.
+    Beyond either, the pairwise terms are NaN at the first step. One bound for every version."""
+    x = state.x
+    if precision != "dp" and (far := float(np.abs(x).max())) >= float(FLOAT32.max) / 1.001:
+        body = int(np.abs(x).max(axis=0).argmax())
+        return (f"body {body}'s position has a component of {far:.3g}, beyond the range of float32, which "
+                f"{precision} computes in: use precision dp")
+    diagonal = float(np.sqrt(((x.max(axis=1) - x.min(axis=1)) ** 2).sum()))
     if math.hypot(diagonal, state.eps) < FARTHEST:
         return None
     return (f"the bodies span {diagonal:.3g} (their bounding box's diagonal) with softening eps = {state.eps:.3g}, "
@@ -143,7 +151,7 @@ class Simulation:
         share_state(state, self.world)
         heaviest = float(state.m.max())
         if problem := (energy_problem(state) or softening_problem(state.eps, self.precision, heaviest)
-                       or separation_problem(state)):
+                       or position_problem(state, self.precision)):
             raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)

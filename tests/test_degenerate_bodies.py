@@ -147,6 +147,25 @@ def test_a_softening_too_small_for_the_precision_is_refused(precision, heaviest)
         assert "mass of 1e+39 is beyond the range of float32" in softening_problem(1.0, precision, 1e39)
 
 
+@pytest.mark.parametrize("precision", ["sp", "dsp", "dp"])
+def test_positions_beyond_float32_are_refused_where_the_precision_holds_them_in_float32(precision):
+    """sp and dsp hold positions in float32 (dsp its high word): a cluster 1e39 from the Galactic
+    centre gave NaN at step 1 in both. Such bodies are refused in one sentence naming a body and
+    the way out; dp steps them."""
+    c = make_cluster(16, seed=1)
+    x = c.x.T.copy()
+    x[:, 0] += 1e39
+    state = State.from_arrays(x, c.v.T, c.m, eps=c.eps)
+    if precision == "dp":
+        sim = Simulation(state, "A", precision=precision)
+        sim.step(1)
+        assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
+        return
+    with pytest.raises(ValueError, match=rf"^body \d+'s position has a component of 1e\+39, beyond the range of "
+                                         rf"float32, which {precision} computes in: use precision dp$"):
+        Simulation(state, "A", precision=precision)
+
+
 def test_dp_from_a_float32_estimate_needs_the_dp_bound():
     """The float32-seeded dp loop (A's and B's without AVX-512, but on `DIVIDER_CPUS`; the GPUs'
     route too), compiled here whatever the host: at eps = 1e-30, which the float64 range alone would allow,

@@ -21,7 +21,7 @@ lanes (it only reorders the sum over sources).
   r^-3 = s^3 (1 - e)^(-3/2) ~ s^3 (1 + 3/2 e + 15/8 e^2) with e = 1 - r2 s^2, which leaves a
   relative error ~e^3 ~ 1e-21, i.e. float64 rounding (measured: same max error vs the NumPy
   reference as an exact 1/sqrt; ~1.4x faster). The float32 seed requires r2 in float32 range
-  (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `separation_problem` keep it.
+  (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `position_problem` keep it.
   On the CPUs of `DIVIDER_CPUS` (measured: a float64 square root and a division there beat the
   seed's chain, which the core cannot overlap) r^-3 = 1 / (r2 sqrt(r2)) instead.
 - dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
