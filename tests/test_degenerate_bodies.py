@@ -168,9 +168,9 @@ def test_positions_beyond_float32_are_refused_where_the_precision_holds_them_in_
 
 def test_dp_from_a_float32_estimate_needs_the_dp_bound():
     """The float32-seeded dp loop (A's and B's without AVX-512, but on `DIVIDER_CPUS`; the GPUs'
-    route too), compiled here whatever the host: at eps = 1e-30, which the float64 range alone would allow,
-    r^2 = eps^2 flushes to a float32 zero and every acceleration is NaN; 2 % above
-    `least_softening("dp")` it matches the float64 reference. Found on a Zen 1 (AVX2), where A
+    route too), compiled here whatever the host: at eps = 1e-30, which float64's range alone
+    would allow, r^2 = eps^2 flushes to a float32 zero and the accelerations are NaN; 2 % above
+    `least_softening("dp")` they match the float64 reference. Found on a Zen 1 (AVX2), where A
     and B took eps = 1.8e-103 and gave NaN at the first step."""
     loop = njit(fastmath=True, error_model="numpy")(kernels._pairwise_source(
         np.float64, *map(kernels._device_function, (kernels._separation, kernels._inverse_cube_dp, kernels._times))))
