@@ -29,8 +29,8 @@ def test_galactic_and_integrate_kernels(letter):
 def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch):
     """`CpuKernels(fused=False)`: per interaction vector, the six products of r2 and of the sums
     become multiplies whose additions run on their own, six fewer FMAs, six more multiplies and
-    six more adds than the fused shape (the rsqrt's Newton step keeps its FMA; dp on the seed's
-    route); the dp loop of an AVX-512 host is the IR row in both. Its forces are checked against
+    six more adds than the fused shape (the rsqrt's Newton step keeps its FMA; numba's loops, dp
+    on the seed's route); the dp loop of an AVX-512 host is the IR row in both. Its forces are checked against
     the float64 reference with the others (`tests/test_peers.py`, candidate A-unfused)."""
     from nbsymple_versions.instruments.cpu_asm import x86
     from nbsymple_versions.instruments.cpu_asm.toolchain import _signature
@@ -45,8 +45,8 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
         mix, vectors = x86.mix(loop.body), sum(x86.classify(i) == "rsqrt" for i in loop.body)
         return {k: mix[k] / vectors for k in ("fma", "mul", "add")}
 
-    fused_kernels = CpuKernels(parallel=False, dp_seed=True)
-    unfused = CpuKernels(parallel=False, fused=False, dp_seed=True)
+    fused_kernels = CpuKernels(parallel=False, dp_seed=True, rows=())
+    unfused = CpuKernels(parallel=False, fused=False, dp_seed=True, rows=())
     for precision in ("sp", "dp", "dsp"):
         fused, apart = per_rsqrt(fused_kernels, precision), per_rsqrt(unfused, precision)
         if precision == "dp" and avx512.available():

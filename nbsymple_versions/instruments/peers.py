@@ -151,7 +151,7 @@ def _suite_builder(letter: str, precision: str):
 
 def _shape_builder(precision: str, **shape):
     """Version A's pipeline with another shape of its pairwise loops (`serial.kernels.CpuKernels`
-    with `shape`: `fused=False`, `dp_seed`), timed beside A's so that one run says which
+    with `shape`: `fused=False`, `dp_seed`, `rows`), timed beside A's so that one run says which
     this core runs faster."""
     def build(state):
         from ..serial.pairwise import cpu_pipeline
@@ -274,14 +274,20 @@ def candidates() -> list[Candidate]:
 
 
 def shape_candidates() -> list[Candidate]:
-    """Version A's kernel shapes, timed only where `--only` names them: `A-unfused`, products
-    apart from their additions (`serial.kernels.CpuKernels(fused=False)`); dp's two routes to r^-3
+    """Version A's kernel shapes, timed only where `--only` names them: `A-unfused`, numba's loop
+    with its products apart from their additions (`serial.kernels.CpuKernels(fused=False)`);
+    sp's and dsp's two kernels, `A-row` (the AVX2 row, `rows=("sp", "dsp")`) and `A-loop`
+    (numba's loop, `rows=()`), one of which is A's (`AVX2_ROW_CPUS`); dp's two routes to r^-3
     without AVX-512, `A-dp-seed` (a float32 estimate, `dp_seed=True`) and `A-dp-sqrt` (a float64
     square root and a division, `dp_seed=False`), one of which is A's (`DIVIDER_CPUS`; an
     AVX-512 host's dp row is A's and both's)."""
-    return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False),
+    return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False, rows=()),
                       note="A, products apart from their additions (no FMA in r2 and the sums)")
             for precision in PRECISIONS] + [
+        Candidate(name, precision, _shape_builder(precision, rows=rows), note=note)
+        for name, rows, note in (("A-row", ("sp", "dsp"), "A, the AVX2 row: raw estimate, one step on r^-3"),
+                                 ("A-loop", (), "A, numba's loop: LLVM's Newton step on 1/r"))
+        for precision in ("sp", "dsp")] + [
         Candidate("A-dp-seed", "dp", _shape_builder("dp", dp_seed=True),
                   note="A, r^-3 from a float32 estimate and a float64 third-order step"),
         Candidate("A-dp-sqrt", "dp", _shape_builder("dp", dp_seed=False),
@@ -480,7 +486,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", nargs="+", default=None,
-                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-dp-seed and A-dp-sqrt, A's kernel "
+                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed and A-dp-sqrt, A's kernel "
                         "shapes, run only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "

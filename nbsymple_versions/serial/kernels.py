@@ -12,7 +12,10 @@ the loop) and `fastmath=True`, whose reassociation lets the `s += f dx` sums run
 lanes (it only reorders the sum over sources).
 
 - sp: float32 throughout; 1/sqrt(r2) compiles to the hardware reciprocal-square-root
-  estimate plus one Newton step (relative error ~1e-7, below float32 summation noise).
+  estimate plus one Newton step (relative error ~1e-7, below float32 summation noise). On the
+  CPUs of `AVX2_ROW_CPUS` the loop over sources is `avx2.pairwise_row`: LLVM IR on 8 float32
+  lanes, the raw estimate and one step on r^-3 itself (relative error < 1e-6), fewer operations
+  and a shorter chain.
 - dp: float64 throughout, but with no square root or division. On AVX-512 (`avx512.available()`)
   the loop over sources is `avx512.pairwise_row`: LLVM IR on 8 float64 lanes from AVX-512's
   float64 estimate `vrsqrt14pd` (relative error < 2^-14) and a fifth-order step on r^-3 (see
@@ -51,7 +54,7 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvid
 from numba.core.extending import intrinsic
 
 from ..core.as91 import as91_acceleration
-from . import avx512
+from . import avx2, avx512
 
 FASTMATH_ALL = True
 FASTMATH_NO_REASSOC = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
@@ -159,6 +162,17 @@ def _pairwise_rows_source(row):
     return pairwise
 
 
+def _pairwise_words_source(row):
+    """The sp or dsp pairwise kernel on the AVX2 row (`avx2.pairwise_row`): `row` sums one
+    target's interactions with all sources; the arguments are `_pairwise_source`'s."""
+    def pairwise(x, y, z, xl, yl, zl, m, eps2, start, ax, ay, az):
+        n = x.shape[0]
+        for t in prange(ax.shape[0]):   # targets start .. start + len(ax), sources all n
+            i = start + t
+            ax[t], ay[t], az[t] = row(x, y, z, xl, yl, zl, m, n, x[i], y[i], z[i], xl[i], yl[i], zl[i], eps2)
+    return pairwise
+
+
 def _galactic_source(as91):
     def galactic(x, y, z, ax, ay, az, length_scale, accel_scale):
         for i in prange(x.shape[0]):
@@ -238,6 +252,14 @@ DIVIDER_CPUS = frozenset({
 })
 
 
+# the float32 precisions that take the AVX2 row (`avx2.py`: the raw estimate and one step on
+# r^-3) instead of numba's loop, by the LLVM name of the CPU numba compiles for, where `peers
+# --only A-row A-loop` measured it faster on a quiet machine (docs/how_fast.md)
+AVX2_ROW_CPUS = {
+    "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.99x, kept on the loop
+}
+
+
 def compiled_for() -> str:
     """LLVM's name of the CPU numba compiles for: NUMBA_CPU_NAME, else the host's."""
     import llvmlite.binding as llvm
@@ -261,11 +283,19 @@ class CpuKernels:
     instead of two conversions, a float32 estimate and five multiply-adds (AVX2 and older; an
     AVX-512 host's dp loop is the IR row either way). By default (None) the divider's route is
     taken where the CPU compiled for is one of `DIVIDER_CPUS`. `peers` times both routes as
-    `A-dp-seed` and `A-dp-sqrt`."""
+    `A-dp-seed` and `A-dp-sqrt`.
 
-    def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None):
+    `rows` names the float32 precisions ("sp", "dsp") whose kernel is the AVX2 row
+    (`avx2.pairwise_row`) instead of numba's loop, where the CPU compiled for runs it
+    (`avx2.available()`); by default (None) those `AVX2_ROW_CPUS` gives for that CPU. `peers`
+    times both as `A-row` and `A-loop`."""
+
+    def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None,
+                 rows: tuple[str, ...] | None = None):
         dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
-        self.parallel, self.fused, self.dp_seed = parallel, fused, dp_seed
+        rows = AVX2_ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
+        rows = tuple(p for p in ("sp", "dsp") if p in rows) if avx2.available() else ()
+        self.parallel, self.fused, self.dp_seed, self.rows = parallel, fused, dp_seed, rows
         shape = ("" if fused else " unfused") + ("" if dp_seed else " sqrt")
 
         def jit(name, fastmath, source):
@@ -274,11 +304,14 @@ class CpuKernels:
         cube_dp = _device_function(_inverse_cube_dp if dp_seed else _inverse_cube_dp_sqrt)
         separation = _device_function(_separation)
         times = _device_function(_times) if fused else product_apart
+        float32 = {p: jit(f"pairwise {p} avx2 row", FASTMATH_ALL, _pairwise_words_source(avx2.pairwise_row(p)))
+                   if p in rows else jit(f"pairwise {p}{shape}", FASTMATH_ALL, _pairwise_source(
+                       np.float32, separation if p == "sp" else ds_diff, cube_sp, times)) for p in ("sp", "dsp")}
         self.pairwise = {
-            "sp": jit("pairwise sp" + shape, FASTMATH_ALL, _pairwise_source(np.float32, separation, cube_sp, times)),
+            "sp": float32["sp"],
             "dp": jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row)
                       if avx512.available() else _pairwise_source(np.float64, separation, cube_dp, times)),
-            "dsp": jit("pairwise dsp" + shape, FASTMATH_ALL, _pairwise_source(np.float32, ds_diff, cube_sp, times)),
+            "dsp": float32["dsp"],
         }
         self.galactic = jit("galactic", False, _galactic_source(njit(as91_acceleration)))
         self.axpy = jit("axpy", FASTMATH_ALL, _axpy)

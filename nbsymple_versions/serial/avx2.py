@@ -1,0 +1,212 @@
+"""Version A's sp and dsp pairwise rows on AVX2: one target against all sources, written in LLVM
+IR on `<8 x float>`, r^-3 from the raw reciprocal-square-root estimate and one step on r^-3.
+
+numba's `1/sqrt` under fastmath is LLVM's estimate plus its Newton step on 1/r, and r^-3 is then
+two more multiplies. From the raw estimate s (`vrsqrtps`, relative error below 1.5 2^-12), with
+e = 1 - r2 s^2,
+
+    m r^-3 = m s^3 (1 - e)^(-3/2) ~ m s^3 (1 + 3/2 e) = 3/2 m s^3 (5/3 - r2 s^2),
+
+whose first neglected term, 15/8 e^2 < 1e-6, is below float32 summation noise over a cluster.
+The 3/2 is applied once, to the sums. Per 8 interactions: 4 loads (dsp: 7), 3 subtractions (dsp:
+9 subtractions and additions), 11 FMA-pipe operations after the estimate where numba's loop takes
+13 (r2: 3 fma; s^2, m s, m s^3, the step's fma and its product: 5; the sums: 3 fma) and one
+`vrsqrtps`: a shorter chain, which a core that cannot overlap numba's (a Zen 1) runs faster.
+
+dsp's separation (hi_j - hi_i) + (lo_j - lo_i) is three IR instructions without fast-math
+flags, so LLVM keeps it as written. The sources past the last full vector are read with masked
+loads: padding lanes get mass 0 and the target's own position (a zero separation), so they add
+exactly 0 (eps > 0).
+
+`pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
+`avx512.py`'s row is. The kernels take it only on the CPUs of `serial.kernels.AVX2_ROW_CPUS`
+(measured faster there); `available()` says whether the CPU numba compiles for can run it.
+"""
+from functools import lru_cache
+import struct
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+
+_V = "<8 x float>"
+_FMA = f"{_V} @llvm.fma.v8f32"
+STEP = 5.0 / 3.0            # m r^-3 = SCALE m s^3 (STEP - r2 s^2)
+SCALE = 1.5
+ESTIMATE_ERROR = 1.5 * 2.0 ** -12      # vrsqrtps's largest relative error (Intel's manual)
+
+
+def _hex(value: float) -> str:
+    """`value` rounded to float32, in LLVM's hexadecimal form for a float (its value as a double)."""
+    single = struct.unpack("<f", struct.pack("<f", value))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', single))[0]:016X}"
+
+
+def _constant(value: float) -> str:
+    """An 8-lane float32 constant."""
+    return "<" + ", ".join([f"float {_hex(value)}"] * 8) + ">"
+
+
+def row_name(precision: str) -> str:
+    return f"nbsymple_pairwise_{precision}_row_avx2"
+
+
+def _load(tag: str, name: str, mask: str | None, padding: str) -> list[str]:
+    lines = [f"  %p{name}.{tag} = getelementptr inbounds float, ptr %{name}, i64 %j.{tag}"]
+    if mask is None:
+        return lines + [f"  %{name}.{tag} = load {_V}, ptr %p{name}.{tag}, align 4"]
+    return lines + [f"  %{name}.{tag} = call {_V} @llvm.masked.load.v8f32.p0(ptr align 4 %p{name}.{tag}, "
+                    f"<8 x i1> {mask}, {_V} {padding})"]
+
+
+def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
+    """The body for one vector of 8 sources at index %j: loads (masked where `mask`), the
+    forces added to the accumulators %ax.in.<tag>.. into %ax.<tag>.. (before the 3/2)."""
+    lines = []
+    for axis in "xyz":
+        lines += _load(tag, axis, mask, f"%{axis}i8")
+        if dsp:
+            lines += _load(tag, f"{axis}l", mask, f"%{axis}li8")
+            lines += [f"  %h{axis}.{tag} = fsub {_V} %{axis}.{tag}, %{axis}i8",
+                      f"  %l{axis}.{tag} = fsub {_V} %{axis}l.{tag}, %{axis}li8",
+                      f"  %d{axis}.{tag} = fadd {_V} %h{axis}.{tag}, %l{axis}.{tag}"]
+        else:
+            lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}.{tag}, %{axis}i8")
+    lines += _load(tag, "m", mask, "zeroinitializer")
+    lines += [
+        f"  %r2c.{tag} = call {_FMA}({_V} %dz.{tag}, {_V} %dz.{tag}, {_V} %eps8)",
+        f"  %r2b.{tag} = call {_FMA}({_V} %dy.{tag}, {_V} %dy.{tag}, {_V} %r2c.{tag})",
+        f"  %r2.{tag} = call {_FMA}({_V} %dx.{tag}, {_V} %dx.{tag}, {_V} %r2b.{tag})",
+        f"  %s.{tag} = call {_V} @llvm.x86.avx.rsqrt.ps.256({_V} %r2.{tag})",
+        f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
+        f"  %nr2.{tag} = fneg {_V} %r2.{tag}",
+        f"  %c.{tag} = call {_FMA}({_V} %nr2.{tag}, {_V} %s2.{tag}, {_V} {_constant(STEP)})",
+        f"  %ms.{tag} = fmul {_V} %m.{tag}, %s.{tag}",
+        f"  %ms3.{tag} = fmul {_V} %ms.{tag}, %s2.{tag}",
+        f"  %f.{tag} = fmul {_V} %ms3.{tag}, %c.{tag}",
+    ]
+    for axis in "xyz":
+        lines.append(f"  %a{axis}.{tag} = call {_FMA}({_V} %f.{tag}, {_V} %d{axis}.{tag}, {_V} %a{axis}.in.{tag})")
+    return "\n".join(lines)
+
+
+def _splat(name: str, scalar: str) -> list[str]:
+    return [f"  %{name}.0 = insertelement {_V} undef, float %{scalar}, i32 0",
+            f"  %{name} = shufflevector {_V} %{name}.0, {_V} undef, <8 x i32> zeroinitializer"]
+
+
+def row_ir(precision: str) -> str:
+    """The LLVM IR module of the `precision` ("sp" or "dsp") row: `{float, float, float}
+    <row_name>(x*, y*, z*, xl*, yl*, zl*, m*, n, xi, yi, zi, xli, yli, zli, eps2)`, the sums over
+    sources j < n of m_j (x_j - x_i) r^-3 (sp reads no low words)."""
+    dsp = precision == "dsp"
+    rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
+    lanes = ", ".join(f"i64 {k}" for k in range(8))
+    body = [f"define {{float, float, float}} @{row_name(precision)}({rows}, i64 %n, float %xi, float %yi, "
+            "float %zi, float %xli, float %yli, float %zli, float %eps2) #0 {", "entry:"]
+    for name in ("xi", "yi", "zi", "xli", "yli", "zli", "eps"):
+        body += _splat(f"{name}8", "eps2" if name == "eps" else name)
+    body += [
+        "  %full = and i64 %n, -8",
+        "  %any = icmp sgt i64 %full, 0",
+        "  br i1 %any, label %loop, label %tail",
+        "loop:",
+        "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.loop = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        _interactions("loop", None, dsp),
+        "  %next = add nuw nsw i64 %j.loop, 8",
+        "  %again = icmp slt i64 %next, %full",
+        "  br i1 %again, label %loop, label %tail",
+        "tail:",
+        "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.tail = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        "  %left = sub i64 %n, %j.tail",
+        "  %some = icmp sgt i64 %left, 0",
+        "  br i1 %some, label %masked, label %done",
+        "masked:",
+        "  %left.0 = insertelement <8 x i64> undef, i64 %left, i32 0",
+        "  %left8 = shufflevector <8 x i64> %left.0, <8 x i64> undef, <8 x i32> zeroinitializer",
+        f"  %mask = icmp slt <8 x i64> <{lanes}>, %left8",
+        _interactions("tail", "%mask", dsp),
+        "  br label %done",
+        "done:",
+        *(f"  %a{a}.v = phi {_V} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
+        *(f"  %a{a}.sum = call reassoc float @llvm.vector.reduce.fadd.v8f32(float 0.0, {_V} %a{a}.v)" for a in "xyz"),
+        *(f"  %a{a} = fmul float %a{a}.sum, {_hex(SCALE)}" for a in "xyz"),
+        "  %r.0 = insertvalue {float, float, float} undef, float %ax, 0",
+        "  %r.1 = insertvalue {float, float, float} %r.0, float %ay, 1",
+        "  %r.2 = insertvalue {float, float, float} %r.1, float %az, 2",
+        "  ret {float, float, float} %r.2",
+        "}",
+        f"declare {_FMA}({_V}, {_V}, {_V})",
+        f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
+        f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})",
+        f"declare float @llvm.vector.reduce.fadd.v8f32(float, {_V})",
+        'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }',
+    ]
+    return "\n".join(body) + "\n"
+
+
+_PROBE = """define <8 x float> @probe(<8 x float> %a, <8 x float> %b, <8 x float> %c) {
+  %d = call <8 x float> @llvm.fma.v8f32(<8 x float> %a, <8 x float> %b, <8 x float> %c)
+  ret <8 x float> %d
+}
+declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
+"""
+
+
+def _codegen():
+    from numba.core.registry import cpu_target
+    return cpu_target.target_context.codegen()
+
+
+@lru_cache(maxsize=None)
+def available() -> bool:
+    """Whether the CPU numba compiles for runs the row: LLVM, asked for an 8-lane float32 FMA,
+    emits one 256-bit `vfmadd` (AVX and FMA; the row's estimate is AVX's `vrsqrtps`)."""
+    asm = _codegen()._tm.emit_assembly(llvm.parse_assembly(_PROBE))
+    return "vfmadd" in asm and "ymm" in asm
+
+
+@lru_cache(maxsize=None)
+def _library(codegen, precision: str):
+    library = codegen.create_library(row_name(precision))
+    module = llvm.parse_assembly(row_ir(precision))
+    module.triple = llvm.get_process_triple()
+    library.add_llvm_module(module)
+    library.finalize()
+    return library
+
+
+def _contiguous_floats(a) -> bool:
+    return isinstance(a, types.Array) and a.dtype == types.float32 and a.ndim == 1 and a.layout == "C"
+
+
+@lru_cache(maxsize=None)
+def pairwise_row(precision: str):
+    """A numba intrinsic `row(x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2)` ->
+    (sum_j m_j dx r^-3, ... dy ..., ... dz ...) over sources j < n for one target: contiguous
+    float32 rows (the low words: dsp's, read by dsp only), float32 scalars, eps2 > 0."""
+
+    @intrinsic
+    def row(typingctx, x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2):
+        arrays, scalars = (x, y, z, xl, yl, zl, m), (xi, yi, zi, xli, yli, zli, eps2)
+        if not all(_contiguous_floats(a) for a in arrays) or not isinstance(n, types.Integer) \
+                or any(s != types.float32 for s in scalars):
+            return None
+        signature = types.UniTuple(types.float32, 3)(*arrays, n, *scalars)
+
+        def codegen(context, builder, sig, args):
+            context.active_code_library.add_linking_library(_library(context.codegen(), precision))
+            pointers = [context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:7], args[:7])]
+            count = context.cast(builder, args[7], sig.args[7], types.int64)
+            single = ir.FloatType()
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+                ir.LiteralStructType([single] * 3), [p.type for p in pointers] + [ir.IntType(64)] + [single] * 7),
+                row_name(precision))
+            sums = builder.call(function, [*pointers, count, *args[8:]])
+            return context.make_tuple(builder, sig.return_type, [builder.extract_value(sums, k) for k in range(3)])
+
+        return signature, codegen
+    return row

@@ -1,0 +1,111 @@
+"""Version A's sp and dsp rows on AVX2 (`serial/avx2.py`), on any x86-64 machine with AVX2 and
+FMA (every machine this suite runs on), whether or not the kernels take them on this CPU.
+
+The row's one step on r^-3 from the raw estimate leaves a relative error per pair term below
+15/8 (2 x 1.5 2^-12)^2 = 1e-6; a wrong constant or a lost term would be far above it. dsp's
+separation keeps its low words (three IR instructions without fast-math flags), so far from the
+origin dsp stays far more accurate than sp.
+"""
+import llvmlite.binding as llvm
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+from nbsymple_versions.core import reference
+from nbsymple_versions.instruments.cpu_asm import x86
+from nbsymple_versions.instruments.cpu_asm.toolchain import _signature
+from nbsymple_versions.serial import avx2, kernels
+
+EPS = 0.01
+STEP_ERROR = 15 / 8 * (2 * avx2.ESTIMATE_ERROR) ** 2        # 1.0e-6
+
+_kernels = {}
+
+
+def row_kernel(precision):
+    """The kernels' own source (`serial.kernels`) around the `precision` row."""
+    if precision not in _kernels:
+        _kernels[precision] = njit(fastmath=True, error_model="numpy")(
+            kernels._pairwise_words_source(avx2.pairwise_row(precision)))
+    return _kernels[precision]
+
+
+def forces(precision, x64, m64, start=0, stop=None):
+    """The row's accelerations of targets start..stop, from float32 words (dsp: high and low)."""
+    stop = x64.shape[1] if stop is None else stop
+    x = x64.astype(np.float32)
+    low = (x64 - x).astype(np.float32) if precision == "dsp" else x
+    out = np.full((3, stop - start), np.nan)
+    row_kernel(precision)(*x, *low, m64.astype(np.float32), np.float32(EPS * EPS), start, *out)
+    return out
+
+
+def bodies(rng, n, offset=0.0):
+    return rng.normal(size=(3, n)) + offset, rng.uniform(0.5, 1.5, size=n) / n
+
+
+def relative_error(a, x, m, start=0, stop=None):
+    want = reference.pairwise_acceleration(x.T, m, EPS).T[:, start:stop]
+    return np.abs(a - want).max() / max(np.abs(want).max(), 1e-300)
+
+
+@pytest.mark.parametrize("precision", ["sp", "dsp"])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 64, 1031])
+def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, n):
+    """Every tail length 0..7 (masked lanes add exactly nothing) and one body (no force): within
+    the step's error and float32 rounding of the sums."""
+    x, m = bodies(rng, n)
+    a = forces(precision, x, m)
+    if n == 1:
+        assert np.array_equal(a, np.zeros((3, 1)))
+    else:
+        assert relative_error(a, x, m) < 2 * STEP_ERROR + 2e-7 * np.sqrt(n), relative_error(a, x, m)
+
+
+def test_a_slice_of_targets_reads_all_sources(rng):
+    x, m = bodies(rng, 100)
+    assert relative_error(forces("sp", x, m, 37, 61), x, m, 37, 61) < 3e-6
+
+
+def test_dsp_keeps_its_low_words_far_from_the_origin(rng):
+    """At 850 length units from the origin float32 positions are ~6e-5 apart: sp's separations
+    lose most of a cluster of radius 1e-3, dsp's do not."""
+    x = rng.normal(size=(3, 64)) * 1e-3 + 850.0
+    m = np.full(64, 1 / 64)
+    want = reference.pairwise_acceleration(x.T, m, EPS).T
+    errors = {p: np.abs(forces(p, x, m) - want).max() / np.abs(want).max() for p in ("sp", "dsp")}
+    assert errors["dsp"] < 1e-5 and errors["sp"] > 1e-3, errors
+
+
+def test_the_sp_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector():
+    """Per 8 interactions: 3 loads, 3 subtractions, r2 in 3 FMAs, the raw `vrsqrtps`, the step in
+    4 multiplies and 1 FMA, the sums in 3 FMAs (numba's loop: 13 after the estimate)."""
+    kernel = row_kernel("sp")
+    signature = _signature("pairwise", "sp")
+    kernel.compile(signature)
+    loop = x86.pairwise_loop(kernel.inspect_asm(signature.args))
+    mix = {k: v for k, v in x86.mix(loop.body).items() if v and k not in ("integer", "move")}
+    assert loop.root_lanes() == 8 and mix == {"load": 3, "add": 3, "fma": 7, "mul": 4, "rsqrt": 1}, mix
+
+
+@pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ()), ("host", None)])
+def test_the_kernels_take_the_row_on_the_cpus_measured_faster_so(monkeypatch, cpu, rows):
+    """By default sp and dsp take the row for the precisions `AVX2_ROW_CPUS` gives the CPU numba
+    compiles for (NUMBA_CPU_NAME, else the host), numba's loop otherwise; explicit `rows` win."""
+    monkeypatch.setattr(numba.config, "CPU_NAME", cpu)
+    if rows is None:
+        rows = kernels.AVX2_ROW_CPUS.get(llvm.get_host_cpu_name(), ())
+    for parallel in (False, True):
+        built = kernels.CpuKernels(parallel=parallel)
+        assert built.rows == rows
+        for precision in ("sp", "dsp"):
+            on_row = "_pairwise_words_source" in built.pairwise[precision].py_func.__qualname__
+            assert on_row == (precision in rows)
+    assert kernels.CpuKernels(parallel=False, rows=("dsp", "sp")).rows == ("sp", "dsp")
+    assert kernels.CpuKernels(parallel=False, rows=()).rows == ()
+
+
+def test_available_follows_the_cpu_numba_compiles_for():
+    features = llvm.get_host_cpu_features()
+    assert avx2.available() == bool(features.get("avx2") and features.get("fma"))
