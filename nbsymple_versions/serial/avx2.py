@@ -19,16 +19,17 @@ loads: padding lanes get mass 0 and the target's own position (a zero separation
 exactly 0 (eps > 0).
 
 `pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
-`avx512.py`'s row is. The kernels take it only on the CPUs of `serial.kernels.AVX2_ROW_CPUS`
+`avx512.py`'s row is (both on `ir_row.py`'s skeleton). The kernels take it only on the CPUs of `serial.kernels.AVX2_ROW_CPUS`
 (measured faster there); `available()` says whether the CPU numba compiles for can run it.
 """
 from functools import lru_cache
 import struct
 
-import llvmlite.binding as llvm
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.extending import intrinsic
+
+from . import ir_row
 
 _V = "<8 x float>"
 _FMA = f"{_V} @llvm.fma.v8f32"
@@ -86,63 +87,25 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
         f"  %ms3.{tag} = fmul {_V} %ms.{tag}, %s2.{tag}",
         f"  %f.{tag} = fmul {_V} %ms3.{tag}, %c.{tag}",
     ]
-    for axis in "xyz":
-        lines.append(f"  %a{axis}.{tag} = call {_FMA}({_V} %f.{tag}, {_V} %d{axis}.{tag}, {_V} %a{axis}.in.{tag})")
-    return "\n".join(lines)
-
-
-def _splat(name: str, scalar: str) -> list[str]:
-    return [f"  %{name}.0 = insertelement {_V} undef, float %{scalar}, i32 0",
-            f"  %{name} = shufflevector {_V} %{name}.0, {_V} undef, <8 x i32> zeroinitializer"]
+    return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag))
 
 
 def row_ir(precision: str) -> str:
     """The LLVM IR module of the `precision` ("sp" or "dsp") row: `{float, float, float}
     <row_name>(x*, y*, z*, xl*, yl*, zl*, m*, n, xi, yi, zi, xli, yli, zli, eps2)`, the sums over
-    sources j < n of m_j (x_j - x_i) r^-3 (sp reads no low words)."""
+    sources j < n of m_j (x_j - x_i) r^-3 (sp reads no low words; the loops: `ir_row`)."""
     dsp = precision == "dsp"
     rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
-    lanes = ", ".join(f"i64 {k}" for k in range(8))
     body = [f"define {{float, float, float}} @{row_name(precision)}({rows}, i64 %n, float %xi, float %yi, "
             "float %zi, float %xli, float %yli, float %zli, float %eps2) #0 {", "entry:"]
     for name in ("xi", "yi", "zi", "xli", "yli", "zli", "eps"):
-        body += _splat(f"{name}8", "eps2" if name == "eps" else name)
+        body += ir_row.splat(_V, "float", f"{name}8", "eps2" if name == "eps" else name)
+    body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, dsp))
+    body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
     body += [
-        "  %full = and i64 %n, -8",
-        "  %any = icmp sgt i64 %full, 0",
-        "  br i1 %any, label %loop, label %tail",
-        "loop:",
-        "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
-        *(f"  %a{a}.in.loop = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
-        _interactions("loop", None, dsp),
-        "  %next = add nuw nsw i64 %j.loop, 8",
-        "  %again = icmp slt i64 %next, %full",
-        "  br i1 %again, label %loop, label %tail",
-        "tail:",
-        "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
-        *(f"  %a{a}.in.tail = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
-        "  %left = sub i64 %n, %j.tail",
-        "  %some = icmp sgt i64 %left, 0",
-        "  br i1 %some, label %masked, label %done",
-        "masked:",
-        "  %left.0 = insertelement <8 x i64> undef, i64 %left, i32 0",
-        "  %left8 = shufflevector <8 x i64> %left.0, <8 x i64> undef, <8 x i32> zeroinitializer",
-        f"  %mask = icmp slt <8 x i64> <{lanes}>, %left8",
-        _interactions("tail", "%mask", dsp),
-        "  br label %done",
-        "done:",
-        *(f"  %a{a}.v = phi {_V} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
-        *(f"  %a{a}.sum = call reassoc float @llvm.vector.reduce.fadd.v8f32(float 0.0, {_V} %a{a}.v)" for a in "xyz"),
-        *(f"  %a{a} = fmul float %a{a}.sum, {_hex(SCALE)}" for a in "xyz"),
-        "  %r.0 = insertvalue {float, float, float} undef, float %ax, 0",
-        "  %r.1 = insertvalue {float, float, float} %r.0, float %ay, 1",
-        "  %r.2 = insertvalue {float, float, float} %r.1, float %az, 2",
-        "  ret {float, float, float} %r.2",
-        "}",
         f"declare {_FMA}({_V}, {_V}, {_V})",
         f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
         f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})",
-        f"declare float @llvm.vector.reduce.fadd.v8f32(float, {_V})",
         'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }',
     ]
     return "\n".join(body) + "\n"
@@ -156,31 +119,12 @@ declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 """
 
 
-def _codegen():
-    from numba.core.registry import cpu_target
-    return cpu_target.target_context.codegen()
-
-
 @lru_cache(maxsize=None)
 def available() -> bool:
     """Whether the CPU numba compiles for runs the row: LLVM, asked for an 8-lane float32 FMA,
     emits one 256-bit `vfmadd` (AVX and FMA; the row's estimate is AVX's `vrsqrtps`)."""
-    asm = _codegen()._tm.emit_assembly(llvm.parse_assembly(_PROBE))
+    asm = ir_row.assembly(_PROBE)
     return "vfmadd" in asm and "ymm" in asm
-
-
-@lru_cache(maxsize=None)
-def _library(codegen, precision: str):
-    library = codegen.create_library(row_name(precision))
-    module = llvm.parse_assembly(row_ir(precision))
-    module.triple = llvm.get_process_triple()
-    library.add_llvm_module(module)
-    library.finalize()
-    return library
-
-
-def _contiguous_floats(a) -> bool:
-    return isinstance(a, types.Array) and a.dtype == types.float32 and a.ndim == 1 and a.layout == "C"
 
 
 @lru_cache(maxsize=None)
@@ -192,21 +136,9 @@ def pairwise_row(precision: str):
     @intrinsic
     def row(typingctx, x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2):
         arrays, scalars = (x, y, z, xl, yl, zl, m), (xi, yi, zi, xli, yli, zli, eps2)
-        if not all(_contiguous_floats(a) for a in arrays) or not isinstance(n, types.Integer) \
+        if not all(ir_row.contiguous(a, types.float32) for a in arrays) or not isinstance(n, types.Integer) \
                 or any(s != types.float32 for s in scalars):
             return None
         signature = types.UniTuple(types.float32, 3)(*arrays, n, *scalars)
-
-        def codegen(context, builder, sig, args):
-            context.active_code_library.add_linking_library(_library(context.codegen(), precision))
-            pointers = [context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:7], args[:7])]
-            count = context.cast(builder, args[7], sig.args[7], types.int64)
-            single = ir.FloatType()
-            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-                ir.LiteralStructType([single] * 3), [p.type for p in pointers] + [ir.IntType(64)] + [single] * 7),
-                row_name(precision))
-            sums = builder.call(function, [*pointers, count, *args[8:]])
-            return context.make_tuple(builder, sig.return_type, [builder.extract_value(sums, k) for k in range(3)])
-
-        return signature, codegen
+        return signature, ir_row.call_row(row_name(precision), row_ir(precision), 7, ir.FloatType())
     return row

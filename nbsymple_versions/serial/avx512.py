@@ -24,10 +24,11 @@ loop (`serial/kernels.py`).
 from functools import lru_cache
 import struct
 
-import llvmlite.binding as llvm
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.extending import intrinsic
+
+from . import ir_row
 
 # (1 - e)^(-3/2) = 1 + C1 e + C2 e^2 + C3 e^3 + C4 e^4: 3/2, 15/8, 35/16, 315/128 (exact in binary)
 _SERIES = (1.5, 1.875, 2.1875, 2.4609375)
@@ -91,64 +92,27 @@ def _interactions(tag: str, mask: str | None, error: float | None) -> str:
         f"  %ms3.{tag} = fmul {_V} %m.{tag}, %s3.{tag}",
         f"  %f.{tag} = fmul {_V} %ms3.{tag}, %p.{tag}",
     ]
-    for axis in "xyz":
-        lines.append(f"  %a{axis}.{tag} = call {_FMA}({_V} %f.{tag}, {_V} %d{axis}.{tag}, {_V} %a{axis}.in.{tag})")
-    return "\n".join(lines)
-
-
-def _splat_of(name: str, scalar: str) -> list[str]:
-    return [f"  %{name}.0 = insertelement {_V} undef, double %{scalar}, i32 0",
-            f"  %{name} = shufflevector {_V} %{name}.0, {_V} undef, <8 x i32> zeroinitializer"]
+    return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag))
 
 
 def row_ir(error: float | None = None) -> str:
     """The LLVM IR module of the row, seeded as `_seed(error)` says: `{double, double, double}
     <row_name(error)>(x*, y*, z*, m*, n, xi, yi, zi, eps2)`, the sums over sources j < n of
-    m_j (x_j - x_i) r^-3."""
-    lanes = ", ".join(f"i64 {k}" for k in range(8))
+    m_j (x_j - x_i) r^-3 (the loops: `ir_row`)."""
     body = [f"define {{double, double, double}} @{row_name(error)}(ptr noalias nocapture readonly %x, "
             "ptr noalias nocapture readonly %y, ptr noalias nocapture readonly %z, "
             "ptr noalias nocapture readonly %m, i64 %n, double %xi, double %yi, double %zi, double %eps2) "
             "#0 {",
             "entry:"]
     for name, scalar in (("xi8", "xi"), ("yi8", "yi"), ("zi8", "zi"), ("eps8", "eps2")):
-        body += _splat_of(name, scalar)
+        body += ir_row.splat(_V, "double", name, scalar)
+    body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, error))
+    body += ir_row.returned(_V, "double", "v8f64")
     body += [
-        "  %full = and i64 %n, -8",
-        "  %any = icmp sgt i64 %full, 0",
-        "  br i1 %any, label %loop, label %tail",
-        "loop:",
-        "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
-        *(f"  %a{a}.in.loop = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
-        _interactions("loop", None, error),
-        "  %next = add nuw nsw i64 %j.loop, 8",
-        "  %again = icmp slt i64 %next, %full",
-        "  br i1 %again, label %loop, label %tail",
-        "tail:",
-        "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
-        *(f"  %a{a}.in.tail = phi {_V} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
-        "  %left = sub i64 %n, %j.tail",
-        "  %some = icmp sgt i64 %left, 0",
-        "  br i1 %some, label %masked, label %done",
-        "masked:",
-        "  %left.0 = insertelement <8 x i64> undef, i64 %left, i32 0",
-        "  %left8 = shufflevector <8 x i64> %left.0, <8 x i64> undef, <8 x i32> zeroinitializer",
-        f"  %mask = icmp slt <8 x i64> <{lanes}>, %left8",
-        _interactions("tail", "%mask", error),
-        "  br label %done",
-        "done:",
-        *(f"  %a{a}.v = phi {_V} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
-        *(f"  %a{a} = call reassoc double @llvm.vector.reduce.fadd.v8f64(double 0.0, {_V} %a{a}.v)" for a in "xyz"),
-        "  %r.0 = insertvalue {double, double, double} undef, double %ax, 0",
-        "  %r.1 = insertvalue {double, double, double} %r.0, double %ay, 1",
-        "  %r.2 = insertvalue {double, double, double} %r.1, double %az, 2",
-        "  ret {double, double, double} %r.2",
-        "}",
         f"declare {_FMA}({_V}, {_V}, {_V})",
         f"declare {_V} @llvm.x86.avx512.rsqrt14.pd.512({_V}, {_V}, i8)" if error is None else
         f"declare {_V} @llvm.sqrt.v8f64({_V})",
         f"declare {_V} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_V})",
-        f"declare double @llvm.vector.reduce.fadd.v8f64(double, {_V})",
         'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="512" }',
     ]
     return "\n".join(body) + "\n"
@@ -162,31 +126,11 @@ attributes #0 = { "min-legal-vector-width"="512" }
 """
 
 
-def _codegen():
-    from numba.core.registry import cpu_target
-    return cpu_target.target_context.codegen()
-
-
 @lru_cache(maxsize=None)
 def available() -> bool:
     """Whether the CPU numba compiles for (the host, or NUMBA_CPU_NAME with NUMBA_CPU_FEATURES)
     has AVX-512F: LLVM, asked to add two `<8 x double>` for it, uses a 512-bit register."""
-    return "zmm" in _codegen()._tm.emit_assembly(llvm.parse_assembly(_PROBE))
-
-
-@lru_cache(maxsize=None)
-def _library(codegen, error: float | None):
-    """The row's IR as a numba code library of `codegen`, for kernels to link in."""
-    library = codegen.create_library(row_name(error))
-    module = llvm.parse_assembly(row_ir(error))
-    module.triple = llvm.get_process_triple()
-    library.add_llvm_module(module)
-    library.finalize()
-    return library
-
-
-def _contiguous_doubles(a) -> bool:
-    return isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 1 and a.layout == "C"
+    return "zmm" in ir_row.assembly(_PROBE)
 
 
 def row_intrinsic(error: float | None = None):
@@ -196,23 +140,11 @@ def row_intrinsic(error: float | None = None):
 
     @intrinsic
     def row(typingctx, x, y, z, m, n, xi, yi, zi, eps2):
-        if not all(_contiguous_doubles(a) for a in (x, y, z, m)) or not isinstance(n, types.Integer) \
+        if not all(ir_row.contiguous(a, types.float64) for a in (x, y, z, m)) or not isinstance(n, types.Integer) \
                 or any(s != types.float64 for s in (xi, yi, zi, eps2)):
             return None
         signature = types.UniTuple(types.float64, 3)(x, y, z, m, n, xi, yi, zi, eps2)
-
-        def codegen(context, builder, sig, args):
-            context.active_code_library.add_linking_library(_library(context.codegen(), error))
-            rows = [context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:4], args[:4])]
-            count = context.cast(builder, args[4], sig.args[4], types.int64)
-            double = ir.DoubleType()
-            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-                ir.LiteralStructType([double] * 3), [r.type for r in rows] + [ir.IntType(64)] + [double] * 4),
-                row_name(error))
-            sums = builder.call(function, [*rows, count, *args[5:]])
-            return context.make_tuple(builder, sig.return_type, [builder.extract_value(sums, k) for k in range(3)])
-
-        return signature, codegen
+        return signature, ir_row.call_row(row_name(error), row_ir(error), 4, ir.DoubleType())
     return row
 
 

@@ -256,7 +256,7 @@ DIVIDER_CPUS = frozenset({
 # r^-3) instead of numba's loop, by the LLVM name of the CPU numba compiles for, where `peers
 # --only A-row A-loop` measured it faster on a quiet machine (docs/how_fast.md)
 AVX2_ROW_CPUS = {
-    "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.99x, kept on the loop
+    "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.96-0.99x, kept on the loop
 }
 
 
@@ -294,7 +294,7 @@ class CpuKernels:
                  rows: tuple[str, ...] | None = None):
         dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
         rows = AVX2_ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
-        rows = tuple(p for p in ("sp", "dsp") if p in rows) if avx2.available() else ()
+        rows = tuple(p for p in ("sp", "dsp") if p in rows) if rows and avx2.available() else ()
         self.parallel, self.fused, self.dp_seed, self.rows = parallel, fused, dp_seed, rows
         shape = ("" if fused else " unfused") + ("" if dp_seed else " sqrt")
 
@@ -304,14 +304,16 @@ class CpuKernels:
         cube_dp = _device_function(_inverse_cube_dp if dp_seed else _inverse_cube_dp_sqrt)
         separation = _device_function(_separation)
         times = _device_function(_times) if fused else product_apart
-        float32 = {p: jit(f"pairwise {p} avx2 row", FASTMATH_ALL, _pairwise_words_source(avx2.pairwise_row(p)))
-                   if p in rows else jit(f"pairwise {p}{shape}", FASTMATH_ALL, _pairwise_source(
-                       np.float32, separation if p == "sp" else ds_diff, cube_sp, times)) for p in ("sp", "dsp")}
+        def float32(precision, words):
+            if precision in rows:
+                return jit(f"pairwise {precision} avx2 row", FASTMATH_ALL, _pairwise_words_source(
+                    avx2.pairwise_row(precision)))
+            return jit(f"pairwise {precision}{shape}", FASTMATH_ALL, _pairwise_source(np.float32, words, cube_sp, times))
         self.pairwise = {
-            "sp": float32["sp"],
+            "sp": float32("sp", separation),
             "dp": jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row)
                       if avx512.available() else _pairwise_source(np.float64, separation, cube_dp, times)),
-            "dsp": float32["dsp"],
+            "dsp": float32("dsp", ds_diff),
         }
         self.galactic = jit("galactic", False, _galactic_source(njit(as91_acceleration)))
         self.axpy = jit("axpy", FASTMATH_ALL, _axpy)

@@ -1,0 +1,122 @@
+"""The skeleton both LLVM IR rows share (`avx512.py`: dp on AVX-512; `avx2.py`: sp and dsp on
+AVX2): one target against all n sources, 8 lanes a vector, the full vectors in a loop, the last
+n mod 8 sources once with masked loads, the three sums reduced and returned as a struct.
+
+A row's own part is `interactions(tag, mask)`: the lines for one vector of sources at index
+%j.<tag> (masked loads where `mask`), from the accumulators %ax.in.<tag>, %ay.in.<tag>,
+%az.in.<tag> to %ax.<tag>, %ay.<tag>, %az.<tag>. On numba's side, `call_row` is a row's
+intrinsic codegen: the IR linked into the kernel and the row called (and inlined) there.
+"""
+from functools import lru_cache
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from numba.core import cgutils, types
+
+LANES = 8
+
+
+def splat(vector: str, scalar_type: str, name: str, scalar: str) -> list[str]:
+    """%<name>: the scalar %<scalar> in every lane."""
+    return [f"  %{name}.0 = insertelement {vector} undef, {scalar_type} %{scalar}, i32 0",
+            f"  %{name} = shufflevector {vector} %{name}.0, {vector} undef, <{LANES} x i32> zeroinitializer"]
+
+
+def accumulated(vector: str, fma: str, tag: str) -> list[str]:
+    """The sums of one vector: %a?.<tag> = %f.<tag> %d?.<tag> + %a?.in.<tag>, as FMAs (`fma`: the
+    intrinsic's return type and name)."""
+    return [f"  %a{a}.{tag} = call {fma}({vector} %f.{tag}, {vector} %d{a}.{tag}, {vector} %a{a}.in.{tag})"
+            for a in "xyz"]
+
+
+def loops(vector: str, interactions) -> list[str]:
+    """The blocks after `entry`'s set-up, ending in block `done` with the summed vectors %ax.v,
+    %ay.v, %az.v: `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j)."""
+    lanes = ", ".join(f"i64 {k}" for k in range(LANES))
+    return [
+        f"  %full = and i64 %n, -{LANES}",
+        "  %any = icmp sgt i64 %full, 0",
+        "  br i1 %any, label %loop, label %tail",
+        "loop:",
+        "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.loop = phi {vector} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        interactions("loop", None),
+        f"  %next = add nuw nsw i64 %j.loop, {LANES}",
+        "  %again = icmp slt i64 %next, %full",
+        "  br i1 %again, label %loop, label %tail",
+        "tail:",
+        "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
+        *(f"  %a{a}.in.tail = phi {vector} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
+        "  %left = sub i64 %n, %j.tail",
+        "  %some = icmp sgt i64 %left, 0",
+        "  br i1 %some, label %masked, label %done",
+        "masked:",
+        f"  %left.0 = insertelement <{LANES} x i64> undef, i64 %left, i32 0",
+        f"  %left8 = shufflevector <{LANES} x i64> %left.0, <{LANES} x i64> undef, <{LANES} x i32> zeroinitializer",
+        f"  %mask = icmp slt <{LANES} x i64> <{lanes}>, %left8",
+        interactions("tail", "%mask"),
+        "  br label %done",
+        "done:",
+        *(f"  %a{a}.v = phi {vector} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
+    ]
+
+
+def returned(vector: str, scalar_type: str, suffix: str, scale: str | None = None) -> list[str]:
+    """The three vectors' sums (`llvm.vector.reduce.fadd.<suffix>`, in any order), times the
+    constant `scale` where given, returned as {s, s, s}; closes the function."""
+    struct = f"{{{scalar_type}, {scalar_type}, {scalar_type}}}"
+    lines = [f"  %a{a}.sum = call reassoc {scalar_type} @llvm.vector.reduce.fadd.{suffix}({scalar_type} 0.0, "
+             f"{vector} %a{a}.v)" for a in "xyz"]
+    if scale:
+        lines += [f"  %a{a} = fmul {scalar_type} %a{a}.sum, {scale}" for a in "xyz"]
+    value = "" if scale else ".sum"
+    return lines + [
+        f"  %r.0 = insertvalue {struct} undef, {scalar_type} %ax{value}, 0",
+        f"  %r.1 = insertvalue {struct} %r.0, {scalar_type} %ay{value}, 1",
+        f"  %r.2 = insertvalue {struct} %r.1, {scalar_type} %az{value}, 2",
+        f"  ret {struct} %r.2",
+        "}",
+        f"declare {scalar_type} @llvm.vector.reduce.fadd.{suffix}({scalar_type}, {vector})",
+    ]
+
+
+def codegen():
+    """numba's CPU code generator: its target machine is the CPU numba compiles for."""
+    from numba.core.registry import cpu_target
+    return cpu_target.target_context.codegen()
+
+
+def assembly(module: str) -> str:
+    """The assembly LLVM emits for the IR `module` on the CPU numba compiles for (probes)."""
+    return codegen()._tm.emit_assembly(llvm.parse_assembly(module))
+
+
+@lru_cache(maxsize=None)
+def _library(code_generator, name: str, module: str):
+    """The IR `module` as a numba code library of `code_generator`, for kernels to link in."""
+    library = code_generator.create_library(name)
+    parsed = llvm.parse_assembly(module)
+    parsed.triple = llvm.get_process_triple()
+    library.add_llvm_module(parsed)
+    library.finalize()
+    return library
+
+
+def contiguous(a, dtype) -> bool:
+    return isinstance(a, types.Array) and a.dtype == dtype and a.ndim == 1 and a.layout == "C"
+
+
+def call_row(name: str, module: str, arrays: int, scalar: ir.Type):
+    """An intrinsic's codegen calling row `name` of IR `module`, whose arguments are `arrays`
+    contiguous rows (their data pointers), the count n (int64) and scalars of type `scalar`,
+    and which returns three of them as a struct: a UniTuple of three."""
+    def generate(context, builder, sig, args):
+        context.active_code_library.add_linking_library(_library(context.codegen(), name, module))
+        pointers = [context.make_array(t)(context, builder, v).data for t, v in zip(sig.args[:arrays], args[:arrays])]
+        count = context.cast(builder, args[arrays], sig.args[arrays], types.int64)
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            ir.LiteralStructType([scalar] * 3),
+            [p.type for p in pointers] + [ir.IntType(64)] + [scalar] * (len(args) - arrays - 1)), name)
+        sums = builder.call(function, [*pointers, count, *args[arrays + 1:]])
+        return context.make_tuple(builder, sig.return_type, [builder.extract_value(sums, k) for k in range(3)])
+    return generate
