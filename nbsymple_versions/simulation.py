@@ -85,7 +85,8 @@ def softening_problem(eps: float, precision: str, heaviest: float = 1.0) -> str 
     """One sentence when `eps` is below `least_softening(precision, heaviest)`, or sp's or dsp's
     masses are beyond float32, else None: every body would be NaN (0 x inf) at the first step."""
     if precision != "dp" and heaviest >= float(FLOAT32.max) / 1.001:
-        return f"a body's mass of {heaviest:.3g} is beyond the range of float32, which {precision} computes in: use precision dp"
+        return (f"a body's mass of {heaviest:.3g} is beyond the range of float32, which {precision} computes in: "
+                "use precision dp")
     least = least_softening(precision, heaviest)
     if eps >= least:
         return None

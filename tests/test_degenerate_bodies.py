@@ -137,7 +137,8 @@ def test_a_softening_too_small_for_the_precision_is_refused(precision, heaviest)
         for eps, refused in ((0.98 * least / 1.001, True), (1.02 * least / 1.001, False)):
             state = State.from_arrays(x, v, np.full(16, heaviest), eps=eps)
             if refused:
-                with pytest.raises(ValueError, match=rf"softening eps = .* is below {least:.3g}.*, under which {re.escape(edge)}"):
+                words = rf"softening eps = .* is below {least:.3g}.*, under which {re.escape(edge)}"
+                with pytest.raises(ValueError, match=words):
                     Simulation(state, version, precision=precision, dt=1e-30)
                 continue
             sim = Simulation(state, version, precision=precision, dt=1e-30)

@@ -486,8 +486,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--only", nargs="+", default=None,
-                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed and A-dp-sqrt, A's kernel "
-                        "shapes, run only when named)")
+                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed and "
+                        "A-dp-sqrt, A's kernel shapes, run only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")

@@ -7,7 +7,7 @@ e = 1 - r2 s^2,
 
     m r^-3 = m s^3 (1 - e)^(-3/2) ~ m s^3 (1 + 3/2 e) = 3/2 m s^3 (5/3 - r2 s^2),
 
-whose first neglected term, 15/8 e^2 < 1e-6, is below float32 summation noise over a cluster.
+whose first neglected term, 15/8 e^2 <= 1.0e-6, is below float32 summation noise over a cluster.
 The 3/2 is applied once, to the sums. Per 8 interactions: 4 loads (dsp: 7), 3 subtractions (dsp:
 9 subtractions and additions), 11 FMA-pipe operations after the estimate where numba's loop takes
 13 (r2: 3 fma; s^2, m s, m s^3, the step's fma and its product: 5; the sums: 3 fma) and one
@@ -19,8 +19,9 @@ loads: padding lanes get mass 0 and the target's own position (a zero separation
 exactly 0 (eps > 0).
 
 `pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
-`avx512.py`'s row is (both on `ir_row.py`'s skeleton). The kernels take it only on the CPUs of `serial.kernels.AVX2_ROW_CPUS`
-(measured faster there); `available()` says whether the CPU numba compiles for can run it.
+`avx512.py`'s row is (both on `ir_row.py`'s skeleton). The kernels take it only on the CPUs of
+`serial.kernels.AVX2_ROW_CPUS` (measured faster there); `available()` says whether the CPU
+numba compiles for can run it.
 """
 from functools import lru_cache
 import struct

@@ -308,7 +308,8 @@ class CpuKernels:
             if precision in rows:
                 return jit(f"pairwise {precision} avx2 row", FASTMATH_ALL, _pairwise_words_source(
                     avx2.pairwise_row(precision)))
-            return jit(f"pairwise {precision}{shape}", FASTMATH_ALL, _pairwise_source(np.float32, words, cube_sp, times))
+            return jit(f"pairwise {precision}{shape}", FASTMATH_ALL,
+                       _pairwise_source(np.float32, words, cube_sp, times))
         self.pairwise = {
             "sp": float32("sp", separation),
             "dp": jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row)
