@@ -10,6 +10,7 @@ import math
 import re
 import sys
 
+from .arguments import Parser, path_argument
 from .entry import command
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
@@ -17,7 +18,7 @@ from .core.schemes import SCHEMES
 from .core.units import CONSTANTS
 from .core.vocabulary import PRECISIONS, TASKS
 from .mpi.comm import launched
-from .runs.errors import path_argument, speaks, user_values, writable
+from .runs.errors import speaks, user_values, writable
 from .runs.signals import hold_signals
 from .runs.snapshots import SNAPSHOT_FORMATS
 from .runs.spec import RunSpec
@@ -36,13 +37,6 @@ def _positive_float(text):
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be positive and finite, got {text}")
     return value
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a mistake is one sentence on stderr (exit 2), without the usage block."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n" if speaks() else None)
 
 
 def options_markdown() -> str:
@@ -67,8 +61,8 @@ def version_options(args, version) -> dict:
 def _parser():
     """The command line. `run`'s flags have no defaults here (they are `RunSpec`'s): what parsing
     returns is what was given, abbreviations included."""
-    p = _Parser(prog="nbsymple", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = Parser(prog="nbsymple", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")
 

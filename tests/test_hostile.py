@@ -106,8 +106,9 @@ def _count_cases(request):
 
 # ------------------------------------------------------------------------------ running a case
 
-def call(argv) -> tuple[object, str, str]:
-    """(exit status, stdout, stderr) of `nbsymple ARGV` in this process, like tests/cli_call.py,
+def call(argv, main=None) -> tuple[object, str, str]:
+    """(exit status, stdout, stderr) of `nbsymple ARGV` (or of `main(ARGV)`, another command's
+    entry) in this process, like tests/cli_call.py,
     but stdout is a strict UTF-8 stream (what a pipe or terminal in a UTF-8 locale is), an
     exception that escapes `main` comes back as its traceback on stderr with status None, and
     the Python warnings it raised are on stderr as a user's interpreter prints them."""
@@ -118,7 +119,7 @@ def call(argv) -> tuple[object, str, str]:
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")   # what a user's interpreter prints, once per place
         try:
-            rc = cli.main([str(a) for a in argv])
+            rc = (main or cli.main)([str(a) for a in argv])
         except SystemExit as e:
             rc = e.code
         except Exception:                  # noqa: BLE001 - what a user would see: a traceback
@@ -252,14 +253,15 @@ def verify(test: str, argv, rc, out: str, err: str, found: list[str]):
 
 
 def run_case(test: str, root: Path, argv, named=(), checkpoints=(), json_asked=False, statuses=(0, 2),
-             kept_on_refusal=()):
+             kept_on_refusal=(), main=None):
     """Run one case in `root` and verify it; `kept_on_refusal`: paths that a refusal (status 2)
-    must leave as they were ("nothing written", docs/cli.md and docs/paper.md)."""
+    must leave as they were ("nothing written", docs/cli.md and docs/paper.md); `main`: another
+    command's entry than `nbsymple`'s (`call`)."""
     assume(not writes_outside(argv))
     before = everything(root)
     note(f"argv = {argv!r}")
     with hang_guard():
-        rc, out, err = call(argv)
+        rc, out, err = call(argv, main)
     after = everything(root)
     found = problems(argv, rc, out, err, before, after, allowed_paths(root, named, checkpoints), json_asked, statuses)
     if rc == 2:
@@ -529,7 +531,8 @@ RUN_TABLE = {
     "--resume": path_opt(one("good.ck")),
     "--json": FLAG,
 }
-PATH_FLAGS = ("--snapshots", "--ics", "--checkpoint", "--resume", "--keep", "--out", "--results")
+PATH_FLAGS = ("--snapshots", "--ics", "--checkpoint", "--resume", "--keep", "--out", "--results", "--measure",
+              "--measured", "--plot")
 
 
 @st.composite

@@ -119,7 +119,7 @@ LAYERS = (
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
     ("", "simulation", "validation"),                  # the API ("": the package's __init__, its public names)
-    ("environment", "entry"),                          # how every command starts and ends (its process)
+    ("environment", "entry", "arguments"),             # how every command starts and ends (its process, its line)
     ("runs", "instruments"),                           # the two wings: runs on disk, what measures from outside
     ("paper",),
     ("cli", "__main__"),                              # __main__: the `nbsymple` script, loading cli
@@ -153,8 +153,8 @@ def test_the_version_packages_are_the_papers_and_fs():
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
     assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
     modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
-    assert modules == ["__init__", "__main__", "cli", "entry", "environment", "simulation", "validation",
-                       "versions"], modules
+    assert modules == ["__init__", "__main__", "arguments", "cli", "entry", "environment", "simulation",
+                       "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
 

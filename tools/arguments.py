@@ -1,30 +1,9 @@
-"""The tools' command lines: a parser whose refusals are one sentence naming the option (exit
-status 2, no usage block), and argparse types that take only values that mean something."""
+"""The tools' command lines: the package's parser and number types (nbsymple_versions/arguments.py),
+and the types only the tools take: a regular expression, a name, a commit."""
 import argparse
-import math
 import re
 
-from nbsymple_versions.core.options import whole_number_argument  # noqa: F401  (the tools' whole numbers)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a mistake is one sentence on stderr and exit status 2 (its subcommands' too)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def number_above(minimum: float):
-    """argparse type: a finite number above `minimum` (not NaN, not inf)."""
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not (math.isfinite(value) and value > minimum):
-            raise argparse.ArgumentTypeError(f"must be a finite number above {minimum:g}, got {text}")
-        return value
-    return parse
+from nbsymple_versions.arguments import Parser, number_above, whole_number_argument  # noqa: F401  (shared)
 
 
 def regex(text):

@@ -14,15 +14,16 @@ generated from E's typed `Options`, as `nbsymple run`'s are.
 Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`), without
 the Warp peers; the simulator's numbers mean nothing.
 """
-import argparse
 import sys
 import time
 
 import numpy as np
 
+from ..arguments import Parser, number_above, whole_number_argument
 from ..core.ics import make_cluster, timing_state
 from ..core.options import add_option_arguments
 from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
+from ..core.work import memory_problem
 from ..gpu_pairwise.options import KERNEL_KINDS
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
@@ -32,13 +33,14 @@ OPTIONS = ("tile", "devices", "backend", "kernel")     # the versions' options i
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="nbsymple check --gpu-report", description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", "--n", type=int, nargs="+", default=list(DEFAULT_SIZES), metavar="N",
-                   help="body counts to time (default 16384 65536 131072)")
-    p.add_argument("--validate-n", type=int, default=None,
+    p = Parser(prog="nbsymple check --gpu-report", description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", "--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_SIZES),
+                   metavar="N", help="body counts to time (default 16384 65536 131072)")
+    p.add_argument("--validate-n", type=whole_number_argument(2), default=None,
                    help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
-    p.add_argument("--steps", type=int, default=3, help="leapfrog steps timed per version (default 3)")
-    p.add_argument("--min-seconds", type=float, default=0.2,
+    p.add_argument("--steps", type=whole_number_argument(1), default=3,
+                   help="leapfrog steps timed per version (default 3)")
+    p.add_argument("--min-seconds", type=number_above(0, or_equal=True), default=0.2,
                    help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
     add_option_arguments(p.add_argument, option_flags(), OPTIONS)     # --gpu-kernel: the validation and step rows'
     return p
@@ -63,15 +65,17 @@ def _devices(letter: str, devices: int) -> dict:
 def main(argv=None, **options) -> int:
     """The report; `options` (the versions' options, as `nbsymple check` parsed them) stand in for
     the flags of the same names. Exit status 0, 1 (a check failed, or no GPU), 2 (bad input)."""
-    args = _parser().parse_args(argv)
+    p = _parser()
+    args = p.parse_args(argv)
+    for option, n in [("--sizes", n) for n in args.sizes] + [("--validate-n", args.validate_n or 2)]:
+        if (problem := memory_problem(n, option)) is not None:
+            p.refuse(problem)
     from ..simulation import Simulation
     from ..validation import validate
 
     try:
         given = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
         chosen = get_version("E").Options.from_dict({**given, **options}, "E")
-        if min(args.sizes) < 2 or args.steps < 1:
-            raise ValueError("sizes must be >= 2 and steps >= 1")
     except ValueError as e:
         print(f"nbsymple check --gpu-report: {e}", file=sys.stderr)
         return 2

@@ -20,15 +20,16 @@ compute / (compute + communicate) drops under one half.
     python -m nbsymple_versions.instruments.mpi_model --measure out.json   # F with 1 and 2 ranks here
     python -m nbsymple_versions.instruments.mpi_model --plot docs/mpi_model.png --measured out.json
 """
-import argparse
 import io
-import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from ..runs.paths import write_file
+from ..arguments import Parser, number_above, path_argument
+from ..runs.errors import fault_status, writable
+from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file
 
 JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
 BYTES_PER_BODY = 24                 # float64 x, y, z
@@ -101,7 +102,7 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
     """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     mpiexec = Path(sys.executable).parent / "mpiexec"
-    runs = Path(path).read_text() if Path(path).is_file() else ""
+    runs = _measured_text(path) if os.path.lexists(path) else ""
     for _ in range(repeats):
         for n in ns:
             for k in ranks:
@@ -109,6 +110,55 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
                                     "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
                 runs += p.stdout.strip().splitlines()[-1] + "\n"
                 write_file(path, runs)          # each run kept as it ends; never through a link at `path`
+
+
+MEASURED = "measured-runs file"
+
+
+def _whole(least: int):
+    return (lambda v: type(v) is int and least <= v < 2**53), f"a whole number from {least}"
+
+
+POSITIVE = (lambda v: type(v) in (int, float) and math.isfinite(v) and v > 0), "a positive number"
+# what `best`, `cpu_rate` and the tables read of each run (dotted: a key inside a key), and what it must be
+RECORD = {"ranks": _whole(1), "n": _whole(2), "steps": _whole(1), "threads_per_rank": _whole(1),
+          "seconds_per_step": POSITIVE, "task_seconds.pairwise": POSITIVE,
+          "task_shares.communicate": ((lambda v: type(v) in (int, float) and 0 <= v <= 100), "a share from 0 to 100")}
+
+
+def _record_problem(record) -> str | None:
+    """What makes one measured run unusable, in a few words, else None."""
+    if not isinstance(record, dict):
+        return f"is {type(record).__name__}, not a JSON object"
+    for key, (valid, words) in RECORD.items():
+        value = record
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if not valid(value):
+            return f"has no valid {key} ({words})"
+    return None
+
+
+def _measured_text(path) -> str:
+    """The text of a measured-runs file (`runs.paths.read_bytes`: a regular file, bounded)."""
+    try:
+        return read_bytes(path, MEASURED).decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileRefused(f"{MEASURED} {path} is not UTF-8 text") from None
+
+
+def read_measured(path) -> list[dict]:
+    """The runs of a measured-runs file (`mpi_timing`'s JSON lines), each checked
+    (`_record_problem`); FileRefused (a ValueError) in one sentence naming the file and the
+    line where one cannot be read or used."""
+    runs = []
+    for number, line in enumerate(_measured_text(path).splitlines(), 1):
+        if line.strip():
+            record = parse_json(line, MEASURED, f"{path} (line {number})")
+            if (problem := _record_problem(record)) is not None:
+                raise FileRefused(f"{MEASURED} {path}: the run on line {number} {problem}")
+            runs.append(record)
+    return runs
 
 
 def best(measured: list[dict]) -> dict:
@@ -121,9 +171,12 @@ def best(measured: list[dict]) -> dict:
     return out
 
 
-def cpu_rate(measured: list[dict]) -> float:
-    """This CPU's dp rate from the fastest 1-rank run at the largest N: N^2 / pairwise seconds."""
+def cpu_rate(measured: list[dict]) -> float | None:
+    """This CPU's dp rate from the fastest 1-rank run at the largest N: N^2 / pairwise seconds
+    (None without a 1-rank run)."""
     one = [r for r in best(measured).values() if r["ranks"] == 1]
+    if not one:
+        return None
     r = max(one, key=lambda r: r["n"])
     return r["n"] ** 2 * r["steps"] / r["task_seconds"]["pairwise"]
 
@@ -164,28 +217,47 @@ def plot(path, measured: list[dict], rate_cpu: float):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.mpi_model",
-                                description=__doc__.splitlines()[0])
-    p.add_argument("--measure", metavar="JSONL", help="time F with 1 and 2 ranks here, appending to JSONL")
-    p.add_argument("--measured", metavar="JSONL", help="measured runs (from --measure) for the rate and the plot")
-    p.add_argument("--rate", type=float, default=None, help="this CPU's dp interactions/s (default: from --measured)")
-    p.add_argument("--plot", metavar="PNG", help="write the figure")
+    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_model", description=__doc__.splitlines()[0])
+    p.add_argument("--measure", type=path_argument, metavar="JSONL",
+                   help="time F with 1 and 2 ranks here, appending to JSONL")
+    p.add_argument("--measured", type=path_argument, metavar="JSONL",
+                   help="measured runs (from --measure) for the rate and the plot")
+    p.add_argument("--rate", type=number_above(0), default=None,
+                   help="this CPU's dp interactions/s (default: from --measured)")
+    p.add_argument("--plot", type=path_argument, metavar="PNG", help="write the figure")
     a = p.parse_args(argv)
+    for option, path in (("--measure", a.measure), ("--plot", a.plot)):     # before minutes of measuring
+        if path is not None:
+            if (kind := odd_kind(path)) is not None:
+                p.refuse(f"{option} {path} is {kind}, not a file")
+            writable(path.parent, "files", p.refuse)
     if a.measure:
+        if os.path.lexists(a.measure):
+            _checked(p, read_measured, a.measure)
         measure(a.measure)
     source = a.measured or a.measure
-    measured = [json.loads(line) for line in Path(source).read_text().splitlines() if line.strip()] if source else []
+    measured = _checked(p, read_measured, source) if source else []
     rate = a.rate or (cpu_rate(measured) if measured else None)
     if rate is None:
-        p.error("give --rate, or measured runs with --measure/--measured")
+        p.error("give --rate, or measured runs with a 1-rank run (--measure, --measured)")
     for (k, n), r in sorted(best(measured).items()):
         print(f"measured: {k} rank(s), N = {n}: {r['seconds_per_step']:.4g} s per step, "
               f"communicate {r['task_shares']['communicate']:.2f} %, {r['threads_per_rank']} thread(s) per rank")
     print(f"this CPU: {rate:.3g} dp interactions/s\n")
     print(tables(rate))
     if a.plot:
-        plot(a.plot, measured, rate)
+        try:
+            plot(a.plot, measured, rate)
+        except OSError as e:
+            p.refuse(f"cannot write --plot {a.plot}: {e.strerror or e}", fault_status(e))
     return 0
+
+
+def _checked(p, read, path):
+    try:
+        return read(path)
+    except FileRefused as e:
+        p.refuse(str(e))
 
 
 if __name__ == "__main__":

@@ -8,14 +8,18 @@ least `--min-seconds` (and `--min-steps`) and tells every rank, so all ranks ste
 result is rank 0's TaskClock: seconds per step and the share of each task, communicate
 included. `benchmarks/mpi.py` launches this for asv; docs/mpi.md uses its numbers.
 """
-import argparse
 import json
 import math
 import sys
 
+from ..arguments import Parser, number_above, whole_number_argument
 from ..core.ics import timing_state
+from ..core.options import add_option_arguments
+from ..core.schemes import SCHEMES
+from ..core.vocabulary import PRECISIONS
+from ..core.work import WorkRefused, check_time, memory_problem
 from ..simulation import Simulation
-from ..versions import get_version
+from ..versions import VersionUnavailable, get_version, option_flags
 
 
 def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: int = 3,
@@ -26,7 +30,7 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
     sim = Simulation(state, "F", scheme, precision, diagnostics=False, **options)
     sim.step(1)
     first = sim.clock.total
-    more = min(max_steps, max(min_steps, math.ceil(min_seconds / max(first, 1e-9)))) - 1
+    more = max(min_steps, min(max_steps, math.ceil(min_seconds / max(first, 1e-9)))) - 1
     sim.step(sim.world.broadcast_object(more))
     return {"ranks": sim.world.size, "n": n, "scheme": scheme, "precision": precision, "steps": sim.steps_done,
             "seconds_per_step": sim.seconds_per_step, "task_seconds": dict(sim.clock.seconds),
@@ -36,16 +40,25 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.mpi_timing",
-                                description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=16384)
-    p.add_argument("--scheme", default="leapfrog")
-    p.add_argument("--precision", default="dp")
-    p.add_argument("--min-steps", type=int, default=3)
-    p.add_argument("--min-seconds", type=float, default=1.0)
-    p.add_argument("--node-version", default=None)
+    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_timing", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=whole_number_argument(2), default=16384, help="number of bodies (default 16384)")
+    p.add_argument("--scheme", type=str.lower, choices=SCHEMES, default="leapfrog", help="leapfrog or si6a")
+    p.add_argument("--precision", type=str.lower, choices=PRECISIONS, default="dp", help="sp, dp or dsp")
+    p.add_argument("--min-steps", type=whole_number_argument(1), default=3, help="least steps timed (default 3)")
+    p.add_argument("--min-seconds", type=number_above(0, or_equal=True), default=1.0,
+                   help="least seconds timed (default 1), in at most 1000 steps or --min-steps")
+    add_option_arguments(p.add_argument, option_flags(), ("node_version",))
     a = p.parse_args(argv)
-    result = measure(a.n, a.scheme, a.precision, a.min_steps, a.min_seconds, node_version=a.node_version)
+    if (problem := memory_problem(a.n, "--n")) is not None:
+        p.refuse(problem)
+    try:
+        check_time(a.n, a.min_steps, "--min-steps", "a smaller --n or --min-steps")
+    except WorkRefused as e:
+        p.refuse(str(e))
+    try:
+        result = measure(a.n, a.scheme, a.precision, a.min_steps, a.min_seconds, node_version=a.node_version)
+    except VersionUnavailable as e:         # a node version this machine cannot run (D, E without a GPU)
+        p.refuse(str(e))
     if get_version("F").world().is_root:
         print(json.dumps(result), flush=True)
     return 0

@@ -54,8 +54,10 @@ from typing import Callable
 import numpy as np
 
 from ..core import reference
+from ..arguments import Parser, whole_number_argument
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
+from ..core.work import memory_problem
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 from .provenance import machine_line
@@ -480,11 +482,10 @@ def _load() -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m nbsymple_versions.instruments.peers",
-                                description=__doc__.split("\n")[0])
-    p.add_argument("--n", type=int, nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
-    p.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="timed rounds (median)")
-    p.add_argument("--seed", type=int, default=1)
+    p = Parser(prog="python -m nbsymple_versions.instruments.peers", description=__doc__.split("\n")[0])
+    p.add_argument("--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
+    p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
+    p.add_argument("--seed", type=whole_number_argument(0), default=1, help="random seed of the bodies (default 1)")
     p.add_argument("--only", nargs="+", default=None,
                    help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed and "
                         "A-dp-sqrt, A's kernel shapes, run only when named)")
@@ -497,6 +498,14 @@ def main(argv=None) -> int:
                         "compiles the kernels for the host in a child process, about 20 s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
+    field = candidates() + shape_candidates() + gpu_candidates()
+    if unknown := [name for name in args.only or () if not select(field, [name])]:
+        names = ", ".join(dict.fromkeys(c.name for c in field))
+        p.error(f"argument --only: no candidate {', '.join(map(repr, unknown))}; the candidates: {names} "
+                "(or a name and its precision, e.g. B-sp)")
+    for n in args.n:
+        if (problem := memory_problem(n, "--n")) is not None:
+            p.refuse(problem)
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     gpu = args.gpu
     if gpu is None:      # Warp (1 s to import) is asked only when the filter keeps a GPU candidate

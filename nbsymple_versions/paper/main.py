@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
-from ..runs.errors import path_argument, writable
+from ..arguments import path_argument
+from ..runs.errors import writable
 from ..runs.paths import FileRefused, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted

@@ -1,6 +1,5 @@
 """How a run ends early: `RunStop` (one sentence and an exit status), and the checks that
 turn a user's mistake into one."""
-import argparse
 from contextlib import contextmanager
 import errno
 from pathlib import Path
@@ -59,11 +58,3 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
         message = f"cannot write {what} into {folder}: {e.strerror or e}"
         raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
     return folder
-
-
-def path_argument(text) -> Path:
-    """argparse type of every path option: a file or folder name; an empty one (an unset shell
-    variable) is refused, never read as "none" or as the current folder."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
-    return Path(text)

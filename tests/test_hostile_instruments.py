@@ -1,0 +1,191 @@
+"""Hostile options and files for the instruments' command lines, which docs/how_fast.md, docs/mpi.md
+and docs/gpu.md tell users to run (`python -m nbsymple_versions.instruments.peers`, `mpi_timing`,
+`mpi_model`, `gpu_report`), under test_hostile.py's rules: every case ends with a documented
+status (0, or 2 for a mistake; `gpu_report` 1 without a GPU), at most 3 lines on stderr, no
+traceback, no hang (`hang_guard`), and nothing changed outside the paths it names. Each refusal
+is one sentence naming the option or the file (and the line of a measured-runs file).
+
+The valid values are drawn small (N <= 48, a few rounds and steps; `peers` always with `--only`,
+`--no-bound`, without which it would compile every kernel for this CPU in a child, and `--quiet`,
+without which its progress takes a line per candidate); `mpi_model
+--measure`, which would time F under mpiexec for minutes, is tried with what it must refuse
+before it starts."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import socket
+
+import pytest
+from hypothesis import given, note, strategies as st
+
+from nbsymple_versions.entry import command
+from nbsymple_versions.instruments import gpu_report, mpi_model, mpi_timing, peers
+
+from test_hostile import (FLAG, _named, allowed_paths, argv_text, call, count_text, everything, file_bytes,
+                          float_text, hang_guard, hostile, json_bytes, mutated_json, one, opt, options, path_opt,
+                          path_text, problems, run_case, sandbox, valid_float)
+
+
+def entry(module):
+    """`python -m MODULE ARGV` in this process: `entry.command` around the module's `main`."""
+    name = f"python -m {module.__name__}"
+    return lambda argv: command(name, lambda: module.main(argv))
+
+
+RUN = {"peers": entry(peers), "mpi_timing": entry(mpi_timing), "mpi_model": entry(mpi_model),
+       "gpu_report": entry(gpu_report)}
+# one valid run of F (1 rank) as `mpi_timing` prints it, the line `mpi_model` reads
+MEASURED_RUN = {"ranks": 1, "n": 1024, "scheme": "leapfrog", "precision": "dp", "steps": 22,
+                "seconds_per_step": 0.0407, "task_seconds": {"pairwise": 0.187, "galactic": 0.17, "integrate": 0.53,
+                                                             "transfer": 0.0, "communicate": 0.0},
+                "task_shares": {"pairwise": 20.1, "galactic": 18.8, "integrate": 57.4, "transfer": 0.0,
+                                "communicate": 0.0}, "threads_per_rank": 2, "device": None, "node_version": "B"}
+
+
+def populate(root: Path):
+    """What the instruments' path options may meet: a valid measured-runs file, a damaged one,
+    a folder, a FIFO, a socket, a symbolic-link loop."""
+    (root / "runs.jsonl").write_text(json.dumps(MEASURED_RUN) + "\n" + json.dumps({**MEASURED_RUN, "ranks": 2}) + "\n")
+    (root / "bad.jsonl").write_bytes(b'{"ranks": 1, "n": \xff}\n')
+    (root / "folder").mkdir()
+    os.mkfifo(root / "fifo")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(root / "socket"))
+    (root / "loop").symlink_to("loop")
+
+
+SPECIAL = one("folder", "fifo", "socket", "loop", "folder/", "nowhere/", "bad.jsonl")
+
+# --------------------------------------------------------------------------------- each refusal named
+
+REFUSED = [   # (instrument, argv, what the sentence names)
+    ("peers", ["--n", "0"], "--n"), ("peers", ["--n", "1.5"], "--n"), ("peers", ["--n", "99999999999"], "--n"),
+    ("peers", ["--repeats", "0"], "--repeats"), ("peers", ["--seed", "-1"], "--seed"),
+    ("peers", ["--only", "nobody", "A-sp"], "'nobody'"),
+    ("mpi_timing", ["--n", "1"], "--n"), ("mpi_timing", ["--n", "99999999999"], "--n"),
+    ("mpi_timing", ["--scheme", "rk4"], "--scheme"), ("mpi_timing", ["--precision", "fp16"], "--precision"),
+    ("mpi_timing", ["--min-steps", "0"], "--min-steps"), ("mpi_timing", ["--n", "8", "--min-steps", "10**16"], "--min-steps"),
+    ("mpi_timing", ["--n", "8", "--min-steps", "10000000000000000"], "--min-steps"),
+    ("mpi_timing", ["--min-seconds", "nan"], "--min-seconds"), ("mpi_timing", ["--min-seconds", "inf"], "--min-seconds"),
+    ("mpi_timing", ["--min-seconds", "-1"], "--min-seconds"), ("mpi_timing", ["--node-version", "Z"], "--node-version"),
+    ("mpi_timing", ["--n", "8", "--node-version", "D"], "node version D"),
+    ("mpi_model", ["--rate", "nan"], "--rate"), ("mpi_model", ["--rate", "-1"], "--rate"),
+    ("mpi_model", ["--rate", "0"], "--rate"), ("mpi_model", ["--rate", "inf"], "--rate"),
+    ("mpi_model", [], "--rate"), ("mpi_model", ["--measured", ""], "--measured"),
+    ("mpi_model", ["--measured", "nope.jsonl"], "nope.jsonl"), ("mpi_model", ["--measured", "bad.jsonl"], "bad.jsonl"),
+    ("mpi_model", ["--measured", "folder"], "folder"), ("mpi_model", ["--measured", "fifo"], "fifo"),
+    ("mpi_model", ["--measured", "socket"], "socket"), ("mpi_model", ["--measured", "loop"], "loop"),
+    ("mpi_model", ["--measure", "folder"], "--measure folder"), ("mpi_model", ["--measure", "fifo"], "--measure fifo"),
+    ("mpi_model", ["--measure", "bad.jsonl"], "bad.jsonl"), ("mpi_model", ["--measure", "file.txt/x"], "file.txt"),
+    ("mpi_model", ["--rate", "1e9", "--plot", "folder"], "--plot folder"),
+    ("mpi_model", ["--rate", "1e9", "--plot", "fifo"], "--plot fifo"),
+    ("mpi_model", ["--rate", "1e9", "--plot", "file.txt/m.png"], "file.txt"),
+    ("gpu_report", ["--sizes", "1"], "--sizes"), ("gpu_report", ["--validate-n", "0"], "--validate-n"),
+    ("gpu_report", ["--steps", "0"], "--steps"), ("gpu_report", ["--min-seconds", "nan"], "--min-seconds"),
+    ("gpu_report", ["--sizes", "99999999999"], "--sizes"),
+]
+
+
+@pytest.mark.parametrize("instrument, argv, named", REFUSED, ids=[f"{i}-{' '.join(a)}" for i, a, _ in REFUSED])
+def test_a_mistake_is_one_sentence_naming_it(instrument, argv, named):
+    """Status 2 and one sentence naming the option or file, before any work (a refused
+    `--measure` never starts mpiexec: nothing is written)."""
+    with sandbox() as root:
+        populate(root)
+        (root / "file.txt").write_text("a file, not a folder\n")
+        before = everything(root)
+        with hang_guard():
+            rc, out, err = call(argv, RUN[instrument])
+        found = problems(argv, rc, out, err, before, everything(root), allowed_paths(root, []), False, statuses=(2,))
+        assert not found and named in err and len(err.strip().splitlines()) == 1, (found, rc, err)
+
+
+def test_mpi_timing_keeps_min_steps_beyond_its_usual_cap():
+    """--min-steps is the least number of steps timed, also above the 1000 steps that
+    --min-seconds asks for at most: never cut silently."""
+    result = mpi_timing.measure(8, min_steps=1003, min_seconds=0.0)
+    assert result["steps"] == 1003
+
+
+def test_mpi_model_reads_a_measured_run_and_names_a_bad_line(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(MEASURED_RUN) + "\n\n" + json.dumps({**MEASURED_RUN, "task_shares": {}}) + "\n")
+    with pytest.raises(ValueError, match=r"runs.jsonl: the run on line 3 has no valid task_shares.communicate"):
+        mpi_model.read_measured(path)
+    path.write_text(json.dumps(MEASURED_RUN) + "\n")
+    assert mpi_model.read_measured(path) == [MEASURED_RUN]
+    assert mpi_model.cpu_rate([{**MEASURED_RUN, "ranks": 2}]) is None       # no 1-rank run: no rate
+
+
+# --------------------------------------------------------------------------------- searched by hypothesis
+
+CHEAP_CANDIDATES = ["A-sp", "A-dp", "B-dsp", "NumPy", "A", "B-sp"]     # the kernels the suite compiles anyway
+PEERS_TABLE = {
+    "--n": opt(st.lists(st.integers(2, 48).map(str), min_size=1, max_size=2),
+               st.lists(count_text(48, refused=10**12), min_size=1, max_size=2)),
+    "--repeats": opt(st.integers(1, 2).map(str), count_text(2)),
+    "--seed": opt(st.integers(0, 2**40).map(str), count_text(10**9, low=0)),
+    "--only": (st.lists(st.sampled_from(CHEAP_CANDIDATES), min_size=1, max_size=2),
+               st.lists(st.one_of(argv_text(), one("C", "Warp-GPU-tile", "E-sp")), min_size=1, max_size=2)),
+    "--no-bound": FLAG, "--no-gpu": FLAG,
+}
+
+
+@hostile(25)
+@given(case=options(PEERS_TABLE, always=("--n", "--only", "--no-bound"), at_most=4))
+def test_peers_options(case):
+    pieces, given = case
+    if "--only" not in given or not any(v in CHEAP_CANDIDATES for v in given["--only"]):
+        pieces += ["--only", "A-sp"]        # without it every peer would run (Warp, REBOUND: seconds)
+    with sandbox() as root:
+        run_case("peers options", root, pieces + ["--no-bound", "--quiet"], main=RUN["peers"])
+
+
+TIMING_TABLE = {
+    "--n": opt(st.integers(2, 32).map(str), count_text(32, refused=10**12)),
+    "--scheme": opt(one("leapfrog", "si6a", "SI6A")), "--precision": opt(one("sp", "dp", "dsp", "DP")),
+    "--min-steps": opt(st.integers(1, 3).map(str), count_text(3, refused=10**13)),
+    "--min-seconds": opt(one("0", "0.001", "1e-9", "0.01"), float_text()),
+    "--node-version": opt(one("B", "b"), one("D", "E", "F", "Z", "")),
+}
+
+
+@hostile(25)
+@given(case=options(TIMING_TABLE, always=("--n",), at_most=5))
+def test_mpi_timing_options(case):
+    pieces, given = case
+    with sandbox() as root:
+        rc, out, _ = run_case("mpi_timing options", root, pieces, main=RUN["mpi_timing"])
+        if rc == 0:
+            assert json.loads(out)["steps"] >= 1
+
+
+MODEL_TABLE = {
+    "--rate": opt(valid_float(), float_text()),
+    "--measured": (one("runs.jsonl"), st.one_of(SPECIAL, path_text())),
+    "--plot": path_opt(one("m.png", "d/m.png", "folder/m.png")),
+}
+
+
+@hostile(25)
+@given(case=options(MODEL_TABLE, at_most=3))
+def test_mpi_model_options(case):
+    pieces, given = case
+    with sandbox() as root:
+        populate(root)
+        run_case("mpi_model options", root, pieces, named=_named(given, ("--plot",)), main=RUN["mpi_model"])
+
+
+@hostile(30)
+@given(data=file_bytes(json_bytes(MEASURED_RUN) + b"\n",
+                       mutated_json(MEASURED_RUN, times=3).map(lambda d: json_bytes(d) + b"\n")),
+       more=st.sampled_from([b"", b"\n", json_bytes(MEASURED_RUN) + b"\n"]))
+def test_mpi_model_reads_any_measured_runs_file(data, more):
+    """Any bytes in the measured-runs file: the tables from its runs (status 0), or one sentence
+    naming the file and the line (status 2)."""
+    note(f"file = {more + data!r}")
+    with sandbox() as root:
+        (root / "m.jsonl").write_bytes(more + data)
+        run_case("mpi_model --measured", root, ["--measured", "m.jsonl"], main=RUN["mpi_model"])
