@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import asv
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("offline", ROOT / "tools" / "dashboard" / "offline.py")
@@ -83,3 +84,65 @@ def test_the_changes_apply_to_the_installed_asv_and_only_once(tmp_path):
     assert index["benchmarks"]["a.A.time_x"][views.DEFAULTS_KEY] == {"p-version": ["'A'"], "p-n": ["256"]}
     (html / "graphdisplay.js").write_text("not asv's file")
     assert views.main([str(html)]) == 1
+
+
+# ----------------------------------------------------------------------------- what the folder may hold
+
+def _published(tmp_path) -> Path:
+    """A folder as asv publish leaves it: its index.html and the two scripts views.py changes."""
+    html = tmp_path / "html"
+    html.mkdir()
+    for name in ("index.html", *views.PATCHES):
+        (html / name).write_bytes((ASV_INDEX.parent / name).read_bytes())
+    return html
+
+
+INDEXES = {   # index.json -> the status views.py ends with (2: refused, nothing changed)
+    "not JSON": (b"[1", 2), "not UTF-8": (b"\xff{}", 2), "a list": (b"[1, 2]", 2), "no benchmarks": (b"{}", 2),
+    "benchmarks a list": (b'{"benchmarks": [1]}', 2), "deep": (b"[" * 5000 + b"]" * 5000, 2),
+    "odd benchmarks": (json.dumps({"benchmarks": {"b[*]": {"params": 5}, "c": 3, "d": {"params": [[1]]},
+                                                  "e": {"params": [["'A'"]], "param_names": []},
+                                                  "a": {"params": [["'A'"]], "param_names": ["v"]}}}).encode(), 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INDEXES))
+def test_views_takes_any_index_and_graphs_or_names_what_it_refuses(tmp_path, capsys, case):
+    """Whatever index.json and the graph files hold: the views of the benchmarks it can read
+    (status 0; a benchmark whose parameters are not asv's left as it is, a graph file that is not
+    one read as no data, each named), or one sentence and nothing changed (status 2)."""
+    html = _published(tmp_path)
+    data, status = INDEXES[case]
+    (html / "index.json").write_bytes(data)
+    graphs = html / "graphs" / "machine-m"
+    graphs.mkdir(parents=True)
+    (graphs / "a.json").write_text(json.dumps([[1, [1.0]], "junk", [2], [3, None], [4, {"x": 1}]]))
+    (graphs / "c.json").write_bytes(b"\xff")
+    (graphs / "d.json").write_bytes(b"[" * 5000)
+    before = {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()}
+    assert views.main([str(html)]) == status
+    err = capsys.readouterr().err
+    if status == 2:
+        assert {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()} == before
+        assert len(err.strip().splitlines()) == 1 and "nothing changed" in err, err
+    else:
+        index = json.loads((html / "index.json").read_text())
+        assert index["benchmarks"]["a"][views.DEFAULTS_KEY] == {"p-v": ["'A'"]}
+        assert {"b[*]", "c", "d", "e"} <= set(index["benchmarks"]), index
+
+
+def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_text(tmp_path, capsys):
+    html = _published(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    planted = html / "vendor" / offline.ASSETS["https://code.jquery.com/jquery-3.3.1.min.js"]
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(victim)
+    assert offline.main([str(html)]) == 0
+    assert victim.read_text() == "precious\n" and not planted.is_symlink()
+    assert planted.read_bytes() == (offline.VENDOR / planted.relative_to(html / "vendor")).read_bytes()
+    capsys.readouterr()
+    (html / "index.html").write_bytes(b"\xff<html>")
+    assert offline.main([str(html)]) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8" in err and len(err.strip().splitlines()) == 1, err

@@ -12,11 +12,13 @@ index.html still loads anything from the network.
 import base64
 import hashlib
 import re
-import shutil
 import sys
 from pathlib import Path
 
-from nbsymple_versions.runs.paths import write_file
+from nbsymple_versions.runs.errors import fault_status
+from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file
+
+KIND = "published dashboard file"   # runs/paths.py's LIMITS
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
 # CDN address in asv's www/index.html -> file under vendor/
@@ -67,14 +69,35 @@ def remote(html: str) -> list[str]:
     return [m.group(2) for m in TAG.finditer(html) if m.group(1) == "script" or "stylesheet" in m.group(0)]
 
 
+def copy_vendor(out: Path):
+    """vendor/ into `out`/vendor/, each file written anew (`write_file`): a link planted at one of
+    its names is replaced, never written through."""
+    for path in sorted(VENDOR.rglob("*")):
+        if path.is_file():
+            target = out / "vendor" / path.relative_to(VENDOR)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_file(target, path.read_bytes())
+
+
 def main(argv) -> int:
     if len(argv) != 1 or not (Path(argv[0]) / "index.html").is_file():
         print("usage: python tools/dashboard/offline.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
     out = Path(argv[0])
-    shutil.copytree(VENDOR, out / "vendor", dirs_exist_ok=True)
     index = out / "index.html"
-    html, report = rewrite(index.read_text(encoding="utf-8"))
+    try:
+        html = read_bytes(index, KIND).decode("utf-8")
+    except (FileRefused, UnicodeDecodeError) as e:
+        reason = str(e) if isinstance(e, FileRefused) else f"{index} is not UTF-8 text, so not asv's index.html"
+        print(f"offline.py: {reason}; nothing changed", file=sys.stderr)
+        return 2
+    try:
+        copy_vendor(out)
+    except OSError as e:           # a folder or a file in the way under vendor/, a full disk
+        print(f"offline.py: cannot copy the vendored files into {out / 'vendor'}: {e.strerror or e} "
+              f"({e.filename})", file=sys.stderr)
+        return fault_status(e)
+    html, report = rewrite(html)
     write_file(index, html)
     print("\n".join(report))
     left = remote(html)
@@ -86,4 +109,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from nbsymple_versions.entry import command
+    sys.exit(command("python tools/dashboard/offline.py", lambda: main(sys.argv[1:])))

@@ -67,4 +67,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from nbsymple_versions.entry import command
+    sys.exit(command("python tools/dashboard/screenshot.py", lambda: main(sys.argv[1:])))

@@ -13,13 +13,16 @@ where the address names no parameter of its own. Benchmarks with no data at all 
 Prints one line per change; exits 1 if asv's scripts are not the asv 0.6 files it knows how to
 change (then nothing is changed).
 """
+import glob
 import itertools
 import json
 import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from nbsymple_versions.runs.paths import write_file
+from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
+
+KIND = "published dashboard file"   # runs/paths.py's LIMITS
 
 DEFAULTS_KEY = "nbsymple_view"       # index.json: benchmark -> {"p-<param>": [values]} to open on
 HOOK = "        var params = index.benchmarks[current_benchmark].params;\n"
@@ -40,16 +43,36 @@ def _finite(v) -> bool:
 
 
 def measured(graphs: Path, name: str, size: int) -> list[bool]:
-    """For each parameter combination (flat, asv's order), whether any machine has a value."""
+    """For each parameter combination (flat, asv's order), whether any machine has a value (a
+    graph file that is not asv's list of [date, values] counts as no data, and is named)."""
     seen = [False] * size
-    for path in graphs.rglob(f"{name}.json"):
+    for path in graphs.rglob(f"{glob.escape(name)}.json"):
         if path.parent.name == "summary":
             continue
-        for _, values in json.loads(path.read_text()):
+        try:
+            points = read_json(path, KIND)
+        except FileRefused as e:
+            print(f"views.py: {e}; read as no data", file=sys.stderr)
+            continue
+        for point in points if isinstance(points, list) else []:
+            values = point[1] if isinstance(point, list) and len(point) == 2 else None
             values = values if isinstance(values, list) else [values]
             for i, v in enumerate(values[:size]):
                 seen[i] = seen[i] or _finite(v)
     return seen
+
+
+def _parameters(bench) -> tuple[list[list[str]], list[str]] | None:
+    """(params, param_names) of one benchmark of index.json, or None where they are not asv's
+    (a list of lists of strings, and a name for each)."""
+    if not isinstance(bench, dict):
+        return None
+    params, names = bench.get("params") or [], bench.get("param_names") or []
+    if not (isinstance(params, list) and isinstance(names, list) and len(names) >= len(params)
+            and all(isinstance(p, list) and all(isinstance(v, str) for v in p) for p in params)
+            and all(isinstance(n, str) for n in names)):
+        return None
+    return params, names
 
 
 def view(params: list[list[str]], names: list[str], seen: list[bool]) -> dict | None:
@@ -84,7 +107,17 @@ def main(argv) -> int:
         print("usage: python tools/dashboard/views.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
     out = Path(argv[0])
-    scripts = {name: (out / name).read_text(encoding="utf-8") for name in PATCHES}
+    index_path = out / "index.json"
+    try:
+        index = read_json(index_path, KIND)
+        scripts = {name: read_bytes(out / name, KIND).decode("utf-8", "surrogateescape") for name in PATCHES}
+    except FileRefused as e:
+        print(f"views.py: {e}; nothing changed", file=sys.stderr)
+        return 2
+    if not (isinstance(index, dict) and isinstance(index.get("benchmarks"), dict)):
+        print(f"views.py: {index_path} has no table of benchmarks, so it is not asv's; nothing changed",
+              file=sys.stderr)
+        return 2
     for name, (old, new) in PATCHES.items():
         if new not in scripts[name] and scripts[name].count(old) != 1:
             print(f"views.py: {out / name} is not asv 0.6's (the line to change is not there once); "
@@ -92,15 +125,16 @@ def main(argv) -> int:
             return 1
     for name, (old, new) in PATCHES.items():
         if new not in scripts[name]:
-            write_file(out / name, scripts[name].replace(old, new))
-    index_path = out / "index.json"
-    index = json.loads(index_path.read_text(encoding="utf-8"))
+            write_file(out / name, scripts[name].replace(old, new).encode("utf-8", "surrogateescape"))
     for name, bench in sorted(index["benchmarks"].items()):
-        params = bench.get("params") or []
+        if (parameters := _parameters(bench)) is None:
+            print(f"{name}: its parameters in index.json are not asv's; left as it is")
+            continue
+        params, names = parameters
         size = 1
         for p in params:
             size *= len(p)
-        chosen = view(params, bench.get("param_names") or [], measured(out / "graphs", name, size))
+        chosen = view(params, names, measured(out / "graphs", name, size))
         if chosen is None:
             del index["benchmarks"][name]
             print(f"{name}: no machine measured it; left out of the summary and the pages")
@@ -112,4 +146,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from nbsymple_versions.entry import command
+    sys.exit(command("python tools/dashboard/views.py", lambda: main(sys.argv[1:])))
