@@ -37,7 +37,7 @@ from .resumable import RUN_FILE, Busy, Interrupted, WriteFault
 from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
                            check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
-from .tables import write_conservation, write_task_shares
+from .tables import write_conservation, write_task_shares_csv, write_task_shares_md
 
 SCIENCE_SUMMARIES = "science_runs.json"
 # versions for the full-N science run, in order of preference: GPU forces, all CPU cores on the host
@@ -232,36 +232,40 @@ def _prediction(res: Results, gpu_model: str | None, note):
 
 def _benchmark_artefacts(res: Results, out: Path, written: dict, note, prediction) -> list | None:
     """The benchmark figures and tables, with the GPU versions `prediction` has where the results
-    lack them; returns the task-share table (None if it is missing)."""
+    lack them, each written or noted (the data it lacks, or a write that failed); returns the
+    task-share table (None if it is missing)."""
     source = source_line(res)
-    figures = {"time_per_step": lambda path: time_per_step(res, path, prediction),
-               "speedup": lambda path: speedup(res, path, prediction), "dp_vs_dsp": lambda path: dp_vs_dsp(res, path)}
-    for key, draw in figures.items():
-        fname = BENCHMARK_FILES[key]
-        try:
-            draw(out / fname)
-            written[key] = fname
-        except MissingData as exc:
-            note(f"{fname} not written: {exc}.")
-    shares = None
+    draws = {"time_per_step": lambda path: time_per_step(res, path, prediction),
+             "speedup": lambda path: speedup(res, path, prediction), "dp_vs_dsp": lambda path: dp_vs_dsp(res, path)}
     try:
         shares, origin = task_share_table(res)
         share_source = source
         if prediction is not None:
             shares = with_predicted(shares, prediction.share_rows())
             share_source += f"; {GPU_RANGE} rows without results: {prediction.label}"
-        write_task_shares(shares, origin, out / "task_shares.csv", out / "task_shares.md", share_source)
-        written.update(task_shares_csv="task_shares.csv", task_shares_md="task_shares.md")
-        task_shares(shares, out / "task_shares.png", share_source)
-        written["task_shares_png"] = "task_shares.png"
+        draws.update(task_shares_csv=lambda path: write_task_shares_csv(shares, path),
+                     task_shares_md=lambda path: write_task_shares_md(shares, origin, path, share_source),
+                     task_shares_png=lambda path: task_shares(shares, path, share_source))
     except MissingData as exc:
+        shares = None
         note(f"task_shares.md, .csv and .png not written: {exc}.")
-    try:
-        write_conservation(res, out / "conservation.md", source)
-        written["conservation"] = "conservation.md"
-    except MissingData as exc:
-        note(f"conservation.md not written: {exc}.")
+    draws["conservation"] = lambda path: write_conservation(res, path, source)
+    for key, draw in draws.items():
+        fname = BENCHMARK_FILES[key]
+        try:
+            draw(out / fname)
+            written[key] = fname
+        except (MissingData, OSError) as exc:
+            note(f"{fname} not written: {_why(exc, out / fname)}.")
     return shares
+
+
+def _why(exc: Exception, path: Path) -> str:
+    """Why an artefact was not written: the data it lacks, or its write failed (a folder in its
+    place, a full disk)."""
+    if isinstance(exc, OSError):
+        return f"{path} cannot be written ({exc.strerror or exc})"
+    return str(exc)
 
 
 def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list]:
@@ -387,12 +391,17 @@ def _everything(args, res: Results, out: Path) -> int:
     shares = _benchmark_artefacts(res, out, written, note, prediction)
     summaries, failed = _science_artefacts(args, out, written, note)
     full = sorted(out.glob("tidal_tails_n*.md"))
-    write_report(out, res, written, notes, shares, summaries, full, prediction)
-    written["report"] = "REPORT.md"
+    try:
+        write_report(out, res, written, notes, shares, summaries, full, prediction)
+        written["report"] = "REPORT.md"
+    except OSError as exc:
+        _say(f"REPORT.md not written: {_why(exc, out / 'REPORT.md')}.")
+        failed = [*failed, "REPORT.md"]
     files = sorted(set(written.values()))
     _say(f"wrote {len(files)} files into {out.name or out}/ in {time.perf_counter() - start:.0f} s: {', '.join(files)}")
     missing = [fname for key, fname in BENCHMARK_FILES.items() if key not in written] + failed
     if missing:
+        why = "the lines above say" if "REPORT.md" in missing else "REPORT.md's notes say"
         _say(f"{len(missing)} of the artefacts asked for {'was' if len(missing) == 1 else 'were'} not written "
-             f"({', '.join(missing)}; REPORT.md's notes say why), so the status is 1.")
+             f"({', '.join(missing)}; {why} why), so the status is 1.")
     return 1 if missing else 0

@@ -20,15 +20,19 @@ def fmt_share(value: float) -> str:
     return "" if not math.isfinite(value) else f"{value:.6g}"
 
 
-def write_task_shares(table: list[dict], origin: str, csv_path: Path, md_path: Path, source: str):
-    """CSV (full precision, one row per version and N) and Markdown (two decimals); each row
-    says where it came from: measured, or the label of a prediction (GPU versions without results)."""
+def write_task_shares_csv(table: list[dict], path: Path):
+    """The task shares as CSV, full precision, one row per version and N; each row says where it
+    came from: measured, or the label of a prediction (GPU versions without results)."""
     f = io.StringIO(newline="")
     w = csv.writer(f)
     w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS), "source"])
     for r in table:
         w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS), r.get("source", MEASURED)])
-    write_file(csv_path, f.getvalue())            # never through a link (runs/paths.py)
+    write_file(path, f.getvalue())            # never through a link (runs/paths.py)
+
+
+def write_task_shares_md(table: list[dict], origin: str, path: Path, source: str):
+    """The task shares as Markdown, two decimals, each row's source as in the CSV."""
     lines = ["# Task shares of a time step (cf. paper Tables 4-6)", "",
              f"Per cent of a double-precision leapfrog step spent in each task; source: `{origin}`.",
              f"Results: {source}.", "",
@@ -46,7 +50,7 @@ def write_task_shares(table: list[dict], origin: str, csv_path: Path, md_path: P
                   + ", ".join(f"{p:.2f} % ({v}, N = {n}{'' if src == MEASURED else ', predicted'})"
                               for v, n, p, src in largest)
                   + f" of the step (paper: above {PAPER_PAIRWISE_SHARE} % at its largest N)."]
-    write_file(md_path, "\n".join(lines) + "\n")
+    write_file(path, "\n".join(lines) + "\n")
 
 
 def _sci(x: float, missing: str = "skipped", zero: str = "0 (below E's float64 resolution)") -> str:
