@@ -102,6 +102,12 @@ def test_paper_full_writes_the_figure_and_the_table(tmp_path, capsys):
     before = png.stat().st_mtime_ns
     assert paper.main(argv + ["--no-science"]) == 0
     assert png.stat().st_mtime_ns > before
+    png.unlink()
+    png.mkdir()                         # a folder in the figure's place: one sentence, status 1
+    capsys.readouterr()
+    assert paper.main(argv + ["--no-science"]) == 1
+    err = capsys.readouterr().err
+    assert "the full-size figure was not written" in err and "Is a directory" in err, err
 
 
 def _entry(dt, shares, internal, n=15360, seed=1, orbits=(0.5, 1.0, 1.5)):

@@ -341,6 +341,9 @@ def _full(args, out: Path) -> int:
     except FileNotFoundError as exc:
         _say(f"the full-size figure was not written: {exc}.")
         return 1
+    except OSError as exc:              # a folder in a file's place, a full disk
+        _say(f"the full-size figure was not written: {_why(exc, Path(exc.filename2 or exc.filename or out))}.")
+        return 1
     _say(f"wrote {', '.join(p.name for p in files)} into {out.name or out}/")
     return 0
 
