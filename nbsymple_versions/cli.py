@@ -5,6 +5,7 @@ snapshot folder that cannot be written) end with one sentence on stderr and exit
 never a traceback.
 """
 import argparse
+from contextlib import contextmanager
 import json
 import math
 import re
@@ -18,7 +19,7 @@ from .core.schemes import SCHEMES
 from .core.units import CONSTANTS
 from .core.vocabulary import PRECISIONS, TASKS
 from .mpi.comm import launched
-from .runs.errors import speaks, user_values, writable
+from .runs.errors import RunStop, speaks, stop_on_write_fault, user_values, writable
 from .runs.signals import hold_signals
 from .runs.snapshots import SNAPSHOT_FORMATS
 from .runs.spec import RunSpec
@@ -155,7 +156,6 @@ def run_spec(args) -> RunSpec:
 
 def cmd_run(args) -> int:
     from .runs.driver import run            # every version, F across MPI ranks too
-    from .runs.errors import RunStop
     try:
         return run(run_spec(args))
     except RunStop as e:
@@ -281,7 +281,8 @@ def cmd_gpu_asm(args) -> int:
     if args.keep is not None:
         writable(args.keep, "SASS", UsageError)
     try:
-        return gpu_asm.main(args.arch, args.tile, args.json, args.keep)
+        with _kept_into(args.keep, "SASS"):
+            return gpu_asm.main(args.arch, args.tile, args.json, args.keep)
     except gpu_asm.ToolMissing as e:
         raise UsageError(str(e)) from None
     except gpu_asm.CompileFailed as e:     # e.g. an architecture this toolchain does not know
@@ -294,9 +295,21 @@ def cmd_cpu_asm(args) -> int:
     if args.keep is not None:
         writable(args.keep, "assembly", UsageError)
     try:
-        return cpu_asm.main(targets, args.json, args.keep)
+        with _kept_into(args.keep, "assembly"):
+            return cpu_asm.main(targets, args.json, args.keep)
     except cpu_asm.CompileFailed as e:
         raise UsageError(str(e)) from None
+
+
+@contextmanager
+def _kept_into(keep, what: str):
+    """`--keep`'s writes: one that fails (a folder in a file's place, a full disk) is one
+    sentence, status 2 or 4 (`RunStop`, as a run's own files: `runs.errors.fault_status`)."""
+    if keep is None:
+        yield
+        return
+    with stop_on_write_fault(f"the {what} written before it is in {keep}"):
+        yield
 
 
 def cmd_info(args) -> int:
@@ -347,6 +360,10 @@ def _dispatch(argv, name) -> int:
         if speaks():                     # under mpiexec every rank refuses alike: rank 0 says it
             print(f"{name}: {e}", file=sys.stderr)
         return 2
+    except RunStop as e:                 # a write that failed (`--keep`); `run` answers its own
+        if e.speak:
+            print(f"{name}: {e}", file=sys.stderr)
+        return e.status
 
 
 def _escape_undecodable():

@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 import contextlib
+import importlib
 import io
 import shutil
 import socket
@@ -24,7 +25,7 @@ import socket
 import pytest
 
 from nbsymple_versions.runs import locks
-from nbsymple_versions.runs.paths import LIMITS
+from nbsymple_versions.runs.paths import LIMITS, write_file
 
 from test_hostile import FIXTURE, MACHINE, call, hang_guard, seal, split_checkpoint
 from tools import migrate
@@ -399,3 +400,17 @@ def test_paper_replaces_a_link_in_its_output_folder_never_writes_through_it(tmp_
     assert rc in (0, 1), err
     assert (tmp_path / "victim.txt").read_text() == "precious\n"
     assert not any((tmp_path / "out" / name).is_symlink() for name in ("speedup.png", "REPORT.md", "task_shares.csv"))
+
+
+@pytest.mark.parametrize("command, module", [("cpu-asm", "cpu_asm"), ("gpu-asm", "gpu_asm")])
+def test_a_keep_file_that_cannot_be_written_is_one_sentence(tmp_path, monkeypatch, command, module):
+    """`--keep DIR`: a file in it that cannot be written (a folder in its place) ends the command
+    with one sentence naming it and what was kept, status 2 (the counting itself stands in: it
+    writes each file as `count_all` does)."""
+    keep = tmp_path / "k"
+    (keep / "haswell_pairwise_sp.s").mkdir(parents=True)
+    instrument = importlib.import_module(f"nbsymple_versions.instruments.{module}")
+    monkeypatch.setattr(instrument, "main", lambda *args: write_file(keep / "haswell_pairwise_sp.s", "asm") and 0)
+    rc, _, err = call([command, "--keep", keep])
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"cannot write {keep / 'haswell_pairwise_sp.s'}: Is a directory" in err and "written before it" in err, err

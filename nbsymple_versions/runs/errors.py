@@ -43,7 +43,8 @@ def stop_on_write_fault(kept: str, started: bool = False):
     try:
         yield
     except OSError as e:
-        what = f"cannot write {e.filename}" if e.filename else "a write failed"
+        name = e.filename2 or e.filename          # a rename's: the name it was to take
+        what = f"cannot write {name}" if name else "a write failed"
         raise RunStop(f"{what}: {e.strerror or e}; {kept}", fault_status(e, started)) from None
 
 
