@@ -189,3 +189,26 @@ def test_mpi_model_reads_any_measured_runs_file(data, more):
     with sandbox() as root:
         (root / "m.jsonl").write_bytes(more + data)
         run_case("mpi_model --measured", root, ["--measured", "m.jsonl"], main=RUN["mpi_model"])
+
+
+def test_mpi_model_measure_names_a_missing_mpiexec_and_a_failed_job(tmp_path, monkeypatch):
+    """--measure without mpiexec: one sentence naming the extra, nothing written (status 2); a
+    timing job that fails: one sentence with its status and last line, the runs measured before
+    it kept in the file (status 1)."""
+    import subprocess
+    runs = tmp_path / "runs.jsonl"
+    monkeypatch.setattr(mpi_model, "mpiexec", lambda: None)
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 2 and "install the MPI extra" in err and not runs.exists(), err
+    jobs = iter([json.dumps(MEASURED_RUN), None])
+
+    def job(argv, **kw):
+        out = next(jobs)
+        if out is None:
+            raise subprocess.CalledProcessError(1, argv, "", "mpiexec: rank 1 died\n")
+        return subprocess.CompletedProcess(argv, 0, out + "\n", "")
+    monkeypatch.setattr(mpi_model, "mpiexec", lambda: "mpiexec")
+    monkeypatch.setattr(mpi_model.subprocess, "run", job)
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 1 and "status 1 (mpiexec: rank 1 died)" in err and len(err.strip().splitlines()) == 1, err
+    assert mpi_model.read_measured(runs) == [MEASURED_RUN]

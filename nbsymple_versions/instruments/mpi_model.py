@@ -23,6 +23,7 @@ compute / (compute + communicate) drops under one half.
 import io
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,15 +99,20 @@ def tables(rate_cpu: float) -> str:
     return "\n".join(lines)
 
 
+def mpiexec() -> str | None:
+    """mpiexec beside this Python (the MPI extra's mpich), else the one on the PATH, else None."""
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.is_file() else shutil.which("mpiexec")
+
+
 def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
     """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
-    mpiexec = Path(sys.executable).parent / "mpiexec"
     runs = _measured_text(path) if os.path.lexists(path) else ""
     for _ in range(repeats):
         for n in ns:
             for k in ranks:
-                p = subprocess.run([str(mpiexec), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
+                p = subprocess.run([mpiexec(), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
                                     "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
                 runs += p.stdout.strip().splitlines()[-1] + "\n"
                 write_file(path, runs)          # each run kept as it ends; never through a link at `path`
@@ -232,9 +238,17 @@ def main(argv=None) -> int:
                 p.refuse(f"{option} {path} is {kind}, not a file")
             writable(path.parent, "files", p.refuse)
     if a.measure:
+        if mpiexec() is None:
+            p.refuse("--measure runs F under mpiexec, which is neither beside this Python nor on the PATH: "
+                     "install the MPI extra (pip install -e '.[mpi]')")
         if os.path.lexists(a.measure):
             _checked(p, read_measured, a.measure)
-        measure(a.measure)
+        try:
+            measure(a.measure)
+        except subprocess.CalledProcessError as e:
+            last = (e.stderr or "").strip().splitlines()[-1:] or ["no output"]
+            p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
+                     f"{a.measure}", 1)
     source = a.measured or a.measure
     measured = _checked(p, read_measured, source) if source else []
     rate = a.rate or (cpu_rate(measured) if measured else None)

@@ -53,8 +53,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..core import reference
 from ..arguments import Parser, whole_number_argument
+from ..core import reference
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
 from ..core.work import memory_problem
