@@ -95,6 +95,10 @@ def test_main_adds_the_gpu_field_when_asked(capsys, monkeypatch):
     monkeypatch.setattr(peers, "warp_sees_a_gpu", lambda: pytest.fail("asked Warp for a GPU"))
     assert peers.main(["--n", "16", "--repeats", "1", "--only", "NumPy", "--quiet"]) == 0
     assert "Warp-GPU" not in capsys.readouterr().out
+    # one that names a GPU candidate gets its row whatever the machine: timed, or skipped with why
+    assert peers.main(["--n", "16", "--repeats", "1", "--only", "C-sp", "--quiet", "--no-bound"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| C | sp | 16 |"))
+    assert ("skipped: needs a CUDA GPU" in row) if NO_CUDA else (" ok |" in row), row
 
 
 def test_gpu_field_of_e_takes_the_galaxy_off_its_checked_call():

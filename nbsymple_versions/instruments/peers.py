@@ -508,8 +508,9 @@ def main(argv=None) -> int:
             p.refuse(problem)
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     gpu = args.gpu
-    if gpu is None:      # Warp (1 s to import) is asked only when the filter keeps a GPU candidate
-        gpu = bool(select(gpu_candidates(), args.only)) and warp_sees_a_gpu()
+    if gpu is None:      # the GPU field where Warp (1 s to import) sees a device, or where --only names
+        # one of its candidates: its rows then say why they were skipped, never an empty table
+        gpu = bool(select(gpu_candidates(), args.only)) if args.only else warp_sees_a_gpu()
     load_before = _load()
     rows = table(args.n, args.repeats, args.seed, args.only, progress=progress,
                  field=candidates() + (shape_candidates() if args.only else []) + (gpu_candidates() if gpu else []))
