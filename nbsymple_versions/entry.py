@@ -12,6 +12,8 @@
   gets /dev/null on its descriptor, so that no file opened later takes that number (and no
   library's or child's write to it lands in a checkpoint); stdout then fails as a closed
   descriptor does (EBADF: one sentence, status 4), and what goes to a closed stderr is lost.
+  What goes to stderr is `shown`: a carriage return, a Unicode line break or an escape sequence
+  that user text (a path, an argument) brings into a sentence is written as its escape.
 - **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
   the main thread, so the command unwinds through its `finally` blocks and context managers,
   which end the processes it started, and exits with 128 + the signal's number. A child is
@@ -79,6 +81,31 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+def shown(text: str) -> str:
+    """`text` with each character a terminal would act on instead of showing (a carriage return,
+    a Unicode line break, the ESC of an escape sequence, a format character) written as its
+    escape; line feeds and tabs are kept."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else ascii(c)[1:-1] for c in text)
+
+
+class _ShownStderr:
+    """sys.stderr while a command runs: what it writes goes through `shown`, so that user text
+    in a sentence (a path, an argument: `nbsymple run --ics $'x\\ry'`) can neither break it into
+    lines nor redraw the terminal; `unescaped` is the stream itself, for the progress line's own
+    redraws (runs/progress.py)."""
+
+    def __init__(self, stream):
+        self.unescaped = stream
+
+    def write(self, text):
+        return self.unescaped.write(shown(text))
+
+    def __getattr__(self, name):
+        return getattr(self.unescaped, name)
 
 
 _STOPS: list[int] = []        # the signals that stopped the command under way (`command`)
@@ -221,6 +248,8 @@ def command(name: str, body) -> int:
     sys.stdout = _GuardedStdout(original)
     if original_err is None:             # closed at the start: print(file=None) would write to stdout
         sys.stderr = open(os.devnull, "w")
+    else:
+        sys.stderr = _ShownStderr(original_err)
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         # only over the defaults: a signal the process was started ignoring stays ignored, and one

@@ -58,6 +58,7 @@ from hypothesis import HealthCheck, Phase, assume, example, given, note, setting
 from hypothesis.extra import numpy as hnp
 
 from nbsymple_versions import cli
+from nbsymple_versions.entry import shown
 from nbsymple_versions.core.ics import State
 from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
 
@@ -223,6 +224,8 @@ def problems(argv, rc, out: str, err: str, before: dict, after: dict, allowed, j
         found.append(f"exit status {rc!r}")
     if rc == 3 and "non-finite" not in err:
         found.append("status 3 without naming the non-finite state")
+    if shown(err) != err:                 # user text must not break a sentence or redraw the terminal
+        found.append("a control character on stderr")
     lines = err.strip().splitlines()
     if argv and argv[0] == "paper" and rc in (0, 1):
         # docs/paper.md: one sentence per artefact not written and per file skipped, then the summary
@@ -916,6 +919,7 @@ def test_profile_options(case, extra):
 
 @hostile(10)
 @given(extra=st.lists(argv_text(), max_size=3))
+@example(extra=["\xb9\r\xcc", "\x85\"\x0eu", "a\u2028b\x1b[2J"])     # found by a random search: 4 lines
 def test_info_options(extra):
     with sandbox() as root:
         run_case("info", root, ["info", *extra])

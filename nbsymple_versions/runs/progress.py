@@ -50,7 +50,8 @@ class Progress:
 
     def __init__(self, label: str, total: int, stream=None, enabled: bool = True, unit: str = "step"):
         self.label, self.total, self.unit = label, max(int(total), 1), unit
-        self.stream, self.enabled = stream or sys.stderr, enabled
+        stream = stream or sys.stderr
+        self.stream, self.enabled = getattr(stream, "unescaped", stream), enabled   # its own \r redraws
         self.start = time.perf_counter()
         self.last = -1.0
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
