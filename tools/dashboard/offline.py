@@ -95,7 +95,7 @@ def main(argv) -> int:
         copy_vendor(out)
     except OSError as e:           # a folder or a file in the way under vendor/, a full disk
         print(f"offline.py: cannot copy the vendored files into {out / 'vendor'}: {e.strerror or e} "
-              f"({e.filename})", file=sys.stderr)
+              f"({e.filename2 or e.filename})", file=sys.stderr)
         return fault_status(e)
     html, report = rewrite(html)
     write_file(index, html)
