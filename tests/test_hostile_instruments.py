@@ -1,15 +1,15 @@
 """Hostile options and files for the instruments' command lines, which docs/how_fast.md, docs/mpi.md
 and docs/gpu.md tell users to run (`python -m nbsymple_versions.instruments.peers`, `mpi_timing`,
 `mpi_model`, `gpu_report`), under test_hostile.py's rules: every case ends with a documented
-status (0, or 2 for a mistake; `gpu_report` 1 without a GPU), at most 3 lines on stderr, no
+status (0, or 2 for a mistake), at most 3 lines on stderr and no control character there, no
 traceback, no hang (`hang_guard`), and nothing changed outside the paths it names. Each refusal
 is one sentence naming the option or the file (and the line of a measured-runs file).
 
 The valid values are drawn small (N <= 48, a few rounds and steps; `peers` always with `--only`,
-`--no-bound`, without which it would compile every kernel for this CPU in a child, and `--quiet`,
-without which its progress takes a line per candidate); `mpi_model
---measure`, which would time F under mpiexec for minutes, is tried with what it must refuse
-before it starts."""
+with `--no-bound`, without which it would compile every kernel for this CPU in a child, and with
+`--quiet`, without which its progress takes a line per candidate); `mpi_model --measure`, which
+would time F under mpiexec for minutes, is tried with what it must refuse before it starts, and
+with a job that fails."""
 from __future__ import annotations
 
 import json
