@@ -102,6 +102,7 @@ INDEXES = {   # index.json -> the status views.py ends with (2: refused, nothing
     "benchmarks a list": (b'{"benchmarks": [1]}', 2), "deep": (b"[" * 5000 + b"]" * 5000, 2),
     "odd benchmarks": (json.dumps({"benchmarks": {"b[*]": {"params": 5}, "c": 3, "d": {"params": [[1]]},
                                                   "e": {"params": [["'A'"]], "param_names": []},
+                                                  "f": {"params": [["x"] * 1000] * 9, "param_names": ["p"] * 9},
                                                   "a": {"params": [["'A'"]], "param_names": ["v"]}}}).encode(), 0),
 }
 
@@ -128,7 +129,7 @@ def test_views_takes_any_index_and_graphs_or_names_what_it_refuses(tmp_path, cap
     else:
         index = json.loads((html / "index.json").read_text())
         assert index["benchmarks"]["a"][views.DEFAULTS_KEY] == {"p-v": ["'A'"]}
-        assert {"b[*]", "c", "d", "e"} <= set(index["benchmarks"]), index
+        assert {"b[*]", "c", "d", "e", "f"} <= set(index["benchmarks"]), index
 
 
 def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_text(tmp_path, capsys):

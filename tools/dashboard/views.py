@@ -16,6 +16,7 @@ change (then nothing is changed).
 import glob
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -23,6 +24,7 @@ from urllib.parse import quote
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 
 KIND = "published dashboard file"   # runs/paths.py's LIMITS
+MAX_COMBINATIONS = 10**6             # parameter combinations of one benchmark: this suite's have hundreds
 
 DEFAULTS_KEY = "nbsymple_view"       # index.json: benchmark -> {"p-<param>": [values]} to open on
 HOOK = "        var params = index.benchmarks[current_benchmark].params;\n"
@@ -64,13 +66,13 @@ def measured(graphs: Path, name: str, size: int) -> list[bool]:
 
 def _parameters(bench) -> tuple[list[list[str]], list[str]] | None:
     """(params, param_names) of one benchmark of index.json, or None where they are not asv's
-    (a list of lists of strings, and a name for each)."""
+    (a list of lists of strings, a name for each, at most `MAX_COMBINATIONS` combinations)."""
     if not isinstance(bench, dict):
         return None
     params, names = bench.get("params") or [], bench.get("param_names") or []
     if not (isinstance(params, list) and isinstance(names, list) and len(names) >= len(params)
             and all(isinstance(p, list) and all(isinstance(v, str) for v in p) for p in params)
-            and all(isinstance(n, str) for n in names)):
+            and all(isinstance(n, str) for n in names)) or math.prod(map(len, params)) > MAX_COMBINATIONS:
         return None
     return params, names
 
@@ -131,10 +133,7 @@ def main(argv) -> int:
             print(f"{name}: its parameters in index.json are not asv's; left as it is")
             continue
         params, names = parameters
-        size = 1
-        for p in params:
-            size *= len(p)
-        chosen = view(params, names, measured(out / "graphs", name, size))
+        chosen = view(params, names, measured(out / "graphs", name, math.prod(map(len, params))))
         if chosen is None:
             del index["benchmarks"][name]
             print(f"{name}: no machine measured it; left out of the summary and the pages")
