@@ -18,7 +18,7 @@ from pathlib import Path
 import socket
 
 import pytest
-from hypothesis import given, note, strategies as st
+from hypothesis import example, given, note, strategies as st
 
 from nbsymple_versions.entry import command
 from nbsymple_versions.instruments import gpu_report, mpi_model, mpi_timing, peers
@@ -49,6 +49,7 @@ def populate(root: Path):
     a folder, a FIFO, a socket, a symbolic-link loop."""
     (root / "runs.jsonl").write_text(json.dumps(MEASURED_RUN) + "\n" + json.dumps({**MEASURED_RUN, "ranks": 2}) + "\n")
     (root / "bad.jsonl").write_bytes(b'{"ranks": 1, "n": \xff}\n')
+    (root / "slow.jsonl").write_text(json.dumps({**MEASURED_RUN, "task_seconds": {"pairwise": 1e300}}) + "\n")
     (root / "folder").mkdir()
     os.mkfifo(root / "fifo")
     with socket.socket(socket.AF_UNIX) as s:
@@ -73,6 +74,8 @@ REFUSED = [   # (instrument, argv, what the sentence names)
     ("mpi_timing", ["--n", "8", "--node-version", "D"], "node version D"),
     ("mpi_model", ["--rate", "nan"], "--rate"), ("mpi_model", ["--rate", "-1"], "--rate"),
     ("mpi_model", ["--rate", "0"], "--rate"), ("mpi_model", ["--rate", "inf"], "--rate"),
+    ("mpi_model", ["--rate", "1e-300"], "--rate"), ("mpi_model", ["--rate", "1e300"], "--rate"),
+    ("mpi_model", ["--measured", "slow.jsonl"], "slow.jsonl"),
     ("mpi_model", [], "--rate"), ("mpi_model", ["--measured", ""], "--measured"),
     ("mpi_model", ["--measured", "nope.jsonl"], "nope.jsonl"), ("mpi_model", ["--measured", "bad.jsonl"], "bad.jsonl"),
     ("mpi_model", ["--measured", "folder"], "folder"), ("mpi_model", ["--measured", "fifo"], "fifo"),
@@ -171,6 +174,7 @@ MODEL_TABLE = {
 
 @hostile(25)
 @given(case=options(MODEL_TABLE, at_most=3))
+@example(case=(["--rate", "1e-300", "--plot=d/m.png"], {"--rate": ["1e-300"], "--plot": ["d/m.png"]}))   # random search
 def test_mpi_model_options(case):
     pieces, given = case
     with sandbox() as root:

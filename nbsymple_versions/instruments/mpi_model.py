@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from ..arguments import Parser, number_above, path_argument
+from ..core.work import FASTEST_RATE
 from ..runs.errors import fault_status, writable
 from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file
 
@@ -43,6 +44,7 @@ NODE_RATES = {                      # dp pair interactions per second per node
     "H200 (E, predicted)": 1.05e12,     # docs/gpu.md: numba dp tiled kernel, FP64-bound prediction
 }
 KS = (2, 8, 64)
+RATES = (1e3, FASTEST_RATE)         # dp pair interactions per second a node may do (core/work.py's fastest)
 
 
 def compute_seconds(n, k, rate):
@@ -254,6 +256,10 @@ def main(argv=None) -> int:
     rate = a.rate or (cpu_rate(measured) if measured else None)
     if rate is None:
         p.error("give --rate, or measured runs with a 1-rank run (--measure, --measured)")
+    if not RATES[0] <= rate <= RATES[1]:
+        given = "--rate" if a.rate else f"the fastest 1-rank run of {source}"
+        p.refuse(f"{given} gives {rate:.3g} dp interactions/s, which no node does: the model takes "
+                 f"{RATES[0]:g} to {RATES[1]:g}")
     for (k, n), r in sorted(best(measured).items()):
         print(f"measured: {k} rank(s), N = {n}: {r['seconds_per_step']:.4g} s per step, "
               f"communicate {r['task_shares']['communicate']:.2f} %, {r['threads_per_rank']} thread(s) per rank")
