@@ -2,9 +2,11 @@
 index.html at a vendored file that exists, keeps an integrity hash only where it is the file's,
 and every vendored package carries its licence. (The check in a real browser is
 tools/dashboard/screenshot.py, run by hand: Chromium is no test dependency.)"""
+import errno
 import importlib.util
 import itertools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -147,3 +149,17 @@ def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_t
     assert offline.main([str(html)]) == 2
     err = capsys.readouterr().err
     assert "not UTF-8" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("tool", ["views", "offline"])
+def test_a_full_disk_is_one_sentence_and_status_4(tmp_path, capsys, monkeypatch, tool):
+    html = _published(tmp_path)
+    (html / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    module = {"views": views, "offline": offline}[tool]
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    monkeypatch.setattr(module, "write_file", full)
+    assert module.main([str(html)]) == 4
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and len(err.strip().splitlines()) == 1, err

@@ -12,6 +12,7 @@ would time F under mpiexec for minutes, is tried with what it must refuse before
 with a job that fails."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -67,9 +68,11 @@ REFUSED = [   # (instrument, argv, what the sentence names)
     ("peers", ["--only", "nobody", "A-sp"], "'nobody'"),
     ("mpi_timing", ["--n", "1"], "--n"), ("mpi_timing", ["--n", "99999999999"], "--n"),
     ("mpi_timing", ["--scheme", "rk4"], "--scheme"), ("mpi_timing", ["--precision", "fp16"], "--precision"),
-    ("mpi_timing", ["--min-steps", "0"], "--min-steps"), ("mpi_timing", ["--n", "8", "--min-steps", "10**16"], "--min-steps"),
+    ("mpi_timing", ["--min-steps", "0"], "--min-steps"),
+    ("mpi_timing", ["--n", "8", "--min-steps", "10**16"], "--min-steps"),
     ("mpi_timing", ["--n", "8", "--min-steps", "10000000000000000"], "--min-steps"),
-    ("mpi_timing", ["--min-seconds", "nan"], "--min-seconds"), ("mpi_timing", ["--min-seconds", "inf"], "--min-seconds"),
+    ("mpi_timing", ["--min-seconds", "nan"], "--min-seconds"),
+    ("mpi_timing", ["--min-seconds", "inf"], "--min-seconds"),
     ("mpi_timing", ["--min-seconds", "-1"], "--min-seconds"), ("mpi_timing", ["--node-version", "Z"], "--node-version"),
     ("mpi_timing", ["--n", "8", "--node-version", "D"], "node version D"),
     ("mpi_model", ["--rate", "nan"], "--rate"), ("mpi_model", ["--rate", "-1"], "--rate"),
@@ -198,7 +201,7 @@ def test_mpi_model_reads_any_measured_runs_file(data, more):
 def test_mpi_model_measure_names_a_missing_mpiexec_and_a_failed_job(tmp_path, monkeypatch):
     """--measure without mpiexec: one sentence naming the extra, nothing written (status 2); a
     timing job that fails: one sentence with its status and last line, the runs measured before
-    it kept in the file (status 1)."""
+    it kept in the file (status 1); a full disk while it measures: status 4, the file kept."""
     import subprocess
     runs = tmp_path / "runs.jsonl"
     monkeypatch.setattr(mpi_model, "mpiexec", lambda: None)
@@ -215,4 +218,14 @@ def test_mpi_model_measure_names_a_missing_mpiexec_and_a_failed_job(tmp_path, mo
     monkeypatch.setattr(mpi_model.subprocess, "run", job)
     rc, _, err = call(["--measure", runs], RUN["mpi_model"])
     assert rc == 1 and "status 1 (mpiexec: rank 1 died)" in err and len(err.strip().splitlines()) == 1, err
+    assert mpi_model.read_measured(runs) == [MEASURED_RUN]
+    jobs = iter([json.dumps(MEASURED_RUN)])          # a full disk while it measures: status 4, the file kept
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    monkeypatch.setattr(mpi_model.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 0, next(jobs)))
+    monkeypatch.setattr(mpi_model, "write_file", full)
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 4 and "No space left on device" in err and len(err.strip().splitlines()) == 1, err
     assert mpi_model.read_measured(runs) == [MEASURED_RUN]

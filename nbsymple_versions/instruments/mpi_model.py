@@ -251,6 +251,9 @@ def main(argv=None) -> int:
             last = (e.stderr or "").strip().splitlines()[-1:] or ["no output"]
             p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
                      f"{a.measure}", 1)
+        except OSError as e:            # a full disk, a folder made read-only while it measured
+            p.refuse(f"--measure stopped: {e.strerror or e} ({e.filename2 or e.filename}); the runs before it "
+                     f"are in {a.measure}", fault_status(e, started=True))
     source = a.measured or a.measure
     measured = _checked(p, read_measured, source) if source else []
     rate = a.rate or (cpu_rate(measured) if measured else None)

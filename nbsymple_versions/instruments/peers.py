@@ -498,9 +498,9 @@ def main(argv=None) -> int:
                         "compiles the kernels for the host in a child process, about 20 s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
-    field = candidates() + shape_candidates() + gpu_candidates()
-    if unknown := [name for name in args.only or () if not select(field, [name])]:
-        names = ", ".join(dict.fromkeys(c.name for c in field))
+    known = candidates() + shape_candidates() + gpu_candidates()
+    if unknown := [name for name in args.only or () if not select(known, [name])]:
+        names = ", ".join(dict.fromkeys(c.name for c in known))
         p.error(f"argument --only: no candidate {', '.join(map(repr, unknown))}; the candidates: {names} "
                 "(or a name and its precision, e.g. B-sp)")
     for n in args.n:

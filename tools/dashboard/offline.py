@@ -91,14 +91,13 @@ def main(argv) -> int:
         reason = str(e) if isinstance(e, FileRefused) else f"{index} is not UTF-8 text, so not asv's index.html"
         print(f"offline.py: {reason}; nothing changed", file=sys.stderr)
         return 2
+    html, report = rewrite(html)
     try:
         copy_vendor(out)
-    except OSError as e:           # a folder or a file in the way under vendor/, a full disk
-        print(f"offline.py: cannot copy the vendored files into {out / 'vendor'}: {e.strerror or e} "
-              f"({e.filename2 or e.filename})", file=sys.stderr)
+        write_file(index, html)
+    except OSError as e:           # a folder or a file in the way, a full disk
+        print(f"offline.py: cannot write {e.filename2 or e.filename}: {e.strerror or e}", file=sys.stderr)
         return fault_status(e)
-    html, report = rewrite(html)
-    write_file(index, html)
     print("\n".join(report))
     left = remote(html)
     if left:

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 
 KIND = "published dashboard file"   # runs/paths.py's LIMITS
@@ -125,6 +126,15 @@ def main(argv) -> int:
             print(f"views.py: {out / name} is not asv 0.6's (the line to change is not there once); "
                   f"nothing changed", file=sys.stderr)
             return 1
+    try:
+        return _apply(out, index, scripts)
+    except OSError as e:            # a folder in a file's place, a full disk
+        print(f"views.py: cannot write {e.filename2 or e.filename}: {e.strerror or e}", file=sys.stderr)
+        return fault_status(e)
+
+
+def _apply(out: Path, index: dict, scripts: dict) -> int:
+    """asv's scripts changed, and each benchmark's view written into index.json."""
     for name, (old, new) in PATCHES.items():
         if new not in scripts[name]:
             write_file(out / name, scripts[name].replace(old, new).encode("utf-8", "surrogateescape"))
@@ -140,7 +150,7 @@ def main(argv) -> int:
         elif chosen:
             bench[DEFAULTS_KEY] = chosen
             print(f"{name}: opens on {address(name, chosen)}")
-    write_file(index_path, json.dumps(index))
+    write_file(out / "index.json", json.dumps(index))
     return 0
 
 
