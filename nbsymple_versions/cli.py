@@ -8,6 +8,7 @@ import argparse
 from contextlib import contextmanager
 import json
 import math
+import os
 import re
 import sys
 
@@ -322,8 +323,9 @@ def cmd_info(args) -> int:
           f"vector ISA {d['isa']}")
     print(f"machine         {d['machine']} (the asv machine name of its results)")
     print(f"numpy           {lib['numpy']}")
+    openmp = "".join(f", {k}={v}" for k, v in sorted(os.environ.items()) if k.startswith(("OMP_", "GOMP_")))
     print(f"numba           {lib['numba']} (llvmlite {lib['llvmlite']}), threading layer {d['threading_layer']}, "
-          f"{d['threads']} threads")
+          f"{d['threads']} threads{openmp}")
     print(f"numba-cuda      {lib['numba-cuda'] or 'not installed'}")
     print(f"GPUs            {d['gpu_description']}" + (f"; CUDA driver {d['cuda_driver']}" if d["cuda_driver"] else ""))
     print(f"commit          {d['commit']}")

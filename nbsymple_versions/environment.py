@@ -14,7 +14,9 @@ status 2), never a library's warning, traceback or error stack later on.
   (`FOLDERS`: where it cannot, numba falls back, silently, to a folder beside the package's
   sources, and matplotlib to a temporary one, with a warning); NUMBA_DISABLE_JIT, which this
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
-  LLVM (a name or feature it does not know, it ignores with a warning at every compile).
+  LLVM (a name or feature it does not know, it ignores with a warning at every compile);
+- OpenMP's OMP_* and GOMP_* variables, read by libgomp when it loads (numba's omp threading
+  layer: version B's threads), which reports a value it cannot use on stderr and goes on without it.
 """
 import math
 import os
@@ -106,9 +108,63 @@ def problem(environ=None) -> str | None:
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
+    if any(name.startswith(("OMP_", "GOMP_")) for name in env):
+        if (found := _openmp_problem(sorted(n for n in env if n.startswith(("OMP_", "GOMP_"))))) is not None:
+            return found
     if "MPLBACKEND" in env:
         return _matplotlib_problem(env["MPLBACKEND"])
     return None
+
+
+def _said_on_stderr(action) -> str:
+    """What `action()` writes on descriptor 2 (a C library's words: LLVM's, libgomp's), caught
+    in memory and returned instead of shown."""
+    said = os.memfd_create("said") if hasattr(os, "memfd_create") else None
+    if said is None:
+        import tempfile
+        said = os.dup(tempfile.TemporaryFile().fileno())
+    saved = os.dup(2)
+    try:
+        os.dup2(said, 2)
+        try:
+            action()
+        finally:
+            os.dup2(saved, 2)
+        os.lseek(said, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(said, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
+    finally:
+        os.close(saved)
+        os.close(said)
+
+
+def _openmp_problem(names: list[str]) -> str | None:
+    """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
+    them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
+    environment variable OMP_WAIT_POLICY`, and goes on without it). Loaded here, its words
+    caught; what it prints on request (OMP_DISPLAY_ENV) is passed on. Where libgomp cannot be
+    loaded, numba's threads do not use it (another layer), and nothing is read."""
+    import ctypes
+
+    def load():
+        try:
+            ctypes.CDLL("libgomp.so.1")
+        except OSError:
+            pass
+    said = _said_on_stderr(load)
+    complaints = [line.removeprefix("libgomp:").strip() for line in said.splitlines() if line.startswith("libgomp:")]
+    shown = "".join(line + "\n" for line in said.splitlines() if not line.startswith("libgomp:") and line.strip())
+    if shown and not complaints:
+        os.write(2, shown.encode())
+    if not complaints:
+        return None
+    named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
+    values = ", ".join(f"{n}={_shown(os.environ.get(n, ''))}" for n in named)
+    which = values if len(named) == 1 else f"one of {values}"
+    return (f"{which} is not a value OpenMP can use (libgomp, the threads of version B, says: "
+            f"{complaints[0].rstrip('.')}); unset it or correct it")
 
 
 def _folder_problem(name: str, value: str, keeps: str) -> str | None:
@@ -154,19 +210,10 @@ def _llvm_cpu_problem(name: str, features: str) -> str | None:
     """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
     know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
     compile. Asked of LLVM itself, its words caught on descriptor 2."""
-    import tempfile
     import llvmlite.binding as llvm
     llvm.initialize_native_target()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as said:
-        os.dup2(said.fileno(), 2)
-        try:
-            llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features)
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        said.seek(0)
-        text = said.read().decode(errors="replace")
+    text = _said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name,
+                                                                                          features=features))
     if "not a recognized processor" in text:
         return (f"NUMBA_CPU_NAME={_shown(name)} is not a CPU LLVM knows (it would compile for a generic x86-64); "
                 f"unset it (numba then compiles for this machine's CPU) or name one, e.g. znver3 or skylake-avx512")

@@ -376,6 +376,19 @@ def test_machine_names_tell_machines_apart(monkeypatch):
     assert tracking.machine_info()["machine"].endswith("-1threads")
 
 
+def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threads_wait(monkeypatch):
+    for name in [n for n in os.environ if n.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("NBSYMPLE_BENCH_GRID", "smoke")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "10k")
+    monkeypatch.setenv("NBSYMPLE_TEST_UNRELATED", "x")
+    d = tracking.run_provenance()
+    assert d["grid"] == "smoke"
+    assert {k: v for k, v in d["env"].items() if k != "NUMBA_ENABLE_CUDASIM"} == {
+        "NBSYMPLE_BENCH_GRID": "smoke", "OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "10k"}
+
+
 def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     """asv writes under a name taken from the interpreter's path; the file gets the fixed name,
     keeps its rows across runs and lists every run's provenance."""

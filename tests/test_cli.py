@@ -110,8 +110,10 @@ def test_check_json_and_table():
 
 
 def test_info():
-    p = nbsymple("info")
+    """What `nbsymple info` says, OpenMP's settings with numba's threads (they change how B waits)."""
+    p = nbsymple("info", env={"OMP_WAIT_POLICY": "passive"})
     assert p.returncode == 0, p.stderr
+    assert "threads, OMP_WAIT_POLICY=passive\n" in p.stdout, p.stdout
     assert "threading layer" in p.stdout and "A  serial        pairwise: 1 CPU core" in p.stdout
     assert "options: --tile (tile), --gpu-kernel (kernel), --gpu-backend (backend), --devices (devices)" in p.stdout
 

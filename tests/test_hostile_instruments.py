@@ -65,6 +65,7 @@ SPECIAL = one("folder", "fifo", "socket", "loop", "folder/", "nowhere/", "bad.js
 REFUSED = [   # (instrument, argv, what the sentence names)
     ("peers", ["--n", "0"], "--n"), ("peers", ["--n", "1.5"], "--n"), ("peers", ["--n", "99999999999"], "--n"),
     ("peers", ["--repeats", "0"], "--repeats"), ("peers", ["--seed", "-1"], "--seed"),
+    ("peers", ["--n", "1000000", "--repeats", "100000000"], "--repeats"),    # 116 days even at 1e13 /s
     ("peers", ["--only", "nobody", "A-sp"], "'nobody'"),
     ("mpi_timing", ["--n", "1"], "--n"), ("mpi_timing", ["--n", "99999999999"], "--n"),
     ("mpi_timing", ["--scheme", "rk4"], "--scheme"), ("mpi_timing", ["--precision", "fp16"], "--precision"),

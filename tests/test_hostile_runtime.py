@@ -135,6 +135,10 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"NUMBA_DISABLE_JIT": "1"}, ["run", "--n", "16", "--steps", "1", "--precision", "dsp"]),   # a traceback
     ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
     ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
+    ({"OMP_WAIT_POLICY": "fast"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # libgomp's warning
+    ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
+    ({"OMP_STACKSIZE": "1"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # "less than 16k"
+    ({"OMP_PLACES": "{0:x}"}, ["check", "--n", "16"]),
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
@@ -156,6 +160,16 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
 def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
     p = launch(argv, cwd=REPO, env=variables)
     assert_refused(p, *variables)
+
+
+def test_openmp_settings_libgomp_can_use_pass_and_what_it_shows_on_request_is_shown(tmp_path):
+    """Valid OpenMP settings (a passive wait, a spin count, a stack size) run version B; what
+    libgomp prints when asked (OMP_DISPLAY_ENV) reaches stderr as it would without the check."""
+    p = launch(NBSYMPLE + ["run", "--version", "B", "--n", "16", "--steps", "1"], cwd=tmp_path,
+               env={"OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "10k", "OMP_STACKSIZE": "4M",
+                    "OMP_DISPLAY_ENV": "true"})
+    assert p.returncode == 0, p.stderr
+    assert "OPENMP DISPLAY ENVIRONMENT BEGIN" in p.stderr and "OMP_STACKSIZE = '4194304'" in p.stderr, p.stderr
 
 
 def test_llvm_is_asked_which_cpus_and_features_it_knows():

@@ -110,6 +110,13 @@ def test_main_prints_one_table(capsys):
     assert out.count("| A |") == 3 and "| NumPy |" in out
 
 
+def test_progress_names_each_check_and_each_timed_round():
+    said = []
+    peers.table(ns=(16,), repeats=3, which=["A-dp", "NumPy"], progress=said.append)
+    assert [line.partition(" (")[0] for line in said[:2]] == ["N=16 A-dp: ok", "N=16 NumPy-dp: ok"], said
+    assert said[2:] == [f"N=16: timed round {r} of 3" for r in (1, 2, 3)], said
+
+
 def test_unknown_candidate_filter_gives_empty_table():
     assert peers.table(ns=(8,), repeats=1, which=["nobody"]) == []
 

@@ -100,7 +100,8 @@ def _cuda_runtime():
 def run_provenance() -> dict:
     """What the results of one run need beside asv's own fields: library versions, threading
     layer and threads, GPUs, CUDA driver and runtime, the checkout's commit ('+dirty' where
-    tracked files differ from it), the grid and the environment variables that choose it."""
+    tracked files differ from it), the grid and the environment variables that choose it or
+    change how the threads wait (OpenMP's: docs/how_fast.md, on a shared machine)."""
     from nbsymple_versions.instruments import provenance
 
     from benchmarks.grid import configure_threads
@@ -109,7 +110,8 @@ def run_provenance() -> dict:
     d.pop("host", None)
     d["cuda_runtime"] = _cuda_runtime()
     d["grid"] = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
-    d["env"] = {k: v for k, v in os.environ.items() if k.startswith("NBSYMPLE_BENCH_") or k == "NUMBA_ENABLE_CUDASIM"}
+    d["env"] = {k: v for k, v in os.environ.items()
+                if k.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_")) or k == "NUMBA_ENABLE_CUDASIM"}
     return d
 
 

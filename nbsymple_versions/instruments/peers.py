@@ -57,7 +57,7 @@ from ..arguments import Parser, whole_number_argument
 from ..core import reference
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
-from ..core.work import memory_problem
+from ..core.work import WorkRefused, check_time, memory_problem
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 from .provenance import machine_line
@@ -369,7 +369,9 @@ def table(ns=DEFAULT_NS, repeats: int = DEFAULT_REPEATS, seed=1, which=None,
             if progress:
                 progress(f"N={n} {c.key}: {status}" + ("" if math.isnan(err) else f" (error {err:.1e})"))
         times = {k: [] for k in runs}
-        for _ in range(max(1, repeats)):
+        for r in range(max(1, repeats)):
+            if progress and runs:
+                progress(f"N={n}: timed round {r + 1} of {max(1, repeats)}")
             for k, run in runs.items():
                 t = time.perf_counter()
                 run()
@@ -506,6 +508,11 @@ def main(argv=None) -> int:
     for n in args.n:
         if (problem := memory_problem(n, "--n")) is not None:
             p.refuse(problem)
+        try:            # each round evaluates every candidate's pairwise forces once: a leapfrog step's work
+            check_time(n, args.repeats, "--repeats (one pairwise evaluation per candidate and round)",
+                       "a smaller --n or --repeats")
+        except WorkRefused as e:
+            p.refuse(str(e))
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     gpu = args.gpu
     if gpu is None:      # the GPU field where Warp (1 s to import) sees a device, or where --only names
