@@ -16,16 +16,25 @@ status 2), never a library's warning, traceback or error stack later on.
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
   LLVM (a name or feature it does not know, it ignores with a warning at every compile);
 - OpenMP's OMP_* and GOMP_* variables, read by libgomp when it loads (numba's omp threading
-  layer: version B's threads), which reports a value it cannot use on stderr and goes on without it.
+  layer: version B's threads), which reports a value it cannot use on stderr and goes on without it;
+- MPICH's MPIR_CVAR_* and MPICH_* variables and those of its network layers (UCX_*, FI_*), read
+  at MPI_Init (version F), where a value MPICH cannot use aborts the start with MPI's error stack
+  or crashes it: asked of MPICH in a child process, only where one of them is set.
 """
 import math
 import os
 import re
+import signal
+import subprocess
+import sys
 import warnings
 
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
+OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
+MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
+MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
 
 
 def _whole(minimum: int):
@@ -78,7 +87,11 @@ RANK_OF_SIZE = {"PMI_RANK": "PMI_SIZE", "OMPI_COMM_WORLD_RANK": "OMPI_COMM_WORLD
 # folders a library writes in, and falls back from (numba: beside the package's sources, in
 # silence; matplotlib: a temporary folder, its font cache built again at every start, and two
 # lines of warning)
-FOLDERS = {"NUMBA_CACHE_DIR": "numba can keep its cache", "MPLCONFIGDIR": "matplotlib can keep its settings and cache"}
+FOLDERS = {"NUMBA_CACHE_DIR": "numba can keep its cache in",
+           "MPLCONFIGDIR": "matplotlib can keep its settings and cache in"}
+# where MPLCONFIGDIR is not set, matplotlib keeps them in a folder `matplotlib` under these (Linux)
+XDG_FOLDERS = {"XDG_CONFIG_HOME": "under which matplotlib can keep its settings",
+               "XDG_CACHE_HOME": "under which matplotlib can keep its cache"}
 
 
 def _shown(text: str) -> str:
@@ -105,12 +118,18 @@ def problem(environ=None) -> str | None:
         if env.get(name, "").strip():                # empty: as unset, to numba and matplotlib
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
+    if not env.get("MPLCONFIGDIR", "").strip():
+        for name, keeps in XDG_FOLDERS.items():
+            if env.get(name, "").strip():
+                if (found := _folder_problem(name, env[name], keeps, inside="matplotlib")) is not None:
+                    return found
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
-    if any(name.startswith(("OMP_", "GOMP_")) for name in env):
-        if (found := _openmp_problem(sorted(n for n in env if n.startswith(("OMP_", "GOMP_"))))) is not None:
-            return found
+    for prefixes, asked in ((OPENMP_PREFIXES, _openmp_problem), (MPI_PREFIXES, _mpi_problem)):
+        if names := sorted(n for n in env if n.startswith(prefixes)):
+            if (found := asked(names)) is not None:
+                return found
     if "MPLBACKEND" in env:
         return _matplotlib_problem(env["MPLBACKEND"])
     return None
@@ -161,16 +180,52 @@ def _openmp_problem(names: list[str]) -> str | None:
     if not complaints:
         return None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
-    values = ", ".join(f"{n}={_shown(os.environ.get(n, ''))}" for n in named)
-    which = values if len(named) == 1 else f"one of {values}"
-    return (f"{which} is not a value OpenMP can use (libgomp, the threads of version B, says: "
+    return (f"{_settings(named)} is not a value OpenMP can use (libgomp, the threads of version B, says: "
             f"{complaints[0].rstrip('.')}); unset it or correct it")
 
 
-def _folder_problem(name: str, value: str, keeps: str) -> str | None:
-    """A folder of `FOLDERS` (relative to the current folder, as its reader takes it): a folder,
-    or one that can be made in the nearest folder above it that exists, writable either way."""
-    named = probe = os.path.abspath(value)
+def _settings(names: list[str]) -> str:
+    """'A='x'' or 'one of A='x', B='y'' (at most 4 named, then how many more)."""
+    shown = ", ".join(f"{n}={_shown(os.environ.get(n, ''))}" for n in names[:4])
+    more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+    return shown if len(names) == 1 else f"one of {shown}{more}"
+
+
+def _mpi_problem(names: list[str]) -> str | None:
+    """MPICH's variables `names` as MPICH reads them at MPI_Init, where a value it cannot use
+    ends the process with MPI's error stack (`Abort(...): Fatal error in internal_Init_thread`) or
+    a crash. Asked of MPICH in a child that starts MPI alone (a singleton: the launcher's PMI_*
+    variables left out, so that it never joins a job), where mpi4py is installed."""
+    from importlib.util import find_spec
+    if find_spec("mpi4py") is None:              # no MPI here: version F runs as one rank, without it
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_"))}
+    try:
+        p = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                           timeout=MPI_START_SECONDS)
+    except subprocess.TimeoutExpired:
+        return (f"{_settings(names)}: MPICH did not start within {MPI_START_SECONDS} s with these settings; "
+                f"unset them or correct them")
+    if p.returncode == 0:
+        return None
+    lines = [line.strip() for line in (p.stdout + "\n" + p.stderr).splitlines() if line.strip()]
+    said = next((line for pattern in (r"UCX\s+(WARN|ERROR)", r"[Ee]rror|failed") for line in lines
+                 if re.search(pattern, line)), "")
+    said = re.sub(r"^\[[^]]*\]\s*\[[^]]*\]\s*\S+\s+UCX\s+\w+\s+", "UCX: ", said)     # UCX's time and place
+    said = re.sub(r"^Abort\(\d+\):\s*|,? error stack:$", "", said)[:200]
+    ended = (f"was killed by {signal.Signals(-p.returncode).name}" if -p.returncode in signal.valid_signals()
+             else f"ended with status {p.returncode}")
+    this, it = ("this setting", "it") if len(names) == 1 else ("these settings", "them")
+    return (f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
+            f"{': ' + said if said else ''}); unset {it} or correct {it}")
+
+
+def _folder_problem(name: str, value: str, keeps: str, inside: str = "") -> str | None:
+    """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
+    folder `inside` it that its reader uses: a folder, or one that can be made in the nearest
+    folder above it that exists, writable either way."""
+    named = probe = os.path.abspath(os.path.join(value, inside))
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe
@@ -180,7 +235,7 @@ def _folder_problem(name: str, value: str, keeps: str) -> str | None:
         why = f"{where} cannot be written"
     else:
         return None
-    return f"{name}={_shown(value)} is not a folder {keeps} in ({why}); unset it or name a writable folder"
+    return f"{name}={_shown(value)} is not a folder {keeps} ({why}); unset it or name a writable folder"
 
 
 def _numba_problem() -> str | None:

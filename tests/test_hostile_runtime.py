@@ -139,6 +139,11 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
     ({"OMP_STACKSIZE": "1"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # "less than 16k"
     ({"OMP_PLACES": "{0:x}"}, ["check", "--n", "16"]),
+    ({"MPIR_CVAR_NOLOCAL": "abc"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),   # MPI's error stack
+    ({"UCX_TLS": "garbage"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),         # UCX's, then MPI's
+    ({"MPIR_CVAR_CH4_NETMOD": "garbage"}, ["info"]),                                           # MPI_Init crashes
+    ({"XDG_CONFIG_HOME": "/dev/null"}, ["paper", "--no-science"]),       # matplotlib's warning, a temporary folder
+    ({"XDG_CACHE_HOME": "/dev/null/cache"}, ["info"]),
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
@@ -170,6 +175,29 @@ def test_openmp_settings_libgomp_can_use_pass_and_what_it_shows_on_request_is_sh
                     "OMP_DISPLAY_ENV": "true"})
     assert p.returncode == 0, p.stderr
     assert "OPENMP DISPLAY ENVIRONMENT BEGIN" in p.stderr and "OMP_STACKSIZE = '4194304'" in p.stderr, p.stderr
+
+
+def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
+    """Where MPLCONFIGDIR names a writable folder, matplotlib never looks under XDG_CONFIG_HOME
+    or XDG_CACHE_HOME: they are not checked."""
+    (tmp_path / "mpl").mkdir()
+    p = launch(NBSYMPLE + ["paper", "--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path,
+               env={"MPLCONFIGDIR": str(tmp_path / "mpl"), "XDG_CONFIG_HOME": "/dev/null", "XDG_CACHE_HOME": "/dev/null"})
+    assert p.returncode == 0 and "matplotlib" not in p.stderr.lower(), p.stderr
+    assert (tmp_path / "plots" / "speedup.png").is_file()
+
+
+def test_mpich_settings_it_can_use_pass_and_one_it_cannot_is_refused_once_under_mpiexec(tmp_path):
+    """Valid MPICH settings run F; a value MPICH cannot use, under mpiexec, is one sentence from
+    rank 0 and status 2 (each rank asks MPICH alone, never joining the job to do it)."""
+    run = NBSYMPLE + ["run", "--version", "F", "--n", "16", "--steps", "1"]
+    p = launch(run, cwd=tmp_path, env={"MPIR_CVAR_NOLOCAL": "1", "MPICH_ASYNC_PROGRESS": "0"})
+    assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
+    mpiexec = str(Path(sys.executable).with_name("mpiexec"))
+    p = launch([mpiexec, "-n", "2", *run], cwd=tmp_path, env={"MPIR_CVAR_NOLOCAL": "abc"})
+    assert_refused(p, "MPIR_CVAR_NOLOCAL='abc'", "MPICH cannot start")
+    assert p.stderr.count("nbsymple run:") == 1, p.stderr
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def test_llvm_is_asked_which_cpus_and_features_it_knows():
