@@ -265,6 +265,9 @@ def _llvm_cpu_problem(name: str, features: str) -> str | None:
     """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
     know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
     compile. Asked of LLVM itself, its words caught on descriptor 2."""
+    if bad := [f for f in features.split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
+        return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {bad[0]!r}, which is not +FEATURE or -FEATURE; "
+                f"unset it or give features such as +avx2,+fma")
     import llvmlite.binding as llvm
     llvm.initialize_native_target()
     text = _said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name,

@@ -135,6 +135,8 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"NUMBA_DISABLE_JIT": "1"}, ["run", "--n", "16", "--steps", "1", "--precision", "dsp"]),   # a traceback
     ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
     ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
+    ({"NUMBA_CPU_FEATURES": "ignore"}, ["info"]),          # found by a random search: LLVM's assertion, SIGABRT
+    ({"NUMBA_CPU_FEATURES": "+avx2, +fma"}, ["run", "--n", "16", "--steps", "1"]),
     ({"OMP_WAIT_POLICY": "fast"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # libgomp's warning
     ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
     ({"OMP_STACKSIZE": "1"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # "less than 16k"
@@ -209,6 +211,7 @@ def test_llvm_is_asked_which_cpus_and_features_it_knows():
         assert environment._llvm_cpu_problem(name, features) is None, (name, features)
     assert "NUMBA_CPU_NAME='zen9'" in environment._llvm_cpu_problem("zen9", "")
     assert "'+fast'" in environment._llvm_cpu_problem("znver3", "+avx2,+fast")
+    assert "' +fma', which is not +FEATURE" in environment._llvm_cpu_problem("", "+avx2, +fma")
 
 
 def test_the_environment_tables_match_what_they_describe():
