@@ -111,6 +111,8 @@ def problem(environ=None) -> str | None:
                 return f"{name} is set but empty; unset it or set it to {wanted}"
             if not test(value):
                 return f"{name}={_shown(value)} is not {wanted}; unset it or correct it"
+    if (found := _threads_problem(env)) is not None:
+        return found
     for rank, size in RANK_OF_SIZE.items():
         if rank in env and size in env and int(env[rank]) >= int(env[size]):
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
@@ -219,6 +221,67 @@ def _mpi_problem(names: list[str]) -> str | None:
     this, it = ("this setting", "it") if len(names) == 1 else ("these settings", "them")
     return (f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
             f"{': ' + said if said else ''}); unset {it} or correct {it}")
+
+
+def _cores() -> int:
+    """The logical CPUs this process may run on: numba's default thread count."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _thread_limit() -> tuple[int, str]:
+    """(the threads the kernel lets one process start, what sets it): the system's thread limit,
+    the user's process limit, and the memory maps (a thread's stack and its guard: two maps each)."""
+    import resource
+    limits = []
+    for path, why, per_thread in (("/proc/sys/kernel/threads-max", "kernel.threads-max", 1),
+                                  ("/proc/sys/vm/max_map_count", "vm.max_map_count, two maps per thread", 2)):
+        try:
+            with open(path) as f:
+                limits.append((int(f.read()) // per_thread, why))
+        except (OSError, ValueError):
+            pass
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if nproc != resource.RLIM_INFINITY:
+        limits.append((nproc, "ulimit -u"))
+    return min(limits) if limits else (10**6, "")
+
+
+def _threads_problem(env) -> str | None:
+    """NUMBA_NUM_THREADS above the threads this machine lets a process start (numba's pool
+    then crashes the process: SIGSEGV), an OpenMP stack size those threads cannot all have (the
+    same crash), and NBSYMPLE_BENCH_THREADS above the threads numba starts (numba.set_num_threads
+    would raise in every benchmark)."""
+    numba_threads = env.get("NUMBA_NUM_THREADS", "").strip()
+    if numba_threads:
+        limit, why = _thread_limit()
+        if int(numba_threads) > limit:
+            return (f"NUMBA_NUM_THREADS={_shown(numba_threads)} is more threads than this machine lets a process "
+                    f"start (at most {limit}: {why}); unset it (numba then starts one per core, {_cores()} here) "
+                    f"or set fewer")
+    bench_threads = env.get("NBSYMPLE_BENCH_THREADS", "").strip()
+    started = int(numba_threads) if numba_threads else _cores()
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
+        size = _stack_bytes(env.get(name, ""))
+        if size is not None and size * started > memory:
+            return (f"{name}={_shown(env[name])} asks a stack of {size / 1e9:.3g} GB for each of numba's {started} "
+                    f"threads, more than this machine's {memory / 1e9:.3g} GB of memory (libgomp could not start "
+                    f"them: the process would crash); unset it or ask less (e.g. 64M)")
+    if bench_threads and int(bench_threads) > started:
+        where = f"NUMBA_NUM_THREADS={numba_threads}" if numba_threads else "one per core"
+        return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
+                f"{where}); set it to at most {started}, or raise NUMBA_NUM_THREADS with it")
+    return None
+
+
+def _stack_bytes(text: str) -> int | None:
+    """A stack size as libgomp reads OMP_STACKSIZE: a number and a unit B, K, M or G (K if none);
+    None where it is not one (libgomp's own check names it)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([bkmgBKMG]?)\s*", text)
+    return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
 def _folder_problem(name: str, value: str, keeps: str, inside: str = "") -> str | None:

@@ -146,6 +146,9 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"MPIR_CVAR_CH4_NETMOD": "garbage"}, ["info"]),                                           # MPI_Init crashes
     ({"XDG_CONFIG_HOME": "/dev/null"}, ["paper", "--no-science"]),       # matplotlib's warning, a temporary folder
     ({"XDG_CACHE_HOME": "/dev/null/cache"}, ["info"]),
+    ({"NUMBA_NUM_THREADS": "100000000"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # SIGSEGV
+    ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
+    ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
