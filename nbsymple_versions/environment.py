@@ -5,7 +5,9 @@ status 2), never a library's warning, traceback or error stack later on.
 
 - this suite's own (`OWN`): NBSYMPLE_MAX_DAYS (`core.work`), the asv tooling's NBSYMPLE_BENCH_*
   and BENCH_MACHINE (benchmarks/grid.py, `instruments.provenance`);
-- thread counts read by numba, OpenMP and the BLAS libraries, and numba's threading layer (`THREADS`);
+- thread counts read by numba, OpenMP and the BLAS libraries, and numba's threading layer (`THREADS`),
+  and those the machine cannot give (`_threads_problem`: numba's pool above the threads a process
+  may start, OpenMP stacks beyond the memory, NBSYMPLE_BENCH_THREADS above numba's threads);
 - the ranks an MPI launcher gives (`RANKS`): PMI_*, OMPI_COMM_WORLD_*, PMIX_RANK;
 - every NUMBA_* variable numba reads, parsed by numba itself (its warning for a value it
   cannot parse becomes the sentence), and MPLBACKEND, checked by matplotlib; each library is
@@ -140,10 +142,12 @@ def problem(environ=None) -> str | None:
 def _said_on_stderr(action) -> str:
     """What `action()` writes on descriptor 2 (a C library's words: LLVM's, libgomp's), caught
     in memory and returned instead of shown."""
-    said = os.memfd_create("said") if hasattr(os, "memfd_create") else None
-    if said is None:
+    try:
+        said = os.memfd_create("said")
+    except (AttributeError, OSError):             # no memfd: an unlinked temporary file
         import tempfile
-        said = os.dup(tempfile.TemporaryFile().fileno())
+        said, name = tempfile.mkstemp()
+        os.unlink(name)
     saved = os.dup(2)
     try:
         os.dup2(said, 2)
