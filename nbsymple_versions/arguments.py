@@ -7,6 +7,8 @@ whole number from its least, a finite number above its bound, a path that is not
 """
 import argparse
 import math
+import os
+import sys
 from pathlib import Path
 
 from .core.options import whole_number_argument  # noqa: F401  (every command line's whole numbers)
@@ -39,9 +41,53 @@ def number_above(minimum: float, or_equal: bool = False):
     return parse
 
 
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096   # a whole path's bytes
+NAME_MARGIN = 32   # bytes a command adds to a file's name: its lock (.NAME.lock), its temporary (.NAME.PID.XXXXXXXX.tmp)
+
+
 def path_argument(text) -> Path:
     """argparse type of every path option: a file or folder name; an empty one (an unset shell
-    variable) is refused, never read as "none" or as the current folder."""
+    variable) is refused, never read as "none" or as the current folder, and so is a name longer
+    than the file system there takes (its NAME_MAX; for the last name, less `NAME_MARGIN`),
+    which no command could make, lock or replace."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
-    return Path(text)
+    path = Path(text)
+    if (size := len(os.fsencode(os.path.abspath(text)))) + NAME_MARGIN > PATH_MAX:
+        raise argparse.ArgumentTypeError(f"the path is {size} bytes long (from /), more than the {PATH_MAX - NAME_MARGIN} "
+                                         f"a command can use (the system takes {PATH_MAX}, and a command adds up to "
+                                         f"{NAME_MARGIN} for its lock and temporary files): {text[:40]!r}...")
+    longest = _name_max(path)
+    for i, part in enumerate(path.parts):
+        size, limit = len(os.fsencode(part)), longest - (NAME_MARGIN if i == len(path.parts) - 1 else 0)
+        if size > limit:
+            raise argparse.ArgumentTypeError(
+                f"a name in the path is {size} bytes long, more than the {limit} a command can use there (the "
+                f"file system takes names of at most {longest} bytes" + (f", and a command adds up to {NAME_MARGIN} "
+                f"for its lock and temporary files" if limit < longest else "") + f"): {part[:40]!r}...")
+    return path
+
+
+def script_paths(prog: str, argv: list[str], counts: range) -> list[Path] | None:
+    """The paths a script takes as its arguments (the dashboard tools': `views.py HTML_DIR`),
+    each checked as `path_argument` checks an option's; None where their number is not in
+    `counts` or one is refused, which is then said in one sentence on stderr."""
+    if len(argv) not in counts:
+        return None
+    try:
+        return [path_argument(text) for text in argv]
+    except argparse.ArgumentTypeError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
+
+
+def _name_max(path: Path) -> int:
+    """The longest name (bytes) the file system holding `path` takes: that of its nearest
+    existing folder (255 where it cannot be asked)."""
+    folder = os.path.abspath(path)
+    while folder != os.path.dirname(folder) and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255

@@ -414,3 +414,37 @@ def test_a_keep_file_that_cannot_be_written_is_one_sentence(tmp_path, monkeypatc
     rc, _, err = call([command, "--keep", keep])
     assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert f"cannot write {keep / 'haswell_pairwise_sp.s'}: Is a directory" in err and "written before it" in err, err
+
+
+LONG_NAME = "n" * 300          # more bytes than any common file system takes in one name (255)
+DEEP = "/".join(["d" * 200] * 25)   # more than a whole path may have (4096)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", LONG_NAME + ".ck"], "--checkpoint"),   # a traceback before
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "n" * 240], "--checkpoint"),  # its lock's name: 246
+    (["run", "--n", "8", "--steps", "1", "--snapshots", LONG_NAME], "--snapshots"),
+    (["run", "--ics", LONG_NAME], "--ics"), (["run", "--resume", DEEP], "--resume"),
+    (["paper", "--no-science", "--out", LONG_NAME], "--out"),                            # a traceback before
+    (["paper", "--results", LONG_NAME], "--results"), (["cpu-asm", "--keep", LONG_NAME], "--keep"),
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", DEEP + "/x.ck"], "--checkpoint"),
+])
+def test_a_name_longer_than_the_file_system_takes_is_one_sentence(tmp_path, argv, option):
+    """A name no file system here holds (or too long for the lock and temporary file the
+    command puts beside it), or a path longer than the system takes: refused with the option,
+    before anything is made."""
+    rc, out, err = nbsymple(tmp_path, *argv)
+    assert rc == 2 and "Traceback" not in err and f"argument {option}:" in err and "bytes long" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("tool", ["migrate", "views", "offline"])
+def test_the_tools_refuse_a_name_longer_than_the_file_system_takes(tmp_path, capsys, tool):
+    if tool == "migrate":
+        rc, _, err = nbsymple(tmp_path, LONG_NAME, module="tools.migrate")   # a traceback before
+    else:
+        module = importlib.import_module(f"tools.dashboard.{tool}")
+        rc, err = module.main([str(tmp_path / LONG_NAME)]), capsys.readouterr().err    # a traceback before
+    assert rc == 2 and "Traceback" not in err and "300 bytes long" in err, err
+    assert list(tmp_path.iterdir()) == []

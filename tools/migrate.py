@@ -25,7 +25,7 @@ from nbsymple_versions.instruments import provenance
 from nbsymple_versions.runs.paths import read_json
 
 from . import tracking
-from .arguments import Parser, name
+from .arguments import Parser, name, path_argument
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 
@@ -158,7 +158,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
-    p.add_argument("folder", type=Path, help="a machine folder under results/")
+    p.add_argument("folder", type=path_argument, help="a machine folder under results/")
     p.add_argument("--isa", type=name, help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where "
                                  "machine.json does not say it")
     p.add_argument("--uarch", type=name, help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, "

@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 
+from nbsymple_versions.arguments import script_paths
 from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file
 
@@ -80,10 +81,10 @@ def copy_vendor(out: Path):
 
 
 def main(argv) -> int:
-    if len(argv) != 1 or not (Path(argv[0]) / "index.html").is_file():
+    if (paths := script_paths("offline.py", argv, range(1, 2))) is None or not (paths[0] / "index.html").is_file():
         print("usage: python tools/dashboard/offline.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
-    out = Path(argv[0])
+    out = paths[0]
     index = out / "index.html"
     try:
         html = read_bytes(index, KIND).decode("utf-8")

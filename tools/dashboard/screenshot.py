@@ -41,14 +41,16 @@ def chromium(browser: str, url: str, *args) -> subprocess.CompletedProcess:
 
 
 def main(argv) -> int:
-    if len(argv) not in (2, 3) or not (Path(argv[0]) / "index.html").is_file():
+    from nbsymple_versions.arguments import script_paths
+    if (paths := script_paths("screenshot.py", argv[:2], range(2, 3))) is None or len(argv) > 3 \
+            or not (paths[0] / "index.html").is_file():
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     browser = next((b for b in BROWSERS if shutil.which(b)), None)
     if browser is None:
         print("screenshot.py: no Chromium found (apt-get install chromium)", file=sys.stderr)
         return 2
-    folder, out = Path(argv[0]).resolve(), Path(argv[1]).resolve()
+    folder, out = paths[0].resolve(), paths[1].resolve()
     server = serve(folder)
     url = f"http://127.0.0.1:{server.server_address[1]}/index.html{argv[2] if len(argv) == 3 else ''}"
     try:

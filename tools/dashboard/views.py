@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+from nbsymple_versions.arguments import script_paths
 from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 
@@ -106,10 +107,10 @@ def address(name: str, selection: dict) -> str:
 
 
 def main(argv) -> int:
-    if len(argv) != 1 or not (Path(argv[0]) / "index.json").is_file():
+    if (paths := script_paths("views.py", argv, range(1, 2))) is None or not (paths[0] / "index.json").is_file():
         print("usage: python tools/dashboard/views.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
-    out = Path(argv[0])
+    out = paths[0]
     index_path = out / "index.json"
     try:
         index = read_json(index_path, KIND)
