@@ -206,10 +206,15 @@ def _mpi_problem(names: list[str]) -> str | None:
     if find_spec("mpi4py") is None:              # no MPI here: version F runs as one rank, without it
         return None
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_"))}
+
+    def start(env):
+        return subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                              timeout=MPI_START_SECONDS)
     try:
-        p = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-                           timeout=MPI_START_SECONDS)
+        p = start(env)
+        if p.returncode != 0 and start({k: v for k, v in env.items() if k not in names}).returncode != 0:
+            return None                          # MPI cannot start here at all: F says why, not these settings
     except subprocess.TimeoutExpired:
         return (f"{_settings(names)}: MPICH did not start within {MPI_START_SECONDS} s with these settings; "
                 f"unset them or correct them")

@@ -205,6 +205,21 @@ def test_mpich_settings_it_can_use_pass_and_one_it_cannot_is_refused_once_under_
     assert sorted(tmp_path.iterdir()) == []
 
 
+def test_an_mpi_that_cannot_start_at_all_is_not_blamed_on_the_settings(tmp_path, monkeypatch):
+    """Where MPI fails to start without the user's MPICH variables too (a broken install), they
+    are not named: version F says what is wrong when it starts."""
+    fake = tmp_path / "mpi4py"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "MPI.py").write_text("import sys\nsys.exit(15)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("MPIR_CVAR_NOLOCAL", "abc")
+    assert environment._mpi_problem(["MPIR_CVAR_NOLOCAL"]) is None
+    (fake / "MPI.py").write_text("import os, sys, types\nCOMM_WORLD = types.SimpleNamespace(Get_size=lambda: 1)\n"
+                                 "if os.environ.get('MPIR_CVAR_NOLOCAL'):\n    sys.exit(15)\n")
+    assert "MPIR_CVAR_NOLOCAL='abc': MPICH cannot start" in environment._mpi_problem(["MPIR_CVAR_NOLOCAL"])
+
+
 def test_llvm_is_asked_which_cpus_and_features_it_knows():
     """What the check of NUMBA_CPU_NAME and NUMBA_CPU_FEATURES accepts: the names numba's users
     give (the fixed targets of `nbsymple cpu-asm`, generic) and known features; a name or a
