@@ -41,8 +41,8 @@ def number_above(minimum: float, or_equal: bool = False):
     return parse
 
 
-PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096   # a whole path's bytes
-NAME_MARGIN = 32   # bytes a command adds to a file's name: its lock (.NAME.lock), its temporary (.NAME.PID.XXXXXXXX.tmp)
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096     # a whole path's bytes
+NAME_MARGIN = 32   # bytes a command adds to a name: its lock (.NAME.lock), its temporary file (.NAME.PID.XXXXXXXX.tmp)
 
 
 def path_argument(text) -> Path:
@@ -54,9 +54,10 @@ def path_argument(text) -> Path:
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
     path = Path(text)
     if (size := len(os.fsencode(os.path.abspath(text)))) + NAME_MARGIN > PATH_MAX:
-        raise argparse.ArgumentTypeError(f"the path is {size} bytes long (from /), more than the {PATH_MAX - NAME_MARGIN} "
-                                         f"a command can use (the system takes {PATH_MAX}, and a command adds up to "
-                                         f"{NAME_MARGIN} for its lock and temporary files): {text[:40]!r}...")
+        raise argparse.ArgumentTypeError(
+            f"the path is {size} bytes long (from /), more than the {PATH_MAX - NAME_MARGIN} a command can use (the "
+            f"system takes {PATH_MAX}, and a command adds up to {NAME_MARGIN} for its lock and temporary files): "
+            f"{text[:40]!r}...")
     longest = _name_max(path)
     for i, part in enumerate(path.parts):
         size, limit = len(os.fsencode(part)), longest - (NAME_MARGIN if i == len(path.parts) - 1 else 0)

@@ -187,7 +187,8 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     or XDG_CACHE_HOME: they are not checked."""
     (tmp_path / "mpl").mkdir()
     p = launch(NBSYMPLE + ["paper", "--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path,
-               env={"MPLCONFIGDIR": str(tmp_path / "mpl"), "XDG_CONFIG_HOME": "/dev/null", "XDG_CACHE_HOME": "/dev/null"})
+               env={"MPLCONFIGDIR": str(tmp_path / "mpl"), "XDG_CONFIG_HOME": "/dev/null",
+                    "XDG_CACHE_HOME": "/dev/null"})
     assert p.returncode == 0 and "matplotlib" not in p.stderr.lower(), p.stderr
     assert (tmp_path / "plots" / "speedup.png").is_file()
 

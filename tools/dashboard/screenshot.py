@@ -17,6 +17,8 @@ import sys
 import threading
 from pathlib import Path
 
+from nbsymple_versions.arguments import script_paths
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 OFFLINE = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
@@ -41,8 +43,7 @@ def chromium(browser: str, url: str, *args) -> subprocess.CompletedProcess:
 
 
 def main(argv) -> int:
-    from nbsymple_versions.arguments import script_paths
-    if (paths := script_paths("screenshot.py", argv[:2], range(2, 3))) is None or len(argv) > 3 \
+    if len(argv) not in (2, 3) or (paths := script_paths("screenshot.py", argv[:2], range(2, 3))) is None \
             or not (paths[0] / "index.html").is_file():
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
