@@ -69,12 +69,10 @@ def path_argument(text) -> Path:
     return path
 
 
-def script_paths(prog: str, argv: list[str], counts: range) -> list[Path] | None:
+def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
     """The paths a script takes as its arguments (the dashboard tools': `views.py HTML_DIR`),
-    each checked as `path_argument` checks an option's; None where their number is not in
-    `counts` or one is refused, which is then said in one sentence on stderr."""
-    if len(argv) not in counts:
-        return None
+    each checked as `path_argument` checks an option's; None where one is refused, which is
+    then said in one sentence on stderr."""
     try:
         return [path_argument(text) for text in argv]
     except argparse.ArgumentTypeError as e:

@@ -81,7 +81,7 @@ def copy_vendor(out: Path):
 
 
 def main(argv) -> int:
-    if (paths := script_paths("offline.py", argv, range(1, 2))) is None or not (paths[0] / "index.html").is_file():
+    if len(argv) != 1 or (paths := script_paths("offline.py", argv)) is None or not (paths[0] / "index.html").is_file():
         print("usage: python tools/dashboard/offline.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
     out = paths[0]

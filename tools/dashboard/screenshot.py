@@ -43,7 +43,7 @@ def chromium(browser: str, url: str, *args) -> subprocess.CompletedProcess:
 
 
 def main(argv) -> int:
-    if len(argv) not in (2, 3) or (paths := script_paths("screenshot.py", argv[:2], range(2, 3))) is None \
+    if len(argv) not in (2, 3) or (paths := script_paths("screenshot.py", argv[:2])) is None \
             or not (paths[0] / "index.html").is_file():
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

@@ -107,7 +107,7 @@ def address(name: str, selection: dict) -> str:
 
 
 def main(argv) -> int:
-    if (paths := script_paths("views.py", argv, range(1, 2))) is None or not (paths[0] / "index.json").is_file():
+    if len(argv) != 1 or (paths := script_paths("views.py", argv)) is None or not (paths[0] / "index.json").is_file():
         print("usage: python tools/dashboard/views.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
     out = paths[0]
