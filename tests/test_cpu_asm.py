@@ -78,8 +78,9 @@ def test_every_kernel_for_the_host_and_the_fixed_targets(counted):
 
 def test_fixed_targets_do_not_depend_on_the_caller(counted, monkeypatch, tmp_path):
     """A second, separate compile from another folder, with NUMBA_* settings that would change the
-    code if they reached the children, gives the same counts."""
+    code if they reached the children, gives the same counts (compiled: no kept code, `code_cache`)."""
     rows, _ = counted
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", "")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NUMBA_CPU_NAME", "generic")
     monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx512f")

@@ -10,7 +10,9 @@ its load (the timing tier's noise is 4-20 % on a shared machine, and 150 % under
 
 A tree is counted in a subprocess that imports its own package (PYTHONPATH), so BASE is counted
 with BASE's kernels and compilers' settings; a tree from before `cpu_asm` or without the CUDA
-tools has no counts of that kind, and the tier says so. A count that rises by more than
+tools has no counts of that kind, and the tier says so. The children keep the code they compile
+in the suite's cache folder (`instruments/code_cache.py`, keyed by the sources' digest): BASE's,
+unchanged between gates, and a GPU code HEAD did not touch, are compiled once. A count that rises by more than
 `TOLERANCE` is a regression: the smallest change in the machine code of a CPU loop (one vector
 instruction per 8 to 32 interactions) moves its count by 1.5 % or more, and a GPU loop's by
 about 1/14.
@@ -62,9 +64,11 @@ def count_trees(*trees: Path, arch: str = GPU_ARCH) -> list[tuple[dict, dict]]:
     of `trees`, counted at once (a process per tree: the gate's two counts take the time of one
     on two or more cores). Should one fail (or Ctrl-C, SIGTERM), the others are ended with it
     (`entry.child_process`)."""
+    from benchmarks.package import kernel_cache_folder
     command = [sys.executable, "-c", _COUNT, arch]
+    env = dict(os.environ, NUMBA_CACHE_DIR=kernel_cache_folder())     # the suite's: code compiled once
     with ExitStack() as started:
-        children = [started.enter_context(child_process(command, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)),
+        children = [started.enter_context(child_process(command, cwd=tree, env=dict(env, PYTHONPATH=str(tree)),
                                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
                     for tree in trees]
         return [_counts(tree, *child.communicate(), child.returncode) for tree, child in zip(trees, children)]

@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 from ...entry import child_process
+from .. import code_cache
 
 FIXED_TARGETS = ("haswell", "skylake-avx512", "znver4")
 HOST = "host"
@@ -72,10 +73,39 @@ def environment(target: str) -> dict[str, str]:
     return env
 
 
+def _fixed_key(target: str) -> dict:
+    """What a fixed target's assembly depends on (`code_cache`): the sources the kernels compile
+    from (`core/`, the serial and threaded packages, this file), numba's, llvmlite's and Python's
+    versions; no setting of the caller reaches its child (`environment`)."""
+    import llvmlite
+    import numba
+    return {"sources": code_cache.sources_digest("core", "serial", "threaded", "instruments/cpu_asm/toolchain.py"),
+            "target": target, "versions": [numba.__version__, llvmlite.__version__], "python": sys.version}
+
+
 def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
-    """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}), one child per target, run
-    side by side. However this ends (an error, a timeout, Ctrl-C, SIGTERM: `entry.Terminated`), no
-    child is left running (`entry.child_process`)."""
+    """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}). A fixed target is compiled
+    once per machine where NUMBA_CACHE_DIR names a folder (`code_cache`); the others, one child per
+    target, side by side. However this ends (an error, a timeout, Ctrl-C, SIGTERM:
+    `entry.Terminated`), no child is left running (`entry.child_process`)."""
+    with ExitStack() as held:           # the entries' locks, taken in one order by every process
+        kept = {t: held.enter_context(code_cache.entry("x86", _fixed_key(t)))
+                for t in FIXED_TARGETS if t in targets}
+        missing = [t for t in targets if t not in kept or not _assembly(kept[t].value)]
+        compiled = _compile_in_children(missing)
+        for target in missing:
+            if target in kept:
+                kept[target].keep(list(compiled[target]))
+        return {t: compiled[t] if t in compiled else tuple(kept[t].value) for t in targets}
+
+
+def _assembly(value) -> bool:
+    """Whether a kept value is [cpu, {"<kernel>_<precision>": assembly}] for every kernel."""
+    return (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+            and all(isinstance(value[1].get(f"{k}_{p}"), str) for k, p in KERNELS))
+
+
+def _compile_in_children(targets) -> dict[str, tuple[str, dict[str, str]]]:
     command = [sys.executable, "-c", f"from {__name__} import print_assembly; print_assembly()"]
     done = {}
     with ExitStack() as started:

@@ -6,14 +6,17 @@ The kernels, by the names `--keep`, `--json` and the benchmarks use (`KINDS`): C
 plain kernels, and E's fused ones (`fused` for the tiled one, `fused_plain`).
 """
 from dataclasses import dataclass
+from functools import lru_cache
 import os
 from pathlib import Path
 import re
 import shutil
 import subprocess
+import sys
 
 from ...gpu_full.fused import GALAXY
 from ...gpu_pairwise.options import KERNEL_KINDS, PAIRWISE, entry_name
+from .. import code_cache
 from .sass import split_functions
 
 # label -> (kernel kind, fused with E's Galaxy); the first kind (tiled) is the default
@@ -214,8 +217,39 @@ class TargetDevice:
         self.compute_capability = cc
 
 
+@lru_cache(maxsize=None)
+def _numba_compilers() -> dict:
+    """numba-cuda's compilers as part of a key: the versions, and NVVM's and libdevice's files."""
+    import llvmlite
+    import numba
+    import numba_cuda
+    from numba.cuda.cudadrv.libs import get_cuda_paths
+    paths = get_cuda_paths()
+    return {"versions": [numba.__version__, numba_cuda.__version__, llvmlite.__version__, sys.version],
+            "nvvm": [code_cache.file_identity(paths[name].info) for name in ("nvvm", "libdevice")
+                     if paths.get(name) and paths[name].info]}
+
+
+def _numba_key(precision: str, kind: str, tile: int, arch: str) -> dict:
+    """What a numba-cuda kernel's PTX depends on (`code_cache`): its sources (`core/`, C's and
+    E's packages, this file), the kernel, the compilers, and every NUMBA_ setting but the cache's
+    folder and the CPU threads."""
+    return {"sources": code_cache.sources_digest("core", "gpu_pairwise", "gpu_full", "instruments/gpu_asm/toolchain.py"),
+            "kernel": [precision, kind, tile, arch], **_numba_compilers(),
+            "settings": sorted([k, v] for k, v in os.environ.items() if k.startswith("NUMBA_")
+                               and k not in ("NUMBA_CACHE_DIR", "NUMBA_NUM_THREADS"))}
+
+
 def numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
-    """PTX of one numba-cuda kernel (`gpu_pairwise/numba_cuda.py`; E's from `gpu_full`) for the target."""
+    """PTX of one numba-cuda kernel (`gpu_pairwise/numba_cuda.py`; E's from `gpu_full`) for the
+    target, compiled once per machine where NUMBA_CACHE_DIR names a folder (`code_cache`)."""
+    with code_cache.entry("ptx", _numba_key(precision, kind, tile, arch)) as kept:
+        if not isinstance(kept.value, str):
+            kept.keep(_compile_numba_ptx(precision, kind, tile, arch))
+        return kept.value
+
+
+def _compile_numba_ptx(precision: str, kind: str, tile: int, arch: str) -> str:
     import numba.cuda.dispatcher as dispatcher
     from numba import cuda
     from numba.cuda.cudadrv.error import CCSupportError

@@ -1,0 +1,154 @@
+"""The counted kernels' code kept on disk (`instruments/code_cache.py`): loaded where the key
+matches, compiled again where it does not or the entry is damaged, compiled by one of two
+processes that ask at once, and never kept without NUMBA_CACHE_DIR."""
+import json
+import os
+import shutil
+import threading
+
+import numba
+import pytest
+
+from nbsymple_versions.instruments import code_cache
+from nbsymple_versions.instruments.cpu_asm import toolchain
+
+KEY = {"sources": "abc", "target": "haswell"}
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "numba"))
+    return tmp_path / "numba" / code_cache.FOLDER
+
+
+def kept_value(key=KEY):
+    with code_cache.entry("x86", key) as kept:
+        return kept.value
+
+
+def test_kept_under_its_key_and_only_there(folder):
+    with code_cache.entry("x86", KEY) as kept:
+        assert kept.value is None
+        kept.keep(["haswell", {"pairwise_sp": "vfmadd231ps"}])
+    assert kept_value() == ["haswell", {"pairwise_sp": "vfmadd231ps"}]
+    assert kept_value({**KEY, "sources": "abd"}) is None        # another digest: another entry
+    assert len(list(folder.glob("x86-*.json"))) == 1
+
+
+def test_nothing_kept_without_numba_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", "")
+    monkeypatch.chdir(tmp_path)
+    with code_cache.entry("x86", KEY) as kept:
+        kept.keep("code")
+        assert kept.value == "code"
+    assert kept_value() is None and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other key", "fifo", "folder", "link"])
+def test_a_damaged_entry_is_compiled_again_and_replaced(folder, damage, tmp_path):
+    with code_cache.entry("x86", KEY) as kept:
+        kept.keep("good")
+    path, = folder.glob("x86-*.json")
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    whole = path.read_text()
+    path.unlink()
+    if damage == "garbage":
+        path.write_bytes(b"\xff\x00not json")
+    elif damage == "truncated":
+        path.write_text(whole[: len(whole) // 2])
+    elif damage == "other key":
+        path.write_text(json.dumps({"key": {**KEY, "target": "znver4"}, "value": "wrong"}))
+    elif damage == "fifo":
+        os.mkfifo(path)
+    elif damage == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(victim)
+    with code_cache.entry("x86", KEY) as kept:
+        assert kept.value is None
+        kept.keep("again")
+    assert victim.read_text() == "precious"
+    if damage != "folder":                     # a folder cannot be replaced: not kept, no error
+        assert kept_value() == "again"
+
+
+def test_a_cache_folder_that_cannot_hold_it_keeps_nothing(folder):
+    folder.parent.mkdir(parents=True)
+    folder.write_text("a file where the folder would be")
+    with code_cache.entry("x86", KEY) as kept:
+        kept.keep("code")
+    assert kept.value == "code" and kept_value() is None
+
+
+def test_the_second_asker_waits_and_loads_the_first_ones_code(folder):
+    """Two askers at once (two processes' locks: separate open files): the second one's entry is
+    opened after the first kept its code."""
+    compiling, seen = threading.Event(), []
+
+    def second():
+        compiling.wait()
+        with code_cache.entry("x86", KEY) as kept:
+            seen.append(kept.value)
+
+    other = threading.Thread(target=second)
+    other.start()
+    with code_cache.entry("x86", KEY) as kept:
+        compiling.set()
+        other.join(0.5)                        # it cannot enter while the lock is held
+        assert other.is_alive() and seen == []
+        kept.keep("compiled once")
+    other.join()
+    assert seen == ["compiled once"]
+
+
+def test_the_digest_follows_every_source_file_and_its_name(tmp_path, monkeypatch):
+    package = tmp_path / "package"
+    shutil.copytree(code_cache.PACKAGE / "core", package / "core")
+    monkeypatch.setattr(code_cache, "PACKAGE", package)
+
+    def digest():
+        code_cache.sources_digest.cache_clear()
+        return code_cache.sources_digest("core")
+
+    first = digest()
+    assert digest() == first
+    (package / "core" / "notes.txt").write_text("not a source")
+    assert digest() == first
+    source = package / "core" / "units.py"
+    source.write_text(source.read_text() + "\n# one more line\n")
+    edited = digest()
+    assert edited != first
+    source.rename(package / "core" / "units2.py")
+    assert digest() not in (first, edited)
+
+
+def test_a_fixed_target_is_compiled_once_then_loaded(folder, monkeypatch):
+    """cpu-asm's fixed target: the second ask starts no compiler and gives the same assembly;
+    the host is never kept (its code follows this machine's CPU)."""
+    first = toolchain.compile_targets(("haswell",))
+    started = []
+    real = toolchain._compile_in_children
+    monkeypatch.setattr(toolchain, "_compile_in_children", lambda targets: started.append(list(targets)) or
+                        real(targets))
+    again = toolchain.compile_targets(("host", "haswell"))
+    assert started == [["host"]]
+    assert again["haswell"] == first["haswell"] and again["haswell"][0] == "haswell"
+    assert list(again) == ["host", "haswell"]
+
+
+def test_a_numba_cuda_kernel_is_compiled_once_then_loaded(folder, monkeypatch):
+    """gpu-asm's PTX of a numba-cuda kernel: loaded the second time; a NUMBA_ setting, which
+    could change the code, is another entry."""
+    from numba.cuda.core import config
+
+    from nbsymple_versions.instruments.gpu_asm import toolchain as gpu
+    if config.ENABLE_CUDASIM:
+        pytest.skip("NUMBA_ENABLE_CUDASIM is set in this process: no real compiler")
+    first = gpu.numba_ptx("sp", "tiled", 256, "sm_90")
+    compiled = []
+    real = gpu._compile_numba_ptx
+    monkeypatch.setattr(gpu, "_compile_numba_ptx", lambda *args: compiled.append(args) or real(*args))
+    assert gpu.numba_ptx("sp", "tiled", 256, "sm_90") == first and compiled == []
+    monkeypatch.setenv("NUMBA_OPT", "2")
+    assert gpu.numba_ptx("sp", "tiled", 256, "sm_90").startswith("//") and compiled == [("sp", "tiled", 256, "sm_90")]
