@@ -445,7 +445,8 @@ def _wait_for(test, what: str):
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])     # SIGTERM: the issue's
 def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
-    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    """Its four compilers (the host and the fixed targets: none kept, no NUMBA_CACHE_DIR) end with it."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "NUMBA_CACHE_DIR")}
     proc = subprocess.Popen(NBSYMPLE + ["cpu-asm", "--target", "all"], cwd=tmp_path, env=environ,
                             preexec_fn=signals_default, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
