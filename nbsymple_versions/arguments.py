@@ -49,9 +49,13 @@ def path_argument(text) -> Path:
     """argparse type of every path option: a file or folder name; an empty one (an unset shell
     variable) is refused, never read as "none" or as the current folder, and so is a name longer
     than the file system there takes (its NAME_MAX; for the last name, less `NAME_MARGIN`),
-    which no command could make, lock or replace."""
+    which no command could make, lock or replace; and so is a line feed in it, which would break
+    every sentence that names the path (each is one line on stderr) into two."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
+    if "\n" in text:
+        raise argparse.ArgumentTypeError(f"{text!r} holds a line feed, which would split every sentence naming "
+                                         f"it in two; rename the file or folder")
     path = Path(text)
     if (size := len(os.fsencode(os.path.abspath(text)))) + NAME_MARGIN > PATH_MAX:
         raise argparse.ArgumentTypeError(

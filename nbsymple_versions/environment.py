@@ -29,6 +29,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import warnings
 
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
@@ -303,11 +304,23 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "") -> str 
     where = "it" if probe == named else probe
     if not os.path.isdir(probe):
         why = f"{where} is not a folder"
-    elif not os.access(probe, os.W_OK | os.X_OK):
+    elif not _writable(probe):
         why = f"{where} cannot be written"
     else:
         return None
     return f"{name}={_shown(value)} is not a folder {keeps} ({why}); unset it or name a writable folder"
+
+
+def _writable(folder: str) -> bool:
+    """Whether a folder can be made in `folder`: tried (an empty one, removed at once), since
+    `os.access` says yes to root everywhere, /proc and a read-only mount included."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".nbsymple-probe-", dir=folder))
+    except OSError:
+        return False
+    return True
 
 
 def _numba_problem() -> str | None:

@@ -439,6 +439,30 @@ def test_a_name_longer_than_the_file_system_takes_is_one_sentence(tmp_path, argv
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "no\ndir/x.ck"], "--checkpoint"),  # its summary split
+    (["run", "--ics", "a\nb.npz"], "--ics"), (["run", "--n", "8", "--steps", "1", "--snapshots", "s\n"], "--snapshots"),
+    (["paper", "--results", "r\nx", "--no-science"], "--results"),      # "results folder r", then "x does not exist"
+    (["paper", "--no-science", "--out", "o\nut"], "--out"), (["gpu-asm", "--keep", "k\n"], "--keep"),
+])
+def test_a_line_feed_in_a_path_is_refused_in_one_sentence(tmp_path, argv, option):
+    """A path with a line feed would split every sentence naming it in two (a file or folder
+    may have one): refused with the option, the name shown escaped, before anything is made."""
+    rc, out, err = nbsymple(tmp_path, *argv)
+    assert rc == 2 and f"argument {option}:" in err and "holds a line feed" in err and "\\n" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_tools_refuse_a_line_feed_in_a_path(tmp_path, capsys):
+    module = importlib.import_module("tools.dashboard.views")
+    rc, err = module.main([str(tmp_path / "h\ntml")]), capsys.readouterr().err
+    first, *rest = err.strip().splitlines()        # the sentence, then the script's usage
+    assert rc == 2 and first.startswith("views.py: ") and "holds a line feed" in first, err
+    assert [line.startswith("usage: ") for line in rest] == [True], err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("tool", ["migrate", "views", "offline"])
 def test_the_tools_refuse_a_name_longer_than_the_file_system_takes(tmp_path, capsys, tool):
     if tool == "migrate":

@@ -132,6 +132,8 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     ({"NUMBA_CACHE_DIR": "/dev/null"}, ["run", "--n", "16", "--steps", "1"]),
     ({"NUMBA_CACHE_DIR": "/dev/null/cache"}, ["check", "--n", "16"]),
     ({"MPLCONFIGDIR": "/dev/null"}, ["paper", "--no-science"]),           # matplotlib's warning, a new font cache
+    ({"NUMBA_CACHE_DIR": "/proc/nbsymple-cache"}, ["info"]),   # os.access says yes to root: unchecked before
+    ({"MPLCONFIGDIR": "/proc/nbsymple-mpl"}, ["paper", "--no-science"]),   # matplotlib's warning there
     ({"NUMBA_DISABLE_JIT": "1"}, ["run", "--n", "16", "--steps", "1", "--precision", "dsp"]),   # a traceback
     ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
     ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
