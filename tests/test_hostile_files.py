@@ -315,6 +315,21 @@ def test_paper_skips_a_hostile_machine_file(tmp_path, text):
     _paper(tmp_path, "machine.json")
 
 
+@pytest.mark.long            # makes the paper's figures
+def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
+    """A machine folder whose name holds a line feed (asv writes none) is skipped in one
+    sentence; a damaged results file with one in its name is named with the escape; the
+    figures come from the other machine. `--machine` with one is refused."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    shutil.copytree(FIXTURE / MACHINE, tmp_path / "res" / "m\nx")
+    (tmp_path / "res" / MACHINE / "bad\nname.json").write_text("garbage")
+    rc, err = _paper(tmp_path, "machine folder 'm\\nx' skipped")
+    assert rc == 0 and f"res/{MACHINE}/bad\\nname.json is not valid JSON" in err, err
+    assert (tmp_path / "out" / "speedup.png").is_file()
+    err = refused(tmp_path, ["paper", "--results", "res", "--machine", "m\nx", "--no-science"], ["argument --machine"])
+    assert "'m\\nx' holds a control character or a line break" in err, err
+
+
 # ============================================================================== 10. writes stay where they belong
 
 def test_a_lock_file_symlink_is_never_written_through(tmp_path):

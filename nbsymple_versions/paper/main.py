@@ -72,9 +72,13 @@ def _number(kind, minimum, what):
 
 
 def _name(text: str) -> str:
-    """argparse type of --machine and --commit: a name, not an empty one (an unset shell variable)."""
+    """argparse type of --machine and --commit: a name, not an empty one (an unset shell variable),
+    and one that prints (asv writes no other; a line feed would split the sentences naming it)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a name, got {text!r}")
+    if not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character or a line break, which no asv "
+                                         f"machine name or commit has")
     return text
 
 

@@ -35,18 +35,21 @@ class ResultsError(Exception):
 def _name(path: Path, root: Path | None = None) -> str:
     """The file's name relative to the current folder where it lies below it (`make paper`'s
     `.asv/paper/results/...`, the committed `results/...`), else to the results folder's parent
-    (never an absolute machine path)."""
+    (never an absolute machine path); a character that does not print, a line feed above all, is
+    written as its escape, so that the sentence naming it stays one line."""
     path = Path(path)
     try:
-        return str(path.absolute().relative_to(Path.cwd()))
+        name = str(path.absolute().relative_to(Path.cwd()))
     except ValueError:
-        pass
-    if root is not None:
+        name = None
+    if name is None and root is not None:
         try:
-            return str(Path(root.name) / path.relative_to(root))
+            name = str(Path(root.name) / path.relative_to(root))
         except ValueError:
             pass
-    return str(Path(path.parent.name) / path.name) if path.parent.name else path.name
+    if name is None:
+        name = str(Path(path.parent.name) / path.name) if path.parent.name else path.name
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
 
 
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
@@ -318,13 +321,19 @@ CONTRACT_PARAM_NAMES = {
 }
 
 
-def machines(results_dir="results") -> list[str]:
-    """Machine folders (those holding a machine.json or results files), sorted by name."""
+def machines(results_dir="results", unnamed: list | None = None) -> list[str]:
+    """Machine folders (those holding a machine.json or results files), sorted by name; one
+    whose name does not print (a line feed would split every sentence naming it; asv writes no
+    such name) is left out, with a sentence in `unnamed` where given."""
     root = Path(results_dir)
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir()
-                  if p.is_dir() and (any(_result_paths(p)) or (p / "machine.json").exists()))
+    found = sorted(p.name for p in root.iterdir()
+                   if p.is_dir() and (any(_result_paths(p)) or (p / "machine.json").exists()))
+    if unnamed is not None:
+        unnamed += [f"machine folder {name!r} skipped: its name holds a control character or a line break, "
+                    f"which no asv machine name has" for name in found if not name.isprintable()]
+    return [name for name in found if name.isprintable()]
 
 
 def _result_paths(folder: Path) -> list[Path]:
@@ -417,9 +426,10 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
                            f"(or `asv run`) first.")
     warnings: list[str] = []
     if machine is None:
-        names = machines(root)
+        names = machines(root, warnings)
         if not names:
-            raise ResultsError(f"results folder {root.name} holds no machine folder with asv results.")
+            raise ResultsError(f"results folder {root.name} holds no machine folder with asv results"
+                               + (f" ({'; '.join(warnings)})." if warnings else "."))
         if len(names) == 1:
             machine = names[0]
         else:
