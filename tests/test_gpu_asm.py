@@ -326,6 +326,21 @@ def test_cli_without_ptxas_is_one_sentence(monkeypatch, capsys):
     assert err == ["nbsymple gpu-asm: ptxas not found: pip install nvidia-cuda-nvcc (the `test` extra installs it)"]
 
 
+def test_cli_under_the_simulator_is_one_sentence(tmp_path):
+    """NUMBA_ENABLE_CUDASIM=1 (set in a shell to try the GPU versions without a GPU) puts a
+    simulator in numba-cuda's compiler's place: gpu-asm says so, before the --keep folder is
+    made (a traceback from numba's simulator module before)."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "gpu-asm", "--keep", "k"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr.strip().splitlines() == ["nbsymple gpu-asm: numba-cuda's compiler is needed to count the kernels, "
+                                             "and NUMBA_ENABLE_CUDASIM=1 puts its simulator in its place; unset "
+                                             "NUMBA_ENABLE_CUDASIM"], p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------ plain vs tiled, in the simulator
 
 def test_plain_kernels_in_the_simulator():

@@ -155,7 +155,12 @@ def compute_capability(arch: str) -> tuple[int, int]:
 
 def check_arch(arch: str) -> None:
     """Refuse, before anything is compiled or written, a target the installed CUDA compilers
-    (NVRTC, which numba-cuda also compiles through) cannot generate code for."""
+    (NVRTC, which numba-cuda also compiles through) cannot generate code for, or numba-cuda's
+    simulator in the place of its compiler (NUMBA_ENABLE_CUDASIM=1: it compiles nothing)."""
+    from numba.cuda.core import config
+    if config.ENABLE_CUDASIM:
+        raise ToolMissing("numba-cuda's compiler is needed to count the kernels, and NUMBA_ENABLE_CUDASIM=1 "
+                          "puts its simulator in its place; unset NUMBA_ENABLE_CUDASIM")
     cc = compute_capability(arch)
     try:
         from numba.cuda.cudadrv import nvrtc
