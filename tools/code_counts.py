@@ -11,11 +11,11 @@ its load (the timing tier's noise is 4-20 % on a shared machine, and 150 % under
 A tree is counted in a subprocess that imports its own package (PYTHONPATH), so BASE is counted
 with BASE's kernels and compilers' settings; a tree from before `cpu_asm` or without the CUDA
 tools has no counts of that kind, and the tier says so. The children keep the code they compile
-in the suite's cache folder (`instruments/code_cache.py`, keyed by the sources' digest): BASE's,
-unchanged between gates, and a GPU code HEAD did not touch, are compiled once. A count that rises by more than
-`TOLERANCE` is a regression: the smallest change in the machine code of a CPU loop (one vector
-instruction per 8 to 32 interactions) moves its count by 1.5 % or more, and a GPU loop's by
-about 1/14.
+in the suite's cache folder (`instruments/code_cache.py`, keyed by the sources' digest), so
+BASE's code, unchanged between gates, and GPU code that HEAD did not touch are compiled once. A
+count that rises by more than `TOLERANCE` is a regression: the smallest change in the machine
+code of a CPU loop (one vector instruction per 8 to 32 interactions) moves its count by 1.5 % or
+more, and a GPU loop's by about 1/14.
 """
 import json
 import os

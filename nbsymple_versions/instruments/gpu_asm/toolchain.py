@@ -239,8 +239,8 @@ def _numba_key(precision: str, kind: str, tile: int, arch: str) -> dict:
     """What a numba-cuda kernel's PTX depends on (`code_cache`): its sources (`core/`, C's and
     E's packages, this file), the kernel, the compilers, and every NUMBA_ setting but the cache's
     folder and the CPU threads."""
-    return {"sources": code_cache.sources_digest("core", "gpu_pairwise", "gpu_full", "instruments/gpu_asm/toolchain.py"),
-            "kernel": [precision, kind, tile, arch], **_numba_compilers(),
+    sources = code_cache.sources_digest("core", "gpu_pairwise", "gpu_full", "instruments/gpu_asm/toolchain.py")
+    return {"sources": sources, "kernel": [precision, kind, tile, arch], **_numba_compilers(),
             "settings": sorted([k, v] for k, v in os.environ.items() if k.startswith("NUMBA_")
                                and k not in ("NUMBA_CACHE_DIR", "NUMBA_NUM_THREADS"))}
 
