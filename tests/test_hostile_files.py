@@ -306,9 +306,37 @@ def test_paper_refuses_a_hostile_results_file(tmp_path, case):
     assert not (tmp_path / "out").exists() and "nothing was written" in err
 
 
+TEXT_CASES = {   # text of a results file that would be printed, tabled or drawn: (change, the reason given)
+    "name-line-feed": (lambda d: d["results"].__setitem__("evil\nname", d["results"][LEAP]), "a benchmark's name"),
+    "name-long": (lambda d: d["results"].__setitem__("b" * 300, d["results"][LEAP]), "a benchmark's name"),
+    "version-unknown": (lambda d: d["results"][LEAP][1].__setitem__(0, ["'A'", "'Z'"]), "the suite's versions"),
+    "param-long": (lambda d: d["results"][LEAP][1][0].__setitem__(0, "'" + "A" * 300 + "'"), "params of " + LEAP),
+    "commit-line-feed": (lambda d: d.__setitem__("commit_hash", "f86a8e19\nx"), "commit_hash"),
+    "python-line-feed": (lambda d: d.__setitem__("python", "3.11\nx"), "python"),
+    "cpu-long": (lambda d: d["params"].__setitem__("cpu", "W" * 300), "params"),
+    "format-version-text": (lambda d: d.__setitem__("version", "2\nx" * 100), "version other than a number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TEXT_CASES))
+def test_text_from_a_results_file_is_one_printable_line(tmp_path, case):
+    """Every text a results file holds is printed, tabled or drawn: a line feed split the
+    sentence naming a benchmark in two, and a version's or a CPU's name of 300 characters made a
+    figure 6000 pixels wide with its panels collapsed (and matplotlib's warning). Such a file is
+    refused in one line that says why without repeating the text."""
+    change, reason = TEXT_CASES[case]
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    _results(change)(tmp_path / "res")
+    err = refused(tmp_path, ["paper", "--results", "res", "--no-science", "--out", "out", "--quiet"],
+                  [Path(RESULTS).name, reason])
+    assert len(err.strip().splitlines()) == 1 and "nothing was written" in err, err
+    assert "evil" not in err and "AAAAAAAA" not in err and "WWWWWWWW" not in err, err
+
+
 @pytest.mark.long            # each makes the paper's figures
 @pytest.mark.parametrize("text", ['{"machine": "m", "cpu": ["a", "b"]}', '{"cpu": "x"}', "[" * 5000 + "]" * 5000,
-                                  '{"machine": "m", "num_cpu": {"n": 2}}'])
+                                  '{"machine": "m", "num_cpu": {"n": 2}}', '{"machine": "m", "cpu": "A\\nB"}',
+                                  '{"machine": "m", "os": "' + "W" * 300 + '"}'])
 def test_paper_skips_a_hostile_machine_file(tmp_path, text):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").write_text(text)

@@ -390,17 +390,25 @@ def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
     assert source_line(res_fixture).endswith(load_phrase(res_fixture))
 
 
-def test_a_long_footer_wraps_to_the_figure_instead_of_widening_it(tmp_path):
-    """The provenance footer is wrapped to the figure's width: a long one leaves the saved figure
-    as wide as its axes (a 4-inch figure stays about 4 inches at 200 dpi), and keeps every word."""
+@pytest.mark.parametrize("text", [
+    "asv results: " + "; ".join(f"field{i} value{i}" for i in range(30)) + "\ndashed: predicted",
+    "asv results: machine m (" + "W" * 250 + ", 2 threads)"])        # capitals, wider than the mean, unbroken
+def test_a_long_footer_wraps_to_the_figure_instead_of_widening_it(tmp_path, text):
+    """The provenance footer is wrapped to the figure's width, a word longer than a line too: the
+    saved figure is as wide as it was made (4 inches at 200 dpi), the footer lies inside it and
+    below the axes, and keeps every character."""
     import matplotlib.image
     import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from nbsymple_versions.paper import style
-    text = "asv results: " + "; ".join(f"field{i} value{i}" for i in range(30)) + "\ndashed: predicted"
     with style.style():
         fig, ax = plt.subplots(figsize=(4, 3))
         ax.plot([0, 1], [0, 1])
         path = style.save(fig, tmp_path / "f.png", text)
-        assert [t.get_text() for t in fig.texts][-1].split() == text.split()
+        label, renderer = fig.texts[-1], FigureCanvasAgg(fig).get_renderer()    # (save closed the figure)
+        assert "".join(label.get_text().split()) == "".join(text.split())
+        box, inside, axes = label.get_window_extent(renderer), fig.bbox, ax.get_tightbbox(renderer)
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= axes.y0, \
+            (box, inside.bounds, axes)
     height, width = matplotlib.image.imread(path).shape[:2]
-    assert width <= 4.1 * style.DPI, width
+    assert width == 4 * style.DPI and height > 3 * style.DPI, (width, height)

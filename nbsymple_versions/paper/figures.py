@@ -63,8 +63,8 @@ def _predicted_line(ax, v, n, y, prediction):
 
 
 def _legend_beside(ax, handles=None, labels=None):
-    """The legend to the right of panel `ax`, off the data. Anchored to the panel, not the
-    figure: saving with a tight bounding box (the footer below) moves what is anchored to the figure."""
+    """The legend to the right of panel `ax`, off the data, anchored to the panel (the figure
+    grows below for its footer)."""
     if handles is None:
         handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)

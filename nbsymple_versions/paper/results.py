@@ -17,11 +17,13 @@ import ast
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..runs.paths import FileRefused, decode_json, read_bytes
+from ..versions import LETTERS
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
 MACHINE_API_VERSION = 1   # asv 0.6 machine.json
@@ -91,8 +93,21 @@ def _is_ms(value) -> bool:
     return _finite(value) and 0 <= value <= _MAX_MS
 
 
+TEXT_LIMIT = 256   # characters of a text field asv writes (a CPU's name, a Python's path: tens)
+
+
+def _line(value) -> bool:
+    """One printable line of at most TEXT_LIMIT characters: what a file's text may be, since it
+    is printed in sentences, REPORT.md's tables and the figures' legends and footers."""
+    return isinstance(value, str) and len(value) <= TEXT_LIMIT and value.isprintable()
+
+
 def _text(value) -> bool:
-    return value is None or isinstance(value, str)
+    return value is None or _line(value)
+
+
+def _text_or_number(value) -> bool:
+    return _text(value) or isinstance(value, int) and not isinstance(value, bool)
 
 
 def _object(test):
@@ -101,15 +116,16 @@ def _object(test):
 
 # Fields of a results file and machine.json: (the test of a value, what it must be); absent is null.
 RESULTS_FIELDS = {
-    "commit_hash": (lambda v: isinstance(v, str) and bool(v.strip()), "a commit hash"),
+    "commit_hash": (lambda v: isinstance(v, str) and re.fullmatch("[0-9a-fA-F]{4,64}", v) is not None,
+                    "a commit hash"),
     "date": (lambda v: v is None or _is_ms(v), "a time in milliseconds since the epoch"),
     "python": (_text, "text"), "env_name": (_text, "text"),
-    "params": (_object(lambda v: True), "an object"), "env_vars": (_object(_text), "an object of text"),
+    "params": (_object(_text_or_number), "an object of text"), "env_vars": (_object(_text), "an object of text"),
     "provenance": (lambda v: v is None or isinstance(v, list), "a list"),
 }
-MACHINE_FIELDS = {key: (lambda v: v is None or isinstance(v, (str, int)) and not isinstance(v, bool), "text")
-                  for key in ("arch", "cpu", "os", "num_cpu", "ram", "gpu", "device", "uarch", "isa")}
-MACHINE_FIELDS["machine"] = (lambda v: isinstance(v, str), "text")
+MACHINE_FIELDS = {key: (_text_or_number, "text") for key in ("arch", "cpu", "os", "num_cpu", "ram", "gpu", "device",
+                                                              "uarch", "isa")}
+MACHINE_FIELDS["machine"] = (_line, "text")
 PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relative errors, %, counts) lies outside
 
 
@@ -127,8 +143,7 @@ def _row_problem(bench: str, row: dict) -> str | None:
     contract = CONTRACT_PARAM_NAMES.get(bench)
     if params is None and not contract:
         params = row["params"] = []
-    if not (isinstance(params, list) and all(isinstance(p, list) and all(isinstance(v, str) for v in p)
-                                             for p in params)):
+    if not (isinstance(params, list) and all(isinstance(p, list) and all(_line(v) for v in p) for p in params)):
         return f"the params of {bench} are not lists of parameter values"
     if contract and len(params) != len(contract):
         return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
@@ -136,6 +151,8 @@ def _row_problem(bench: str, row: dict) -> str | None:
         if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool) and n > 0
                                     for v in values):
             return f"a value of parameter n of {bench} is not a positive whole number"
+        if pname.endswith("version") and not all(_literal(v) in LETTERS for v in values):
+            return f"a value of parameter {pname} of {bench} is not one of the suite's versions {', '.join(LETTERS)}"
     values = result if isinstance(result, list) else [result]
     if not all(_measured(v) for v in values):
         return (f"a value of {bench} is not a measurement (a number of magnitude {PLAUSIBLE[0]:g} to "
@@ -185,7 +202,8 @@ class ResultFile:
             raise ResultsError(f"asv results file {name} is not an asv results file "
                                f"(no {', '.join(missing)}).")
         if d.get("version", RESULTS_API_VERSION) != RESULTS_API_VERSION:
-            raise ResultsError(f"asv results file {name} has results format version {d.get('version')}, "
+            version = d["version"] if _finite(d["version"]) else "other than a number"
+            raise ResultsError(f"asv results file {name} has results format version {version}, "
                                f"but this reader understands version {RESULTS_API_VERSION} (asv 0.6).")
         cols = d["result_columns"]
         if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols) \
@@ -207,6 +225,8 @@ class ResultFile:
                 raise bad("a provenance record's load_average is not an object of numbers")
         rows = {}
         for bench, row in d["results"].items():
+            if not _line(bench):
+                raise bad(f"a benchmark's name is not one line of text of at most {TEXT_LIMIT} characters")
             if not isinstance(row, list):
                 raise bad(f"the row of {bench} is not a list")
             row = dict(zip(cols, row))

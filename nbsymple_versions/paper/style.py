@@ -74,23 +74,44 @@ def style():
 
 FOOTER_POINTS = 6
 FOOTER_CHAR_POINTS = 0.55 * FOOTER_POINTS     # DejaVu Sans' mean character width
+FOOTER_LINE_POINTS = 1.2 * FOOTER_POINTS      # matplotlib's line spacing
+FOOTER_PAD_INCHES = 0.06
+
+
+def _wrapped(text: str, chars: int) -> str:
+    return "\n".join(wrapped for line in text.splitlines()
+                     for wrapped in textwrap.wrap(line, chars, break_on_hyphens=False) or [""])
 
 
 def footer(fig, text: str):
     """Provenance lines at the bottom of a figure (machine, device, commit, date, load), wrapped
-    to the figure's width, so that a long one does not widen the saved figure beyond its axes."""
-    width = max(40, int(fig.get_figwidth() * 72 / FOOTER_CHAR_POINTS))
-    lines = [wrapped for line in text.splitlines()
-             for wrapped in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""]]
-    fig.text(0.005, -0.005, "\n".join(lines), fontsize=FOOTER_POINTS, color="0.35", ha="left",
-             va="top")  # below the axes; the tight bounding box keeps it
+    to the figure's width (a word longer than a line too), so that no footer widens the figure or
+    is cut. The figure grows by their height and its constrained layout keeps the panels above
+    them: it is drawn once, where saving with a tight bounding box would draw it twice."""
+    chars = max(40, int(fig.get_figwidth() * 72 / FOOTER_CHAR_POINTS))
+    label = fig.text(0.005, 0.0, _wrapped(text, chars), fontsize=FOOTER_POINTS, color="0.35", ha="left", va="top")
+    fig.set_dpi(DPI)                    # measured as saved: a glyph's width follows the resolution
+    renderer = fig.canvas.get_renderer()
+    for _ in range(4):          # characters wider than the mean (capitals): shorter lines until they fit
+        wide = label.get_window_extent(renderer).width / (0.99 * fig.bbox.width)
+        if wide <= 1:
+            break
+        chars = max(8, int(chars / wide))
+        label.set_text(_wrapped(text, chars))
+    height = fig.get_figheight()
+    room = (label.get_text().count("\n") + 1) * FOOTER_LINE_POINTS / 72 + 2 * FOOTER_PAD_INCHES
+    fig.set_figheight(height + room)
+    if fig.get_layout_engine() is None:
+        fig.set_layout_engine("constrained")
+    fig.get_layout_engine().set(rect=(0, room / (height + room), 1, height / (height + room)))
+    label.set_y((room - FOOTER_PAD_INCHES) / (height + room))
 
 
 def save(fig, path: Path, source: str) -> Path:
     with quiet_glyphs():
         footer(fig, source)
         image = io.BytesIO()
-        fig.savefig(image, format=Path(path).suffix[1:] or "png", dpi=DPI, bbox_inches="tight", pad_inches=0.08)
+        fig.savefig(image, format=Path(path).suffix[1:] or "png", dpi=DPI)
     plt.close(fig)
     write_file(path, image.getvalue())           # never through a link at `path`
     return Path(path)
