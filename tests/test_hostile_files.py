@@ -27,7 +27,7 @@ import pytest
 from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS, write_file
 
-from test_hostile import FIXTURE, MACHINE, call, hang_guard, seal, split_checkpoint
+from test_hostile import FIXTURE, MACHINE, REPO, call, hang_guard, seal, split_checkpoint
 from tools import migrate
 
 RESULTS = f"{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
@@ -515,3 +515,146 @@ def test_the_tools_refuse_a_name_longer_than_the_file_system_takes(tmp_path, cap
         rc, err = module.main([str(tmp_path / LONG_NAME)]), capsys.readouterr().err    # a traceback before
     assert rc == 2 and "Traceback" not in err and "300 bytes long" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+# ============================================================================== 2. the science records paper reads back
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """OUT of `nbsymple paper` with finished tiny science runs (a second or two) and their figures' record."""
+    from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
+    root = tmp_path_factory.mktemp("finished")
+    runs = root / "out" / "runs"
+    run_tidal_tails(runs / "tidal_tails", n=8, dt=0.5, orbits=0.3, version="A", progress=False)
+    run_black_hole(runs / "black_hole", n=8, dt=0.5, t_end=1.0, ratios=(1.0,), version="A", progress=False)
+    shutil.copytree(FIXTURE, root / "res")
+    return root
+
+
+RUN_CASES = {   # a run.json changed where paper reads it: (change, the field named)
+    "params-missing": (lambda d: d.pop("params"), "lacks params"),
+    "n-text": (lambda d: d["params"].__setitem__("n", "eight"), "params.n"),
+    "dt-negative": (lambda d: d["params"].__setitem__("dt", -0.5), "params.dt"),
+    "version-unknown": (lambda d: d["params"].__setitem__("version", "Z"), "params.version"),
+    "scheme-long": (lambda d: d["params"].__setitem__("scheme", "W" * 300), "params.scheme"),
+    "per-orbit-zero": (lambda d: d["params"].__setitem__("snapshots_per_orbit", 0), "params.snapshots_per_orbit"),
+    "period-text": (lambda d: d.__setitem__("orbital_period", "x"), "orbital_period"),
+    "period-missing": (lambda d: d.pop("orbital_period"), "lacks orbital_period"),
+    "steps-float": (lambda d: d.__setitem__("steps", 2.5), "steps"),
+    "machine-line-feed": (lambda d: d["provenance"].__setitem__("machine", "m\nx"), "provenance"),
+    "provenance-list": (lambda d: d.__setitem__("provenance", [1, 2]), "provenance"),
+    "snapshots-object": (lambda d: d.__setitem__("snapshots", {"a": 1}), "snapshots"),
+}
+
+
+def _changed_run(root: Path, change, kind: str = "tidal_tails") -> Path:
+    path = root / "out" / "runs" / kind / ("ratio_1" if kind == "black_hole" else "") / "run.json"
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+    return path.parent
+
+
+@pytest.mark.parametrize("case", sorted(RUN_CASES))
+def test_a_run_record_that_paper_did_not_write_is_refused_naming_its_field(tmp_path, finished, case):
+    """A run.json whose field is not what paper wrote ended in a traceback's last line ("KeyError:
+    'params'", "TypeError: can't multiply sequence") or was drawn: a version Z or a scheme of 300
+    characters in a figure's title. `run_record` refuses it in one sentence naming the field."""
+    from nbsymple_versions.paper.science_runs import run_record
+    from nbsymple_versions.runs.paths import FileRefused
+    change, field = RUN_CASES[case]
+    shutil.copytree(finished / "out", tmp_path / "out")
+    folder = _changed_run(tmp_path, change)
+    with pytest.raises(FileRefused, match="is not one that nbsymple paper wrote") as refusal:
+        run_record(folder)
+    assert field in str(refusal.value) and "\n" not in str(refusal.value) and "WWWW" not in str(refusal.value)
+
+
+def test_the_run_records_paper_writes_pass_its_checks(finished):
+    from nbsymple_versions.paper.science_runs import run_record
+    assert run_record(finished / "out" / "runs" / "tidal_tails")["params"]["kind"] == "tidal_tails"
+    assert run_record(finished / "out" / "runs" / "black_hole" / "ratio_1")["params"]["ratio"] == 1.0
+
+
+@pytest.mark.long            # makes the paper's figures
+@pytest.mark.parametrize("kind", ["tidal_tails", "black_hole"])
+def test_paper_names_a_run_record_it_did_not_write_and_draws_the_rest(tmp_path, finished, kind):
+    shutil.copytree(finished, tmp_path, dirs_exist_ok=True)
+    _changed_run(tmp_path, lambda d: d["params"].__setitem__("version", "Z"), kind)
+    rc, err = _paper(tmp_path, "run.json is not one that nbsymple paper wrote: its params.version is not one of")
+    figure = {"tidal_tails": "tidal_tails.png", "black_hole": "black_hole_passage.png"}[kind]
+    assert rc == 1 and f"{figure} not written: run record" in err, err
+    assert not (tmp_path / "out" / figure).exists() and (tmp_path / "out" / "speedup.png").is_file()
+
+
+@pytest.mark.long            # makes the paper's figures
+@pytest.mark.parametrize("record, why", [
+    ({"summary": "x", "runs": [{"internal_energy_error": "big", "converged": "yes"}]}, "its runs[0] lacks run"),
+    ({"summary": 5, "runs": 7}, "its summary is not one printable line"),
+    ({"summary": "a\nb", "runs": []}, "its summary is not one printable line"),
+])
+def test_a_science_record_that_paper_did_not_write_is_not_kept(tmp_path, record, why):
+    """OUT/science_runs.json keeps a science figure's record for `--no-science`: one that is not
+    what paper wrote ended in a traceback from REPORT.md's writing; now it is named and not kept."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "tidal_tails.png").write_bytes(b"an earlier figure")
+    (tmp_path / "out" / "science_runs.json").write_text(json.dumps({"tidal_tails": record}))
+    rc, err = _paper(tmp_path, f"the record of tidal_tails in out/science_runs.json is not one that nbsymple paper "
+                               f"wrote ({why}")
+    assert rc == 0 and "tidal_tails.png not written: no finished run" in err, err
+    assert (tmp_path / "out" / "tidal_tails.png").read_bytes() == b"an earlier figure"
+
+
+def test_a_dt_series_entry_that_paper_did_not_write_is_not_drawn_and_kept(tmp_path):
+    """The full-size dt series (`tidal_tails_n<N>_series.json`): an entry that is not what paper
+    wrote is left out of what is drawn, and kept as it was in the file when others are added."""
+    from nbsymple_versions.paper import dt_series
+    path = tmp_path / "tidal_tails_n4096_series.json"
+    stored = json.loads((REPO / "plots" / path.name).read_text())
+    good = dict(stored)
+    bad = {"bad n": {**next(iter(stored.values())), "params": {**next(iter(stored.values()))["params"], "n": "x"}},
+           "bad rows": {**next(iter(stored.values())), "rows": [{"orbits": "half"}]}, "a list": [1, 2]}
+    path.write_text(json.dumps({**good, **bad}))
+    assert dt_series.read(path) == good
+    entry = next(iter(good.values()))
+    assert dt_series.update(path, [entry]) == good
+    assert json.loads(path.read_text()) == {**good, **bad}
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_a_full_size_table_that_is_no_file_is_named_not_read(tmp_path):
+    """REPORT.md shows the full-size tables in OUT (`tidal_tails_n<N>.md`): a FIFO there made
+    `paper` wait for ever, a file that is not one paper wrote (empty) ended in a traceback; each is
+    now named in one sentence and left out."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "out" / "tidal_tails_n64.md")
+    (tmp_path / "out" / "tidal_tails_n65.md").write_text("")
+    rc, err = _paper(tmp_path, "tidal_tails_n64.md is not in REPORT.md: Markdown table out/tidal_tails_n64.md is "
+                               "a FIFO")
+    assert rc == 0 and "tidal_tails_n65.md is not in REPORT.md: it does not begin with the title" in err, err
+    assert "From `nbsymple paper --full`" not in (tmp_path / "out" / "REPORT.md").read_text()
+
+
+def test_full_with_a_table_that_is_no_file_is_one_sentence(tmp_path):
+    """`paper --full --no-science` redraws the dt series and rewrites the table's series section:
+    a FIFO in the table's place made it wait for ever."""
+    (tmp_path / "out").mkdir()
+    shutil.copy(REPO / "plots" / "tidal_tails_n4096_series.json", tmp_path / "out")
+    os.mkfifo(tmp_path / "out" / "tidal_tails_n4096.md")
+    err = refused(tmp_path, ["paper", "--full", "--no-science", "--tidal-n", "4096", "--tidal-orbits", "0.5",
+                             "--tidal-precision", "dp", "--out", "out"], ["out/tidal_tails_n4096.md is a FIFO"],
+                  status=1)
+    assert err.startswith("nbsymple paper: the full-size figure was not written"), err
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_a_black_hole_run_in_a_folder_of_another_name_is_drawn(tmp_path, finished):
+    """The black-hole runs were ordered by their folders' names (`ratio_<r>`): one named
+    `ratio_x` ended the figure with "ValueError: could not convert string to float"."""
+    shutil.copytree(finished, tmp_path, dirs_exist_ok=True)
+    black_hole = tmp_path / "out" / "runs" / "black_hole"
+    shutil.copytree(black_hole / "ratio_1", black_hole / "ratio_x")
+    rc, err = _paper(tmp_path, "black_hole_passage.png: black hole M_BH/M_cl = 1")
+    assert rc == 0 and (tmp_path / "out" / "black_hole_passage.png").is_file(), err

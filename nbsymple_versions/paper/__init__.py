@@ -16,8 +16,9 @@ stated link figures, this machine's host-task times), `figures`, `tables` and `r
 them, `science_runs` and `science_plots` run and draw the simulations (`resumable`:
 checkpoints and resume; `tides`: the Jacobi radius),
 `full_size` the full-size run's figure and table, `dt_series` its series over the time step and
-seeds and the test of its convergence (`stats`: the chi^2 and F p-values), `style` is the
-figures' look, and `main` is the command line.
+seeds and the test of its convergence (`stats`: the chi^2 and F p-values), `records` checks the
+records paper reads back (run.json, science_runs.json, the dt series), `style` is the figures'
+look, and `main` is the command line.
 """
 import sys
 from types import ModuleType

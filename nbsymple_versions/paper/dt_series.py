@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runs.paths import FileRefused, read_json, write_file
+from . import records
 from .science_plots import INTERNAL_LIMIT, fmt_dt, fmt_wall, not_converged
 from .stats import chi2_sf, f_sf
 from .style import plt, save, style
@@ -58,22 +59,33 @@ def _key(params: dict) -> str:
             f"dt {fmt_dt(params['dt'])}")
 
 
-def read(path) -> dict:
-    """The stored entries ({} for a missing or unreadable file: the runs present rebuild it)."""
+def _stored(path) -> dict:
+    """The file's entries as stored ({} for a missing or unreadable file)."""
     try:
         data = read_json(path, "run record")       # a regular file of bounded JSON
     except FileRefused:
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, dict) and "params" in v} if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _checked(data: dict) -> dict:
+    return {k: v for k, v in data.items() if records.problem(v, records.SERIES_ENTRY) is None}
+
+
+def read(path) -> dict:
+    """The stored entries that are what paper wrote (`records.SERIES_ENTRY`): {} for a missing
+    or unreadable file, whose runs present rebuild it; an entry that is not is not drawn."""
+    return _checked(_stored(path))
 
 
 def update(path, entries: list[dict]) -> dict:
-    """Merge `entries` into the file at `path` (a run of the same parameters replaces its entry)."""
-    data = read(path)
+    """Merge `entries` into the file at `path` (a run of the same parameters replaces its entry;
+    the others are kept as they were) and return its entries that are what paper wrote."""
+    data = _stored(path)
     for e in entries:
         data[_key(e["params"])] = e
     write_file(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    return data
+    return _checked(data)
 
 
 def series_like(data: dict, params: dict) -> list[dict]:

@@ -7,6 +7,7 @@ the first table show the smallest dt that finished, and `dt_series` adds the ser
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
 from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
                             source_line)
-from ..runs.paths import FileRefused, write_file
+from ..runs.paths import FileRefused, read_bytes, write_file
 from .science_runs import RUN_FILE, TIDAL_FULL, load_run, run_record
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
@@ -263,8 +264,8 @@ def write_series(out, params: dict) -> list[Path]:
         raise FileNotFoundError(f"neither a finished run nor an entry like it in {path.name}: run the simulation "
                                 f"first")
     md = out / f"tidal_tails_n{n}.md"
-    head = md.read_text(encoding="utf-8").split("### The time-step series")[0].rstrip("\n") if md.exists() else \
-        f"# Tidal tails at N = {n} (cf. paper Figs. 6-8)"
+    head = read_bytes(md, "Markdown table").decode("utf-8", "replace").split("### The time-step series")[0] \
+        .rstrip("\n") if os.path.lexists(md) else f"# Tidal tails at N = {n} (cf. paper Figs. 6-8)"
     written = [md]
     if len({e["params"]["dt"] for e in series}) > 1:
         written.append(dt_series.plot(series, out / dt_series.figure_name(n)))

@@ -24,12 +24,13 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import path_argument
 from ..runs.errors import writable
-from ..runs.paths import FileRefused, read_json, write_file
+from ..runs.paths import FileRefused, read_bytes, read_json, write_file
 from ..versions import LETTERS, TABLE, get_version
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
+from . import records
 from .report import science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
@@ -207,18 +208,45 @@ def _check_inputs(args) -> Results | None:
     return res
 
 
-def _read_science_summaries(out: Path) -> dict:
+def _read_science_summaries(out: Path, note) -> dict:
     """The records of the science figures in OUT (small, committed beside the PNGs:
     {"summary": one paragraph, "runs": each run's energy errors}), so that `--no-science` on a
-    fresh clone keeps them in REPORT.md; a bare paragraph (an earlier version's) has no runs."""
+    fresh clone keeps them in REPORT.md; a bare paragraph (an earlier version's) has no runs.
+    Each is checked (`records.SCIENCE_RECORD`); one that is not what paper wrote is noted and not kept."""
     try:
         data = read_json(out / SCIENCE_SUMMARIES, "run record")   # a regular file of bounded JSON
     except FileRefused:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v if isinstance(v, dict) and "summary" in v else {"summary": str(v), "runs": []}
-            for k, v in data.items()}
+    kept = {}
+    for key, record in data.items():
+        if isinstance(record, str):
+            record = {"summary": record, "runs": []}
+        if (why := records.problem(record, records.SCIENCE_RECORD)) is None:
+            kept[key] = record
+        elif records.NAME[0](key):
+            note(f"the record of {key} in {out.name}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote "
+                 f"({why}); it is not kept.")
+    return kept
+
+
+def _full_size_tables(out: Path, note) -> list[tuple[Path, str]]:
+    """[(path, text)] of the full-size tables in OUT (`tidal_tails_n<N>.md`, `--full`'s), for
+    REPORT.md: each read as a regular file of bounded size; one that is not, or is not a
+    Markdown table with its title, is noted and left out."""
+    tables = []
+    for md in sorted(out.glob("tidal_tails_n*.md")):
+        try:
+            text = read_bytes(md, "Markdown table").decode("utf-8", "replace")
+        except FileRefused as exc:
+            note(f"{md.name} is not in REPORT.md: {exc}.")
+            continue
+        if not text.startswith("# "):
+            note(f"{md.name} is not in REPORT.md: it does not begin with the title `nbsymple paper --full` writes.")
+            continue
+        tables.append((md, text))
+    return tables
 
 
 def _write_science_summaries(out: Path, summaries: dict):
@@ -295,7 +323,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                                 t_end=args.bh_t_end, version=version, progress=progress, rerun=args.rerun),
          plot_black_hole),
     ]
-    kept = _read_science_summaries(out)
+    kept = _read_science_summaries(out, note)
     for key, fname, folder, run, plot in jobs:
         try:
             if args.science:
@@ -318,7 +346,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             _write_science_summaries(out, kept)
         except (Interrupted, Busy, WriteFault):
             raise
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
             note(f"{fname} not written: {exc}.")
         except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
@@ -342,7 +370,7 @@ def _full(args, out: Path) -> int:
         else:                   # --no-science and the run's snapshots gone: the series from its JSON
             files = write_series(out, {"n": tidal["n"], "orbits": tidal["orbits"], "scheme": "leapfrog",
                                        "precision": tidal["precision"], "snapshots_per_orbit": 4})
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, FileRefused) as exc:      # no run, or a record or table that is none
         _say(f"the full-size figure was not written: {exc}.")
         return 1
     except OSError as exc:              # a folder in a file's place, a full disk
@@ -397,7 +425,7 @@ def _everything(args, res: Results, out: Path) -> int:
     prediction = _prediction(res, args.gpu_model, note)
     shares = _benchmark_artefacts(res, out, written, note, prediction)
     summaries, failed = _science_artefacts(args, out, written, note)
-    full = sorted(out.glob("tidal_tails_n*.md"))
+    full = _full_size_tables(out, note)
     try:
         write_report(out, res, written, notes, shares, summaries, full, prediction)
         written["report"] = "REPORT.md"

@@ -10,6 +10,7 @@ import numpy as np
 from ..core.diagnostics import energy, energy_change, energy_parts, internal_energy_error, relative_error
 from ..core.ics import State
 from ..core.galaxy import SUN_RADIUS_KPC
+from . import science_runs
 from .science_runs import RUN_FILE, load_run, step_rule
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius
@@ -216,7 +217,7 @@ def plot_black_hole(folder, path) -> tuple[Path, dict]:
     CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record per ratio]})."""
     folder = Path(folder)
     subs = sorted((d for d in folder.glob("ratio_*") if (d / RUN_FILE).exists()),
-                  key=lambda d: float(d.name.split("_", 1)[1]))
+                  key=lambda d: science_runs.run_record(d)["params"]["ratio"])   # whatever the folder is named
     if not subs:
         raise FileNotFoundError(f"{folder.name}/ holds no black-hole runs: run them first")
     colors = plt.cm.plasma(np.linspace(0.1, 0.75, len(subs)))

@@ -28,7 +28,7 @@ from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
 from ..runs.paths import FileRefused, read_json
 from ..runs.snapshots import list_snapshots, read_snapshot
-from . import resumable
+from . import records, resumable
 from .resumable import RUN_FILE
 
 STEPS_PER_ENCOUNTER = 4
@@ -268,13 +268,16 @@ def predicted_pericentre_step(state, dt: float, steps: int) -> int:
 
 def run_record(folder) -> dict | None:
     """The run record (`RUN_FILE`) in `folder`, read through `runs.paths` (a regular file of
-    bounded JSON); None where there is none, FileRefused (one sentence) for one that is no record."""
+    bounded JSON, each field checked by `records.run_problem`); None where there is none,
+    FileRefused (one sentence) for one that is no record."""
     path = Path(folder) / RUN_FILE
     if not os.path.lexists(path):
         return None
     run = read_json(path, "run record")
     if not isinstance(run, dict):
         raise FileRefused(f"run record {path} holds a JSON {type(run).__name__}, not an object")
+    if (why := records.run_problem(run)) is not None:
+        raise FileRefused(f"run record {path} is not one that nbsymple paper wrote: {why}")
     return run
 
 

@@ -1,0 +1,118 @@
+"""The records `nbsymple paper` writes and reads back, each checked field by field before a value
+is used: a science run's `run.json`, the figures' `science_runs.json` in OUT and a full-size dt
+series `tidal_tails_n<N>_series.json`. A value that is not what paper wrote (a count that is
+text, a step of -1, a version Z, a name with a line feed or of 300 characters) would end in a
+traceback, or be drawn into a figure's title or a report; `problem` says which field, in words.
+
+A schema is a dict {key: (required, schema)} for a JSON object, a one-item list [schema] for a
+JSON list of such items, or a leaf (test, what it must be).
+"""
+from __future__ import annotations
+
+import math
+
+from ..core.schemes import SCHEMES
+from ..core.vocabulary import PRECISIONS
+from ..versions import LETTERS
+
+TEXT_LIMIT = 256            # characters of a name (a run, a CPU, a machine)
+PARAGRAPH_LIMIT = 8192      # characters of a figure's summary paragraph
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole(low: int):
+    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low, f"a whole number of at least {low}")
+
+
+def _text(limit: int):
+    return (lambda v: isinstance(v, str) and len(v) <= limit and v.isprintable(),
+            f"one printable line of at most {limit} characters")
+
+
+def _one_of(names):
+    return (lambda v: v in names, "one of " + ", ".join(names))
+
+
+POSITIVE = (lambda v: _finite(v) and v > 0, "a positive finite number")
+AT_LEAST_0 = (lambda v: _finite(v) and v >= 0, "a finite number of at least 0")
+FINITE = (_finite, "a finite number")
+ERROR = (lambda v: v is None or _finite(v) and v >= 0, "null or a finite number of at least 0")
+SHARE = (lambda v: _finite(v) and 0 <= v <= 1, "a share from 0 to 1")
+FLAG = (lambda v: isinstance(v, bool), "true or false")
+NAME = _text(TEXT_LIMIT)
+PROVENANCE = (lambda v: isinstance(v, dict) and all(
+    NAME[0](k) and (x is None or _finite(x) or NAME[0](x)) for k, x in v.items()),
+    f"an object of names, numbers and text of at most {TEXT_LIMIT} characters")
+
+# a science run's parameters (`science_runs.run_tidal_tails`, `run_black_hole`)
+PARAMS = {
+    "kind": (True, _one_of(("tidal_tails", "black_hole"))), "n": (True, _whole(2)), "dt": (True, POSITIVE),
+    "version": (True, _one_of(LETTERS)), "scheme": (True, _one_of(tuple(SCHEMES))),
+    "precision": (True, _one_of(PRECISIONS)), "seed": (True, _whole(0)),
+    "orbits": (False, POSITIVE), "snapshots_per_orbit": (False, _whole(1)),                 # tidal tails
+    "ratio": (False, POSITIVE), "t_end": (False, POSITIVE), "radius_kpc": (False, POSITIVE),  # black hole
+    "speed_kms": (False, AT_LEAST_0), "snapshots": (False, _whole(1)), "dense_steps": (False, _whole(0)),
+}
+# a finished run's run.json (`resumable.run`)
+RUN = {
+    "params": (True, PARAMS), "steps": (True, _whole(0)), "snapshots": (True, [NAME]),
+    "wall_seconds": (True, AT_LEAST_0), "finished": (True, FLAG), "sessions": (False, _whole(1)),
+    "interrupted": (False, _whole(0)), "provenance": (False, PROVENANCE), "session_provenance": (False, [PROVENANCE]),
+    "orbital_period": (False, POSITIVE), "predicted_pericentre_step": (False, _whole(0)),
+}
+# what each kind of run needs besides: its figure and table use these
+RUN_OF_KIND = {
+    "tidal_tails": {**RUN, "params": (True, {**PARAMS, "orbits": (True, POSITIVE)}),
+                    "orbital_period": (True, POSITIVE)},
+    "black_hole": {**RUN, "params": (True, {**PARAMS, **{k: (True, PARAMS[k][1]) for k in
+                                                         ("ratio", "t_end", "radius_kpc", "speed_kms")}})},
+}
+# one run of a science figure's record in science_runs.json (`science_plots.run_record`)
+RUN_SUMMARY = {
+    "run": (True, NAME), "n": (True, _whole(2)), "dt": (True, POSITIVE), "scheme": (True, _one_of(tuple(SCHEMES))),
+    "version": (True, _one_of(LETTERS)), "precision": (True, _one_of(PRECISIONS)), "steps": (True, _whole(0)),
+    "wall_seconds": (True, AT_LEAST_0), "energy_error_total": (True, ERROR), "internal_energy_error": (True, ERROR),
+    "internal_energy_error_max": (False, ERROR), "converged": (True, FLAG),
+    "ratio": (False, POSITIVE), "closest_pc": (False, AT_LEAST_0),
+}
+SCIENCE_RECORD = {"summary": (True, _text(PARAGRAPH_LIMIT)), "runs": (True, [RUN_SUMMARY])}
+# one entry of a dt series (`dt_series.entry`)
+SERIES_ROW = {"orbits": (True, AT_LEAST_0), "t_myr": (True, FINITE), "beyond": (True, SHARE),
+              "energy_error": (True, ERROR), "internal_energy_error": (True, ERROR)}
+SERIES_ENTRY = {
+    "params": (True, PARAMS), "steps": (True, _whole(0)), "wall_seconds": (True, AT_LEAST_0),
+    "sessions": (True, _whole(1)), "interrupted": (True, _whole(0)), "provenance": (True, PROVENANCE),
+    "r_j_pc": (True, POSITIVE), "dt_kyr": (True, POSITIVE), "rows": (True, [SERIES_ROW]),
+}
+
+
+def run_problem(run) -> str | None:
+    """What is wrong with a run.json (`RUN`, then what its kind needs, `RUN_OF_KIND`), or None."""
+    return problem(run, RUN) or problem(run, RUN_OF_KIND[run["params"]["kind"]])
+
+
+def problem(value, schema, where: str = "") -> str | None:
+    """What is wrong with `value` against `schema` ("its params.n is not a whole number of at
+    least 2"), or None. `where` names the value in the sentence (empty: the record itself)."""
+    named = f"its {where}" if where else "it"
+    if isinstance(schema, dict):
+        if not isinstance(value, dict):
+            return f"{named} is not a JSON object"
+        for key, (required, inner) in schema.items():
+            if key not in value:
+                if required:
+                    return f"{named} lacks {key}"
+                continue
+            if (found := problem(value[key], inner, f"{where}.{key}" if where else key)) is not None:
+                return found
+        return None
+    if isinstance(schema, list):
+        if not isinstance(value, list):
+            return f"{named} is not a JSON list"
+        return next((found for i, item in enumerate(value)
+                     if (found := problem(item, schema[0], f"{where}[{i}]")) is not None), None)
+    test, what = schema
+    return None if test(value) else f"{named} is not {what}"
