@@ -225,7 +225,7 @@ def _read_science_summaries(out: Path, note) -> dict:
             record = {"summary": record, "runs": []}
         if (why := records.problem(record, records.SCIENCE_RECORD)) is None:
             kept[key] = record
-        elif records.NAME[0](key):
+        elif records.one_line(key):
             note(f"the record of {key} in {out.name}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote "
                  f"({why}); it is not kept.")
     return kept

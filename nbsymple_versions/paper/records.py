@@ -3,6 +3,7 @@ is used: a science run's `run.json`, the figures' `science_runs.json` in OUT and
 series `tidal_tails_n<N>_series.json`. A value that is not what paper wrote (a count that is
 text, a step of -1, a version Z, a name with a line feed or of 300 characters) would end in a
 traceback, or be drawn into a figure's title or a report; `problem` says which field, in words.
+`one_line` and `finite` are also what the asv results reader (`results`) asks of text and numbers.
 
 A schema is a dict {key: (required, schema)} for a JSON object, a one-item list [schema] for a
 JSON list of such items, or a leaf (test, what it must be).
@@ -15,12 +16,19 @@ from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
 from ..versions import LETTERS
 
-TEXT_LIMIT = 256            # characters of a name (a run, a CPU, a machine)
+TEXT_LIMIT = 256            # characters of a name (a run, a CPU, a machine, a benchmark): asv's are tens
 PARAGRAPH_LIMIT = 8192      # characters of a figure's summary paragraph
 
 
-def _finite(v) -> bool:
+def finite(v) -> bool:
+    """A JSON number that is finite (not a bool)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def one_line(v, limit: int = TEXT_LIMIT) -> bool:
+    """One printable line of at most `limit` characters: what a file's text may be, since it is
+    printed in sentences, tabled in REPORT.md and drawn in figures."""
+    return isinstance(v, str) and len(v) <= limit and v.isprintable()
 
 
 def _whole(low: int):
@@ -28,23 +36,22 @@ def _whole(low: int):
 
 
 def _text(limit: int):
-    return (lambda v: isinstance(v, str) and len(v) <= limit and v.isprintable(),
-            f"one printable line of at most {limit} characters")
+    return (lambda v: one_line(v, limit), f"one printable line of at most {limit} characters")
 
 
 def _one_of(names):
     return (lambda v: v in names, "one of " + ", ".join(names))
 
 
-POSITIVE = (lambda v: _finite(v) and v > 0, "a positive finite number")
-AT_LEAST_0 = (lambda v: _finite(v) and v >= 0, "a finite number of at least 0")
-FINITE = (_finite, "a finite number")
-ERROR = (lambda v: v is None or _finite(v) and v >= 0, "null or a finite number of at least 0")
-SHARE = (lambda v: _finite(v) and 0 <= v <= 1, "a share from 0 to 1")
+POSITIVE = (lambda v: finite(v) and v > 0, "a positive finite number")
+AT_LEAST_0 = (lambda v: finite(v) and v >= 0, "a finite number of at least 0")
+FINITE = (finite, "a finite number")
+ERROR = (lambda v: v is None or finite(v) and v >= 0, "null or a finite number of at least 0")
+SHARE = (lambda v: finite(v) and 0 <= v <= 1, "a share from 0 to 1")
 FLAG = (lambda v: isinstance(v, bool), "true or false")
 NAME = _text(TEXT_LIMIT)
 PROVENANCE = (lambda v: isinstance(v, dict) and all(
-    NAME[0](k) and (x is None or _finite(x) or NAME[0](x)) for k, x in v.items()),
+    one_line(k) and (x is None or finite(x) or one_line(x)) for k, x in v.items()),
     f"an object of names, numbers and text of at most {TEXT_LIMIT} characters")
 
 # a science run's parameters (`science_runs.run_tidal_tails`, `run_black_hole`)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..runs.paths import FileRefused, decode_json, read_bytes
 from ..versions import LETTERS
+from .records import TEXT_LIMIT, finite as _finite, one_line as _line
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
 MACHINE_API_VERSION = 1   # asv 0.6 machine.json
@@ -81,25 +82,12 @@ def _literal(text):
         return text
 
 
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 _MAX_MS = 253402300799000     # 9999-12-31 23:59:59 UTC, the last time `datetime` holds
 
 
 def _is_ms(value) -> bool:
     """A time asv could have written: milliseconds since the epoch, 0 to the year 9999."""
     return _finite(value) and 0 <= value <= _MAX_MS
-
-
-TEXT_LIMIT = 256   # characters of a text field asv writes (a CPU's name, a Python's path: tens)
-
-
-def _line(value) -> bool:
-    """One printable line of at most TEXT_LIMIT characters: what a file's text may be, since it
-    is printed in sentences, REPORT.md's tables and the figures' legends and footers."""
-    return isinstance(value, str) and len(value) <= TEXT_LIMIT and value.isprintable()
 
 
 def _text(value) -> bool:
