@@ -422,6 +422,31 @@ def test_migrate_keeps_a_machine_folder_inside_the_results_folder(tmp_path):
             module="tools.migrate")
 
 
+@pytest.mark.parametrize("change, field", [   # each returns the document written
+    (lambda d: {k: v for k, v in d.items() if k != "arch"}, "its arch is missing"),
+    (lambda d: {**d, "os": 6}, "its os is not one line"),
+    (lambda d: {**d, "cpu": "AMD\nEPYC"}, "its cpu is not one line"),
+    (lambda d: [1, 2], "not a JSON object")])
+def test_migrate_refuses_a_machine_file_without_what_it_renames(tmp_path, change, field):
+    """machine.json without its arch (or its os a number) ended `tools.migrate` in a traceback."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    machine = tmp_path / "res" / MACHINE / "machine.json"
+    machine.write_text(json.dumps(change(json.loads(machine.read_text()))))
+    refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["machine.json", field],
+            module="tools.migrate")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "garbage"])
+def test_migrate_refuses_a_results_file_it_cannot_read(tmp_path, kind):
+    """A FIFO among the results files made `tools.migrate` wait for ever; one that asv cannot
+    read is one sentence naming it, and nothing is written."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    bad = tmp_path / "res" / MACHINE / "deadbeef-other.json"
+    _fifo(bad) if kind == "fifo" else bad.write_text('{"commit_hash": "deadbeef"}')
+    refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["deadbeef-other.json"],
+            module="tools.migrate")
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()

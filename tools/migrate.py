@@ -22,12 +22,14 @@ import sys
 from pathlib import Path
 
 from nbsymple_versions.instruments import provenance
+from nbsymple_versions.paper.records import one_line
 from nbsymple_versions.runs.paths import read_json
 
 from . import tracking
 from .arguments import Parser, name, path_argument
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
+MACHINE_NEEDS = ("arch", "cpu", "num_cpu", "os")    # the fields of machine.json the new name and file are made of
 
 # old benchmark name -> (new name, old parameter tuple -> new tuple, or None to drop the row);
 # tuples hold parameter values as asv writes them ("'A'", "256"). Benchmarks not named keep
@@ -90,7 +92,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     if isa is not None and not ISA_NAME.fullmatch(isa):
         raise ValueError(f"--isa {isa!r} is not a vector ISA's name (lower-case letters, digits, '.', '_' or '-', "
                          f"such as avx512)")
-    read_json(folder / "machine.json", "asv machine file")     # a regular file of JSON, before asv reads it
+    _check_machine(folder)          # a regular file of JSON with the fields needed, before asv reads it
     benchmarks = tracking.discovered_benchmarks()
     old_machine = util.load_json(str(folder / "machine.json"), api_version=1)
     uarch = provenance.slug(uarch) if uarch else None
@@ -116,7 +118,12 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     for path in sorted(folder.glob("*.json")):
         if path.name == "machine.json":
             continue
-        old = Results.load(str(path))
+        data = read_json(path, "asv results file")          # a regular file of JSON, before asv reads it
+        try:
+            old = Results.load(str(path))
+        except Exception as e:  # noqa: BLE001 - asv's own errors (UserError, KeyError...): one sentence
+            raise ValueError(f"{folder.name}/{path.name} is not an asv results file asv can read "
+                             f"({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
         new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,
                       tracking.fixed_env_name(), {})
         new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
@@ -132,7 +139,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
                 continue
             kept = reshape(old, name, new, new_name, benchmarks[new_name], key)
             print(f"  {name} -> {new_name}: {kept} values" + ("" if kept else " (none: row left out)"))
-        runs = json.loads(path.read_text()).get("provenance", [])
+        runs = (data.get("provenance") if isinstance(data, dict) else None) or []
         note = ("recorded before the results kept provenance (libraries, threads, load)" if not runs else
                 "machine renamed to today's identity; values untouched")
         entry = {"migrated_from": f"{folder.name}/{path.name}", **given, "note": note}
@@ -154,6 +161,22 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
             folder.rmdir()
     tracking.write_benchmarks_json(root / "benchmarks.json")
     return target
+
+
+def _check_machine(folder: Path):
+    """machine.json read as a regular file of bounded JSON, its MACHINE_NEEDS and the other fields
+    the new file takes one line of text each (num_cpu and ram may be whole numbers)."""
+    info = read_json(folder / "machine.json", "asv machine file")
+    shown = f"{folder.name}/machine.json"
+    if not isinstance(info, dict):
+        raise ValueError(f"{shown} is not an asv machine file (it is not a JSON object)")
+    for key in (*MACHINE_NEEDS, "gpu", "ram", "isa", "uarch"):
+        value = info.get(key)
+        if key not in MACHINE_NEEDS and value is None or one_line(value) and value.strip() or \
+                key in ("num_cpu", "ram") and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            continue
+        raise ValueError(f"{shown} is not an asv machine file this tool can rename (its {key} is "
+                         f"{'missing' if key not in info else 'not one line of text'})")
 
 
 def main(argv=None) -> int:
