@@ -683,3 +683,32 @@ def test_a_black_hole_run_in_a_folder_of_another_name_is_drawn(tmp_path, finishe
     shutil.copytree(black_hole / "ratio_1", black_hole / "ratio_x")
     rc, err = _paper(tmp_path, "black_hole_passage.png: black hole M_BH/M_cl = 1")
     assert rc == 0 and (tmp_path / "out" / "black_hole_passage.png").is_file(), err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "garbage", "list", "provenance-text"])
+def test_bench_refuses_a_results_file_it_cannot_read_before_asv_runs(tmp_path, monkeypatch, capsys, kind):
+    """`make bench` hands asv the commit's results file to merge its new rows into: a FIFO in its
+    place made it wait for ever, a file that is not a JSON object ended in a traceback. Now one
+    sentence naming it, status 2, asv not started, the file as it was."""
+    import stat
+    from asv.results import get_filename
+    from tools import tracking
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    fixed = tmp_path / "results" / get_filename("m", commit, tracking.fixed_env_name())   # m/<commit>-<env>.json
+    fixed.parent.mkdir(parents=True)
+    if kind == "fifo":
+        _fifo(fixed)
+    else:
+        fixed.write_text({"garbage": "{x", "list": "[1, 2]", "provenance-text": '{"provenance": "x"}'}[kind])
+    monkeypatch.setattr(tracking, "register_machine", lambda: "m")
+    monkeypatch.setattr(tracking, "git", lambda *args, **kw: commit)
+    monkeypatch.setattr(tracking, "scratch_config", lambda name: tmp_path / "asv.conf.json")
+    monkeypatch.setattr(tracking, "selection", lambda **kw: ["tasks"])
+    monkeypatch.setattr(tracking, "run_provenance", lambda: {"commit": commit, "grid": "smoke"})
+    monkeypatch.setattr(tracking, "asv", lambda *args, **kw: pytest.fail("asv was started"))
+    with hang_guard():
+        rc = tracking.run(results="scratch")
+    err = capsys.readouterr().err
+    assert rc == 2 and fixed.name in err and err.rstrip().endswith("nothing was run"), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2, err     # the run's heading, the refusal
+    assert stat.S_ISFIFO(fixed.lstat().st_mode) if kind == "fifo" else fixed.is_file()

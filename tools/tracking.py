@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
-from nbsymple_versions.runs.paths import write_file
+from nbsymple_versions.runs.paths import FileRefused, read_json, write_file
 from .arguments import Parser, commit, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,7 +183,7 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
     asv_path = results_dir / get_filename(machine, commit, _asv_env_name())
     runs = []
     if fixed.exists():
-        runs = json.loads(fixed.read_text()).get("provenance", [])
+        runs = _recorded_runs(fixed)
         asv_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(fixed, asv_path)
     try:
@@ -200,6 +200,18 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
 
 
 # ---------------------------------------------------------------- configurations
+
+def _recorded_runs(path: Path) -> list:
+    """The provenance list of a results file this suite wrote, read as a regular file of bounded
+    JSON (`runs.paths`: a FIFO in its place made `make bench` wait for ever); FileRefused for one
+    that is not such a file."""
+    data = read_json(path, "asv results file")
+    runs = data.get("provenance", []) if isinstance(data, dict) else None
+    if not isinstance(runs, list):
+        raise FileRefused(f"asv results file {path} is not one this suite wrote (not a JSON object with a "
+                          f"provenance list)")
+    return runs
+
 
 def scratch_config(name: str) -> Path:
     """A copy of asv.conf.json under .asv/<name>/ whose results (and benchmarks.json) and
@@ -300,14 +312,18 @@ def run(results: str | None = None, bench: str | None = None, quick: bool = Fals
     log(f"asv: machine {machine}, grid {prov['grid']}, commit {prov['commit']}"
         + (" (the working tree differs from HEAD: the results say so)" if dirty else ""))
     start = time.time()
-    with fixed_environment(results_dir, machine, commit, prov):
-        args = ["run", "--python=same", "--set-commit-hash", commit, "--machine", machine,
-                "--durations", "10", *(["--quick"] if quick else [])]
-        for p in patterns:
-            args += ["-b", p]
-        with LoadSampler() as load:
-            rc = asv(*args, *extra, config=config)
-        prov["load_average"] = load.summary()
+    try:
+        with fixed_environment(results_dir, machine, commit, prov):
+            args = ["run", "--python=same", "--set-commit-hash", commit, "--machine", machine,
+                    "--durations", "10", *(["--quick"] if quick else [])]
+            for p in patterns:
+                args += ["-b", p]
+            with LoadSampler() as load:
+                rc = asv(*args, *extra, config=config)
+            prov["load_average"] = load.summary()
+    except FileRefused as e:          # the commit's results file, before asv ran
+        log(f"asv: {e}; nothing was run")
+        return 2
     la = prov["load_average"]
     log(f"asv: wall time {time.time() - start:.0f} s, exit status {rc}, load average (1 min) "
         f"{la['min']}-{la['max']} on {la['cores']} cores (results in {os.path.relpath(results_dir / machine, ROOT)}/)")
