@@ -172,8 +172,9 @@ def _check_machine(folder: Path):
         raise ValueError(f"{shown} is not an asv machine file (it is not a JSON object)")
     for key in (*MACHINE_NEEDS, "gpu", "ram", "isa", "uarch"):
         value = info.get(key)
-        if key not in MACHINE_NEEDS and value is None or one_line(value) and value.strip() or \
-                key in ("num_cpu", "ram") and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        absent_and_optional = key not in MACHINE_NEEDS and value is None
+        count = key in ("num_cpu", "ram") and isinstance(value, int) and not isinstance(value, bool) and value > 0
+        if absent_and_optional or count or one_line(value) and value.strip():
             continue
         raise ValueError(f"{shown} is not an asv machine file this tool can rename (its {key} is "
                          f"{'missing' if key not in info else 'not one line of text'})")
