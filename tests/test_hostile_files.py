@@ -7,7 +7,9 @@ the option or file, no traceback, and nothing previously written lost or overwri
    file only, checked before any call that could block; bounded in size).
 2. Every field of every file read is checked: `runs.checkpoint.AGREEMENTS` (a checkpoint's
    header against its arrays), `runs.paths.parse_json` (depth), `paper.results.RESULTS_FIELDS`,
-   `MACHINE_FIELDS` and `_row_problem` (asv files).
+   `MACHINE_FIELDS` and `_row_problem` (asv files, their text one printable line), `paper.records`
+   (what `paper` reads back: run.json, science_runs.json, the dt series), `tools.migrate`'s
+   machine file.
 10. Writes that follow a path out of where they belong: `runs.paths.open_lock` (O_NOFOLLOW,
    O_EXCL), `runs.paths.resolved` (one lock for two names), the checkpoint refused inside its
    snapshot folder, `tools.migrate`'s machine folder kept inside the results folder.
