@@ -152,3 +152,44 @@ def test_a_numba_cuda_kernel_is_compiled_once_then_loaded(folder, monkeypatch):
     assert gpu.numba_ptx("sp", "tiled", 256, "sm_90") == first and compiled == []
     monkeypatch.setenv("NUMBA_OPT", "2")
     assert gpu.numba_ptx("sp", "tiled", 256, "sm_90").startswith("//") and compiled == [("sp", "tiled", 256, "sm_90")]
+
+
+# a kernel that scales one float (PTX for sm_80 assembles for sm_90 too): ptxas takes moments
+TINY_PTX = """.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry scale(.param .u64 p, .param .f32 s)
+{
+    .reg .b64 %rd<3>;
+    .reg .f32 %f<3>;
+    ld.param.u64 %rd1, [p];
+    ld.param.f32 %f1, [s];
+    cvta.to.global.u64 %rd2, %rd1;
+    ld.global.f32 %f2, [%rd2];
+    mul.f32 %f2, %f2, %f1;
+    st.global.f32 [%rd2], %f2;
+    ret;
+}
+"""
+
+
+def test_assembled_sass_is_kept_then_loaded_and_a_damaged_entry_assembled_again(folder, monkeypatch, tmp_path):
+    """gpu-asm's ptxas and nvdisasm (3.5 s of a count): the second assembly of the same PTX starts
+    neither and gives the same resources and SASS; another arch is another entry; an entry that
+    is not what was kept (a module short, a register count that is text) is assembled again."""
+    from nbsymple_versions.instruments.gpu_asm import toolchain as gpu
+    ptx = [TINY_PTX]
+    first = gpu.assemble_modules(ptx, "sm_80", tmp_path)
+    started = []
+    real = gpu._run
+    monkeypatch.setattr(gpu, "_run", lambda args: started.append(os.path.basename(args[0])) or real(args))
+    assert gpu.assemble_modules(ptx, "sm_80", tmp_path) == first and started == []
+    assert gpu.assemble_modules(ptx, "sm_90", tmp_path) != first and started == ["ptxas", "nvdisasm"]
+    entry = next(p for p in folder.glob("sass-*.json") if json.loads(p.read_text())["key"]["arch"] == "sm_80")
+    kept = json.loads(entry.read_text())
+    resources = kept["value"][0][0]
+    name = next(iter(resources))
+    for damaged in ([], [[{name: {**resources[name], "registers": "40"}}, kept["value"][0][1]]]):
+        entry.write_text(json.dumps({**kept, "value": damaged}))
+        started.clear()
+        assert gpu.assemble_modules(ptx, "sm_80", tmp_path) == first and started == ["ptxas", "nvdisasm"]

@@ -5,8 +5,9 @@ to disassemble (the PyPI wheels nvidia-cuda-nvcc and nvidia-cuda-nvdisasm; no dr
 The kernels, by the names `--keep`, `--json` and the benchmarks use (`KINDS`): C's tiled and
 plain kernels, and E's fused ones (`fused` for the tiled one, `fused_plain`).
 """
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
+import hashlib
 import os
 from pathlib import Path
 import re
@@ -84,6 +85,35 @@ def assemble(ptx: str, arch: str, workdir: Path) -> tuple[dict[str, Resources], 
 
 
 def assemble_modules(modules: list[str], arch: str, workdir: Path) -> list[tuple[dict[str, Resources], dict[str, str]]]:
+    """`_assemble_modules`, kept once per machine where NUMBA_CACHE_DIR names a folder
+    (`code_cache`) under the modules' PTX, the arch, ptxas' and nvdisasm's files and this
+    module's and `sass`'s sources: the gate's counts of two trees assemble the same PTX."""
+    key = {"ptx": hashlib.sha256("\0".join(modules).encode()).hexdigest(), "arch": arch,
+           "tools": [code_cache.file_identity(tool(name)) for name in ("ptxas", "nvdisasm")],
+           "sources": code_cache.sources_digest("instruments/gpu_asm/toolchain.py", "instruments/gpu_asm/sass.py")}
+    with code_cache.entry("sass", key) as kept:
+        if (assembled := _kept_assembly(kept.value, len(modules))) is None:
+            assembled = _assemble_modules(modules, arch, workdir)
+            kept.keep([[{name: asdict(r) for name, r in resources.items()}, sass] for resources, sass in assembled])
+        return assembled
+
+
+def _kept_assembly(value, count: int) -> list | None:
+    """A kept entry's [(resources, SASS)] of `count` modules, or None where it is not one."""
+    if not (isinstance(value, list) and len(value) == count):
+        return None
+    assembled = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict) and isinstance(item[1], dict)
+                and all(isinstance(r, dict) and set(r) == set(Resources.__dataclass_fields__)
+                        and all(isinstance(v, int) for v in r.values()) for r in item[0].values())
+                and all(isinstance(text, str) for text in item[1].values())):
+            return None
+        assembled.append(({name: Resources(**r) for name, r in item[0].items()}, item[1]))
+    return assembled
+
+
+def _assemble_modules(modules: list[str], arch: str, workdir: Path) -> list[tuple[dict, dict]]:
     """`assemble` of each PTX module, by one `ptxas` and one `nvdisasm` for all of them: each
     `nvdisasm` takes 0.3 s of start-up whatever it disassembles (the 15 modules of `gpu-asm`,
     one call each, were 5 s of a count's 15 s of CPU on a 2-core AMD EPYC Zen 5).
