@@ -1,5 +1,6 @@
 """The counted kernels' machine code kept on disk, so that the same sources are compiled once per
-machine: `cpu-asm`'s assembly for a fixed target, `gpu-asm`'s PTX of a numba-cuda kernel.
+machine: `cpu-asm`'s assembly for a fixed target, `gpu-asm`'s PTX of a numba-cuda kernel and the
+SASS that ptxas and nvdisasm make of a set of PTX modules.
 
 An entry is kept only where NUMBA_CACHE_DIR names a folder (as for the CPU kernels themselves,
 `serial/kernels.py`), in its `nbsymple-code/`; elsewhere every count compiles. Its key holds all
