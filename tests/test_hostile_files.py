@@ -641,7 +641,10 @@ def test_a_dt_series_entry_that_paper_did_not_write_is_not_drawn_and_kept(tmp_pa
     stored = json.loads((REPO / "plots" / path.name).read_text())
     good = dict(stored)
     bad = {"bad n": {**next(iter(stored.values())), "params": {**next(iter(stored.values()))["params"], "n": "x"}},
-           "bad rows": {**next(iter(stored.values())), "rows": [{"orbits": "half"}]}, "a list": [1, 2]}
+           "bad rows": {**next(iter(stored.values())), "rows": [{"orbits": "half"}]}, "a list": [1, 2],
+           "no orbits": {**next(iter(stored.values())), "params": {k: v for k, v in
+                                                                   next(iter(stored.values()))["params"].items()
+                                                                   if k != "orbits"}}}
     path.write_text(json.dumps({**good, **bad}))
     assert dt_series.read(path) == good
     entry = next(iter(good.values()))

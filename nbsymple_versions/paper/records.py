@@ -63,6 +63,7 @@ PARAMS = {
     "ratio": (False, POSITIVE), "t_end": (False, POSITIVE), "radius_kpc": (False, POSITIVE),  # black hole
     "speed_kms": (False, AT_LEAST_0), "snapshots": (False, _whole(1)), "dense_steps": (False, _whole(0)),
 }
+TIDAL_PARAMS = {**PARAMS, "orbits": (True, POSITIVE)}     # what a tidal-tail run's figure, table and series use
 # a finished run's run.json (`resumable.run`)
 RUN = {
     "params": (True, PARAMS), "steps": (True, _whole(0)), "snapshots": (True, [NAME]),
@@ -72,8 +73,7 @@ RUN = {
 }
 # what each kind of run needs besides: its figure and table use these
 RUN_OF_KIND = {
-    "tidal_tails": {**RUN, "params": (True, {**PARAMS, "orbits": (True, POSITIVE)}),
-                    "orbital_period": (True, POSITIVE)},
+    "tidal_tails": {**RUN, "params": (True, TIDAL_PARAMS), "orbital_period": (True, POSITIVE)},
     "black_hole": {**RUN, "params": (True, {**PARAMS, **{k: (True, PARAMS[k][1]) for k in
                                                          ("ratio", "t_end", "radius_kpc", "speed_kms")}})},
 }
@@ -86,11 +86,11 @@ RUN_SUMMARY = {
     "ratio": (False, POSITIVE), "closest_pc": (False, AT_LEAST_0),
 }
 SCIENCE_RECORD = {"summary": (True, _text(PARAGRAPH_LIMIT)), "runs": (True, [RUN_SUMMARY])}
-# one entry of a dt series (`dt_series.entry`)
+# one entry of a dt series of tidal-tail runs (`dt_series.entry`)
 SERIES_ROW = {"orbits": (True, AT_LEAST_0), "t_myr": (True, FINITE), "beyond": (True, SHARE),
               "energy_error": (True, ERROR), "internal_energy_error": (True, ERROR)}
 SERIES_ENTRY = {
-    "params": (True, PARAMS), "steps": (True, _whole(0)), "wall_seconds": (True, AT_LEAST_0),
+    "params": (True, TIDAL_PARAMS), "steps": (True, _whole(0)), "wall_seconds": (True, AT_LEAST_0),
     "sessions": (True, _whole(1)), "interrupted": (True, _whole(0)), "provenance": (True, PROVENANCE),
     "r_j_pc": (True, POSITIVE), "dt_kyr": (True, POSITIVE), "rows": (True, [SERIES_ROW]),
 }

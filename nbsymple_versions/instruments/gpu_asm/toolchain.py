@@ -106,7 +106,7 @@ def _kept_assembly(value, count: int) -> list | None:
     for item in value:
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], dict) and isinstance(item[1], dict)
                 and all(isinstance(r, dict) and set(r) == set(Resources.__dataclass_fields__)
-                        and all(isinstance(v, int) for v in r.values()) for r in item[0].values())
+                        and all(type(v) is int for v in r.values()) for r in item[0].values())
                 and all(isinstance(text, str) for text in item[1].values())):
             return None
         assembled.append(({name: Resources(**r) for name, r in item[0].items()}, item[1]))
