@@ -5,16 +5,20 @@ status 2), never a library's warning, traceback or error stack later on.
 
 - this suite's own (`OWN`): NBSYMPLE_MAX_DAYS (`core.work`), the asv tooling's NBSYMPLE_BENCH_*
   and BENCH_MACHINE (benchmarks/grid.py, `instruments.provenance`);
-- thread counts read by numba, OpenMP and the BLAS libraries, and numba's threading layer (`THREADS`),
-  and those the machine cannot give (`_threads_problem`: numba's pool above the threads a process
-  may start, OpenMP stacks beyond the memory, NBSYMPLE_BENCH_THREADS above numba's threads);
+- thread counts read by numba, OpenMP and the BLAS libraries, and numba's threading layer and
+  its order of preference (`THREADS`), and those the machine cannot give (`_threads_problem`:
+  numba's pool above the threads a process may start, OpenMP stacks beyond the memory,
+  NBSYMPLE_BENCH_THREADS above numba's threads; `_threading_layer_problem`: a layer numba cannot
+  load here, such as tbb without Intel TBB installed, asked of numba in a child process);
 - the ranks an MPI launcher gives (`RANKS`): PMI_*, OMPI_COMM_WORLD_*, PMIX_RANK;
 - every NUMBA_* variable numba reads, parsed by numba itself (its warning for a value it
   cannot parse becomes the sentence), and MPLBACKEND, checked by matplotlib; each library is
   imported here only when one of its variables is set;
 - NUMBA_CACHE_DIR and MPLCONFIGDIR, folders their library must be able to make and write in
   (`FOLDERS`: where it cannot, numba falls back, silently, to a folder beside the package's
-  sources, and matplotlib to a temporary one, with a warning); NUMBA_DISABLE_JIT, which this
+  sources, and matplotlib to a temporary one, with a warning), and where MPLCONFIGDIR is not set,
+  the folders matplotlib takes instead: under XDG_CONFIG_HOME and XDG_CACHE_HOME, or under the
+  home folder (HOME) where those are not set; NUMBA_DISABLE_JIT, which this
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
   LLVM (a name or feature it does not know, it ignores with a warning at every compile);
 - OpenMP's OMP_* and GOMP_* variables, read by libgomp when it loads (numba's omp threading
@@ -35,9 +39,11 @@ import warnings
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
+LAYER_LIBRARIES = ("tbb", "omp", "workqueue")      # the layers themselves, in numba's default order
 OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
 MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
 MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
+LAYER_START_SECONDS = 60                          # the child that starts numba's threads: a hang guard
 
 
 def _whole(minimum: int):
@@ -80,7 +86,10 @@ THREADS = {
     "OMP_NUM_THREADS": (_thread_list, "a whole number of at least 1 (or a comma-separated list of them)"),
     "OPENBLAS_NUM_THREADS": _whole(1),
     "MKL_NUM_THREADS": _whole(1),
-    "NUMBA_THREADING_LAYER": (lambda t: t in THREADING_LAYERS, f"one of {', '.join(THREADING_LAYERS)}"),
+    "NUMBA_THREADING_LAYER": (lambda t: t.lower() in THREADING_LAYERS, f"one of {', '.join(THREADING_LAYERS)}"),
+    "NUMBA_THREADING_LAYER_PRIORITY": (lambda t: sorted(t.split()) == sorted(LAYER_LIBRARIES),
+                                       f"the three layers {', '.join(LAYER_LIBRARIES)} in the order numba tries them, "
+                                       f"separated by spaces, e.g. '{' '.join(LAYER_LIBRARIES)}'"),
 }
 RANKS = {
     "PMI_SIZE": _whole(1), "PMI_RANK": _whole(0), "PMI_LOCAL_SIZE": _whole(1), "PMI_LOCAL_RANK": _whole(0),
@@ -92,9 +101,11 @@ RANK_OF_SIZE = {"PMI_RANK": "PMI_SIZE", "OMPI_COMM_WORLD_RANK": "OMPI_COMM_WORLD
 # lines of warning)
 FOLDERS = {"NUMBA_CACHE_DIR": "numba can keep its cache in",
            "MPLCONFIGDIR": "matplotlib can keep its settings and cache in"}
-# where MPLCONFIGDIR is not set, matplotlib keeps them in a folder `matplotlib` under these (Linux)
+# where MPLCONFIGDIR is not set, matplotlib keeps them in a folder `matplotlib` under these (Linux),
+# and where one of them is not set either, under its default in the home folder
 XDG_FOLDERS = {"XDG_CONFIG_HOME": "under which matplotlib can keep its settings",
                "XDG_CACHE_HOME": "under which matplotlib can keep its cache"}
+XDG_DEFAULTS = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache"}
 
 
 def _shown(text: str) -> str:
@@ -116,6 +127,8 @@ def problem(environ=None) -> str | None:
                 return f"{name}={_shown(value)} is not {wanted}; unset it or correct it"
     if (found := _threads_problem(env)) is not None:
         return found
+    if (found := _threading_layer_problem(env)) is not None:
+        return found
     for rank, size in RANK_OF_SIZE.items():
         if rank in env and size in env and int(env[rank]) >= int(env[size]):
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
@@ -126,8 +139,11 @@ def problem(environ=None) -> str | None:
     if not env.get("MPLCONFIGDIR", "").strip():
         for name, keeps in XDG_FOLDERS.items():
             if env.get(name, "").strip():
-                if (found := _folder_problem(name, env[name], keeps, inside="matplotlib")) is not None:
-                    return found
+                found = _folder_problem(name, env[name], keeps, inside="matplotlib")
+            else:
+                found = _home_problem(env, XDG_DEFAULTS[name], keeps)
+            if found is not None:
+                return found
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
@@ -294,7 +310,8 @@ def _stack_bytes(text: str) -> int | None:
     return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
-def _folder_problem(name: str, value: str, keeps: str, inside: str = "") -> str | None:
+def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
+                    remedy: str = "unset it or name a writable folder") -> str | None:
     """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
     folder `inside` it that its reader uses: a folder, or one that can be made in the nearest
     folder above it that exists, writable either way."""
@@ -308,7 +325,73 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "") -> str 
         why = f"{where} cannot be written"
     else:
         return None
-    return f"{name}={_shown(value)} is not a folder {keeps} ({why}); unset it or name a writable folder"
+    return f"{name}={_shown(value)} is not a folder {keeps} ({why}); {remedy}"
+
+
+def _home_problem(env, default: str, keeps: str) -> str | None:
+    """The home folder, where matplotlib keeps its settings or cache (`default`/matplotlib under
+    it) when neither MPLCONFIGDIR nor the XDG variable names a folder: HOME (relative to the
+    current folder, as matplotlib takes it), or the account's home folder where HOME is not set."""
+    remedy = "set MPLCONFIGDIR to a writable folder"
+    if "HOME" not in env:
+        import pwd
+        try:
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except KeyError:                         # no account: matplotlib fails the same way
+            return f"HOME is not set and this user has no home folder {keeps}; set HOME or {remedy}"
+        found = _folder_problem("HOME", home, keeps, inside=os.path.join(default, "matplotlib"), remedy=remedy)
+        return None if found is None else found.replace("HOME=", "HOME is not set, and the home folder ", 1)
+    if not env["HOME"].strip():
+        return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
+    return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
+                           remedy=f"correct it or {remedy}")
+
+
+def _threading_layer_problem(env) -> str | None:
+    """NUMBA_THREADING_LAYER as numba reads it when it starts its threads (version B's first
+    parallel loop, `nbsymple info`), where a layer it cannot load (tbb without Intel TBB, `safe`
+    too) raises its error with a hint to install it. Asked of numba in a child that starts its
+    threads, only where the layer named needs a library (the others, and any order of
+    preference, can fall back on the workqueue layer, numba's own code); the layers that load
+    here are named in the sentence."""
+    if env.get("NUMBA_THREADING_LAYER", "").lower() not in ("tbb", "omp", "safe", "threadsafe"):
+        return None
+    try:
+        p = subprocess.run([sys.executable, "-c", _LAYER_CHECK], env=dict(env), stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, errors="replace", timeout=LAYER_START_SECONDS)
+        said = p.stdout.strip().splitlines()[-1].split("\t") if p.returncode == 0 and p.stdout.strip() else []
+    except subprocess.TimeoutExpired:
+        said = []
+    if len(said) != 2 or not said[1]:
+        return None                              # started, or the child could not say: numba tells later
+    loads, error = said
+    return (f"NUMBA_THREADING_LAYER={_shown(env.get('NUMBA_THREADING_LAYER', 'default'))} asks for a threading layer "
+            f"numba cannot load here ({error}); unset it or name one that loads here: {loads or 'none'}")
+
+
+# numba's layers that load, and its error where its threads cannot start: "loads<TAB>error"
+_LAYER_CHECK = """
+import importlib, warnings
+from numba.np.ufunc import parallel
+loads = []
+for name in ("tbb", "omp", "workqueue"):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if name == "tbb":
+                parallel._check_tbb_version_compatible()
+            importlib.import_module("numba.np.ufunc." + (name if name == "workqueue" else name + "pool"))
+        loads.append(name)
+    except ImportError:
+        pass
+try:
+    parallel._launch_threads()
+    error = ""
+except ValueError as e:             # "No threading layer could be loaded. HINT: Intel TBB is required, try: ..."
+    error = " ".join(str(e).split())
+    error = error.split("HINT:", 1)[1].split(", try:")[0].strip() if "HINT:" in error else error
+print(", ".join(loads) + "\t" + error.replace("\t", " "))
+"""
 
 
 def _writable(folder: str) -> bool:

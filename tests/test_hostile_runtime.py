@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -185,14 +186,71 @@ def test_openmp_settings_libgomp_can_use_pass_and_what_it_shows_on_request_is_sh
 
 
 def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
-    """Where MPLCONFIGDIR names a writable folder, matplotlib never looks under XDG_CONFIG_HOME
-    or XDG_CACHE_HOME: they are not checked."""
+    """Where MPLCONFIGDIR names a writable folder, matplotlib never looks under XDG_CONFIG_HOME,
+    XDG_CACHE_HOME or the home folder: they are not checked."""
     (tmp_path / "mpl").mkdir()
     p = launch(NBSYMPLE + ["paper", "--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path,
                env={"MPLCONFIGDIR": str(tmp_path / "mpl"), "XDG_CONFIG_HOME": "/dev/null",
-                    "XDG_CACHE_HOME": "/dev/null"})
+                    "XDG_CACHE_HOME": "/dev/null", "HOME": "/dev/null"})
     assert p.returncode == 0 and "matplotlib" not in p.stderr.lower(), p.stderr
     assert (tmp_path / "plots" / "speedup.png").is_file()
+
+
+@pytest.mark.parametrize("home, argv", [
+    ("/dev/null", ["paper", "--no-science"]),     # found by a search: matplotlib's warning, a temporary folder
+    ("file.txt", ["run", "--n", "16", "--steps", "1"]),
+    ("/proc/nbsymple-home", ["info"]),
+    ("", ["info"]),                               # matplotlib would take / (and make /.config as root)
+])
+def test_a_home_folder_matplotlib_cannot_use_is_named(tmp_path, monkeypatch, home, argv):
+    """Where neither MPLCONFIGDIR nor the XDG variables name a folder, matplotlib keeps its
+    settings and cache under the home folder: a HOME it cannot write under is named, before
+    matplotlib warns and falls back to a temporary folder."""
+    for name in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "file.txt").write_text("not a folder\n")
+    extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
+    p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env={"HOME": home})
+    assert_refused(p, "HOME", "MPLCONFIGDIR")
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "file.txt"]
+
+
+def test_the_home_folder_is_checked_only_where_matplotlib_would_use_it(tmp_path, monkeypatch):
+    """XDG folders (each for its own kind) or MPLCONFIGDIR take the home folder's place; where
+    HOME is not set, the account's home folder is checked, and named as such."""
+    base = {"HOME": "/dev/null"}
+    assert environment.problem(dict(base, MPLCONFIGDIR=str(tmp_path))) is None
+    assert environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))) is None
+    found = environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path)))
+    assert found.startswith("HOME='/dev/null' is not a folder under which matplotlib can keep its cache"), found
+    assert environment.problem({"HOME": str(tmp_path)}) is None
+    import pwd
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir="/dev/null"))
+    found = environment.problem({})
+    assert found.startswith("HOME is not set, and the home folder '/dev/null' is not a folder"), found
+
+
+def test_a_threading_layer_numba_cannot_load_is_named_and_one_it_can_runs(tmp_path):
+    """NUMBA_THREADING_LAYER=tbb where Intel TBB is not installed (numba's traceback from `info`
+    before, found by a search): one sentence naming the layers that load here. Layers that load,
+    in any case, and an order of preference run version B."""
+    try:
+        import numba.np.ufunc.tbbpool  # noqa: F401
+        tbb = True
+    except ImportError:
+        tbb = False
+    for layer in ("tbb", "safe"):
+        p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"NUMBA_THREADING_LAYER": layer})
+        if tbb:
+            assert p.returncode == 0, p.stderr
+        else:
+            assert_refused(p, f"NUMBA_THREADING_LAYER='{layer}'", "Intel TBB", "workqueue")
+    run = NBSYMPLE + ["run", "--version", "B", "--n", "16", "--steps", "1"]
+    p = launch(run, cwd=tmp_path, env={"NUMBA_THREADING_LAYER": "OMP", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"})
+    assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
+    p = launch(run, cwd=tmp_path, env={"NUMBA_THREADING_LAYER_PRIORITY": "omp tbb"})     # numba's own words before
+    assert_refused(p, "NUMBA_THREADING_LAYER_PRIORITY='omp tbb'", "tbb, omp, workqueue")
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def test_mpich_settings_it_can_use_pass_and_one_it_cannot_is_refused_once_under_mpiexec(tmp_path):
