@@ -27,6 +27,9 @@ from .runs.spec import RunSpec
 from .versions import LETTERS, VersionUnavailable, option_flags
 
 
+CHECK_N = 1000                  # `nbsymple check`'s bodies where --n is not given
+
+
 class UsageError(Exception):
     """A user mistake: reported as one sentence, exit status 2."""
 
@@ -109,12 +112,15 @@ def _parser():
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
-    c.add_argument("--n", type=_whole_number(2), default=1000, help="number of bodies (default 1000)")
+    c.add_argument("--n", type=_whole_number(2), default=None,
+                   help=f"number of bodies (default {CHECK_N}; with --gpu-report, of its validation runs)")
     c.add_argument("--seed", type=_whole_number(0), default=None, help="random seed of the inputs (a whole number >= 0)")
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     _gpu_arguments(c)
     c.add_argument("--gpu-report", action="store_true",
-                   help="GPU self-check: validate C, D, E, then time them at N = 2^14, 2^16, 2^17")
+                   help="GPU self-check: validate C, D, E, then time them at N = 2^14, 2^16, 2^17 (N = 256 "
+                        "in the CUDA simulator; more options: python -m nbsymple_versions.instruments.gpu_report "
+                        "--help)")
 
     f = sub.add_parser("profile", help="per-task time of a few warm steps for each version and N (paper Tables 4-6)")
     f.add_argument("--versions", default="".join(LETTERS), type=str.upper, help="letters to profile (default: all available)")
@@ -172,13 +178,18 @@ def cmd_check(args) -> int:
     from .versions import all_versions, get_version
     if args.gpu_report:
         from .instruments.gpu_report import main as gpu_report
+        if args.json:
+            raise UsageError("--json does not apply to --gpu-report, which prints a report to read; leave out one "
+                             "of them")
         options = version_options(args, get_version("C"))
         with user_values(UsageError):
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
-        return gpu_report([], **options)
+        given = [(flag, value) for flag, value in (("--validate-n", args.n), ("--seed", args.seed)) if value is not None]
+        return gpu_report([str(word) for pair in given for word in pair], **options)
     from .validation import validate
+    args.n = CHECK_N if args.n is None else args.n
     if problem := memory_problem(args.n):
         raise UsageError(problem)
 

@@ -174,3 +174,38 @@ def test_gpu_report_without_a_gpu_is_a_usage_error(monkeypatch):
     monkeypatch.setattr(backends, "availability", lambda *args, **kwargs: (False, "no GPU here"))
     rc, out, err = call(["check", "--gpu-report"])
     assert rc == 2 and out == "" and "--gpu-report needs the GPU versions" in err and "no GPU here" in err
+
+
+def test_gpu_report_takes_checks_n_and_seed_and_refuses_json(monkeypatch):
+    """`check --gpu-report` ran its own validation size and a fresh cluster whatever `--n` and
+    `--seed` said, and printed its report under `--json` (found by a search): `--n` and `--seed`
+    are its validation runs', and `--json` is refused."""
+    from nbsymple_versions.gpu_pairwise import backends
+    from nbsymple_versions.instruments import gpu_report
+    monkeypatch.setattr(backends, "availability", lambda *args, **kwargs: (True, ""))
+    given = []
+    monkeypatch.setattr(gpu_report, "main", lambda argv, **options: given.append(argv) or 0)
+    assert call(["check", "--gpu-report", "--n", "64", "--seed", "7"])[0] == 0
+    assert call(["check", "--gpu-report"])[0] == 0
+    assert given == [["--validate-n", "64", "--seed", "7"], []]
+    rc, out, err = call(["check", "--gpu-report", "--json"])
+    assert rc == 2 and out == "" and "--json does not apply to --gpu-report" in err, err
+    assert len(given) == 2
+
+
+@pytest.mark.parametrize("simulator, sizes", [(True, [256]), (False, [2**14, 2**16, 2**17])])
+def test_gpu_report_times_small_sizes_in_the_simulator(monkeypatch, simulator, sizes):
+    """Under the CUDA simulator (~1e5 interactions per second) the report's default sizes were a
+    GPU's, N = 2^14 to 2^17: days of work (found by a search). Its default sizes are now the
+    simulator's; given sizes are kept."""
+    from nbsymple_versions.gpu_pairwise import backends
+    from nbsymple_versions.instruments import gpu_report
+    asked = []
+    monkeypatch.setattr(gpu_report, "cuda_simulator", lambda: simulator)
+    monkeypatch.setattr(gpu_report, "memory_problem", lambda n, option: asked.append((option, n)))
+    monkeypatch.setattr(backends, "availability", lambda *args, **kwargs: (False, "stopped here"))
+    assert gpu_report.main([]) == 1
+    assert [n for option, n in asked if option == "--sizes"] == sizes
+    asked.clear()
+    assert gpu_report.main(["--sizes", "512"]) == 1
+    assert [n for option, n in asked if option == "--sizes"] == [512]

@@ -11,8 +11,9 @@ against the float64 reference first, then timed beside the C/D and E kernels wit
 `--gpu-backend cupy` runs all of it on the CuPy backend (`nbsymple check --gpu-report --gpu-backend cupy`);
 its flags of the versions' options (`--tile`, `--devices`, `--gpu-backend`, `--gpu-kernel`) are
 generated from E's typed `Options`, as `nbsymple run`'s are.
-Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`--sizes 256`), without
-the Warp peers; the simulator's numbers mean nothing.
+Under NUMBA_ENABLE_CUDASIM=1 it runs as a smoke test with small sizes (`SIMULATOR_SIZES`: the
+simulator does ~1e5 interactions per second, so that N = 2^14 would take 45 minutes a kernel call,
+2^17 two days), without the Warp peers; the simulator's numbers mean nothing.
 """
 import sys
 import time
@@ -29,15 +30,19 @@ from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
 
 DEFAULT_SIZES = (2**14, 2**16, 2**17)
+SIMULATOR_SIZES = (256,)                               # the default under the CUDA simulator: 73 s on a Zen 1
 OPTIONS = ("tile", "devices", "backend", "kernel")     # the versions' options it takes: E's
 
 
 def _parser():
     p = Parser(prog="nbsymple check --gpu-report", description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", "--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_SIZES),
-                   metavar="N", help="body counts to time (default 16384 65536 131072)")
+    p.add_argument("--sizes", "--n", type=whole_number_argument(2), nargs="+", default=None, metavar="N",
+                   help=f"body counts to time (default {' '.join(map(str, DEFAULT_SIZES))} on a GPU, "
+                        f"{' '.join(map(str, SIMULATOR_SIZES))} in the CUDA simulator)")
     p.add_argument("--validate-n", type=whole_number_argument(2), default=None,
                    help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
+    p.add_argument("--seed", type=whole_number_argument(0), default=None,
+                   help="random seed of the validation runs' clusters (default: a fresh one)")
     p.add_argument("--steps", type=whole_number_argument(1), default=3,
                    help="leapfrog steps timed per version (default 3)")
     p.add_argument("--min-seconds", type=number_above(0, or_equal=True), default=0.2,
@@ -67,6 +72,8 @@ def main(argv=None, **options) -> int:
     the flags of the same names. Exit status 0, 1 (a check failed, or no GPU), 2 (bad input)."""
     p = _parser()
     args = p.parse_args(argv)
+    sim = cuda_simulator()
+    args.sizes = args.sizes or list(SIMULATOR_SIZES if sim else DEFAULT_SIZES)
     for option, n in [("--sizes", n) for n in args.sizes] + [("--validate-n", args.validate_n or 2)]:
         if (problem := memory_problem(n, option)) is not None:
             p.refuse(problem)
@@ -89,7 +96,6 @@ def main(argv=None, **options) -> int:
     from ..gpu_pairwise.backends import engine_class
 
     options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
-    sim = cuda_simulator()
     validate_n = args.validate_n or (96 if sim else 2048)
     engine = engine_class(args.backend)
     names = engine.device_names(range(engine.device_count()))
@@ -97,12 +103,13 @@ def main(argv=None, **options) -> int:
     print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s); "
           f"{FLOPS} flops per interaction")
 
-    print(f"\nvalidation against the float64 reference, n = {validate_n} (fresh random cluster)")
+    cluster = "fresh random cluster" if args.seed is None else f"random cluster of seed {args.seed}"
+    print(f"\nvalidation against the float64 reference, n = {validate_n} ({cluster})")
     failed = 0
     for letter in LETTERS:
         for precision in PRECISIONS:
             extra = _devices(letter, args.devices)
-            c = validate(letter, precision, n=validate_n, **options, **extra)
+            c = validate(letter, precision, n=validate_n, seed=args.seed, **options, **extra)
             failed += not c.passed
             print(f"  {letter} {precision:3s}  max relative error {c.max_relative_error:.2e}"
                   f"  tolerance {c.tolerance:.0e}  {'ok' if c.passed else 'FAILED'}")
