@@ -357,7 +357,7 @@ def main(argv=None) -> int:
     _escape_undecodable()
     if argv[:1] == ["run"] and launched():
         hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
-    return command(name, lambda: _dispatch(argv, name))
+    return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"])
 
 
 def _dispatch(argv, name) -> int:

@@ -235,12 +235,12 @@ def speaks() -> bool:
     return True
 
 
-def command(name: str, body) -> int:
+def command(name: str, body, draws: bool = False) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
-    the environment checked first, stdout guarded, SIGTERM and SIGHUP turned into `Terminated`;
-    returns the exit status."""
+    the environment checked first (`draws`: the command draws with matplotlib), stdout guarded,
+    SIGTERM and SIGHUP turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
-    if (found := environment.problem()) is not None:
+    if (found := environment.problem(draws=draws)) is not None:
         if speaks():
             _say(f"{name}: {found}")
         return USAGE

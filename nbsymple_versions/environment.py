@@ -17,8 +17,10 @@ status 2), never a library's warning, traceback or error stack later on.
 - NUMBA_CACHE_DIR and MPLCONFIGDIR, folders their library must be able to make and write in
   (`FOLDERS`: where it cannot, numba falls back, silently, to a folder beside the package's
   sources, and matplotlib to a temporary one, with a warning), and where MPLCONFIGDIR is not set,
-  the folders matplotlib takes instead: under XDG_CONFIG_HOME and XDG_CACHE_HOME, or under the
-  home folder (HOME) where those are not set; NUMBA_DISABLE_JIT, which this
+  the folders matplotlib takes instead: under XDG_CONFIG_HOME and XDG_CACHE_HOME, or, for the
+  commands that draw (`draws`), under the home folder (HOME) where those are not set: a default
+  the user did not choose, which the commands that never import matplotlib leave alone;
+  NUMBA_DISABLE_JIT, which this
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
   LLVM (a name or feature it does not know, it ignores with a warning at every compile);
 - OpenMP's OMP_* and GOMP_* variables, read by libgomp when it loads (numba's omp threading
@@ -112,9 +114,10 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def problem(environ=None) -> str | None:
+def problem(environ=None, draws: bool = False) -> str | None:
     """One sentence naming the first variable of `environ` (default `os.environ`) that is set to
-    a value its reader cannot use, else None."""
+    a value its reader cannot use, else None; `draws`: the command draws with matplotlib, whose
+    folders under the home folder are checked too."""
     env = os.environ if environ is None else environ
     for table in (OWN, THREADS, RANKS):
         for name, (test, wanted) in table.items():
@@ -141,7 +144,7 @@ def problem(environ=None) -> str | None:
             if env.get(name, "").strip():
                 found = _folder_problem(name, env[name], keeps, inside="matplotlib")
             else:
-                found = _home_problem(env, XDG_DEFAULTS[name], keeps)
+                found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
             if found is not None:
                 return found
     if any(name.startswith("NUMBA_") for name in env):

@@ -197,36 +197,42 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
 
 
 @pytest.mark.parametrize("home, argv", [
-    ("/dev/null", ["paper", "--no-science"]),     # found by a search: matplotlib's warning, a temporary folder
-    ("file.txt", ["run", "--n", "16", "--steps", "1"]),
-    ("/proc/nbsymple-home", ["info"]),
-    ("", ["info"]),                               # matplotlib would take / (and make /.config as root)
+    ("/dev/null", NBSYMPLE + ["paper", "--no-science"]),     # found by a search: matplotlib's warning
+    ("file.txt", PAPER + ["--no-science"]),
+    ("/proc/nbsymple-home", NBSYMPLE + ["paper", "--no-science"]),
+    ("", PAPER + ["--no-science"]),                # matplotlib would take / (and make /.config as root)
+    ("file.txt", [sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--rate", "1e9", "--plot", "m.png"]),
 ])
-def test_a_home_folder_matplotlib_cannot_use_is_named(tmp_path, monkeypatch, home, argv):
+def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, monkeypatch, home, argv):
     """Where neither MPLCONFIGDIR nor the XDG variables name a folder, matplotlib keeps its
-    settings and cache under the home folder: a HOME it cannot write under is named, before
-    matplotlib warns and falls back to a temporary folder."""
+    settings and cache under the home folder: a HOME it cannot write under is named by the
+    commands that draw, before matplotlib warns and falls back to a temporary folder. The others
+    never import matplotlib, and run."""
     for name in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "file.txt").write_text("not a folder\n")
-    extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
-    p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env={"HOME": home})
+    extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if "--no-science" in argv else []
+    p = launch(argv + extra, cwd=tmp_path, env={"HOME": home})
     assert_refused(p, "HOME", "MPLCONFIGDIR")
     assert sorted(tmp_path.iterdir()) == [tmp_path / "file.txt"]
+    p = launch(NBSYMPLE + ["run", "--n", "16", "--steps", "1"], cwd=tmp_path, env={"HOME": home})
+    assert p.returncode == 0 and "energy error" in p.stdout and p.stderr == "", p.stderr
 
 
 def test_the_home_folder_is_checked_only_where_matplotlib_would_use_it(tmp_path, monkeypatch):
     """XDG folders (each for its own kind) or MPLCONFIGDIR take the home folder's place; where
     HOME is not set, the account's home folder is checked, and named as such."""
     base = {"HOME": "/dev/null"}
-    assert environment.problem(dict(base, MPLCONFIGDIR=str(tmp_path))) is None
-    assert environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path))) is None
-    found = environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path)))
+    assert environment.problem(dict(base, MPLCONFIGDIR=str(tmp_path)), draws=True) is None
+    assert environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path)),
+                               draws=True) is None
+    found = environment.problem(dict(base, XDG_CONFIG_HOME=str(tmp_path)), draws=True)
     assert found.startswith("HOME='/dev/null' is not a folder under which matplotlib can keep its cache"), found
-    assert environment.problem({"HOME": str(tmp_path)}) is None
+    assert environment.problem({"HOME": str(tmp_path)}, draws=True) is None
+    assert environment.problem(base) is None                    # a command that never draws
     import pwd
     monkeypatch.setattr(pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir="/dev/null"))
-    found = environment.problem({})
+    found = environment.problem({}, draws=True)
     assert found.startswith("HOME is not set, and the home folder '/dev/null' is not a folder"), found
 
 
@@ -246,7 +252,8 @@ def test_a_threading_layer_numba_cannot_load_is_named_and_one_it_can_runs(tmp_pa
         else:
             assert_refused(p, f"NUMBA_THREADING_LAYER='{layer}'", "Intel TBB", "workqueue")
     run = NBSYMPLE + ["run", "--version", "B", "--n", "16", "--steps", "1"]
-    p = launch(run, cwd=tmp_path, env={"NUMBA_THREADING_LAYER": "OMP", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"})
+    p = launch(run, cwd=tmp_path, env={"NUMBA_THREADING_LAYER": "OMP",
+                                       "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"})
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
     p = launch(run, cwd=tmp_path, env={"NUMBA_THREADING_LAYER_PRIORITY": "omp tbb"})     # numba's own words before
     assert_refused(p, "NUMBA_THREADING_LAYER_PRIORITY='omp tbb'", "tbb, omp, workqueue")

@@ -285,4 +285,4 @@ def _checked(p, read, path):
 
 if __name__ == "__main__":
     from ..entry import command
-    sys.exit(command("python -m nbsymple_versions.instruments.mpi_model", main))
+    sys.exit(command("python -m nbsymple_versions.instruments.mpi_model", main, draws=True))   # --plot
