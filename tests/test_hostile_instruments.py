@@ -45,6 +45,20 @@ MEASURED_RUN = {"ranks": 1, "n": 1024, "scheme": "leapfrog", "precision": "dp", 
                                 "communicate": 0.0}, "threads_per_rank": 2, "device": None, "node_version": "B"}
 
 
+@pytest.fixture
+def one_thread():
+    """F's node loop in this process (B's kernels) on one numba thread. On two, 1003 steps at
+    N = 8 took 0.2 to 40 s beside two CPU-bound processes (libgomp's threads spin at the end of
+    each parallel region while the partner they wait for is off its core: docs/how_fast.md, On a
+    shared machine), and these tests 5 to 45 s under `make test`; on one, 0.1 s. What they check
+    (options, step counts) does not depend on the threads."""
+    import numba
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(before)
+
+
 def populate(root: Path):
     """What the instruments' path options may meet: a valid measured-runs file, a damaged one,
     a folder, a FIFO, a socket, a symbolic-link loop."""
@@ -109,7 +123,7 @@ def test_a_mistake_is_one_sentence_naming_it(instrument, argv, named):
         assert not found and named in err and len(err.strip().splitlines()) == 1, (found, rc, err)
 
 
-def test_mpi_timing_keeps_min_steps_beyond_its_usual_cap():
+def test_mpi_timing_keeps_min_steps_beyond_its_usual_cap(one_thread):
     """--min-steps is the least number of steps timed, also above the 1000 steps that
     --min-seconds asks for at most: never cut silently."""
     result = mpi_timing.measure(8, min_steps=1003, min_seconds=0.0)
@@ -161,7 +175,7 @@ TIMING_TABLE = {
 
 @hostile(25)
 @given(case=options(TIMING_TABLE, always=("--n",), at_most=5))
-def test_mpi_timing_options(case):
+def test_mpi_timing_options(one_thread, case):
     pieces, given = case
     with sandbox() as root:
         rc, out, _ = run_case("mpi_timing options", root, pieces, main=RUN["mpi_timing"])
