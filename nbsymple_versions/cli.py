@@ -223,7 +223,7 @@ def cmd_check(args) -> int:
 def cmd_profile(args) -> int:
     from .core.ics import make_cluster
     from .simulation import Simulation
-    from .versions import get_version
+    from .versions import get_version, simulated
 
     from .core.work import check_time
     from .runs.memory import memory_problem
@@ -236,6 +236,10 @@ def cmd_profile(args) -> int:
         for n in args.n:
             check_time(n, args.steps * len(args.versions), f"--steps {args.steps} of {len(args.versions)} "
                        f"version(s) at --n {n}", "fewer --steps or a smaller --n")
+            for letter in set(args.versions):          # a GPU version in the CUDA simulator: its own pace
+                if simulated(letter, version_options(args, get_version(letter))):
+                    check_time(n, args.steps, f"--steps {args.steps} of version {letter} at --n {n}",
+                               "fewer --steps or a smaller --n", simulated=True)
     letters = list(dict.fromkeys(args.versions))
     if not letters:
         raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")

@@ -34,7 +34,7 @@ from .core.integrator import advance
 from .core.schemes import get_scheme
 from .core.work import check_time
 from .core.vocabulary import precision_name
-from .versions import get_version
+from .versions import get_version, simulated
 
 ACCELERATION_KINDS = ("total", "pairwise", "galactic")   # what `Simulation.accelerations` returns
 # each error's reference, as the report names it where the error is undefined
@@ -172,7 +172,8 @@ class Simulation:
         step that leaves a non-finite value, before `on_step` sees it. Steps beyond `core.work`'s
         limit (more than the fastest machine ends within it) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
-        check_time(self.state.n, steps, "Simulation.step", "fewer steps")
+        check_time(self.state.n, steps, "Simulation.step", "fewer steps",
+                   simulated(self.version.letter, self.options))
         callable_or_none(on_step, "on_step")
         base = self.steps_done
 

@@ -18,7 +18,7 @@ from .core.ranks import ONE_RANK
 from .core.vocabulary import check_precision
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
-           "all_versions", "option_flags"]
+           "all_versions", "option_flags", "simulated"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,16 @@ _BY_LETTER = {v.letter: v for v in TABLE}
 def get_version(letter: str) -> Version:
     """The version `letter` names in any case ('b' -> B); a ValueError lists them."""
     return _BY_LETTER[one_of(letter, LETTERS, "version")]
+
+
+def simulated(letter: str, options=None) -> bool:
+    """Whether version `letter`'s pairwise forces run in numba's CUDA simulator here: a GPU
+    version (C, D, E; F on a GPU node version, D or E) while NUMBA_ENABLE_CUDASIM is on, where
+    a step takes about a million times a GPU's time (`core.work.SIMULATOR_RATE`)."""
+    from .gpu_pairwise.simulator import cuda_simulator
+    version = get_version(letter)
+    node = str((options or {}).get("node_version") or "").upper()
+    return cuda_simulator() and (version.gpu or (version.distributed and node in ("D", "E")))
 
 
 def all_versions() -> list[Version]:

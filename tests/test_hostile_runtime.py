@@ -111,6 +111,54 @@ def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     assert sorted(tmp_path.iterdir()) == []
 
 
+SIMULATED = {"NUMBA_ENABLE_CUDASIM": "1"}
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["run", "--version", "C", "--n", "4096", "--steps", "200000"], ["--steps 200000", "CUDA simulator", "days"]),
+    (["profile", "--versions", "AC", "--n", "4096", "--steps", "200000"], ["version C", "CUDA simulator"]),
+    (["paper", "--science-version", "C", "--tidal-n", "8192", "--tidal-dt", "0.0005"],
+     ["--tidal-dt", "CUDA simulator", "days"]),
+])
+def test_work_the_cuda_simulator_cannot_end_is_refused_at_its_pace(tmp_path, argv, named):
+    """A GPU version in numba's CUDA simulator does ~1e5 interactions per second, not a GPU's
+    1e12: work the least-time estimate let through there ran for weeks (found by a search:
+    `check --gpu-report`, `paper --full` on C). At the simulator's pace (`SIMULATOR_RATE`) it is
+    refused before anything is built; the same work on version A is a fraction of a second at
+    the fastest machine's pace."""
+    out = tmp_path / "plots"
+    extra = PAPER_BASE + ["--out", str(out)] if argv[0] == "paper" else []
+    p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env=SIMULATED)
+    assert_refused(p, *named)
+    assert sorted(tmp_path.iterdir()) == []
+    assert work.least_seconds(4096, 200000) < 1
+
+
+def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
+    """`versions.simulated`: C, D, E (and F on a GPU node) while NUMBA_ENABLE_CUDASIM is on; the
+    instruments and `paper --full`'s choice of version follow it."""
+    import importlib
+    from nbsymple_versions.instruments import gpu_report, mpi_timing
+    from nbsymple_versions.versions import simulated
+    paper_main = importlib.import_module("nbsymple_versions.paper.main")     # the module, not paper's `main`
+    monkeypatch.setattr(paper_main, "_available", lambda letter: (True, ""))
+    full = SimpleNamespace(science_version=None, full=True, science=True, tidal_n=None, tidal_dt=None,
+                           tidal_orbits=None, tidal_precision=None)
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    assert not any(simulated(v) for v in LETTERS)
+    assert paper_main._science_version(full) == paper_main.FULL_N_VERSIONS[0]           # a GPU's
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert [v for v in LETTERS if simulated(v)] == ["C", "D", "E"]
+    assert simulated("F", {"node_version": "d"}) and not simulated("F", {"node_version": "B"})
+    assert paper_main._science_version(full) == "B"
+    assert "the CUDA simulator is not one" in capsys.readouterr().err
+    for main, argv in ((mpi_timing.main, ["--n", "4096", "--min-steps", "200000", "--node-version", "D"]),
+                       (gpu_report.main, ["--sizes", "131072", "--steps", "20"])):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and "CUDA simulator" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ 4. the environment
 
 @pytest.mark.parametrize("variables, argv", [

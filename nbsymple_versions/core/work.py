@@ -10,7 +10,9 @@ the Python API (`make_cluster`), checked before anything is allocated or stepped
   more than `FASTEST_RATE` of them per second (an H200 is predicted at ~1e12: docs/gpu.md) nor a
   step in less than `FASTEST_STEP` seconds, so steps x (N^2 / FASTEST_RATE + FASTEST_STEP) is
   the least time the work can take. Work whose least time is beyond the limit, `MAX_DAYS_VARIABLE`
-  days (default `DEFAULT_MAX_DAYS`), is refused; the user raises the limit by setting it.
+  days (default `DEFAULT_MAX_DAYS`), is refused; the user raises the limit by setting it. A GPU
+  version in numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, each GPU thread a Python thread) does
+  no more than `SIMULATOR_RATE` (`versions.simulated` says which runs are there).
 
 Each refusal is a `WorkRefused` (a ValueError): one sentence stating the estimate and naming
 the option or argument that asked for the work.
@@ -25,6 +27,7 @@ BYTES_FIXED = 400 << 20      # interpreter, numba, a chunk of the O(N^2) sums
 IC_BYTES_PER_BODY = 160      # initial conditions: x, v (3, N) and m, the draws and the centre-of-mass terms
 FASTEST_RATE = 1e13          # pair interactions per second: ten times the fastest GPU's predicted rate
 FASTEST_STEP = 1e-6          # seconds: the least a step costs in Python, whatever N
+SIMULATOR_RATE = 1e6         # pair interactions per second in the CUDA simulator: ~1e5 measured (Zen 1), x 10
 MAX_DAYS_VARIABLE = "NBSYMPLE_MAX_DAYS"
 DEFAULT_MAX_DAYS = 30.0
 
@@ -91,22 +94,26 @@ def max_days() -> float:
     return days if days > 0 and not math.isnan(days) else DEFAULT_MAX_DAYS
 
 
-def least_seconds(n: int, steps) -> float:
-    """The least time `steps` steps of n bodies take on any machine (see the module's docstring)."""
+def least_seconds(n: int, steps, simulated: bool = False) -> float:
+    """The least time `steps` steps of n bodies take on any machine (see the module's docstring),
+    or in the CUDA simulator (`simulated`)."""
     try:
-        return float(steps) * (float(n) ** 2 / FASTEST_RATE + FASTEST_STEP)
+        return float(steps) * (float(n) ** 2 / (SIMULATOR_RATE if simulated else FASTEST_RATE) + FASTEST_STEP)
     except OverflowError:                # more steps than float64 holds
         return math.inf
 
 
-def check_time(n: int, steps, asked: str, option: str):
+def check_time(n: int, steps, asked: str, option: str, simulated: bool = False):
     """WorkRefused where `steps` steps of n bodies (`asked`: what asked for them, in words) cannot
-    end within the limit even on the fastest machine; `option` is what to change."""
-    seconds, limit = least_seconds(n, steps), max_days() * 86400.0
+    end within the limit even on the fastest machine, or in the CUDA simulator (`simulated`);
+    `option` is what to change."""
+    seconds, limit = least_seconds(n, steps, simulated), max_days() * 86400.0
     if seconds > limit:
-        raise WorkRefused(f"{asked}: {count(steps)} steps of N = {n}, at least {duration(seconds)} even at "
-                          f"{FASTEST_RATE:.0e} pair interactions per second, beyond the limit of "
-                          f"{duration(limit)} (set {MAX_DAYS_VARIABLE}, in days, to raise it); choose {option}")
+        rate = (f"{SIMULATOR_RATE:.0e} pair interactions per second, more than numba's CUDA simulator "
+                f"(NUMBA_ENABLE_CUDASIM=1) does" if simulated else f"{FASTEST_RATE:.0e} pair interactions per second")
+        raise WorkRefused(f"{asked}: {count(steps)} steps of N = {n}, at least {duration(seconds)} even at {rate}, "
+                          f"beyond the limit of {duration(limit)} (set {MAX_DAYS_VARIABLE}, in days, to raise it); "
+                          f"choose {option}")
 
 
 def count(k: int) -> str:

@@ -24,7 +24,7 @@ from ..arguments import Parser, number_above, whole_number_argument
 from ..core.ics import make_cluster, timing_state
 from ..core.options import add_option_arguments
 from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
-from ..core.work import memory_problem
+from ..core.work import WorkRefused, check_time, memory_problem
 from ..gpu_pairwise.options import KERNEL_KINDS
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
@@ -77,6 +77,12 @@ def main(argv=None, **options) -> int:
     for option, n in [("--sizes", n) for n in args.sizes] + [("--validate-n", args.validate_n or 2)]:
         if (problem := memory_problem(n, option)) is not None:
             p.refuse(problem)
+    try:                          # per size and precision: a warm-up, 2 timed calls, E's and each version's steps
+        for n in args.sizes:
+            check_time(n, len(PRECISIONS) * (3 + len(LETTERS) * (1 + args.steps)), f"--sizes {n}",
+                       "smaller --sizes or fewer --steps", simulated=sim)
+    except WorkRefused as e:
+        p.refuse(str(e))
     from ..simulation import Simulation
     from ..validation import validate
 

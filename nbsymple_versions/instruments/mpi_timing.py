@@ -19,7 +19,7 @@ from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
 from ..core.work import WorkRefused, check_time, memory_problem
 from ..simulation import Simulation
-from ..versions import VersionUnavailable, get_version, option_flags
+from ..versions import VersionUnavailable, get_version, option_flags, simulated
 
 
 def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: int = 3,
@@ -52,7 +52,8 @@ def main(argv=None) -> int:
     if (problem := memory_problem(a.n, "--n")) is not None:
         p.refuse(problem)
     try:
-        check_time(a.n, a.min_steps, "--min-steps", "a smaller --n or --min-steps")
+        check_time(a.n, a.min_steps, "--min-steps", "a smaller --n or --min-steps",
+                   simulated("F", {"node_version": a.node_version}))
     except WorkRefused as e:
         p.refuse(str(e))
     try:

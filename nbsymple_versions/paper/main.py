@@ -25,7 +25,8 @@ from ..instruments.provenance import pin_commit
 from ..arguments import path_argument
 from ..runs.errors import writable
 from ..runs.paths import FileRefused, read_bytes, read_json, write_file
-from ..versions import LETTERS, TABLE, get_version
+from ..gpu_pairwise.simulator import cuda_simulator
+from ..versions import LETTERS, TABLE, get_version, simulated
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
 from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
@@ -155,16 +156,17 @@ def _available(letter: str) -> tuple[bool, str]:
 
 def _science_version(args) -> str:
     """The version the simulations run on: --science-version, else with --full the first GPU
-    version available, else B."""
+    version available on a GPU (not in numba's CUDA simulator, a million times slower), else B."""
     if args.science_version:
         return args.science_version
     default = TIDAL_DEFAULTS["version"]
     if args.full:
         for letter in FULL_N_VERSIONS:
-            if _available(letter)[0]:
+            if _available(letter)[0] and not simulated(letter):
                 return letter
         if args.science:
-            _say(f"no GPU version is available; the N = {_tidal(args)['n']} run uses version {default}.")
+            where = " (the CUDA simulator is not one)" if cuda_simulator() else ""
+            _say(f"no GPU version is available{where}; the N = {_tidal(args)['n']} run uses version {default}.")
     return default
 
 
@@ -187,14 +189,15 @@ def _check_inputs(args) -> Results | None:
             raise PaperError(str(exc).rstrip(".") + "; nothing was written") from None
     if args.science:                # the runs that would be made: no run of no steps, none beyond the machine
         tidal = _tidal(args)
+        version = args.science_version or TIDAL_DEFAULTS["version"]   # --full's default: a GPU, never simulated
         try:
-            check_tidal_work(tidal["n"], tidal["dt"], tidal["orbits"])
+            check_tidal_work(tidal["n"], tidal["dt"], tidal["orbits"], version=version)
             if args.full and tidal["orbits"] < min(FULL_ORBITS) - 0.05:
                 raise ValueError(f"--tidal-orbits {tidal['orbits']:g}: the full-size figure shows the cluster at "
                                  f"{', '.join(f'{k:g}' for k in FULL_ORBITS)} orbits, so the run needs at least "
                                  f"{min(FULL_ORBITS):g}")
             if not args.full:
-                check_black_hole_work(args.bh_n, args.bh_dt, args.bh_t_end, args.bh_ratios)
+                check_black_hole_work(args.bh_n, args.bh_dt, args.bh_t_end, args.bh_ratios, version)
         except ValueError as exc:
             raise PaperError(str(exc)) from None
     if args.science and args.science_version:

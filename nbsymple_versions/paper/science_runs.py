@@ -28,6 +28,7 @@ from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
 from ..runs.paths import FileRefused, read_json
 from ..runs.snapshots import list_snapshots, read_snapshot
+from ..versions import simulated
 from . import records, resumable
 from .resumable import RUN_FILE
 
@@ -134,23 +135,26 @@ def black_hole_steps(dt: float, t_end: float) -> int:
                          f"counted; choose a larger --bh-dt or a smaller --bh-t-end") from None
 
 
-def check_tidal_work(n: int, dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tuple[int, int]:
+def check_tidal_work(n: int, dt: float, orbits: float, snapshots_per_orbit: int = 4,
+                     version: str = TIDAL_DEFAULTS["version"]) -> tuple[int, int]:
     """`tidal_schedule`, once the run's n bodies fit in memory and its steps can end within
-    `core.work`'s limit; ValueError (one sentence with the estimate) otherwise."""
+    `core.work`'s limit on `version`; ValueError (one sentence with the estimate) otherwise."""
     every, total = tidal_schedule(dt, orbits, snapshots_per_orbit)
     check_memory(n, "--tidal-n")
     check_time(n, total, f"a tidal-tail run with --tidal-dt {dt:g} over --tidal-orbits {orbits:g}",
-               "a larger --tidal-dt, fewer --tidal-orbits or a smaller --tidal-n")
+               "a larger --tidal-dt, fewer --tidal-orbits or a smaller --tidal-n", simulated(version))
     return every, total
 
 
-def check_black_hole_work(n: int, dt: float, t_end: float, ratios) -> int:
+def check_black_hole_work(n: int, dt: float, t_end: float, ratios, version: str = BH_DEFAULTS["version"]) -> int:
     """`black_hole_steps` of each run, once its n bodies and the black hole fit in memory and the
-    steps of all `ratios` can end within `core.work`'s limit; ValueError (one sentence) otherwise."""
+    steps of all `ratios` can end within `core.work`'s limit on `version`; ValueError (one
+    sentence) otherwise."""
     steps = black_hole_steps(dt, t_end)
     check_memory(n + 1, "--bh-n")
     check_time(n + 1, steps * len(ratios), f"{len(ratios)} black-hole runs (--bh-ratios) with --bh-dt {dt:g} to "
-               f"--bh-t-end {t_end:g}", "a larger --bh-dt, a smaller --bh-t-end or a smaller --bh-n")
+               f"--bh-t-end {t_end:g}", "a larger --bh-dt, a smaller --bh-t-end or a smaller --bh-n",
+               simulated(version))
     return steps
 
 
@@ -182,7 +186,7 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
                   file=sys.stderr)
         return run_record(folder)
     period = orbital_period(Units())
-    every, total = check_tidal_work(n, dt, orbits, snapshots_per_orbit)
+    every, total = check_tidal_work(n, dt, orbits, snapshots_per_orbit, version)
 
     def build():
         return Simulation(make_cluster(n, seed=seed), version=version, scheme=scheme, precision=precision, dt=dt,
@@ -215,7 +219,7 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
     The default ratios (1 and 10) bracket a black hole as massive as the cluster and one ten
     times heavier (1.5e4 and 1.5e5 Msun)."""
     folder = Path(folder)
-    check_black_hole_work(n, dt, t_end, ratios)
+    check_black_hole_work(n, dt, t_end, ratios, version)
     runs = []
     for ratio in ratios:
         sub = folder / f"ratio_{ratio:g}"

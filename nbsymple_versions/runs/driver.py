@@ -52,7 +52,7 @@ from ..core.work import WorkRefused, check_time
 from ..entry import OutputFailed
 from ..mpi.comm import launched
 from ..simulation import NonFiniteState, Simulation
-from ..versions import VersionUnavailable, get_version
+from ..versions import VersionUnavailable, get_version, simulated
 from .authors_format import FormatError, read_nbsymple
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
@@ -156,7 +156,8 @@ def _fresh(spec, world):
     if initial is None and classes is not None and classes > n:
         raise RunStop(f"--mass-classes {classes} is more than the {n} bodies (--n); give at most {n} "
                       f"mass classes")
-    _check_work(world, n, spec.steps, f"--steps {spec.steps}", "fewer --steps or a smaller --n")
+    _check_work(world, n, spec.steps, f"--steps {spec.steps}", "fewer --steps or a smaller --n",
+                simulated(spec.version, spec.options))
     seed = spec.seed if spec.seed is not None else world.broadcast_object(secrets.randbits(32))
     run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
            "seed_chosen": spec.seed is None, "steps": spec.steps,
@@ -232,7 +233,8 @@ def _resumed(spec, world, loaded):
         run["every"] = spec.every
     if "checkpoint_every" in spec.given:
         run["checkpoint_every"] = spec.checkpoint_every
-    _check_work(world, state.n, run["steps"] - done, f"the rest of the run in {spec.resume}", "fewer --steps")
+    _check_work(world, state.n, run["steps"] - done, f"the rest of the run in {spec.resume}", "fewer --steps",
+                simulated(record["version"], record["options"]))
     _state_problem(state, str(spec.resume))
 
     def build():
@@ -249,14 +251,15 @@ def _resolved(path, option: str) -> Path:
         raise RunStop(str(e)) from None
 
 
-def _check_work(world, n: int, steps: int, asked: str, option: str):
+def _check_work(world, n: int, steps: int, asked: str, option: str, simulated: bool):
     """RunStop where n bodies do not fit in this machine's memory (each rank's, agreed) or where
-    `steps` steps of them (`asked` for, in words) cannot end within `core.work`'s limit."""
+    `steps` steps of them (`asked` for, in words) cannot end within `core.work`'s limit (in the
+    CUDA simulator: `simulated`)."""
     ok, problem = world.agree(not (problem := memory_problem(n)), problem or "")
     if not ok:
         raise RunStop(problem.split(": ", 1)[1] if world.size == 1 else problem)
     try:
-        check_time(n, steps, asked, option)
+        check_time(n, steps, asked, option, simulated)
     except WorkRefused as e:
         raise RunStop(str(e)) from None
 
