@@ -186,8 +186,8 @@ def cmd_check(args) -> int:
             ok, reason = get_version("C").available(options.get("backend", "numba"))
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
-        given = [(flag, value) for flag, value in (("--validate-n", args.n), ("--seed", args.seed)) if value is not None]
-        return gpu_report([str(word) for pair in given for word in pair], **options)
+        given = (("--validate-n", args.n), ("--seed", args.seed))
+        return gpu_report([str(word) for flag, value in given if value is not None for word in (flag, value)], **options)
     from .validation import validate
     args.n = CHECK_N if args.n is None else args.n
     if problem := memory_problem(args.n):
@@ -236,7 +236,7 @@ def cmd_profile(args) -> int:
         for n in args.n:
             check_time(n, args.steps * len(args.versions), f"--steps {args.steps} of {len(args.versions)} "
                        f"version(s) at --n {n}", "fewer --steps or a smaller --n")
-            for letter in set(args.versions):          # a GPU version in the CUDA simulator: its own pace
+            for letter in dict.fromkeys(args.versions):   # a GPU version in the CUDA simulator: its own pace
                 if simulated(letter, version_options(args, get_version(letter))):
                     check_time(n, args.steps, f"--steps {args.steps} of version {letter} at --n {n}",
                                "fewer --steps or a smaller --n", simulated=True)

@@ -170,7 +170,8 @@ class Simulation:
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
         step that leaves a non-finite value, before `on_step` sees it. Steps beyond `core.work`'s
-        limit (more than the fastest machine ends within it) are refused (ValueError)."""
+        limit (more than the fastest machine ends within it, or the CUDA simulator for a GPU
+        version there) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))

@@ -156,7 +156,7 @@ def _available(letter: str) -> tuple[bool, str]:
 
 def _science_version(args) -> str:
     """The version the simulations run on: --science-version, else with --full the first GPU
-    version available on a GPU (not in numba's CUDA simulator, a million times slower), else B."""
+    version available on a GPU (not in numba's CUDA simulator, ten million times slower), else B."""
     if args.science_version:
         return args.science_version
     default = TIDAL_DEFAULTS["version"]
