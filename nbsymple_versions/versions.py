@@ -16,6 +16,7 @@ from .core.clock import TaskClock
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
 from .core.vocabulary import check_precision
+from .gpu_pairwise.simulator import cuda_simulator
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
            "all_versions", "option_flags", "simulated"]
@@ -123,7 +124,6 @@ def simulated(letter: str, options=None) -> bool:
     """Whether version `letter`'s pairwise forces run in numba's CUDA simulator here: a GPU
     version (C, D, E; F on a GPU node version, D or E) while NUMBA_ENABLE_CUDASIM is on, where
     a step takes about ten million times a GPU's time (`core.work.SIMULATOR_RATE`)."""
-    from .gpu_pairwise.simulator import cuda_simulator
     version = get_version(letter)
     node = str((options or {}).get("node_version") or "").upper()
     return cuda_simulator() and (version.gpu or (version.distributed and node in ("D", "E")))

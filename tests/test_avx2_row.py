@@ -34,13 +34,19 @@ def row_kernel(precision):
     return _kernels[precision]
 
 
+def words(precision, x64, m64):
+    """The float32 words the row is given: high and low position words (sp: the high words
+    twice, its low words unread) and the masses."""
+    x = x64.astype(np.float32)
+    return x, (x64 - x).astype(np.float32) if precision == "dsp" else x, m64.astype(np.float32)
+
+
 def forces(precision, x64, m64, start=0, stop=None):
     """The row's accelerations of targets start..stop, from float32 words (dsp: high and low)."""
     stop = x64.shape[1] if stop is None else stop
-    x = x64.astype(np.float32)
-    low = (x64 - x).astype(np.float32) if precision == "dsp" else x
+    x, low, m = words(precision, x64, m64)
     out = np.full((3, stop - start), np.nan)
-    row_kernel(precision)(*x, *low, m64.astype(np.float32), np.float32(EPS * EPS), start, *out)
+    row_kernel(precision)(*x, *low, m, np.float32(EPS * EPS), start, *out)
     return out
 
 
@@ -49,10 +55,9 @@ def bodies(rng, n, offset=0.0):
 
 
 def given(precision, x64, m64):
-    """The positions and masses the row is given, in float64: float32 words (dsp: high + low)."""
-    x = x64.astype(np.float32)
-    low = (x64 - x).astype(np.float32).astype(np.float64) if precision == "dsp" else 0.0
-    return x.astype(np.float64) + low, m64.astype(np.float32).astype(np.float64)
+    """The positions and masses the row is given (`words`), in float64 (dsp: high + low)."""
+    x, low, m = words(precision, x64, m64)
+    return x.astype(np.float64) + (low.astype(np.float64) if precision == "dsp" else 0.0), m.astype(np.float64)
 
 
 def relative_error(precision, a, x, m, start=0, stop=None):
