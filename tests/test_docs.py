@@ -120,3 +120,17 @@ def test_package_docstrings_list_their_files():
 def test_the_options_table_is_the_versions_typed_options():
     from nbsymple_versions.cli import options_markdown
     assert options_markdown() in (ROOT / "docs" / "cli.md").read_text()
+
+
+def test_each_option_names_its_versions_once_in_the_help():
+    """`run --help` names the versions an option belongs to once, in the number it needs
+    ("version E: ...", "versions C, D, E, F: ..."); the option's own help does not repeat it."""
+    import argparse
+    from nbsymple_versions.core.options import add_option_arguments
+    from nbsymple_versions.versions import option_flags
+    parser = argparse.ArgumentParser()
+    add_option_arguments(parser.add_argument, option_flags())
+    helps = {a.option_strings[0]: a.help for a in parser._actions if a.option_strings[0] != "-h"}
+    assert helps["--devices"].startswith("version E: ") and helps["--tile"].startswith("versions C, D, E, F: ")
+    for flag, text in helps.items():
+        assert not re.search(r"\bversions? [A-F](, [A-F])*:.*\bversions? [A-F](, [A-F])*:", text), (flag, text)

@@ -75,4 +75,4 @@ def add_option_arguments(add, flags: dict, names=None):
         choices = d["choices"]
         kind = (str.upper if all(c.isupper() for c in choices) else str.lower) if choices else whole_number_argument(1)
         add(d["flag"], dest=name, default=None, type=kind, choices=choices,
-            help=f"versions {', '.join(letters)}: {d['help']}")
+            help=f"{'version' if len(letters) == 1 else 'versions'} {', '.join(letters)}: {d['help']}")

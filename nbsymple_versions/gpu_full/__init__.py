@@ -34,7 +34,7 @@ def check_devices(devices) -> int:
 class Options(GpuOptions):
     """C's options and the number of device slices."""
 
-    devices: int = option(1, "--devices", "version E: slices of the targets, one per GPU, round-robin over the "
+    devices: int = option(1, "--devices", "slices of the targets, one per GPU, round-robin over the "
                           "GPUs present (default 1)", check_devices)
 
 

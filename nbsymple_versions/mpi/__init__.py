@@ -62,7 +62,7 @@ class Options(GpuOptions):
     """The node version each rank runs (default E where this rank sees a GPU, else B), and C's GPU
     options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
-    node_version: str | None = option(None, "--node-version", "version F: the version each MPI rank runs, B, D or "
+    node_version: str | None = option(None, "--node-version", "the version each MPI rank runs, B, D or "
                                       "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
 
 
