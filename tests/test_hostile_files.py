@@ -17,6 +17,7 @@ the option or file, no traceback, and nothing previously written lost or overwri
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 import contextlib
 import importlib
@@ -345,6 +346,42 @@ def test_paper_skips_a_hostile_machine_file(tmp_path, text):
     _paper(tmp_path, "machine.json")
 
 
+MARKUP = "AMD $\\frac{1}{$ EPYC | <!-- *x* _y_ x86_64 `z` [l](u) &amp; ~~s~~ \\"    # mathtext's and Markdown's marks
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_a_name_in_the_results_is_drawn_and_tabled_as_written(tmp_path):
+    """A CPU's or GPU's name in machine.json holding marks mathtext or Markdown act on is the
+    machine's own text: the figures draw it (a '$\\frac{$' in a footer ended in mathtext's
+    traceback) and REPORT.md's table shows it in its one cell, as written ('|' split the cell,
+    '<!--' hid the rest of the report)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    path = tmp_path / "res" / MACHINE / "machine.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "cpu": MARKUP, "gpu": "H|200 <b>"}))
+    rc, _ = _paper(tmp_path, "wrote")
+    assert rc == 0 and (tmp_path / "out" / "time_per_step.png").is_file()
+    rows = (tmp_path / "out" / "REPORT.md").read_text().splitlines()
+    for name, text in (("CPU", MARKUP), ("GPU", "H|200 <b>")):
+        row = next(r for r in rows if r.startswith(f"| {name} |"))
+        cells = re.split(r"(?<!\\)\|", row)           # GitHub ends a cell at each '|' not escaped
+        assert len(cells) == 4, row
+        shown = re.sub(r"\\(.)", r"\1", cells[2])     # what a reader sees: each escape its character
+        assert shown.strip().startswith(text), row
+
+
+@pytest.mark.parametrize("text", [MARKUP, "", "x86_64", "\\`|", "_a_b_", "```"])
+def test_markdown_text_and_code_spans_show_the_text_as_written(text):
+    """Each mark escaped, nothing else changed: undoing the escapes gives the text back, and no
+    mark is left unescaped; a code span's fence is longer than any run of backticks in it."""
+    from nbsymple_versions.paper.records import MARKDOWN_MARKS, code_span, markdown_text
+    shown = markdown_text(text)
+    assert re.sub(r"\\(.)", r"\1", shown) == text
+    assert not MARKDOWN_MARKS.search(re.sub(r"\\.", "", shown)), shown
+    span = code_span(text)
+    fence = re.match("`+", span).group(0)
+    assert span.endswith(fence) and fence not in text and "|" not in span.replace("\\|", ""), span
+
+
 @pytest.mark.long            # makes the paper's figures
 def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
     """A machine folder whose name holds a line feed (asv writes none) is skipped in one
@@ -612,6 +649,27 @@ def test_paper_names_a_run_record_it_did_not_write_and_draws_the_rest(tmp_path, 
     figure = {"tidal_tails": "tidal_tails.png", "black_hole": "black_hole_passage.png"}[kind]
     assert rc == 1 and f"{figure} not written: run record" in err, err
     assert not (tmp_path / "out" / figure).exists() and (tmp_path / "out" / "speedup.png").is_file()
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_a_run_records_machine_and_cpu_are_drawn_as_written(tmp_path, finished):
+    """The science figures' footers show the runs' provenance: a CPU's name with '$\\frac{$'
+    ended in mathtext's traceback, and the figures were lost."""
+    shutil.copytree(finished, tmp_path, dirs_exist_ok=True)
+    for kind in ("tidal_tails", "black_hole"):
+        _changed_run(tmp_path, lambda d: d["provenance"].update(machine="m|$x$", cpu=MARKUP), kind)
+    rc, err = _paper(tmp_path, "wrote")
+    assert rc == 0 and "tidal_tails.png" in err and "black_hole_passage.png" in err, err
+
+
+def test_a_dt_series_row_shows_its_machine_in_one_cell():
+    """The full-size series table: a machine's name with '|' or '<!--' stays in its cell."""
+    from nbsymple_versions.paper import dt_series
+    entry = next(iter(json.loads((REPO / "plots" / "tidal_tails_n4096_series.json").read_text()).values()))
+    entry = {**entry, "provenance": {**entry["provenance"], "machine": "a|b <!-- c"}}
+    head, _, row = dt_series.table([entry])
+    cells = re.split(r"(?<!\\)\|", row)
+    assert len(cells) == len(re.split(r"(?<!\\)\|", head)) and re.sub(r"\\(.)", r"\1", cells[-2]).strip() == "a|b <!-- c"
 
 
 @pytest.mark.long            # makes the paper's figures

@@ -220,7 +220,7 @@ def table(series: list[dict]) -> list[str]:
         cells = ([fmt_dt(e["params"]["dt"]), f"{e['dt_kyr']:.1f}", str(e["params"]["seed"]), str(e["steps"])]
                  + beyond + internal + [total, _converged_cell(e)]
                  + [f"{fmt_wall(e['wall_seconds'])} ({e['sessions']} session{'s' if e['sessions'] != 1 else ''})",
-                    str(e["provenance"].get("machine", "?"))])
+                    records.markdown_text(e["provenance"].get("machine", "?"))])
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.diagnostics import energy_parts, internal_energy_error, relative_error
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
+from .records import markdown_text
 from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
                             source_line)
 from ..runs.paths import FileRefused, read_bytes, write_file
@@ -101,7 +102,7 @@ def table(summary: dict) -> str:
              f"{run['steps']} steps = {p['orbits']:g} orbits (one orbit {u.to_myr(run['orbital_period']):.0f} Myr), "
              f"version {p['version']} in {p['precision']}, seed {p['seed']}.",
              f"Wall time {fmt_wall(run['wall_seconds'])} ({run['wall_seconds']:.0f} s, summed over sessions) on "
-             f"{prov.get('cpu', '?')}, device {prov.get('device', '?')}; "
+             f"{markdown_text(prov.get('cpu', '?'))}, device {markdown_text(prov.get('device', '?'))}; "
              f"{sessions} session{'s' if sessions != 1 else ''}: stopped by a signal {stops} time"
              f"{'s' if stops != 1 else ''} and resumed from its checkpoint by the same command "
              f"{sessions - 1} time{'s' if sessions != 2 else ''}.", "",

@@ -3,7 +3,8 @@ is used: a science run's `run.json`, the figures' `science_runs.json` in OUT and
 series `tidal_tails_n<N>_series.json`. A value that is not what paper wrote (a count that is
 text, a step of -1, a version Z, a name with a line feed or of 300 characters) would end in a
 traceback, or be drawn into a figure's title or a report; `problem` says which field, in words.
-`one_line` and `finite` are also what the asv results reader (`results`) asks of text and numbers.
+`one_line` and `finite` are also what the asv results reader (`results`) asks of text and numbers;
+`markdown_text` and `code_span` show such text in the Markdown paper writes, as it is written.
 
 A schema is a dict {key: (required, schema)} for a JSON object, a one-item list [schema] for a
 JSON list of such items, or a leaf (test, what it must be).
@@ -11,6 +12,7 @@ JSON list of such items, or a leaf (test, what it must be).
 from __future__ import annotations
 
 import math
+import re
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
@@ -29,6 +31,27 @@ def one_line(v, limit: int = TEXT_LIMIT) -> bool:
     """One printable line of at most `limit` characters: what a file's text may be, since it is
     printed in sentences, tabled in REPORT.md and drawn in figures."""
     return isinstance(v, str) and len(v) <= limit and v.isprintable()
+
+
+# what Markdown (GitHub's) would read as something other than text: a backslash, a code span,
+# emphasis, a link, HTML or an entity, math, a table cell's end, a strike-through
+MARKDOWN_MARKS = re.compile(r"[\\`*\[\]<>&$|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def markdown_text(text) -> str:
+    """`text` (a file's: a CPU's name, a machine's) as Markdown that shows it as written, in a
+    sentence or a table's cell: each mark Markdown would act on escaped by a backslash (an
+    underscore inside a word, as in x86_64, acts on nothing and is left alone)."""
+    return MARKDOWN_MARKS.sub(lambda m: "\\" + m.group(0), str(text))
+
+
+def code_span(text) -> str:
+    """`text` as a Markdown code span, in a table's cell too: fenced by more backticks than it
+    holds in a row, its '|' escaped (GitHub ends a cell at one even inside a span)."""
+    text = str(text).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _whole(low: int):

@@ -11,6 +11,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
                    series, speedups, step_intervals)
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
+from .records import code_span, markdown_text
 from .results import Results
 from .science_plots import INTERNAL_LIMIT
 
@@ -60,7 +61,7 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
             sp = {}
         if ALL_CORES in sp:
             n, s = sp[ALL_CORES]
-            out.append(f"Speed-up of {ALL_CORES} ({describe_machine(res)['threads']} threads) "
+            out.append(f"Speed-up of {ALL_CORES} ({markdown_text(describe_machine(res)['threads'])} threads) "
                        f"over {REFERENCE} (1 thread): "
                        + ", ".join(f"{x:.2g} at N = {int(m)}" for m, x in zip(n, s)) + ".")
         if ALL_CORES in data:
@@ -215,7 +216,7 @@ def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
     compared = predicted_vs_measured(res, prediction)
     if compared:
         lines += ["## GPU versions: prediction and measurement", "",
-                  f"Measured on {describe_machine(res)['device']} beside {prediction.label}, dp leapfrog; a ratio "
+                  f"Measured on {markdown_text(describe_machine(res)['device'])} beside {prediction.label}, dp leapfrog; a ratio "
                   f"above 1 is slower than predicted. The measured rows and curves are the ones shown above.",
                   "", "| version | N | step predicted | step measured | measured / predicted | task 1 predicted "
                   "| task 1 measured | measured / predicted |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -299,7 +300,7 @@ def science_lines(record: dict) -> list[str]:
     """A science section's text: a bold warning for each run that is not converged (internal
     energy error above the limit), then the figure's summary paragraph."""
     hot = [r for r in record.get("runs", []) if not r.get("converged")]
-    warn = [f"> **Not converged: {r['run']}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): the time step "
+    warn = [f"> **Not converged: {markdown_text(r['run'])}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): the time step "
             f"heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
             f"passage are shaped by the integration and are not physical results." for r in hot]
     return [w + "\n" for w in warn] + [record["summary"], ""]
@@ -315,15 +316,16 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
     busy = False
     if res is not None:
         m = describe_machine(res)
+        m = {k: markdown_text(_fmt_ram(v) if k == "ram" else v) for k, v in m.items()}   # the files' text, as written
         lines += ["| | |", "|---|---|",
-                  f"| machine | {res.machine} |",
-                  f"| CPU | {m['cpu']} ({m['num_cpu']} cores, {m['arch']}), {_fmt_ram(m['ram'])} RAM, {m['os']} |",
+                  f"| machine | {markdown_text(res.machine)} |",
+                  f"| CPU | {m['cpu']} ({m['num_cpu']} cores, {m['arch']}), {m['ram']} RAM, {m['os']} |",
                   f"| GPU | {m['device']} |",
                   f"| threads (B, D, E host work) | {m['threads']} |",
-                  f"| commit | {res.commit} (committed {res.commit_date_text}) |",
+                  f"| commit | {markdown_text(res.commit)} (committed {res.commit_date_text}) |",
                   f"| benchmarks run | {res.date_text} |",
-                  f"| Python | {_python(res)} |",
-                  f"| asv results files | {', '.join(f'`{f}`' for f in res.files)} |", ""]
+                  f"| Python | {markdown_text(_python(res))} |",
+                  f"| asv results files | {', '.join(code_span(f) for f in res.files)} |", ""]
         problem = load_problem(res)
         busy = problem is not None and problem.startswith("Taken under load")
         if problem:

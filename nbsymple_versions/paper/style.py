@@ -87,9 +87,11 @@ def footer(fig, text: str):
     """Provenance lines at the bottom of a figure (machine, device, commit, date, load), wrapped
     to the figure's width (a word longer than a line too), so that no footer widens the figure or
     is cut. The figure grows by their height and its constrained layout keeps the panels above
-    them: it is drawn once, where saving with a tight bounding box would draw it twice."""
+    them: it is drawn once, where saving with a tight bounding box would draw it twice. The text
+    comes from the results and run records: drawn as written, never read as mathtext."""
     chars = max(40, int(fig.get_figwidth() * 72 / FOOTER_CHAR_POINTS))
-    label = fig.text(0.005, 0.0, _wrapped(text, chars), fontsize=FOOTER_POINTS, color="0.35", ha="left", va="top")
+    label = fig.text(0.005, 0.0, _wrapped(text, chars), fontsize=FOOTER_POINTS, color="0.35", ha="left", va="top",
+                     parse_math=False)          # the results' own text, as written: '$' is no mathtext
     fig.set_dpi(DPI)                    # measured as saved: a glyph's width follows the resolution
     renderer = fig.canvas.get_renderer()
     for _ in range(4):          # characters wider than the mean (capitals): shorter lines until they fit

@@ -12,6 +12,7 @@ from ..core.vocabulary import PRECISIONS, TASKS
 from ..runs.paths import write_file
 from .data import (INTERNAL, MEASURED, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
                    PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
+from .records import markdown_text
 from .results import Results
 
 
@@ -35,7 +36,7 @@ def write_task_shares_md(table: list[dict], origin: str, path: Path, source: str
     """The task shares as Markdown, two decimals, each row's source as in the CSV."""
     lines = ["# Task shares of a time step (cf. paper Tables 4-6)", "",
              f"Per cent of a double-precision leapfrog step spent in each task; source: `{origin}`.",
-             f"Results: {source}.", "",
+             f"Results: {markdown_text(source)}.", "",
              "Tasks: 1 pairwise forces (O(N^2)), 2 galactic force, 3 integration (drifts and kicks on the host), "
              "4 host-device transfers (zero on CPU versions; E computes the galactic force inside task 1), "
              "5 MPI exchange (version F only).", "",
@@ -138,7 +139,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
              "Relative errors after the first step and after 1000 steps of dt = 5e-4 T, and the angular-momentum "
              "error |L_z - L_z0| / |L0| about the Galactic centre after 1000 steps (the axisymmetric Galaxy "
              "conserves L_z; its torque changes L_x and L_y for real); from `accuracy.Conservation`.", "",
-             *MEASURES, "", f"Results: {source}.", "",
+             *MEASURES, "", f"Results: {markdown_text(source)}.", "",
              "| scheme | precision | energy (total), per step | energy (total), after 1000 steps "
              "| energy (internal), after 1000 steps | angular momentum |",
              "|---|---|---:|---:|---:|---:|"]
