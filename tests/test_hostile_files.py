@@ -285,6 +285,14 @@ def _results(change):
 
 
 LEAP = "steps.Step.time_step_leapfrog"
+
+
+def _many_n(d, count=25):
+    """LEAP at `count` values of N, a value for each combination: more than a figure can show
+    (20000 of them kept paper drawing for hours)."""
+    row = d["results"][LEAP]
+    row[1][1] = [str(256 + i) for i in range(count)]
+    row[:] = [[1e-4] * (len(row[1][0]) * count * len(row[1][2])), row[1], *row[2:5]]
 RESULTS_CASES = {   # the issue's params null, 1e308 and deep nesting, and others of the class
     "params-null": _results(lambda d: d["results"][LEAP].__setitem__(1, None)),
     "value-1e308": _results(lambda d: d["results"][LEAP][0].__setitem__(1, 1e308)),
@@ -293,6 +301,7 @@ RESULTS_CASES = {   # the issue's params null, 1e308 and deep nesting, and other
     "values-short": _results(lambda d: d["results"][LEAP][0].pop()),
     "n-negative": _results(lambda d: d["results"][LEAP][1].__setitem__(1, ["-256"])),
     "env-vars": _results(lambda d: d.__setitem__("env_vars", {"NUMBA_NUM_THREADS": [2]})),
+    "n-axis-long": _results(_many_n),
     "deep": lambda res: (res / RESULTS).write_text("[" * 100000 + "]" * 100000),
     "deep-object": lambda res: (res / RESULTS).write_text('{"a": ' * 2000 + "1" + "}" * 2000),
 }

@@ -115,6 +115,9 @@ MACHINE_FIELDS = {key: (_text_or_number, "text") for key in ("arch", "cpu", "os"
                                                               "uarch", "isa")}
 MACHINE_FIELDS["machine"] = (_line, "text")
 PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relative errors, %, counts) lies outside
+# values on one parameter axis: the suite's grids have at most 6 N (benchmarks/grid.py), 6 versions and 3
+# precisions; each is a tick, a bar or a row of the paper's (20000 N kept `paper` drawing for hours)
+AXIS_LIMIT = 24
 
 
 def _measured(value) -> bool:
@@ -133,6 +136,8 @@ def _row_problem(bench: str, row: dict) -> str | None:
         params = row["params"] = []
     if not (isinstance(params, list) and all(isinstance(p, list) and all(_line(v) for v in p) for p in params)):
         return f"the params of {bench} are not lists of parameter values"
+    if (longest := max(map(len, params), default=0)) > AXIS_LIMIT:
+        return f"a parameter of {bench} has {longest} values, more than the {AXIS_LIMIT} a figure can show"
     if contract and len(params) != len(contract):
         return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
     for pname, values in zip(contract or (), params):
