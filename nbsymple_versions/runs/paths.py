@@ -42,8 +42,8 @@ LIMITS = {
     "asv benchmarks file": 64 << 20,
     "measured-runs file": 64 << 20,       # a JSON line of 1 kB per timed MPI job
     "published dashboard file": 256 << 20,    # asv publish's index.html, index.json, graphs, scripts
-    "code cache entry": 64 << 20,
-    "Markdown table": 16 << 20,           # a table `nbsymple paper --full` wrote: kilobytes         # a target's assembly or a kernel's PTX: a few hundred kB
+    "code cache entry": 64 << 20,         # a target's assembly or a kernel's PTX: a few hundred kB
+    "Markdown table": 16 << 20,           # a table `nbsymple paper --full` wrote: kilobytes
 }
 MAX_DEPTH = 64                # JSON nesting: the deepest file the tools write has 5 levels
 
