@@ -275,8 +275,14 @@ def test_gate_refuses_values_that_mean_nothing(args, named):
 @pytest.mark.parametrize("args, named", [
     (["bogus"], "invalid choice: 'bogus'"), ([], "cmd"), (["find", "abc", "x"], "commits"),
     (["find", "a..b", "("], "bench"), (["select", "--gate", "extra"], "extra"), (["run", "-b", "("], "--bench"),
-    (["machine", "--bogus"], "--bogus")])
+    (["machine", "--bogus"], "--bogus"), (["history", "--bench", "(", "--dry-run"], "--bench"),
+    (["history", "--bench", "nomatch", "--dry-run"], "selects nothing"), (["run", "--results", "../x"], "--results"),
+    (["run", "--results", ""], "--results"), (["find", "nosuch..HEAD", "tasks"], "nosuch is not a commit"),
+    (["find", "HEAD..HEAD", "nomatch"], "matches no benchmark"), (["find", "HEAD..HEAD", "time_"], "bisects one")])
 def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, named):
+    """Each before asv starts: a history or find of a pattern that selects nothing, or a commit
+    that is none, went on to build environments (minutes) or ended in asv's traceback; a
+    scratch results name of '../x' wrote outside .asv/."""
     _one_sentence(_tool("tracking", *args), named)
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.runs.paths import FileRefused, read_json, write_file
-from .arguments import Parser, commit, regex
+from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
@@ -53,6 +53,12 @@ def log(msg: str):
 
 def git(*args, cwd=ROOT) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def is_commit(name: str) -> bool:
+    """`name` (a hash, a branch, HEAD~3) names a commit of this repository."""
+    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT,
+                          capture_output=True).returncode == 0
 
 
 # ---------------------------------------------------------------- machine identity
@@ -353,9 +359,28 @@ def smoke() -> int:
     return rc
 
 
+def matching(bench: str) -> list[str]:
+    """The benchmarks of the working tree's suite (and the RETIRED ones) whose name, with the
+    parameters of one combination (`name(a, b)`, as asv matches -b), the regex `bench` matches."""
+    names = {name for name, reprs, *_ in suite()
+             if any(re.search(bench, f"{name}({', '.join(p)})" if reprs else name) for p in itertools.product(*reprs))}
+    return sorted(names | {name for name in RETIRED if re.search(bench, name)})
+
+
 def find(commits: str, bench: str) -> int:
     """`asv find` (bisection over asv-built environments, one per commit) with a scratch
-    configuration: results/ and its benchmarks.json are left alone."""
+    configuration: results/ and its benchmarks.json are left alone. The commits and the one
+    benchmark it bisects are checked first: asv would build an environment before it found out."""
+    for side in commits.split(".."):
+        if not is_commit(side):
+            log(f"find: {side} is not a commit of this repository")
+            return 2
+    names = matching(bench)
+    if not names or (len(names) > 1 and bench not in names):
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        log(f"find: {bench!r} matches " + (f"{len(names)} benchmarks ({shown}); asv find bisects one: give its name"
+                                           if names else "no benchmark of the suite (benchmarks/)"))
+        return 2
     machine = register_machine()
     return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
 
@@ -429,13 +454,14 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     if since is None:
         log("history: results/ holds no commit to start from; give --since COMMIT")
         return 2
-    try:
-        git("rev-parse", "--verify", f"{since}^{{commit}}")
-    except subprocess.CalledProcessError:
+    if not is_commit(since):
         log(f"history: --since {since} is not a commit of this repository")
         return 2
-    machine = register_machine()
     patterns = selection(bench=bench)
+    if not patterns:
+        log(f"history: --bench {bench!r} selects nothing that runs on this machine and grid")
+        return 2
+    machine = register_machine()
     names = {name for name, _ in selected(bench=bench)}
     missing = set(missing_commits(since, machine, names))
     todo = [c for c in spread(commit_range_list(since)) if c in missing]   # even coverage at every stop
@@ -509,7 +535,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("machine", help="register this machine with asv and print its name")
     r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
-    r.add_argument("--results", help="a scratch results folder under .asv/ instead of results/")
+    r.add_argument("--results", type=name_argument, help="a scratch results folder under .asv/ (its name) instead of "
+                                                  "results/")
     r.add_argument("--bench", "-b", type=regex, help="only benchmarks whose name(params) matches this regex")
     r.add_argument("--quick", action="store_true")
     sub.add_parser("smoke", help="asv check and the smoke grid, nothing saved")
@@ -519,7 +546,7 @@ def main(argv=None) -> int:
     h = sub.add_parser("history", help="asv run of every commit since the reference that results/<machine>/ "
                                         "lacks (resumable: the same command goes on)")
     h.add_argument("--since", help="first commit (default: the oldest commit results/ holds, the reference)")
-    h.add_argument("--bench", "-b", default=HISTORY_BENCH,
+    h.add_argument("--bench", "-b", default=HISTORY_BENCH, type=regex,
                    help=f"benchmarks whose name(params) matches this regex (default {HISTORY_BENCH})")
     h.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
     h.add_argument("--dry-run", action="store_true", help="print the commits it would measure, run nothing")
