@@ -267,8 +267,12 @@ def _one_sentence(p, *words):
     (["--factor=-2"], "--factor"), (["--factor", "1"], "--factor"), (["--factor", "x"], "--factor"),
     (["--noise=-3"], "--noise"), (["--noise", "1"], "--noise"), (["--noise", "2.5"], "--noise"),
     (["--rounds", "0"], "--rounds"), (["--rounds", "nan"], "--rounds"), (["--bench", "("], "--bench"),
+    (["--bench", "nomatch"], "matches none"), (["--bench", "nomatch", "--noise", "2"], "matches none"),
+    (["--bench", "x", "--tiers", "counts"], "--bench"),
     (["--base", "a..b"], "--base"), (["--base="], "--base"), (["--tiers", "bogus"], "--tiers")])
 def test_gate_refuses_values_that_mean_nothing(args, named):
+    """Each before asv starts: a --bench that matches no gate benchmark ran the whole suite
+    under --noise, and the counts tier's minute before the timing tier said so."""
     _one_sentence(_tool("gate", *args), named)
 
 

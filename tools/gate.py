@@ -155,6 +155,11 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
     if subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True).returncode:
         raise GateError(USAGE, "gate: this folder is not a git checkout; clone the repository first.")
     base, head = _commit(base_name), _commit("HEAD")
+    if bench is not None and "timings" not in tiers:
+        raise GateError(USAGE, "gate: --bench chooses the timing tier's benchmarks, and --tiers counts has none; "
+                               "drop one of them.")
+    if "timings" in tiers:
+        gate_patterns(bench)        # nothing to time is said before the counts tier's minute
     dirty = bool(tracking.git("status", "--porcelain", "--untracked-files=no"))
     tree = tracking.SCRATCH / "gate-base-tree"
     _extract(base, tree)
@@ -197,17 +202,31 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     return 0
 
 
+def gate_patterns(bench: str | None) -> list[str]:
+    """asv's -b patterns of the gate's benchmarks that run here and that `bench` matches; none is
+    a mistake in `--bench` (USAGE) or a machine and grid that run none of them (SETUP), said
+    before anything runs (asv without a pattern would run the whole suite)."""
+    patterns = tracking.selection(gate=True, bench=bench)
+    if not patterns and bench is not None and tracking.selection(gate=True):
+        raise GateError(USAGE, f"gate: --bench {bench!r} matches none of the gate's benchmarks that run here "
+                               f"(`python -m tools.tracking select --gate` lists them).")
+    if not patterns:
+        raise GateError(SETUP, "gate: no gate benchmark runs on this machine and grid (see NBSYMPLE_BENCH_GRID, "
+                               "NBSYMPLE_BENCH_VERSIONS).")
+    return patterns
+
+
 def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     """The timing tier: BASE (its tree in `tree`) and HEAD timed by asv in alternating rounds; 1
     on a slowdown beyond the factor, else 0."""
     root = tracking.ROOT
     try:
         machine = tracking.register_machine()
-        patterns = tracking.selection(gate=True, bench=bench)
+        patterns = gate_patterns(bench)
+    except GateError:
+        raise
     except Exception as e:      # noqa: BLE001 - one sentence, not a traceback
         raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded ({type(e).__name__}: {e}).")
-    if not patterns:
-        raise GateError(SETUP, "gate: no gate benchmark runs on this machine and grid (see NBSYMPLE_BENCH_GRID, NBSYMPLE_BENCH_VERSIONS).")
     sides = {"base": (base, tree), "head": (head, root)}
     configs = {}
     for side in sides:
@@ -266,7 +285,8 @@ def noise(runs: int, bench: str | None = None) -> int:
     largest ratio that asv's test calls significant, i.e. what FACTOR must exceed."""
     from asv.commands.compare import _is_result_better
     root, head = tracking.ROOT, _commit("HEAD")
-    machine, patterns = tracking.register_machine(), tracking.selection(gate=True, bench=bench)
+    patterns = gate_patterns(bench)
+    machine = tracking.register_machine()
     rows = []
     with tracking.LoadSampler() as load:
         for i in range(runs):
