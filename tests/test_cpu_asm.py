@@ -381,7 +381,7 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
     unmodelled = dataclasses.replace(c, predicted_cycles_per_interaction=None, bound=None, costs=None,
                                      compiled_cycles_per_interaction=None)
     for count, expected in ((modelled, "| dp | 4096 | 3.000 | 2.900 | 1.500 | fma | measured | 50% | the loop's "
-                                       "dependency chains (latency): it runs so as compiled, in L1 |"),
+                                       "dependency chains (latency): as compiled, in L1, it takes 1.93x the bound |"),
                             (table, "| dp | 4096 | 3.000 | — | 1.500 | fma | table | 50% | not a pipe of the table: "
                                     "latency, memory or the front end |"),
                             (unmodelled, "| dp | 4096 | 3.000 | — | no figures for this CPU | — | — | — | — |")):
