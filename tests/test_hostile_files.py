@@ -678,7 +678,8 @@ def test_a_dt_series_row_shows_its_machine_in_one_cell():
     entry = {**entry, "provenance": {**entry["provenance"], "machine": "a|b <!-- c"}}
     head, _, row = dt_series.table([entry])
     cells = re.split(r"(?<!\\)\|", row)
-    assert len(cells) == len(re.split(r"(?<!\\)\|", head)) and re.sub(r"\\(.)", r"\1", cells[-2]).strip() == "a|b <!-- c"
+    assert len(cells) == len(re.split(r"(?<!\\)\|", head)), row
+    assert re.sub(r"\\(.)", r"\1", cells[-2]).strip() == "a|b <!-- c", row
 
 
 @pytest.mark.long            # makes the paper's figures

@@ -216,8 +216,8 @@ def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
     compared = predicted_vs_measured(res, prediction)
     if compared:
         lines += ["## GPU versions: prediction and measurement", "",
-                  f"Measured on {markdown_text(describe_machine(res)['device'])} beside {prediction.label}, dp leapfrog; a ratio "
-                  f"above 1 is slower than predicted. The measured rows and curves are the ones shown above.",
+                  f"Measured on {markdown_text(describe_machine(res)['device'])} beside {prediction.label}, dp "
+                  f"leapfrog; a ratio above 1 is slower than predicted. The measured rows and curves are the ones shown above.",
                   "", "| version | N | step predicted | step measured | measured / predicted | task 1 predicted "
                   "| task 1 measured | measured / predicted |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in compared:
@@ -300,8 +300,8 @@ def science_lines(record: dict) -> list[str]:
     """A science section's text: a bold warning for each run that is not converged (internal
     energy error above the limit), then the figure's summary paragraph."""
     hot = [r for r in record.get("runs", []) if not r.get("converged")]
-    warn = [f"> **Not converged: {markdown_text(r['run'])}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): the time step "
-            f"heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
+    warn = [f"> **Not converged: {markdown_text(r['run'])}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): "
+            f"the time step heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
             f"passage are shaped by the integration and are not physical results." for r in hot]
     return [w + "\n" for w in warn] + [record["summary"], ""]
 
