@@ -378,6 +378,18 @@ def test_a_name_in_the_results_is_drawn_and_tabled_as_written(tmp_path):
         assert shown.strip().startswith(text), row
 
 
+@pytest.mark.long            # makes the paper's figures
+def test_a_file_name_in_a_note_of_the_report_hides_nothing(tmp_path):
+    """A results file named '<!-- $x$.json' that cannot be read is named in REPORT.md's notes:
+    as written, where it opened an HTML comment that hid the rest of the report."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    (tmp_path / "res" / MACHINE / "<!-- $x$.json").write_text("garbage")
+    rc, _ = _paper(tmp_path, "is not valid JSON")
+    notes = (tmp_path / "out" / "REPORT.md").read_text().split("## Notes", 1)[1]
+    line = next(ln for ln in notes.splitlines() if "valid JSON" in ln)
+    assert rc == 0 and "\\<!-- \\$x\\$.json" in line and not re.search(r"(?<!\\)[<$]", line), line
+
+
 @pytest.mark.parametrize("text", [MARKUP, "", "x86_64", "\\`|", "_a_b_", "```"])
 def test_markdown_text_and_code_spans_show_the_text_as_written(text):
     """Each mark escaped, nothing else changed: undoing the escapes gives the text back, and no

@@ -4,7 +4,8 @@ series `tidal_tails_n<N>_series.json`. A value that is not what paper wrote (a c
 text, a step of -1, a version Z, a name with a line feed or of 300 characters) would end in a
 traceback, or be drawn into a figure's title or a report; `problem` says which field, in words.
 `one_line` and `finite` are also what the asv results reader (`results`) asks of text and numbers;
-`markdown_text` and `code_span` show such text in the Markdown paper writes, as it is written.
+`markdown_text`, `markdown_note` and `code_span` show such text in the Markdown paper writes, as
+it is written.
 
 A schema is a dict {key: (required, schema)} for a JSON object, a one-item list [schema] for a
 JSON list of such items, or a leaf (test, what it must be).
@@ -43,6 +44,13 @@ def markdown_text(text) -> str:
     sentence or a table's cell: each mark Markdown would act on escaped by a backslash (an
     underscore inside a word, as in x86_64, acts on nothing and is left alone)."""
     return MARKDOWN_MARKS.sub(lambda m: "\\" + m.group(0), str(text))
+
+
+def markdown_note(text) -> str:
+    """A sentence of paper's (a note) that names files and values: its own code spans kept, what
+    Markdown would read as HTML, an entity or math escaped (a results file named '<!--.json'
+    would hide the rest of REPORT.md)."""
+    return re.sub(r"[<>&$]", lambda m: "\\" + m.group(0), text)
 
 
 def code_span(text) -> str:

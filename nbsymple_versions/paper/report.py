@@ -11,7 +11,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
                    series, speedups, step_intervals)
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
-from .records import code_span, markdown_text
+from .records import code_span, markdown_note, markdown_text
 from .results import Results
 from .science_plots import INTERNAL_LIMIT
 
@@ -368,7 +368,7 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
             lines += [f"![{body[0][2:]}]({png.name})", ""]
         lines += body[2:] + [""]
     if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+        lines += ["## Notes", ""] + [f"- {markdown_note(n)}" for n in notes] + [""]
     path = out / "REPORT.md"
     write_file(path, "\n".join(lines))            # never through a link (runs/paths.py)
     return path
