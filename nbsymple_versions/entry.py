@@ -11,7 +11,8 @@
   (`OutputFailed.add_note`). A standard stream closed when the process started (`>&-`, `2>&-`)
   gets /dev/null on its descriptor, so that no file opened later takes that number (and no
   library's or child's write to it lands in a checkpoint); stdout then fails as a closed
-  descriptor does (EBADF: one sentence, status 4), and what goes to a closed stderr is lost.
+  descriptor does (EBADF: one sentence, status 4), and what goes to a closed stderr is lost, as
+  is what a stderr that cannot be written takes (`2>/dev/full`): the command goes on.
   What goes to stderr is `shown`: a carriage return, a Unicode line break or an escape sequence
   that user text (a path, an argument) brings into a sentence is written as its escape.
 - **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
@@ -92,20 +93,43 @@ def shown(text: str) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else ascii(c)[1:-1] for c in text)
 
 
-class _ShownStderr:
-    """sys.stderr while a command runs: what it writes goes through `shown`, so that user text
-    in a sentence (a path, an argument: `nbsymple run --ics $'x\\ry'`) can neither break it into
-    lines nor redraw the terminal; `unescaped` is the stream itself, for the progress line's own
-    redraws (runs/progress.py)."""
+class _LossyStream:
+    """stderr as the command writes to it: where it cannot be written (a full disk, EIO), what
+    goes to it is lost, as on a closed one, and the command goes on (its status tells): a run
+    with `--progress` into `2>/dev/full` stopped at its first progress line."""
 
     def __init__(self, stream):
-        self.unescaped = stream
+        self.stream = stream
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except OSError:
+            _send_nowhere(self.stream)
+            return len(text)
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except OSError:
+            _send_nowhere(self.stream)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+class _ShownStderr(_LossyStream):
+    """sys.stderr while a command runs: what it writes goes through `shown`, so that user text
+    in a sentence (a path, an argument: `nbsymple run --ics $'x\\ry'`) can neither break it into
+    lines nor redraw the terminal; `unescaped` is the stream without that, for the progress
+    line's own redraws (runs/progress.py). Both lose what cannot be written (`_LossyStream`)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.unescaped = _LossyStream(stream)
 
     def write(self, text):
         return self.unescaped.write(shown(text))
-
-    def __getattr__(self, name):
-        return getattr(self.unescaped, name)
 
 
 _STOPS: list[int] = []        # the signals that stopped the command under way (`command`)
@@ -267,14 +291,14 @@ def command(name: str, body, draws: bool = False) -> int:
             raise Terminated(_STOPS[0])
         return status
     except OutputFailed as e:
-        _quiet_stdout(original)
+        _send_nowhere(original)
         if e.errno == errno.EPIPE:
             return BROKEN_PIPE
         notes = "".join(f"; {note}" for note in getattr(e, "__notes__", ()))
         _say(f"{name}: cannot write its output to stdout: {e}{notes}")
         return FAULT
     except BrokenPipeError:              # a write to the stdout file descriptor outside sys.stdout
-        _quiet_stdout(original)
+        _send_nowhere(original)
         return BROKEN_PIPE
     except KeyboardInterrupt as e:       # SIGINT (Ctrl-C), or Terminated
         signum = getattr(e, "signum", signal.SIGINT)
@@ -289,14 +313,15 @@ def command(name: str, body, draws: bool = False) -> int:
             signal.signal(sig, handler)
 
 
-def _quiet_stdout(stream):
-    """After a failed write: send what is still buffered for stdout nowhere, so that the
-    interpreter's final flush does not fail again (and print 'Exception ignored')."""
+def _send_nowhere(stream):
+    """After a failed write: send what is still buffered for the standard stream `stream`, and
+    what comes later, nowhere (its descriptor onto /dev/null), so that the interpreter's final
+    flush does not fail again (printing 'Exception ignored', or exiting with 120)."""
     if stream is None:                   # closed from the start: nothing buffered
         return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):   # stdout is no file (a test's StringIO): nothing is buffered
+    except (OSError, ValueError, AttributeError):   # no file (a test's StringIO): nothing is buffered
         pass

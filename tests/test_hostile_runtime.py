@@ -442,6 +442,23 @@ def test_a_closed_stderr_sends_nothing_to_stdout(tmp_path):
     assert garbage.returncode == 2 and garbage.stdout == "", garbage.stdout           # refused before numba loads
 
 
+@pytest.mark.parametrize("argv, made", [
+    (["run", "--n", "64", "--steps", "400", "--progress", "--json", "--checkpoint", "run.ck"], "run.ck"),
+    (["paper", "--results", str(FIXTURE), "--no-science", "--out", "out"], "out/REPORT.md"),
+])
+def test_a_full_stderr_loses_what_goes_to_it_and_the_command_goes_on(tmp_path, argv, made):
+    """`2>/dev/full`: what goes to stderr is lost, as on a closed one, and the command does its
+    work: a run's first progress line stopped it (status 1), paper's first note stopped it before
+    it wrote a file. Its status and stdout are as on a quiet terminal."""
+    with open("/dev/full", "w") as full:
+        p = launch(NBSYMPLE + argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=full, capture_output=False)
+    assert p.returncode == 0 and (tmp_path / made).is_file(), (p.returncode, p.stdout)
+    if "--json" in argv:
+        assert json.loads(p.stdout)["steps"] == 400, p.stdout
+    else:
+        assert p.stdout.startswith("nbsymple paper: results of machine"), p.stdout
+
+
 CLOSED_DESCRIPTORS = """
 import os, sys, tempfile
 from nbsymple_versions.entry import command
