@@ -35,9 +35,12 @@ benchmarks-json: $(STAMP)
 # make gives any failing recipe status 2, so the gate runs while this file is read, and a
 # regression turns on question mode (-q), whose status 1 means "not up to date".
 BASE ?= main
+# a variable's value as given, as one word of the shell's: a branch name may hold ' and $, a
+# regex $ and \ (`$(call quoted,NAME)`)
+quoted = '$(subst ','\'',$(value $(1)))'
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
 GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
-GATE_OUT := $(shell $(BIN)/python -m tools.gate --base '$(BASE)' $(GATE_ARGS) >&2)
+GATE_OUT := $(shell $(BIN)/python -m tools.gate --base $(call quoted,BASE) $(GATE_ARGS) >&2)
 GATE_STATUS := $(.SHELLSTATUS)
 ifeq ($(GATE_STATUS),1)
 MAKEFLAGS += -q
@@ -51,7 +54,7 @@ gate:
 # find: bisect GOOD..BAD for the commit that slowed BENCH, a regex naming one benchmark and its
 # parameters (asv builds an environment per commit; results/ stays as it is)
 find: $(STAMP)
-	$(BIN)/python -m tools.tracking find "$(GOOD)..$(BAD)" "$(BENCH)"
+	$(BIN)/python -m tools.tracking find $(call quoted,GOOD)..$(call quoted,BAD) $(call quoted,BENCH)
 
 # dashboard: asv publish into html/, then local copies of the scripts and styles it loads, and the
 # view each benchmark page opens on (one where its curves have points)

@@ -5,6 +5,7 @@ on GitHub. The jobs are the ones the docs describe (tests everywhere, the gate o
 the dashboard from main). The workflow is read with PyYAML, which asv depends on."""
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,10 @@ def makefile_targets(text: str) -> set[str]:
 
 
 def makefile_variables(text: str) -> set[str]:
-    """Variables the Makefile reads (`$(NAME)`) and leaves to the command line: defaults (`?=`)
-    and ones it never sets, not its own (`:=`, `=`) nor make's (MAKE...)."""
-    read = set(re.findall(r"\$\(([A-Z][A-Z0-9_]*)\)", text))
+    """Variables the Makefile reads (`$(NAME)`, or quoted for the shell: `$(call quoted,NAME)`) and
+    leaves to the command line: defaults (`?=`) and ones it never sets, not its own (`:=`, `=`)
+    nor make's (MAKE...)."""
+    read = set(re.findall(r"\$\((?:call quoted,)?([A-Z][A-Z0-9_]*)\)", text))
     own = set(re.findall(r"^([A-Z][A-Z0-9_]*)\s*:?=", text, re.M))
     return {v for v in read - own if not v.startswith("MAKE")}
 
@@ -139,3 +141,20 @@ def test_jobs_run_tests_everywhere_the_gate_on_pull_requests_and_the_dashboard_f
             assert "actions/checkout@v4" in uses and "actions/setup-python@v5" in uses, name
             python = next(s for s in job["steps"] if s.get("uses") == "actions/setup-python@v5")["with"]
             assert str(python["python-version"]) == "3.11", name
+
+
+@pytest.mark.parametrize("target, given, expected", [
+    ("gate", {"BASE": "origin/it's-$HOME-`id`"}, ["-m", "tools.gate", "--base", "origin/it's-$HOME-`id`"]),
+    ("find", {"GOOD": "v'1", "BAD": "ma$in", "BENCH": r"time_pairwise\('B', 16384, 'dp'\)$"},
+     ["-m", "tools.tracking", "find", "v'1..ma$in", r"time_pairwise\('B', 16384, 'dp'\)$"]),
+])
+def test_make_passes_a_value_as_given(tmp_path, target, given, expected):
+    """A variable's value reaches the tool as one argument, as given: a branch name may hold ' or
+    $ (a ' ended the quoting around BASE: what followed ran as shell), a regex $ and \\."""
+    fake = tmp_path / "python"                   # BIN/python: records its arguments
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path / 'argv'}\n")
+    fake.chmod(0o755)
+    subprocess.run(["make", "-s", "--no-print-directory", target, f"BIN={tmp_path}",
+                    *(f"{k}={v}" for k, v in given.items())], cwd=ROOT, check=True, timeout=600,
+                   capture_output=True)
+    assert (tmp_path / "argv").read_text().splitlines() == expected
