@@ -122,6 +122,18 @@ def _speed_kms(state) -> float:
     return float(np.linalg.norm(state.center_of_mass()[1])) * state.units.velocity_kms
 
 
+def test_a_file_of_another_kind_is_named_so_before_its_scale_is_asked(tmp_path):
+    """An .npz snapshot (or any binary file) given to --ics without --ics-mass: the sentence says
+    it is not a file in the authors' layout; it asked for the mass the file is in, and only with
+    it said what the file is."""
+    (tmp_path / "s").mkdir()
+    snap = write_snapshot(tmp_path / "s", make_cluster(8, seed=1), 2)
+    for extra in ([], ["--ics-mass", "480"]):
+        rc, out, err = call(["run", "--ics", snap, "--steps", "1", *extra])
+        assert rc == 2 and out == "" and "not plain ASCII text, so not an NBSymple file" in err, err
+        assert "--ics-mass" not in err, err
+
+
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
     """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at
     15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; without --ics-mass it is refused (the file does

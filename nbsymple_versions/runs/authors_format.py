@@ -61,11 +61,21 @@ def write_nbsymple(path, state: State) -> Path:
 
 def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0,
                   kind: str = "initial-condition file") -> State:
-    """A state from a file in the authors' layout. Blank lines and lines starting with `#` are
-    skipped (the authors' reader skips blank lines only). A line without exactly seven finite
-    numbers, a mass that is not positive, fewer than two bodies or a file that cannot be read
-    (no regular file, or larger than any: `paths.read_bytes`, `kind` naming it) raises
-    FormatError naming the line."""
+    """A state from a file in the authors' layout (`read_table`), at the scale `units`."""
+    return state_of(read_table(path, kind), units, eps, t)
+
+
+def state_of(table: np.ndarray, units: Units, eps=None, t: float = 0.0) -> State:
+    """The state of `read_table`'s rows (x y z vx vy vz m, cluster units) at the scale `units`."""
+    return State.from_arrays(table[:, 0:3], table[:, 3:6], table[:, 6], eps=eps, t=t, units=units)
+
+
+def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
+    """The bodies of a file in the authors' layout, one float64 row x y z vx vy vz m each. Blank
+    lines and lines starting with `#` are skipped (the authors' reader skips blank lines only).
+    A line without exactly seven finite numbers, a mass that is not positive, fewer than two
+    bodies or a file that cannot be read (no regular file, or larger than any:
+    `paths.read_bytes`, `kind` naming it) raises FormatError naming the line."""
     path = Path(path)
     try:
         data = read_bytes(path, kind)
@@ -95,8 +105,7 @@ def read_nbsymple(path, units: Units = Units(), eps=None, t: float = 0.0,
     if len(rows) < 2:
         raise FormatError(f"{path} holds {len(rows)} bodies; a cluster needs at least 2 (one line each: "
                           f"x y z vx vy vz m)")
-    table = np.array(rows, dtype=np.float64)
-    return State.from_arrays(table[:, 0:3], table[:, 3:6], table[:, 6], eps=eps, t=t, units=units)
+    return np.array(rows, dtype=np.float64)
 
 
 def _is_float(word: str) -> bool:

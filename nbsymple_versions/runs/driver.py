@@ -53,7 +53,7 @@ from ..entry import OutputFailed
 from ..mpi.comm import launched
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version, simulated
-from .authors_format import FormatError, read_nbsymple
+from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, lock_file
@@ -129,11 +129,11 @@ def _initial_state(spec):
         return None
     if given := _flags(ICS_EXCLUDES, spec.given):
         raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
-    units = _ics_units(spec)
     try:
-        state = read_nbsymple(spec.ics, units)
+        table = read_table(spec.ics)     # first: a file that is none of the authors' is named so before its scale is asked
     except FormatError as e:
         raise RunStop(str(e)) from None
+    state = state_of(table, _ics_units(spec))
     with np.errstate(all="ignore"):
         total = float(state.m.sum())
     if not math.isfinite(total):
