@@ -65,11 +65,9 @@ class GateError(Exception):
 
 
 def _commit(name: str) -> str:
-    r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=tracking.ROOT,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
+    if (found := tracking.commit_hash(name)) is None:
         raise GateError(USAGE, f"gate: BASE {name!r} is not a commit of this repository (give BASE=<commit>).")
-    return r.stdout.strip()
+    return found
 
 
 def _extract(commit: str, dest: Path):

@@ -55,10 +55,11 @@ def git(*args, cwd=ROOT) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def is_commit(name: str) -> bool:
-    """`name` (a hash, a branch, HEAD~3) names a commit of this repository."""
-    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT,
-                          capture_output=True).returncode == 0
+def commit_hash(name: str) -> str | None:
+    """The hash of the commit `name` (a hash, a branch, HEAD~3) names in this repository, else None."""
+    r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT,
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
 
 
 # ---------------------------------------------------------------- machine identity
@@ -372,7 +373,7 @@ def find(commits: str, bench: str) -> int:
     configuration: results/ and its benchmarks.json are left alone. The commits and the one
     benchmark it bisects are checked first: asv would build an environment before it found out."""
     for side in commits.split(".."):
-        if not is_commit(side):
+        if commit_hash(side) is None:
             log(f"find: {side} is not a commit of this repository")
             return 2
     names = matching(bench)
@@ -454,7 +455,7 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     if since is None:
         log("history: results/ holds no commit to start from; give --since COMMIT")
         return 2
-    if not is_commit(since):
+    if commit_hash(since) is None:
         log(f"history: --since {since} is not a commit of this repository")
         return 2
     patterns = selection(bench=bench)
