@@ -104,6 +104,8 @@ class _LossyStream:
     def write(self, text):
         try:
             return self.stream.write(text)
+        except BlockingIOError:          # a non-blocking stderr, full for now: this text lost, not the stream
+            return len(text)
         except OSError:
             _send_nowhere(self.stream)
             return len(text)
@@ -111,6 +113,8 @@ class _LossyStream:
     def flush(self):
         try:
             self.stream.flush()
+        except BlockingIOError:
+            pass
         except OSError:
             _send_nowhere(self.stream)
 

@@ -459,6 +459,31 @@ def test_a_full_stderr_loses_what_goes_to_it_and_the_command_goes_on(tmp_path, a
         assert p.stdout.startswith("nbsymple paper: results of machine"), p.stdout
 
 
+def test_a_non_blocking_stderr_full_for_now_loses_that_text_not_the_stream(monkeypatch):
+    """EAGAIN (a non-blocking stderr whose pipe is full for the moment) loses what was written,
+    and the stream stays: only a stderr that cannot be written at all goes to /dev/null."""
+    from nbsymple_versions import entry
+    moved = []
+    monkeypatch.setattr(entry, "_send_nowhere", moved.append)
+
+    class Busy:
+        def write(self, text):
+            raise BlockingIOError(errno.EAGAIN, "try again", 0)
+
+        def flush(self):
+            raise BlockingIOError(errno.EAGAIN, "try again", 0)
+
+    stream = entry._ShownStderr(Busy())
+    assert stream.write("a sentence\n") == len("a sentence\n") and stream.flush() is None and moved == []
+
+    class Full(Busy):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "full")
+
+    full = Full()
+    assert entry._ShownStderr(full).write("x") == 1 and moved == [full]
+
+
 CLOSED_DESCRIPTORS = """
 import os, sys, tempfile
 from nbsymple_versions.entry import command
