@@ -12,6 +12,7 @@
 #   usage: bash tools/gpu_machine.sh [OUT_DIR [SECONDS_TOTAL]]      (defaults: gpu-machine 420)
 #   REPORT_ARGS: more arguments for both reports (e.g. "--sizes 65536 --min-seconds 0.5")
 #   NBSYMPLE_BENCH_GRID: the grid of stage 3 (default large)
+#   STAGES: the stages to run (default "reports asv"; the machine is always described)
 set -u
 out=${1:-gpu-machine}
 total=${2:-420}
@@ -20,22 +21,18 @@ read -r -a report_args <<< "${REPORT_ARGS:-}"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/nbsymple-numba-cache}
 export NBSYMPLE_BENCH_GRID=${NBSYMPLE_BENCH_GRID:-large}
+stages=" ${STAGES:-reports asv} "
 mkdir -p "$out"
 end=$((SECONDS + total))
 
-# the asv groups, most wanted first: the kernels alone, then per task and step of C, D and E,
+# the asv groups, most wanted first: per task and step of C, D and E, then the kernels alone;
 # the large N before the small (asv's `name(params)` as tools.tracking's --bench matches it)
-large="(16384|65536|131072|262144)"
-small="(256|1024|4096)"
 groups=()
-for n in "$large" "$small"; do
-    groups+=("^gpu\.GpuKernel\.time_kernel\('[a-z]+', '[a-z]+', [A-Za-z]+, $n,"
-             "^tasks\.Tasks\.time_pairwise\('[CDE]', $n,"
-             "^steps\.Step\.time_step_leapfrog\('[CDE]', $n,"
-             "^tasks\.Transfer\.time_transfer\('[CDE]', $n,"
-             "^tasks\.HostTasks\.time_[a-z]+\('[CDE]', $n"
-             "^steps\.TaskShares\.track_share\('[CDE]', $n,"
-             "^steps\.Step\.time_step_si6a\('[CDE]', $n,")
+for b in "tasks\.Tasks\.time_pairwise\('[CDE]'" "tasks\.Transfer\.time_transfer\('[CDE]'" \
+         "tasks\.HostTasks\.time_[a-z]+\('[CDE]'" "steps\.Step\.time_step_leapfrog\('[CDE]'" \
+         "gpu\.GpuKernel\.time_kernel\('[a-z]+', '[a-z]+', [A-Za-z]+" \
+         "steps\.TaskShares\.track_share\('[CDE]'" "steps\.Step\.time_step_si6a\('[CDE]'"; do
+    groups+=("^$b, (16384|65536|131072|262144)\b" "^$b, (256|1024|4096)\b")
 done
 
 stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is left, appended to LOG
@@ -69,8 +66,11 @@ for name in ("numpy", "numba", "llvmlite", "numba.cuda", "cupy", "asv", "matplot
 EOF
 } 2>&1 | tee "$out/machine.txt"
 
-stage report-numba.txt 200 "$py" -m nbsymple_versions.instruments.gpu_report "${report_args[@]}"
-stage report-cupy.txt 160 "$py" -m nbsymple_versions.instruments.gpu_report --gpu-backend cupy "${report_args[@]}"
+if [[ $stages == *" reports "* ]]; then
+    stage report-numba.txt 200 "$py" -m nbsymple_versions.instruments.gpu_report "${report_args[@]}"
+    stage report-cupy.txt 160 "$py" -m nbsymple_versions.instruments.gpu_report --gpu-backend cupy "${report_args[@]}"
+fi
+[[ $stages == *" asv "* ]] || exit 0
 if ! "$py" -c "import asv" 2> /dev/null; then
     echo "== asv: not run, asv is not installed for $py" | tee "$out/asv.txt"
     exit 0
