@@ -19,6 +19,7 @@ total=${2:-420}
 py=${PYTHON:-python3}
 read -r -a report_args <<< "${REPORT_ARGS:-}"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export ASV_PYTHONPATH=$PYTHONPATH        # asv drops PYTHONPATH from its benchmark processes, not this
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/nbsymple-numba-cache}
 export NBSYMPLE_BENCH_GRID=${NBSYMPLE_BENCH_GRID:-large}
 stages=" ${STAGES:-reports asv} "
