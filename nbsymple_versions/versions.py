@@ -15,7 +15,7 @@ from .core.checks import one_of
 from .core.clock import TaskClock
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
-from .core.vocabulary import check_precision
+from .core.vocabulary import TASKS, check_precision
 from .gpu_pairwise.simulator import cuda_simulator
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
@@ -62,6 +62,13 @@ class Version:
     def distributed(self) -> bool:
         """Across MPI ranks (F): each rank owns a slice of the bodies."""
         return self.package is mpi
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The tasks (`vocabulary.TASKS`) a step of this version has: no galactic task where the
+        kernel adds it (E), transfers on a GPU version only, the MPI exchange on F only."""
+        has = {"galactic": not self.fused_galactic, "transfer": self.gpu, "communicate": self.distributed}
+        return tuple(t for t in TASKS if has.get(t, True))
 
     @property
     def where(self) -> dict:

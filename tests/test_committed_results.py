@@ -42,15 +42,16 @@ def test_every_benchmark_declares_its_version(discovered):
 
 
 def test_results_line_up_with_a_new_run(discovered):
-    """Same machine parameters, environment name (`make bench`'s, or a history's asv-built
-    one) and benchmark versions as a run today writes, so the dashboard draws old and new points
-    as one series; the rows of retired benchmarks (`tracking.RETIRED`) stay as they were measured."""
+    """Same machine parameters, environment name (`make bench`'s for the Python the run had, as
+    the H200 machine's image has 3.12, or a history's asv-built one) and benchmark versions as a
+    run today writes, so the dashboard draws old and new points as one series; the rows of
+    retired benchmarks (`tracking.RETIRED`) stay as they were measured."""
     assert _result_files(), "no committed results"
     for path in _result_files():
         data = json.loads(path.read_text())
         machine = json.loads((path.parent / "machine.json").read_text())
         machine.pop("version")
-        assert data["env_name"] in (tracking.fixed_env_name(), tracking.history_env_name()), path.name
+        assert data["env_name"] in (tracking.fixed_env_name(data["python"]), tracking.history_env_name()), path.name
         assert path.name == f"{data['commit_hash'][:8]}-{data['env_name']}.json", path.name
         assert data["params"] == dict(machine, python=data["python"]), path.name
         assert path.parent.name == machine["machine"] and "isa" in machine and "uarch" in machine, path.name

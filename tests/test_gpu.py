@@ -237,3 +237,37 @@ def test_gpu_report_without_gpu():
     p = subprocess.run([sys.executable, "-m", "nbsymple_versions.instruments.gpu_report", "--sizes", "64"], cwd=REPO,
                        env=_env(CUDA_VISIBLE_DEVICES=""), capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and UNAVAILABLE in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_numba_cuda_that_cannot_compile_beside_this_numpy_is_a_reason(monkeypatch, tmp_path):
+    """On the H200's image (numba-cuda 0.30 beside NumPy 2.5), importing numba-cuda and seeing the
+    GPU worked, and the first kernel's compilation ended `check --gpu-report` in a traceback:
+    numba-cuda types `np.row_stack` when it loads its compiler, and NumPy 2.5 has none. The numba
+    backend now loads that module when it asks for the GPU, and a failure is the reason it is
+    unavailable, naming NumPy's version and the CuPy backend. Here the module loads."""
+    from nbsymple_versions.gpu_pairwise import numba_cuda
+    monkeypatch.setattr(numba_cuda, "simulator", lambda: False)
+    monkeypatch.setattr(numba_cuda.cuda, "is_available", lambda: True)
+    assert numba_cuda.availability() == (True, "")           # COMPILER_MODULE is numba-cuda's, and loads
+    (tmp_path / "broken_compiler.py").write_text("raise AttributeError(\"module 'numpy' has no attribute 'row_stack'\")\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(numba_cuda, "COMPILER_MODULE", "broken_compiler")
+    ok, reason = numba_cuda.availability()
+    assert not ok and "row_stack" in reason and numba_cuda.np.__version__ in reason and "--gpu-backend cupy" in reason
+
+
+@pytest.mark.parametrize("prefix", ["", "\x1b[1m"], ids=["plain", "bold"])
+def test_the_occupancy_warning_of_a_small_grid_is_quiet(prefix):
+    """A validation at N = 2048 launches 8 blocks of 256, and numba-cuda warned about occupancy at
+    every launch of the H200's report, its message in a terminal's bold code, which the filter,
+    anchored at the message's start, did not match. Other performance warnings still show."""
+    import warnings
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+    from nbsymple_versions.gpu_pairwise import numba_cuda
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        numba_cuda.quiet_occupancy_warnings()
+        warnings.warn(NumbaPerformanceWarning(f"{prefix}Grid size 8 will likely result in GPU under-utilization "
+                                              "due to low occupancy.\x1b[0m"))
+        warnings.warn(NumbaPerformanceWarning("another performance warning"))
+    assert [str(w.message) for w in seen] == ["another performance warning"]

@@ -259,6 +259,15 @@ def test_every_package_is_a_version_package():
     assert not isinstance(fake, VersionPackage)
 
 
+def test_each_version_names_the_tasks_its_step_has():
+    """Table 1's facts as tasks: E adds the Galaxy in its kernel, C-E move data to a GPU, F
+    exchanges positions between ranks (what the paper's task shares may count as zero)."""
+    cpu, gpu = ("pairwise", "galactic", "integrate"), ("pairwise", "galactic", "integrate", "transfer")
+    assert {v.letter: v.tasks for v in TABLE} == {
+        "A": cpu, "B": cpu, "C": gpu, "D": gpu, "E": ("pairwise", "integrate", "transfer"),
+        "F": ("pairwise", "galactic", "integrate", "communicate")}
+
+
 def battery_size() -> int:
     """Tests in one battery class (each method times its parametrisations)."""
     size = 0

@@ -159,10 +159,11 @@ def write_results(path: Path, data: dict):
     util.write_json(str(path), data, compact=True)
 
 
-def fixed_env_name() -> str:
+def fixed_env_name(python: str | None = None) -> str:
     """The environment name of every `--python=same` run: the same for every clone and for
-    `python` or `python3` of one interpreter (asv takes it from the interpreter's path)."""
-    return f"existing-py{sys.version_info.major}.{sys.version_info.minor}"
+    `python` or `python3` of one interpreter (asv takes it from the interpreter's path); that of
+    Python `python` ("3.12"; default this interpreter's), where a machine runs another."""
+    return f"existing-py{python or f'{sys.version_info.major}.{sys.version_info.minor}'}"
 
 
 def history_env_name() -> str:

@@ -47,6 +47,7 @@ fma).
 Nothing here touches a GPU at import: kernels are built on first use, buffers by `CudaPairwise`.
 """
 from functools import lru_cache
+import importlib
 from typing import Callable, NamedTuple
 import warnings
 
@@ -68,15 +69,35 @@ from .simulator import cuda_simulator as simulator, gpu_name, prepare as prepare
 to_uint32, to_float32, to_float64 = (np.uint32, np.float32, np.float64) if simulator() else (uint32, float32, float64)
 
 
+# what numba-cuda imports to compile its first kernel (its typing of NumPy's functions included)
+COMPILER_MODULE = "numba.cuda.cudaimpl"
+# small N means few blocks by design, and numba-cuda warns about occupancy on every such launch;
+# its message may start with a terminal's bold code
+OCCUPANCY_WARNING = r"(\x1b\[1m)?Grid size \d+ will likely result in GPU under-utilization"
+
+
 def availability() -> tuple[bool, str]:
-    """(True, '') where numba-cuda sees a GPU or the simulator is on; never called at import."""
+    """(True, '') where numba-cuda sees a GPU and can compile for it, or the simulator is on;
+    never called at import."""
     if simulator():
         return True, ""
     try:
         ok = cuda.is_available()
     except Exception:   # a broken driver install reads as "no GPU"
         ok = False
-    return (True, "") if ok else (False, NO_GPU)
+    if not ok:
+        return False, NO_GPU
+    try:        # numba-cuda 0.30 cannot: NumPy 2.5 removed np.row_stack, which it types on import
+        importlib.import_module(COMPILER_MODULE)
+    except Exception as e:      # noqa: BLE001 - any failure there means no kernel compiles
+        return False, (f"numba-cuda cannot compile kernels beside NumPy {np.__version__} "
+                       f"({type(e).__name__}: {e}); install a NumPy release that numba-cuda supports, "
+                       f"or choose the CuPy backend (--gpu-backend cupy)")
+    return True, ""
+
+
+def quiet_occupancy_warnings():
+    warnings.filterwarnings("ignore", message=OCCUPANCY_WARNING)
 
 
 def _rsqrt():
@@ -318,8 +339,7 @@ class CudaPairwise(GpuEngine):
         return cuda.pinned_array(shape, dtype=dtype)
 
     def load_kernel(self):
-        # small N means few blocks by design; numba-cuda would warn about occupancy on every launch
-        warnings.filterwarnings("ignore", message="Grid size .* will likely result in GPU under-utilization")
+        quiet_occupancy_warnings()
         return compiled_kernel(self.precision, self.tile, self.kernel_kind, self.galaxy)
 
     def to_device(self, s):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core.vocabulary import TASKS
-from ..versions import CPU_LETTERS, GPU_LETTERS, LETTERS
+from ..versions import CPU_LETTERS, GPU_LETTERS, LETTERS, get_version
 from .results import Results
 
 # ----------------------------------------------------------------------------- benchmarks read
@@ -115,11 +115,16 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
             for key, value in (res.get(name).items() if name in res else ()):
                 if not has_precision or key[2] == "dp":
                     times.setdefault((str(key[0]), int(key[1])), {})[task] = value
+        incomplete = {}
         for key, t in times.items():
-            total = sum(t.get(k, 0.0) for k in TASKS)
-            if total > 0 and "pairwise" in t:
+            missing = [k for k in get_version(key[0]).tasks if k in TASK_TIMES and k not in t]
+            total = sum(t.values())
+            if missing:            # a task not timed (not run) is not a task that takes no time
+                incomplete.setdefault(key[0], []).append(f"{key[1]} ({', '.join(missing)})")
+            elif total > 0:
                 rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
-        origin = "the tasks.* timings in dp (share of the tasks' sum)"
+        origin = "the tasks.* timings in dp (share of the tasks' sum)" + "".join(
+            f"; {v} left out at N = {', '.join(ns)}: no timing of that task" for v, ns in sorted(incomplete.items()))
     else:
         raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor "
                           f"{TASK_TIMES['pairwise'][0]}")
