@@ -12,7 +12,8 @@
 #   usage: bash tools/gpu_machine.sh [OUT_DIR [SECONDS_TOTAL]]      (defaults: gpu-machine 420)
 #   REPORT_ARGS: more arguments for both reports (e.g. "--sizes 65536 --min-seconds 0.5")
 #   NBSYMPLE_BENCH_GRID: the grid of stage 3 (default large)
-#   STAGES: the stages to run (default "reports asv"; the machine is always described)
+#   STAGES: the stages to run (default "reports asv"; the machine is always described), or
+#           "groups" to print the asv groups' patterns and stop
 set -u
 out=${1:-gpu-machine}
 total=${2:-420}
@@ -23,7 +24,6 @@ export ASV_PYTHONPATH=$PYTHONPATH        # asv drops PYTHONPATH from its benchma
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/nbsymple-numba-cache}
 export NBSYMPLE_BENCH_GRID=${NBSYMPLE_BENCH_GRID:-large}
 stages=" ${STAGES:-reports asv} "
-mkdir -p "$out"
 end=$((SECONDS + total))
 
 # the asv groups, most wanted first: per task and step of C, D and E, then the kernels alone;
@@ -35,6 +35,12 @@ for b in "tasks\.Tasks\.time_pairwise\('[CDE]'" "tasks\.Transfer\.time_transfer\
          "steps\.TaskShares\.track_share\('[CDE]'" "steps\.Step\.time_step_si6a\('[CDE]'"; do
     groups+=("^$b, (16384|65536|131072|262144)\b" "^$b, (256|1024|4096)\b")
 done
+
+if [[ $stages == *" groups "* ]]; then
+    printf '%s\n' "${groups[@]}"
+    exit 0
+fi
+mkdir -p "$out"
 
 stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is left, appended to LOG
     local log=$out/$1 cap=$2 rest=$((end - SECONDS)); shift 2

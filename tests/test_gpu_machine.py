@@ -1,0 +1,46 @@
+"""tools/gpu_machine.sh, the GPU machine's checks in one call: its time limits and its asv groups
+(the stages themselves need a GPU; their commands are tested where they live)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tools import tracking
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = "tools/gpu_machine.sh"
+
+
+def _script(*args, **env):
+    return subprocess.run(["bash", SCRIPT, *args], cwd=ROOT, env={**os.environ, "PYTHON": sys.executable, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_with_no_time_left_it_describes_the_machine_and_starts_no_stage(tmp_path):
+    """A stage never starts with 5 s or less of the total left, and says so in its log; the
+    machine's description (Python packages included) is written first, whatever the time."""
+    out = tmp_path / "out"
+    r = _script(str(out), "0")
+    assert r.returncode == 0, r.stderr
+    assert f"numpy {np.__version__}" in (out / "machine.txt").read_text()
+    for log in ("report-numba.txt", "report-cupy.txt", "asv.txt"):
+        text = (out / log).read_text()
+        assert text.startswith("== not run, the 0 s are spent: ") and text.count("\n") == 1, (log, text)
+    assert "tools.tracking run --bench ^tasks" in (out / "asv.txt").read_text()     # the first group, then it stops
+
+
+def test_every_asv_group_names_gpu_benchmarks_of_the_suite(tmp_path):
+    """Each group's pattern selects benchmarks of the suite (a renamed benchmark would leave its
+    group selecting nothing), only of the GPU versions C, D, E or the GPU kernels, and together the
+    groups cover every N of the large grid."""
+    r = _script(str(tmp_path / "unused"), STAGES="groups")
+    groups = r.stdout.splitlines()
+    assert r.returncode == 0 and len(groups) >= 10 and not (tmp_path / "unused").exists(), r.stderr
+    for pattern in groups:
+        names = tracking.matching(pattern)
+        assert names and all(n.startswith(("tasks.", "steps.", "gpu.GpuKernel")) for n in names), (pattern, names)
+    from benchmarks.grid import GRIDS
+    for n in GRIDS["large"]["ns"]:
+        assert any(f"{n}" in g for g in groups if g.startswith("^tasks\\.Tasks")), n
