@@ -98,13 +98,15 @@ def test_dsp_keeps_its_low_words_far_from_the_origin(rng):
 
 def test_the_sp_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector():
     """Per 8 interactions: 3 loads, 3 subtractions, r2 in 3 FMAs, the raw `vrsqrtps`, the step in
-    4 multiplies and 1 FMA, the sums in 3 FMAs (numba's loop: 13 after the estimate)."""
+    4 multiplies and 1 FMA, the sums in 3 FMAs (numba's loop: 13 after the estimate). Compiled
+    for an AVX-512 host (Zen 4), LLVM unrolls the 8-lane loop 4 times: the same per 8 lanes."""
     kernel = row_kernel("sp")
     signature = _signature("pairwise", "sp")
     kernel.compile(signature)
     loop = x86.pairwise_loop(kernel.inspect_asm(signature.args))
-    mix = {k: v for k, v in x86.mix(loop.body).items() if v and k not in ("integer", "move")}
-    assert loop.root_lanes() == 8 and mix == {"load": 3, "add": 3, "fma": 7, "mul": 4, "rsqrt": 1}, mix
+    unrolled, rest = divmod(loop.root_lanes(), 8)
+    mix = {k: v / unrolled for k, v in x86.mix(loop.body).items() if v and k not in ("integer", "move")}
+    assert rest == 0 and mix == {"load": 3, "add": 3, "fma": 7, "mul": 4, "rsqrt": 1}, (loop.root_lanes(), mix)
 
 
 @pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ()), ("host", None)])
