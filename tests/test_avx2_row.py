@@ -109,7 +109,7 @@ def test_the_sp_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector():
     assert rest == 0 and mix == {"load": 3, "add": 3, "fma": 7, "mul": 4, "rsqrt": 1}, (loop.root_lanes(), mix)
 
 
-@pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ()), ("host", None)])
+@pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ("sp",)), ("znver4", ()), ("host", None)])
 def test_the_kernels_take_the_row_on_the_cpus_measured_faster_so(monkeypatch, cpu, rows):
     """By default sp and dsp take the row for the precisions `AVX2_ROW_CPUS` gives the CPU numba
     compiles for (NUMBA_CPU_NAME, else the host), numba's loop otherwise; explicit `rows` win."""

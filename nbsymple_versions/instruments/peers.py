@@ -454,13 +454,21 @@ def _share(measured: float, bound: float | None, compiled: float | None) -> tupl
 
 def compiled_for_another_cpu() -> str | None:
     """What numba compiles this process's kernels for where it is not the host (NUMBA_CPU_NAME or
-    NUMBA_CPU_FEATURES set, e.g. AVX2 code timed on an AVX-512 core), else None."""
+    NUMBA_CPU_FEATURES set, e.g. AVX2 code timed on an AVX-512 core), with the vector instructions
+    that code has, else None. With NUMBA_CPU_NAME alone numba keeps the host's features: on an
+    AVX-512 host, NUMBA_CPU_NAME=znver3 still compiles AVX-512 code, which the sentence says."""
     import llvmlite.binding as llvm
     import numba
+    from ..serial import avx2, avx512
     name, features = numba.config.CPU_NAME, numba.config.CPU_FEATURES
     if (name in (None, "", "host") or name == llvm.get_host_cpu_name()) and not features:
         return None
-    return f"NUMBA_CPU_NAME={name or 'host'}" + (f", NUMBA_CPU_FEATURES={features}" if features else "")
+    isa = "AVX-512" if avx512.available() else "AVX2" if avx2.available() else "no AVX2"
+    given = f"NUMBA_CPU_NAME={name or 'host'}" + (f", NUMBA_CPU_FEATURES={features}" if features else "")
+    if features is None and name not in (None, "", "host"):
+        return (f"{given}: {isa} code, as numba keeps this host's features where NUMBA_CPU_FEATURES is "
+                f"unset; NUMBA_CPU_FEATURES=\"\" gives {name}'s own")
+    return f"{given}: {isa} code"
 
 
 def _pipe_bound(rows: list[Row]) -> str | None:

@@ -246,9 +246,12 @@ def on_disk(dispatcher, name: str, parallel: bool):
 
 # dp's r^-3 without AVX-512, by the LLVM name of the CPU numba compiles for: the divider's route
 # (`dp_seed=False`) where `peers --only A-dp-seed A-dp-sqrt` measured it faster than the float32
-# seed's, on a quiet machine; the seed's elsewhere (docs/how_fast.md)
+# seed's, on a quiet machine; the seed's elsewhere (docs/how_fast.md). znver3's entries here and
+# below were measured on a Zen 4 (same 256-bit pipes) with NUMBA_CPU_NAME=znver3 NUMBA_CPU_FEATURES=""
+# (with the name alone numba keeps the host's AVX-512); a Zen 3 itself is still to time them
 DIVIDER_CPUS = frozenset({
     "znver1",       # AMD EPYC Zen 1, N = 16384: 6.6 cycles per interaction against the seed's 9.3
+    "znver3",       # a Zen 4 running code compiled for znver3 (AVX2), N = 16384: 3.55 against 3.94
 })
 
 
@@ -257,6 +260,7 @@ DIVIDER_CPUS = frozenset({
 # --only A-row A-loop` measured it faster on a quiet machine (docs/how_fast.md)
 AVX2_ROW_CPUS = {
     "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.96-0.99x, kept on the loop
+    "znver3": ("sp",),  # a Zen 4 running code compiled for znver3 (AVX2), N = 16384: sp 1.25x; dsp 1.03x
 }
 
 
