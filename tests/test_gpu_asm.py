@@ -372,3 +372,18 @@ def test_layout_packs_records():
         else:
             np.testing.assert_array_equal(bodies[:2, 0:3], x.T.astype(bodies.dtype))
     assert engine.slices(5, 3) == [(0, 1), (1, 3), (3, 5)] and engine.slices(2, 3) == [(0, 1), (1, 2)]
+
+
+@pytest.mark.parametrize("precision", ["sp", "dsp"])
+def test_a_position_beyond_float32_packs_as_inf_quietly(precision):
+    """Packed one coordinate at a time now (the transfer task's cost on an H200's host), a value
+    beyond float32's range still becomes inf without a warning (the step reports the non-finite
+    state), and the other coordinates and bodies keep their values."""
+    import warnings
+    from nbsymple_versions.gpu_pairwise import records as layout
+    x = np.array([[1.0, 1e39], [2.0, 3.0], [-4.0, 5.0]])
+    bodies = np.zeros((2, layout.WIDTH[precision]), dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        layout.pack(x, bodies, precision)
+    assert bodies[1, 0] == np.inf and list(bodies[0, 0:3]) == [1.0, 2.0, -4.0] and list(bodies[1, 1:3]) == [3.0, 5.0]
