@@ -62,12 +62,13 @@ stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is
         --format=csv 2>&1
     grep -m1 "model name" /proc/cpuinfo; echo "cores: $(nproc)"; git log --oneline -1 2>&1
     "$py" - <<'EOF'
-import importlib, platform
+import importlib, importlib.metadata, platform
 print("python", platform.python_version())
-for name in ("numpy", "numba", "llvmlite", "numba.cuda", "cupy", "asv", "matplotlib"):
+for name, dist in (("numpy", ""), ("numba", ""), ("llvmlite", ""), ("numba.cuda", "numba-cuda"), ("cupy", ""),
+                   ("asv", ""), ("matplotlib", "")):
     try:
         m = importlib.import_module(name)
-        print(name, getattr(m, "__version__", "(no __version__)"))
+        print(name, importlib.metadata.version(dist) if dist else getattr(m, "__version__", "?"))
     except Exception as e:  # noqa: BLE001 - reported, not fatal
         print(name, "missing:", e)
 EOF

@@ -97,6 +97,7 @@ def availability() -> tuple[bool, str]:
 
 
 def quiet_occupancy_warnings():
+    """No warning about a small grid's occupancy (`OCCUPANCY_WARNING`); other warnings stay."""
     warnings.filterwarnings("ignore", message=OCCUPANCY_WARNING)
 
 
