@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tools import tracking
 
@@ -13,22 +14,38 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "tools/gpu_machine.sh"
 
 
-def _script(*args, **env):
-    return subprocess.run(["bash", SCRIPT, *args], cwd=ROOT, env={**os.environ, "PYTHON": sys.executable, **env},
-                          capture_output=True, text=True, timeout=300)
+def _script(*args, cwd=ROOT, **env):
+    return subprocess.run(["bash", str(ROOT / SCRIPT), *args], cwd=cwd,
+                          env={**os.environ, "PYTHON": sys.executable, **env}, capture_output=True, text=True,
+                          timeout=300)
 
 
 def test_with_no_time_left_it_describes_the_machine_and_starts_no_stage(tmp_path):
     """A stage never starts with 5 s or less of the total left, and says so in its log; the
-    machine's description (Python packages included) is written first, whatever the time."""
-    out = tmp_path / "out"
-    r = _script(str(out), "0")
+    machine's description (Python packages included) is written first, whatever the time. Called
+    from another folder, OUT_DIR is taken from there (here "-out", which is no option of `tee`),
+    and the checkout is found from the script's place."""
+    r = _script("-out", "0", cwd=tmp_path)
+    out = tmp_path / "-out"
     assert r.returncode == 0, r.stderr
     assert f"numpy {np.__version__}" in (out / "machine.txt").read_text()
     for log in ("report-numba.txt", "report-cupy.txt", "asv.txt"):
         text = (out / log).read_text()
-        assert text.startswith("== not run, the 0 s are spent: ") and text.count("\n") == 1, (log, text)
+        assert text.startswith("== not run, 5 s or less left of the 0 s: ") and text.count("\n") == 1, (log, text)
     assert "tools.tracking run --bench ^tasks" in (out / "asv.txt").read_text()     # the first group, then it stops
+
+
+@pytest.mark.parametrize("args, says", [
+    (["{tmp}/out", "abc"], "SECONDS_TOTAL is a whole number of seconds, not 'abc'"),
+    (["{tmp}/out", "1e3"], "SECONDS_TOTAL is a whole number of seconds, not '1e3'"),
+    (["{tmp}/out", "-5"], "SECONDS_TOTAL is a whole number of seconds, not '-5'"),
+    (["{tmp}/file", "0"], "cannot make the folder OUT_DIR"),
+])
+def test_a_wrong_argument_is_one_sentence_and_status_2(tmp_path, args, says):
+    (tmp_path / "file").write_text("")
+    r = _script(*[a.format(tmp=tmp_path) for a in args])
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("usage: ") and says in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_every_asv_group_names_gpu_benchmarks_of_the_suite(tmp_path):

@@ -15,8 +15,15 @@
 #   STAGES: the stages to run (default "reports asv"; the machine is always described), or
 #           "groups" to print the asv groups' patterns and stop
 set -u
-out=${1:-gpu-machine}
+usage() {
+    echo "usage: bash tools/gpu_machine.sh [OUT_DIR [SECONDS_TOTAL]]: $1" >&2
+    exit 2
+}
+out=$(realpath -m -- "${1:-gpu-machine}")       # from where it was called; then the checkout's root
 total=${2:-420}
+[[ $total =~ ^[0-9]{1,6}$ ]] || usage "SECONDS_TOTAL is a whole number of seconds, not '$total'"
+total=$((10#$total))
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." || usage "cannot reach the checkout"
 py=${PYTHON:-python3}
 read -r -a report_args <<< "${REPORT_ARGS:-}"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -40,20 +47,20 @@ if [[ $stages == *" groups "* ]]; then
     printf '%s\n' "${groups[@]}"
     exit 0
 fi
-mkdir -p "$out"
+mkdir -p -- "$out" 2> /dev/null || usage "cannot make the folder OUT_DIR ($out)"
 
 stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is left, appended to LOG
     local log=$out/$1 cap=$2 rest=$((end - SECONDS)); shift 2
     [ "$rest" -lt "$cap" ] && cap=$rest
     if [ "$cap" -le 5 ]; then
-        echo "== not run, the $total s are spent: $*" | tee -a "$log"
+        echo "== not run, 5 s or less left of the $total s: $*" | tee -a -- "$log"
         return 1
     fi
-    echo "== at most $cap s: $*" | tee -a "$log"
+    echo "== at most $cap s: $*" | tee -a -- "$log"
     local t0=$SECONDS
-    timeout --kill-after=10 "$cap" "$@" 2>&1 | tee -a "$log"
+    timeout --kill-after=10 "$cap" "$@" 2>&1 | tee -a -- "$log"
     local rc=${PIPESTATUS[0]}
-    echo "== exit status $rc after $((SECONDS - t0)) s$([ "$rc" -eq 124 ] && echo ' (out of time)')" | tee -a "$log"
+    echo "== exit status $rc after $((SECONDS - t0)) s$([ "$rc" -eq 124 ] && echo ' (out of time)')" | tee -a -- "$log"
 }
 
 {
@@ -72,7 +79,7 @@ for name, dist in (("numpy", ""), ("numba", ""), ("llvmlite", ""), ("numba.cuda"
     except Exception as e:  # noqa: BLE001 - reported, not fatal
         print(name, "missing:", e)
 EOF
-} 2>&1 | tee "$out/machine.txt"
+} 2>&1 | tee -- "$out/machine.txt"
 
 if [[ $stages == *" reports "* ]]; then
     stage report-numba.txt 200 "$py" -m nbsymple_versions.instruments.gpu_report "${report_args[@]}"
@@ -80,7 +87,7 @@ if [[ $stages == *" reports "* ]]; then
 fi
 [[ $stages == *" asv "* ]] || exit 0
 if ! "$py" -c "import asv" 2> /dev/null; then
-    echo "== asv: not run, asv is not installed for $py" | tee "$out/asv.txt"
+    echo "== asv: not run, asv is not installed for $py" | tee -- "$out/asv.txt"
     exit 0
 fi
 for g in "${groups[@]}"; do
