@@ -209,3 +209,21 @@ def test_gpu_report_times_small_sizes_in_the_simulator(monkeypatch, simulator, s
     asked.clear()
     assert gpu_report.main(["--sizes", "512"]) == 1
     assert [n for option, n in asked if option == "--sizes"] == [512]
+
+
+def test_gpu_report_steps_are_the_median_after_an_untimed_one():
+    """A version's first step loads its kernels and starts its threads: the report's step column
+    leaves it out and takes the median of the rest, so that one stalled step moves nothing."""
+    from types import SimpleNamespace
+    from nbsymple_versions.instruments.gpu_report import step_seconds
+
+    class Fake:
+        def __init__(self, costs):
+            self.costs, self.clock = iter(costs), SimpleNamespace(total=0.0)
+
+        def step(self, n):
+            for _ in range(n):
+                self.clock.total += next(self.costs)
+
+    assert step_seconds(Fake([7.0, 1.0, 9.0, 2.0]), 3) == 2.0          # 7 untimed; median of 1, 9, 2
+    assert step_seconds(Fake([7.0, 1.5]), 1) == 1.5
