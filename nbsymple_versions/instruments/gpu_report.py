@@ -44,7 +44,7 @@ def _parser():
     p.add_argument("--seed", type=whole_number_argument(0), default=None,
                    help="random seed of the validation runs' clusters (default: a fresh one)")
     p.add_argument("--steps", type=whole_number_argument(1), default=3,
-                   help="leapfrog steps timed per version, after one untimed; their median is shown (default 3)")
+                   help="leapfrog steps timed per version; their median is shown (default 3)")
     p.add_argument("--min-seconds", type=number_above(0, or_equal=True), default=0.2,
                    help="time each kernel-rate and transfer figure over at least this long (default 0.2)")
     add_option_arguments(p.add_argument, option_flags(), OPTIONS)     # --gpu-kernel: the validation and step rows'
@@ -121,7 +121,7 @@ def main(argv=None, **options) -> int:
                   f"  tolerance {c.tolerance:.0e}  {'ok' if c.passed else 'FAILED'}")
 
     print("\nperformance (warm, synchronised; rate and transfer of the C/D kernel; step = leapfrog, all tasks, "
-          f"the median of {args.steps} after one untimed)")
+          f"the median of {args.steps})")
     header = (f"{'N':>7} {'prec':4} {'interactions/s':>14} {'GFLOP/s':>9} {'transfer ms':>11}"
               + "".join(f" {'step ' + L + ' ms':>10}" for L in LETTERS))
     print(header)
@@ -155,11 +155,10 @@ def main(argv=None, **options) -> int:
 
 
 def step_seconds(simulation, steps: int) -> float:
-    """The median seconds of `steps` steps of `simulation` (its TaskClock, synchronised), after
-    one untimed step: a version's first step loads its kernels and starts its host threads. (On
-    an H200, D's step at N = 16384 in sp, the mean of three with the first, read 7.2 ms in one
-    run and 0.86 ms in the next.)"""
-    simulation.step(1)
+    """The median seconds of `steps` steps of `simulation` (its TaskClock, synchronised; its
+    constructor ran every kernel once), so that one stalled step moves nothing: on an H200's
+    16-core host D's step at N = 16384 in sp, the mean of three, read 7.2 ms in one run and
+    0.86 ms in the next."""
     times = []
     for _ in range(steps):
         before = simulation.clock.total
