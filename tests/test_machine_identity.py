@@ -96,3 +96,20 @@ def test_migrate_renames_a_machine_and_keeps_its_history(tmp_path):
     (new_folder / "machine.json").write_text(json.dumps(machine))
     with pytest.raises(ValueError, match="--uarch"):
         migrate.migrate(new_folder, dry_run=True)
+
+
+def test_migrate_keeps_the_python_a_run_had(tmp_path):
+    """The H200's run had its image's Python 3.12: migrated from a 3.11 interpreter (a machine
+    renamed), its files keep 3.12 in their parameters and their environment name, as a new run
+    there writes them (`tracking.fixed_env_name`), not this interpreter's."""
+    h200 = "intel-r-xeon-r-processor-emeraldrapids-avx512-16cores-1x-nvidia-h200"
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    old = {p.name: json.loads(p.read_text()) for p in (results / h200).glob("*-existing-*.json")}
+    assert old and all(d["params"]["python"] == "3.12" for d in old.values())
+    new_folder = migrate.migrate(results / h200, uarch="sapphirerapids", evidence="a test")
+    for name, data in old.items():
+        new = json.loads((new_folder / name).read_text())        # the same file name: existing-py3.12
+        assert new["params"]["python"] == "3.12" and new["python"] == "3.12"
+        assert new["env_name"] == tracking.fixed_env_name("3.12") == "existing-py3.12"
+        assert new["results"] == data["results"]

@@ -113,7 +113,6 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
                          f"{folder.name}/machine.json is not one folder name inside {root.name}/")
     print(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)"
                                                if given else ""))
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
     written = []
     for path in sorted(folder.glob("*.json")):
         if path.name == "machine.json":
@@ -124,8 +123,9 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
         except Exception as e:  # noqa: BLE001 - asv's own errors (UserError, KeyError...): one sentence
             raise ValueError(f"{folder.name}/{path.name} is not an asv results file asv can read "
                              f"({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
-        new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,
-                      tracking.fixed_env_name(), {})
+        version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
+        new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,   # the run's Python
+                      tracking.fixed_env_name(version), {})
         new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
         for name in old.get_all_result_keys():
             new_name, key = RESHAPES.get(name, (name, lambda *t: t))
