@@ -8,10 +8,19 @@ e = 1 - r2 s^2,
     m r^-3 = m s^3 (1 - e)^(-3/2) ~ m s^3 (1 + 3/2 e) = 3/2 m s^3 (5/3 - r2 s^2),
 
 whose first neglected term, 15/8 e^2 <= 1.0e-6, is below float32 summation noise over a cluster.
-The 3/2 is applied once, to the sums. Per 8 interactions: 4 loads (dsp: 7), 3 subtractions (dsp:
-9 subtractions and additions), 11 FMA-pipe operations after the estimate where numba's loop takes
-13 (r2: 3 fma; s^2, m s, m s^3, the step's fma and its product: 5; the sums: 3 fma) and one
-`vrsqrtps`: a shorter chain, which a core that cannot overlap numba's (a Zen 1) runs faster.
+The 3/2 is applied once, to the sums. Per 8 interactions: 3 subtractions (dsp: 9 subtractions and
+additions), 11 FMA-pipe operations after the estimate where numba's loop takes 13 (r2: 3 fma;
+s^2, m s, m s^3, the step's fma and its product: 5; the sums: 3 fma) and one `vrsqrtps`: a
+shorter chain, which a core that cannot overlap numba's (a Zen 1) runs faster.
+
+The separations are taken target minus source, x_i - x_j, so that every source load folds into
+its subtraction (x86 reads only an operation's second operand from memory; the mass folds into
+its multiply), and the step is negated to match, c = r2 s^2 - 5/3: each force term is then
+exactly the negative of the other orientation's, and the sums are the same bits. The loop keeps
+one vector per trip (`ir_row.loops(unrolled=False)`): dsp's body alone holds 6 target words,
+eps^2, the step's constant, 3 sums and its temporaries in AVX2's 16 vector registers, and a
+second copy spilled them. Both, on a Zen 4 running code compiled for znver3: dsp 1.3-1.6x, sp
+1.05-1.1x the row without them (docs/how_fast.md).
 
 dsp's separation (hi_j - hi_i) + (lo_j - lo_i) is three IR instructions without fast-math
 flags, so LLVM keeps it as written. The sources past the last full vector are read with masked
@@ -64,17 +73,18 @@ def _load(tag: str, name: str, mask: str | None, padding: str) -> list[str]:
 
 def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
     """The body for one vector of 8 sources at index %j: loads (masked where `mask`), the
-    forces added to the accumulators %ax.in.<tag>.. into %ax.<tag>.. (before the 3/2)."""
+    forces added to the accumulators %ax.in.<tag>.. into %ax.<tag>.. (before the 3/2), from
+    the separations x_i - x_j and the negated step (see the module)."""
     lines = []
     for axis in "xyz":
         lines += _load(tag, axis, mask, f"%{axis}i8")
         if dsp:
             lines += _load(tag, f"{axis}l", mask, f"%{axis}li8")
-            lines += [f"  %h{axis}.{tag} = fsub {_V} %{axis}.{tag}, %{axis}i8",
-                      f"  %l{axis}.{tag} = fsub {_V} %{axis}l.{tag}, %{axis}li8",
+            lines += [f"  %h{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}",
+                      f"  %l{axis}.{tag} = fsub {_V} %{axis}li8, %{axis}l.{tag}",
                       f"  %d{axis}.{tag} = fadd {_V} %h{axis}.{tag}, %l{axis}.{tag}"]
         else:
-            lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}.{tag}, %{axis}i8")
+            lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}")
     lines += _load(tag, "m", mask, "zeroinitializer")
     lines += [
         f"  %r2c.{tag} = call {_FMA}({_V} %dz.{tag}, {_V} %dz.{tag}, {_V} %eps8)",
@@ -82,8 +92,7 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
         f"  %r2.{tag} = call {_FMA}({_V} %dx.{tag}, {_V} %dx.{tag}, {_V} %r2b.{tag})",
         f"  %s.{tag} = call {_V} @llvm.x86.avx.rsqrt.ps.256({_V} %r2.{tag})",
         f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
-        f"  %nr2.{tag} = fneg {_V} %r2.{tag}",
-        f"  %c.{tag} = call {_FMA}({_V} %nr2.{tag}, {_V} %s2.{tag}, {_V} {_constant(STEP)})",
+        f"  %c.{tag} = call {_FMA}({_V} %r2.{tag}, {_V} %s2.{tag}, {_V} {_constant(-STEP)})",
         f"  %ms.{tag} = fmul {_V} %m.{tag}, %s.{tag}",
         f"  %ms3.{tag} = fmul {_V} %ms.{tag}, %s2.{tag}",
         f"  %f.{tag} = fmul {_V} %ms3.{tag}, %c.{tag}",
@@ -101,13 +110,14 @@ def row_ir(precision: str) -> str:
             "float %zi, float %xli, float %yli, float %zli, float %eps2) #0 {", "entry:"]
     for name in ("xi", "yi", "zi", "xli", "yli", "zli", "eps"):
         body += ir_row.splat(_V, "float", f"{name}8", "eps2" if name == "eps" else name)
-    body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, dsp))
+    body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, dsp), unrolled=False)
     body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
     body += [
         f"declare {_FMA}({_V}, {_V}, {_V})",
         f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
         f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})",
         'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }',
+        *ir_row.NOT_UNROLLED,
     ]
     return "\n".join(body) + "\n"
 

@@ -29,10 +29,17 @@ def accumulated(vector: str, fma: str, tag: str) -> list[str]:
             for a in "xyz"]
 
 
-def loops(vector: str, interactions) -> list[str]:
+NOT_UNROLLED = ['!90 = distinct !{!90, !91}', '!91 = !{!"llvm.loop.unroll.disable"}']
+"""The metadata `loops(..., unrolled=False)` names, for the end of the module."""
+
+
+def loops(vector: str, interactions, unrolled: bool = True) -> list[str]:
     """The blocks after `entry`'s set-up, ending in block `done` with the summed vectors %ax.v,
-    %ay.v, %az.v: `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j)."""
+    %ay.v, %az.v: `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
+    `unrolled=False` asks LLVM to keep one vector per trip (the module ends with `NOT_UNROLLED`):
+    where one body already holds most of the registers, a second copy spills them."""
     lanes = ", ".join(f"i64 {k}" for k in range(LANES))
+    again = "  br i1 %again, label %loop, label %tail" + ("" if unrolled else ", !llvm.loop !90")
     return [
         f"  %full = and i64 %n, -{LANES}",
         "  %any = icmp sgt i64 %full, 0",
@@ -43,7 +50,7 @@ def loops(vector: str, interactions) -> list[str]:
         interactions("loop", None),
         f"  %next = add nuw nsw i64 %j.loop, {LANES}",
         "  %again = icmp slt i64 %next, %full",
-        "  br i1 %again, label %loop, label %tail",
+        again,
         "tail:",
         "  %j.tail = phi i64 [0, %entry], [%next, %loop]",
         *(f"  %a{a}.in.tail = phi {vector} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
