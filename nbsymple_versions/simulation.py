@@ -73,7 +73,8 @@ def least_softening(precision: str, heaviest: float = 1.0) -> float:
     `heaviest` (0.1 % above the edge). sp and dsp compute a body's own term, m r^-3 at r = eps
     (times a zero separation), in float32: max(1, m) eps^-3 must stay below float32's largest
     number (eps >= 1.43e-13 for m <= 1). dp computes in float64 from a float32 estimate of 1/r
-    (both GPU backends, and the CPUs without AVX-512 but those of `serial.kernels.DIVIDER_CPUS`):
+    (both GPU backends, and the CPUs without AVX-512 but those of `serial.kernels.DIVIDER_CPUS`,
+    where the AVX2 row takes half its lanes that way):
     eps^2 must be a normal float32 (eps >= 1.09e-19), else the estimate is of a zero, to which a
     float32 denormal flushes, and infinite. One bound for every version, whatever its kernel."""
     if precision == "dp":

@@ -1,5 +1,5 @@
-"""Version A's sp and dsp rows on AVX2 (`serial/avx2.py`), on any x86-64 machine with AVX2 and
-FMA (every machine this suite runs on), whether or not the kernels take them on this CPU.
+"""Version A's rows on AVX2 (`serial/avx2.py`), on any x86-64 machine with AVX2 and FMA (every
+machine this suite runs on), whether or not the kernels take them on this CPU.
 
 The row's one step on r^-3 from the raw estimate leaves a relative error per pair term below
 15/8 (2 x 1.5 2^-12)^2 = 1e-6; a wrong constant or a lost term would be far above it. It is held
@@ -18,7 +18,7 @@ from numba import njit
 from nbsymple_versions.core import reference
 from nbsymple_versions.instruments.cpu_asm import x86
 from nbsymple_versions.instruments.cpu_asm.toolchain import _signature
-from nbsymple_versions.serial import avx2, kernels
+from nbsymple_versions.serial import avx2, avx512, ir_row, kernels
 
 EPS = 0.01
 STEP_ERROR = 15 / 8 * (2 * avx2.ESTIMATE_ERROR) ** 2        # 1.0e-6
@@ -35,18 +35,20 @@ def row_kernel(precision):
 
 
 def words(precision, x64, m64):
-    """The float32 words the row is given: high and low position words (sp: the high words
-    twice, its low words unread) and the masses."""
+    """The words the row is given: high and low position words (sp and dp: the high words twice,
+    their low words unread) and the masses, float32 (dp: float64)."""
+    if precision == "dp":
+        return x64, x64, m64
     x = x64.astype(np.float32)
     return x, (x64 - x).astype(np.float32) if precision == "dsp" else x, m64.astype(np.float32)
 
 
 def forces(precision, x64, m64, start=0, stop=None):
-    """The row's accelerations of targets start..stop, from float32 words (dsp: high and low)."""
+    """The row's accelerations of targets start..stop, from its words (dsp: high and low)."""
     stop = x64.shape[1] if stop is None else stop
     x, low, m = words(precision, x64, m64)
     out = np.full((3, stop - start), np.nan)
-    row_kernel(precision)(*x, *low, m, np.float32(EPS * EPS), start, *out)
+    row_kernel(precision)(*x, *low, m, m.dtype.type(EPS * EPS), start, *out)
     return out
 
 
@@ -67,18 +69,47 @@ def relative_error(precision, a, x, m, start=0, stop=None):
     return np.abs(a - want).max() / max(np.abs(want).max(), 1e-300)
 
 
-@pytest.mark.parametrize("precision", ["sp", "dsp"])
+def tolerance(precision, n):
+    """sp, dsp: the step's error and float32 rounding of the sums; dp: float64 rounding of sums
+    of n terms taken in another order (about sqrt(n) ulps, never below 2e-15)."""
+    if precision == "dp":
+        return max(2e-15, np.sqrt(n) * np.finfo(np.float64).eps)
+    return 2 * STEP_ERROR + 2e-7 * np.sqrt(n)
+
+
+@pytest.mark.parametrize("precision", ["sp", "dsp", "dp"])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 64, 1031])
 def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, n):
-    """Every tail length 0..7 (masked lanes add exactly nothing) and one body (no force): within
-    the step's error and float32 rounding of the sums."""
+    """Every tail length 0..7 (masked lanes add exactly nothing) and one body (no force); for
+    dp both halves of every vector, the divider's and the estimate's."""
     x, m = bodies(rng, n)
     a = forces(precision, x, m)
     if n == 1:
         assert np.array_equal(a, np.zeros((3, 1)))
     else:
         error = relative_error(precision, a, x, m)
-        assert error < 2 * STEP_ERROR + 2e-7 * np.sqrt(n), error
+        assert error < tolerance(precision, n), error
+
+
+def test_each_half_of_the_dp_row_is_float64_exact(rng):
+    """Two bodies 8 apart (the rest massless, far away): the pair sits in lanes 0 of two vectors
+    (the divider's half), or in lanes 4 (the estimate's), and the force matches either way."""
+    for lane in (0, 4):
+        x, m = bodies(rng, 16)
+        x[:, [i for i in range(16) if i not in (lane, lane + 8)]] += 1e3
+        m[[i for i in range(16) if i not in (lane, lane + 8)]] = 0.0
+        a = forces("dp", x, m)
+        want = reference.pairwise_acceleration(x.T, m, EPS).T
+        assert np.abs(a - want).max() <= 4 * np.finfo(np.float64).eps * np.abs(want).max(), lane
+
+
+def test_the_dp_series_is_the_binomial_one_and_long_enough():
+    """(1 - e)^(-3/2)'s coefficients C_k = prod (2i + 1) / (2i), and the first left out, at the
+    estimate's worst |e| = 2 delta + delta^2, below float64's resolution by a wide margin."""
+    want = [float(np.prod([(2 * i + 1) / (2 * i) for i in range(1, k + 1)])) for k in range(1, 7)]
+    assert list(ir_row.INVERSE_CUBE_SERIES) == want[:5]
+    worst = 2 * avx2.ESTIMATE_ERROR + avx2.ESTIMATE_ERROR ** 2
+    assert want[avx2.DP_SERIES_TERMS] * worst ** (avx2.DP_SERIES_TERMS + 1) < 1e-18
 
 
 def test_a_slice_of_targets_reads_all_sources(rng):
@@ -113,20 +144,46 @@ def test_the_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector(preci
     assert len(sources) == reads, [i.mnemonic for i in x86.memory_reads(loop.body)]
 
 
-@pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ("sp", "dsp")), ("znver4", ()), ("host", None)])
+def test_the_dp_row_takes_half_its_lanes_through_the_divider_and_half_through_the_estimate():
+    """Per 8 interactions, one trip (not unrolled): a 256-bit square root and division (lanes 0-3),
+    a 128-bit `vrsqrtps` between two conversions (lanes 4-7), float64 FMAs only (r2: 6; e and
+    the series: 6; the sums: 6), 6 subtractions that read the source positions, and no spill;
+    counted in 256-bit operations (compiled for an AVX-512 host, LLVM joins the halves'
+    separations and r2 in 512-bit ones)."""
+    kernel = row_kernel("dp")
+    signature = _signature("pairwise", "dp")
+    kernel.compile(signature)
+    loop = x86.pairwise_loop(kernel.inspect_asm(signature.args))
+    assert loop.root_lanes() == 8 and loop.elements(8) == 8, (loop.root_lanes(), loop.elements(8))
+    assert {(i.mnemonic, i.bits) for i in loop.body if x86.classify(i) in ("rsqrt", "sqrt_div")} == {
+        ("vrsqrtps", 128), ("vsqrtpd", 256), ("vdivpd", 256)}
+
+    def operations(kind):
+        return sum(max(i.bits, 256) // 256 for i in loop.body if x86.classify(i) == kind)
+    assert all(i.mnemonic.endswith("pd") for i in loop.body if x86.classify(i) == "fma")
+    assert {k: operations(k) for k in ("fma", "add", "sqrt_div", "convert", "store")} == {
+        "fma": 18, "add": 6, "sqrt_div": 2, "convert": 2, "store": 0}, x86.mix(loop.body)
+
+
+@pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ("sp", "dp", "dsp")),
+                                       ("znver4", ()), ("host", None)])
 def test_the_kernels_take_the_row_on_the_cpus_measured_faster_so(monkeypatch, cpu, rows):
-    """By default sp and dsp take the row for the precisions `AVX2_ROW_CPUS` gives the CPU numba
-    compiles for (NUMBA_CPU_NAME, else the host), numba's loop otherwise; explicit `rows` win."""
+    """By default a precision takes the row where `AVX2_ROW_CPUS` gives it to the CPU numba
+    compiles for (NUMBA_CPU_NAME, else the host), numba's loop otherwise (dp: AVX-512's row where
+    the code has AVX-512, as on an AVX-512 host here, whose features numba keeps); explicit `rows`
+    win."""
     monkeypatch.setattr(numba.config, "CPU_NAME", cpu)
     if rows is None:
         rows = kernels.AVX2_ROW_CPUS.get(llvm.get_host_cpu_name(), ())
+    rows = tuple(p for p in rows if p != "dp" or not avx512.available())
     for parallel in (False, True):
         built = kernels.CpuKernels(parallel=parallel)
         assert built.rows == rows
-        for precision in ("sp", "dsp"):
+        for precision in ("sp", "dp", "dsp"):
             on_row = "_pairwise_words_source" in built.pairwise[precision].py_func.__qualname__
             assert on_row == (precision in rows)
     assert kernels.CpuKernels(parallel=False, rows=("dsp", "sp")).rows == ("sp", "dsp")
+    assert kernels.CpuKernels(parallel=False, rows=("dp",)).rows == (() if avx512.available() else ("dp",))
     assert kernels.CpuKernels(parallel=False, rows=()).rows == ()
 
 

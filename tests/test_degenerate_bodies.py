@@ -17,7 +17,7 @@ import pytest
 from nbsymple_versions import Simulation, State, make_cluster
 from nbsymple_versions.runs import checkpoint
 from nbsymple_versions.core import diagnostics as dg, reference
-from nbsymple_versions.serial import kernels
+from nbsymple_versions.serial import avx2, kernels
 from nbsymple_versions.simulation import least_softening, softening_problem
 
 from cli_call import call
@@ -167,14 +167,19 @@ def test_positions_beyond_float32_are_refused_where_the_precision_holds_them_in_
         Simulation(state, "A", precision=precision)
 
 
-def test_dp_from_a_float32_estimate_needs_the_dp_bound():
+@pytest.mark.parametrize("kernel", ["numba's loop", "the AVX2 row"])
+def test_dp_from_a_float32_estimate_needs_the_dp_bound(kernel):
     """The float32-seeded dp loop (A's and B's without AVX-512, but on `DIVIDER_CPUS`; the GPUs'
-    route too), compiled here whatever the host: at eps = 1e-30, which float64's range alone
-    would allow, r^2 = eps^2 flushes to a float32 zero and the accelerations are NaN; 2 % above
-    `least_softening("dp")` they match the float64 reference. Found on a Zen 1 (AVX2), where A
-    and B took eps = 1.8e-103 and gave NaN at the first step."""
-    loop = njit(fastmath=True, error_model="numpy")(kernels._pairwise_source(
-        np.float64, *map(kernels._device_function, (kernels._separation, kernels._inverse_cube_dp, kernels._times))))
+    route too) and the AVX2 row (half its lanes), compiled here whatever the host: at eps = 1e-30,
+    which float64's range alone would allow, r^2 = eps^2 flushes to a float32 zero and the
+    accelerations are NaN; 2 % above `least_softening("dp")` they match the float64 reference.
+    Found on a Zen 1 (AVX2), where A and B took eps = 1.8e-103 and gave NaN at the first step."""
+    if kernel == "the AVX2 row":
+        source = kernels._pairwise_words_source(avx2.pairwise_row("dp"))
+    else:
+        source = kernels._pairwise_source(np.float64, *map(kernels._device_function, (
+            kernels._separation, kernels._inverse_cube_dp, kernels._times)))
+    loop = njit(fastmath=True, error_model="numpy")(source)
     x = make_cluster(16, seed=1).x
     for eps, finite in ((1e-30, False), (1.02 * least_softening("dp") / 1.001, True)):
         a = np.zeros((3, 16))

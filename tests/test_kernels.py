@@ -59,7 +59,8 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
 def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, cpu, seed):
     """By default dp's r^-3 without AVX-512 comes from the divider on the CPUs of `DIVIDER_CPUS`
     (named as numba compiles for them: NUMBA_CPU_NAME, else the host), from the float32 seed
-    elsewhere; an explicit `dp_seed` wins. The loop each route compiles to is checked in
+    elsewhere; an explicit `dp_seed` wins (numba's loop: where `AVX2_ROW_CPUS` gives dp the AVX2
+    row, A's kernel is that). The loop each route compiles to is checked in
     `test_the_dp_sqrt_route_divides_where_the_seed_route_estimates`."""
     import llvmlite.binding as llvm
     from nbsymple_versions.serial import avx512, kernels
@@ -68,7 +69,8 @@ def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, 
         seed = llvm.get_host_cpu_name() not in kernels.DIVIDER_CPUS
     assert kernels.CpuKernels(parallel=False).dp_seed is seed and kernels.CpuKernels(parallel=True).dp_seed is seed
     if not avx512.available():                  # an AVX-512 host's dp kernel is the IR row either way
-        cells = [c.cell_contents for c in kernels.CpuKernels(parallel=False).pairwise["dp"].py_func.__closure__]
+        loop = kernels.CpuKernels(parallel=False, rows=()).pairwise["dp"]     # numba's loop, not the AVX2 row
+        cells = [c.cell_contents for c in loop.py_func.__closure__]
         cube = next(c.py_func for c in cells if getattr(c, "py_func", None) in (
             kernels._inverse_cube_dp, kernels._inverse_cube_dp_sqrt))
         assert cube is (kernels._inverse_cube_dp if seed else kernels._inverse_cube_dp_sqrt)

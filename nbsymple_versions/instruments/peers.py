@@ -280,9 +280,10 @@ def shape_candidates() -> list[Candidate]:
     with its products apart from their additions (`serial.kernels.CpuKernels(fused=False)`);
     sp's and dsp's two kernels, `A-row` (the AVX2 row, `rows=("sp", "dsp")`) and `A-loop`
     (numba's loop, `rows=()`), one of which is A's (`AVX2_ROW_CPUS`); dp's two routes to r^-3
-    without AVX-512, `A-dp-seed` (a float32 estimate, `dp_seed=True`) and `A-dp-sqrt` (a float64
-    square root and a division, `dp_seed=False`), one of which is A's (`DIVIDER_CPUS`; an
-    AVX-512 host's dp row is A's and both's)."""
+    without AVX-512, numba's loop with `A-dp-seed` (a float32 estimate, `dp_seed=True`) or
+    `A-dp-sqrt` (a float64 square root and a division, `dp_seed=False`), and `A-dp-row` (the AVX2
+    row, half its lanes each way, `rows=("dp",)`), one of which is A's (`AVX2_ROW_CPUS`, else
+    `DIVIDER_CPUS`; an AVX-512 host's dp row is A's and all three's)."""
     return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False, rows=()),
                       note="A, products apart from their additions (no FMA in r2 and the sums)")
             for precision in PRECISIONS] + [
@@ -290,10 +291,12 @@ def shape_candidates() -> list[Candidate]:
         for name, rows, note in (("A-row", ("sp", "dsp"), "A, the AVX2 row: raw estimate, one step on r^-3"),
                                  ("A-loop", (), "A, numba's loop: LLVM's Newton step on 1/r"))
         for precision in ("sp", "dsp")] + [
-        Candidate("A-dp-seed", "dp", _shape_builder("dp", dp_seed=True),
+        Candidate("A-dp-seed", "dp", _shape_builder("dp", dp_seed=True, rows=()),
                   note="A, r^-3 from a float32 estimate and a float64 third-order step"),
-        Candidate("A-dp-sqrt", "dp", _shape_builder("dp", dp_seed=False),
-                  note="A, r^-3 from a float64 square root and a division (no float32 seed)")]
+        Candidate("A-dp-sqrt", "dp", _shape_builder("dp", dp_seed=False, rows=()),
+                  note="A, r^-3 from a float64 square root and a division (no float32 seed)"),
+        Candidate("A-dp-row", "dp", _shape_builder("dp", rows=("dp",)),
+                  note="A, the AVX2 row: half the lanes through the divider, half a float32 estimate and a series")]
 
 
 def gpu_candidates(warp_device: str = "cuda") -> list[Candidate]:
@@ -506,8 +509,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=whole_number_argument(0), default=1, help="random seed of the bodies (default 1)")
     p.add_argument("--only", nargs="+", default=None,
-                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed and "
-                        "A-dp-sqrt, A's kernel shapes, run only when named)")
+                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed, "
+                        "A-dp-sqrt and A-dp-row, A's kernel shapes, run only when named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")

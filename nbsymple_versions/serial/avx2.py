@@ -1,5 +1,6 @@
-"""Version A's sp and dsp pairwise rows on AVX2: one target against all sources, written in LLVM
-IR on `<8 x float>`, r^-3 from the raw reciprocal-square-root estimate and one step on r^-3.
+"""Version A's pairwise rows on AVX2: one target against all sources, written in LLVM IR. sp and
+dsp on `<8 x float>`, r^-3 from the raw reciprocal-square-root estimate and one step on r^-3; dp
+on `<8 x double>`, half its lanes through the divider and half through a float32 estimate.
 
 numba's `1/sqrt` under fastmath is LLVM's estimate plus its Newton step on 1/r, and r^-3 is then
 two more multiplies. From the raw estimate s (`vrsqrtps`, relative error below 1.5 2^-12), with
@@ -26,6 +27,17 @@ dsp's separation (hi_j - hi_i) + (lo_j - lo_i) is three IR instructions without 
 flags, so LLVM keeps it as written. The sources past the last full vector are read with masked
 loads: padding lanes get mass 0 and the target's own position (a zero separation), so they add
 exactly 0 (eps > 0).
+
+dp's row takes 8 sources a trip (two 256-bit halves) and r^-3 two ways at once. Lanes 0-3: the
+divider, m / (r2 sqrt(r2)) (`vsqrtpd`, `vdivpd`, each correctly rounded). Lanes 4-7: r2 to
+float32, the raw `vrsqrtps`, back to float64, and the series of (1 - e)^(-3/2) to e^5
+(`ir_row.series`: |e| < 7.4e-4, the first term left out below 5e-19). Alone, the divider's route
+waits on the divider (two 256-bit operations per 4 interactions) and the estimate's route on its
+chain (two conversions, the estimate, five FMAs), which the core overlaps only in part; half the
+lanes each way keeps the divider and the FMA pipes busy together. Both halves add into the same
+4-lane sums. Like numba's float32-seeded loop, it needs r2 in float32's range
+(`simulation.least_softening`). On a Zen 4 running znver3 code: 1.29x the divider's route, about
+2.7 cycles per interaction (docs/how_fast.md).
 
 `pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
 `avx512.py`'s row is (both on `ir_row.py`'s skeleton). The kernels take it only on the CPUs of
@@ -59,16 +71,33 @@ def _constant(value: float) -> str:
     return "<" + ", ".join([f"float {_hex(value)}"] * 8) + ">"
 
 
+_D = "<8 x double>"
+_D_FMA = f"{_D} @llvm.fma.v8f64"
+_H = "<4 x double>"          # half of dp's vector: one 256-bit register
+_H_FMA = f"{_H} @llvm.fma.v4f64"
+_HALVES = ("<4 x i32> <i32 0, i32 1, i32 2, i32 3>", "<4 x i32> <i32 4, i32 5, i32 6, i32 7>")
+DP_SERIES_TERMS = 5          # vrsqrtps's estimate: |e| < 7.4e-4, first term left out 2.9 e^6 < 5e-19
+
+
+def _double(value: float) -> str:
+    """A 4-lane float64 constant (half of dp's vector), in LLVM's exact hexadecimal form."""
+    return "<" + ", ".join([f"double 0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"] * 4) + ">"
+
+
 def row_name(precision: str) -> str:
     return f"nbsymple_pairwise_{precision}_row_avx2"
 
 
-def _load(tag: str, name: str, mask: str | None, padding: str) -> list[str]:
-    lines = [f"  %p{name}.{tag} = getelementptr inbounds float, ptr %{name}, i64 %j.{tag}"]
+def _load(tag: str, name: str, mask: str | None, padding: str, scalar: str = "float") -> list[str]:
+    """%<name>.<tag>: 8 words of row %<name> from %j.<tag> (masked where `mask`: `padding` in the
+    other lanes)."""
+    vector, size = f"<8 x {scalar}>", 4 if scalar == "float" else 8
+    lines = [f"  %p{name}.{tag} = getelementptr inbounds {scalar}, ptr %{name}, i64 %j.{tag}"]
     if mask is None:
-        return lines + [f"  %{name}.{tag} = load {_V}, ptr %p{name}.{tag}, align 4"]
-    return lines + [f"  %{name}.{tag} = call {_V} @llvm.masked.load.v8f32.p0(ptr align 4 %p{name}.{tag}, "
-                    f"<8 x i1> {mask}, {_V} {padding})"]
+        return lines + [f"  %{name}.{tag} = load {vector}, ptr %p{name}.{tag}, align {size}"]
+    suffix = "v8f32" if scalar == "float" else "v8f64"
+    return lines + [f"  %{name}.{tag} = call {vector} @llvm.masked.load.{suffix}.p0(ptr align {size} "
+                    f"%p{name}.{tag}, <8 x i1> {mask}, {vector} {padding})"]
 
 
 def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
@@ -87,9 +116,7 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
             lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}")
     lines += _load(tag, "m", mask, "zeroinitializer")
     lines += [
-        f"  %r2c.{tag} = call {_FMA}({_V} %dz.{tag}, {_V} %dz.{tag}, {_V} %eps8)",
-        f"  %r2b.{tag} = call {_FMA}({_V} %dy.{tag}, {_V} %dy.{tag}, {_V} %r2c.{tag})",
-        f"  %r2.{tag} = call {_FMA}({_V} %dx.{tag}, {_V} %dx.{tag}, {_V} %r2b.{tag})",
+        *ir_row.squared_distance(_V, _FMA, tag),
         f"  %s.{tag} = call {_V} @llvm.x86.avx.rsqrt.ps.256({_V} %r2.{tag})",
         f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
         f"  %c.{tag} = call {_FMA}({_V} %r2.{tag}, {_V} %s2.{tag}, {_V} {_constant(-STEP)})",
@@ -100,25 +127,64 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
     return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag))
 
 
-def row_ir(precision: str) -> str:
-    """The LLVM IR module of the `precision` ("sp" or "dsp") row: `{float, float, float}
-    <row_name>(x*, y*, z*, xl*, yl*, zl*, m*, n, xi, yi, zi, xli, yli, zli, eps2)`, the sums over
-    sources j < n of m_j (x_j - x_i) r^-3 (sp reads no low words; the loops: `ir_row`)."""
-    dsp = precision == "dsp"
-    rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
-    body = [f"define {{float, float, float}} @{row_name(precision)}({rows}, i64 %n, float %xi, float %yi, "
-            "float %zi, float %xli, float %yli, float %zli, float %eps2) #0 {", "entry:"]
-    for name in ("xi", "yi", "zi", "xli", "yli", "zli", "eps"):
-        body += ir_row.splat(_V, "float", f"{name}8", "eps2" if name == "eps" else name)
-    body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, dsp), unrolled=False)
-    body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
-    body += [
-        f"declare {_FMA}({_V}, {_V}, {_V})",
-        f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
-        f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})",
-        'attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }',
-        *ir_row.NOT_UNROLLED,
+def _dp_interactions(tag: str, mask: str | None) -> str:
+    """dp's body for one vector of 8 sources at index %j: loads (masked where `mask`), the forces
+    added to the accumulators %ax.in.<tag>.. into %ax.<tag>..: lanes 0-3 through the divider,
+    lanes 4-7 through the float32 estimate and the series (see the module)."""
+    lines = []
+    for axis in "xyz":
+        lines += _load(tag, axis, mask, f"%{axis}i8", "double")
+        lines.append(f"  %d{axis}.{tag} = fsub {_D} %{axis}i8, %{axis}.{tag}")
+    lines += _load(tag, "m", mask, "zeroinitializer", "double")
+    lines += [
+        *ir_row.squared_distance(_D, _D_FMA, tag),
+        *(f"  %{v}{k}.{tag} = shufflevector {_D} %{v}.{tag}, {_D} undef, {_HALVES[k]}"
+          for v in ("r2", "m", "dx", "dy", "dz") for k in (0, 1)),
+        f"  %root.{tag} = call {_H} @llvm.sqrt.v4f64({_H} %r20.{tag})",
+        f"  %r3.{tag} = fmul {_H} %r20.{tag}, %root.{tag}",
+        f"  %f0.{tag} = fdiv {_H} %m0.{tag}, %r3.{tag}",
+        f"  %r2f.{tag} = fptrunc {_H} %r21.{tag} to <4 x float>",
+        f"  %sf.{tag} = call <4 x float> @llvm.x86.sse.rsqrt.ps(<4 x float> %r2f.{tag})",
+        f"  %s.{tag} = fpext <4 x float> %sf.{tag} to {_H}",
+        f"  %s2.{tag} = fmul {_H} %s.{tag}, %s.{tag}",
+        f"  %nr2.{tag} = fneg {_H} %r21.{tag}",
+        f"  %e.{tag} = call {_H_FMA}({_H} %nr2.{tag}, {_H} %s2.{tag}, {_H} {_double(1.0)})",
+        *ir_row.series(_H, _H_FMA, tag, _double, DP_SERIES_TERMS),
+        f"  %s3.{tag} = fmul {_H} %s2.{tag}, %s.{tag}",
+        f"  %ms3.{tag} = fmul {_H} %m1.{tag}, %s3.{tag}",
+        f"  %f1.{tag} = fmul {_H} %ms3.{tag}, %p.{tag}",
     ]
+    for k, (start, end) in enumerate((("in.", "half."), ("half.", ""))):   # both halves into one 4-lane sum
+        lines += [f"  %nf{k}.{tag} = fneg {_H} %f{k}.{tag}"]                   # -f: the separations are x_i - x_j
+        lines += [f"  %a{a}.{end}{tag} = call {_H_FMA}({_H} %nf{k}.{tag}, {_H} %d{a}{k}.{tag}, {_H} %a{a}.{start}{tag})"
+                  for a in "xyz"]
+    return "\n".join(lines)
+
+
+def row_ir(precision: str) -> str:
+    """The LLVM IR module of the `precision` row: `{s, s, s} <row_name>(x*, y*, z*, xl*, yl*, zl*,
+    m*, n, xi, yi, zi, xli, yli, zli, eps2)` with s float (sp, dsp) or double (dp), the sums over
+    sources j < n of m_j (x_j - x_i) r^-3 (sp and dp read no low words; the loops: `ir_row`)."""
+    scalar = "double" if precision == "dp" else "float"
+    vector = f"<8 x {scalar}>"
+    rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
+    values = ", ".join(f"{scalar} %{v}" for v in ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
+    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{row_name(precision)}({rows}, i64 %n, {values}) #0 {{",
+            "entry:"]
+    for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",):
+        body += ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)
+    if precision == "dp":
+        body += ir_row.loops(_H, _dp_interactions, unrolled=False)     # 8 sources a trip, sums in 4 lanes
+        body += ir_row.returned(_H, "double", "v4f64")
+        body += [f"declare {_D_FMA}({_D}, {_D}, {_D})", f"declare {_H_FMA}({_H}, {_H}, {_H})",
+                 f"declare {_H} @llvm.sqrt.v4f64({_H})", "declare <4 x float> @llvm.x86.sse.rsqrt.ps(<4 x float>)",
+                 f"declare {_D} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_D})"]
+    else:
+        body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, precision == "dsp"), unrolled=False)
+        body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
+        body += [f"declare {_FMA}({_V}, {_V}, {_V})", f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
+                 f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})"]
+    body += ['attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }', *ir_row.NOT_UNROLLED]
     return "\n".join(body) + "\n"
 
 
@@ -141,15 +207,17 @@ def available() -> bool:
 @lru_cache(maxsize=None)
 def pairwise_row(precision: str):
     """A numba intrinsic `row(x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2)` ->
-    (sum_j m_j dx r^-3, ... dy ..., ... dz ...) over sources j < n for one target: contiguous
-    float32 rows (the low words: dsp's, read by dsp only), float32 scalars, eps2 > 0."""
+    (sum_j m_j dx r^-3, ... dy ..., ... dz ...) over sources j < n for one target: contiguous rows
+    and scalars of float32 (sp, dsp) or float64 (dp), the low words dsp's (read by dsp only),
+    eps2 > 0."""
+    dtype, scalar = (types.float64, ir.DoubleType()) if precision == "dp" else (types.float32, ir.FloatType())
 
     @intrinsic
     def row(typingctx, x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2):
         arrays, scalars = (x, y, z, xl, yl, zl, m), (xi, yi, zi, xli, yli, zli, eps2)
-        if not all(ir_row.contiguous(a, types.float32) for a in arrays) or not isinstance(n, types.Integer) \
-                or any(s != types.float32 for s in scalars):
+        if not all(ir_row.contiguous(a, dtype) for a in arrays) or not isinstance(n, types.Integer) \
+                or any(s != dtype for s in scalars):
             return None
-        signature = types.UniTuple(types.float32, 3)(*arrays, n, *scalars)
-        return signature, ir_row.call_row(row_name(precision), row_ir(precision), 7, ir.FloatType())
+        signature = types.UniTuple(dtype, 3)(*arrays, n, *scalars)
+        return signature, ir_row.call_row(row_name(precision), row_ir(precision), 7, scalar)
     return row

@@ -30,9 +30,6 @@ from numba.core.extending import intrinsic
 
 from . import ir_row
 
-# (1 - e)^(-3/2) = 1 + C1 e + C2 e^2 + C3 e^3 + C4 e^4: 3/2, 15/8, 35/16, 315/128 (exact in binary)
-_SERIES = (1.5, 1.875, 2.1875, 2.4609375)
-
 _V = "<8 x double>"
 _FMA = f"{_V} @llvm.fma.v8f64"
 
@@ -72,22 +69,16 @@ def _interactions(tag: str, mask: str | None, error: float | None) -> str:
         else:
             lines.append(f"  %{name}.{tag} = call {_V} @llvm.masked.load.v8f64.p0(ptr align 8 %p{name}.{tag}, "
                          f"<8 x i1> {mask}, {_V} {target})")
-    c1, c2, c3, c4 = (_constant(c) for c in _SERIES)
     lines += [
         f"  %dx.{tag} = fsub {_V} %x.{tag}, %xi8",
         f"  %dy.{tag} = fsub {_V} %y.{tag}, %yi8",
         f"  %dz.{tag} = fsub {_V} %z.{tag}, %zi8",
-        f"  %r2c.{tag} = call {_FMA}({_V} %dz.{tag}, {_V} %dz.{tag}, {_V} %eps8)",
-        f"  %r2b.{tag} = call {_FMA}({_V} %dy.{tag}, {_V} %dy.{tag}, {_V} %r2c.{tag})",
-        f"  %r2.{tag} = call {_FMA}({_V} %dx.{tag}, {_V} %dx.{tag}, {_V} %r2b.{tag})",
+        *ir_row.squared_distance(_V, _FMA, tag),
         _seed(tag, error),
         f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
         f"  %nr2.{tag} = fneg {_V} %r2.{tag}",
         f"  %e.{tag} = call {_FMA}({_V} %nr2.{tag}, {_V} %s2.{tag}, {_V} {_constant(1.0)})",
-        f"  %p3.{tag} = call {_FMA}({_V} %e.{tag}, {_V} {c4}, {_V} {c3})",
-        f"  %p2.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p3.{tag}, {_V} {c2})",
-        f"  %p1.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p2.{tag}, {_V} {c1})",
-        f"  %p.{tag} = call {_FMA}({_V} %e.{tag}, {_V} %p1.{tag}, {_V} {_constant(1.0)})",
+        *ir_row.series(_V, _FMA, tag, _constant, 4),
         f"  %s3.{tag} = fmul {_V} %s2.{tag}, %s.{tag}",
         f"  %ms3.{tag} = fmul {_V} %m.{tag}, %s3.{tag}",
         f"  %f.{tag} = fmul {_V} %ms3.{tag}, %p.{tag}",

@@ -22,6 +22,32 @@ def splat(vector: str, scalar_type: str, name: str, scalar: str) -> list[str]:
             f"  %{name} = shufflevector {vector} %{name}.0, {vector} undef, <{LANES} x i32> zeroinitializer"]
 
 
+# (1 - e)^(-3/2) = 1 + C1 e + C2 e^2 + ...: 3/2, 15/8, 35/16, 315/128, 693/256 (exact in binary)
+INVERSE_CUBE_SERIES = (1.5, 1.875, 2.1875, 2.4609375, 2.70703125)
+
+
+def series(vector: str, fma: str, tag: str, constant, terms: int) -> list[str]:
+    """%p.<tag> = 1 + C1 e + ... + C<terms> e^terms (`INVERSE_CUBE_SERIES`) from %e.<tag>, in
+    Horner's form: `terms` FMAs on `vector` (`fma`: the intrinsic's return type and name;
+    `constant(value)`: a constant of that type). r^-3 = s^3 times it, for an estimate s of 1/r with
+    e = 1 - r2 s^2."""
+    lines, inner = [], constant(INVERSE_CUBE_SERIES[terms - 1])
+    for k in range(terms - 1, -1, -1):
+        name = f"%p{k or ''}.{tag}"
+        addend = constant(INVERSE_CUBE_SERIES[k - 1] if k else 1.0)
+        lines.append(f"  {name} = call {fma}({vector} %e.{tag}, {vector} {inner}, {vector} {addend})")
+        inner = name
+    return lines
+
+
+def squared_distance(vector: str, fma: str, tag: str) -> list[str]:
+    """%r2.<tag> = dx^2 + dy^2 + dz^2 + eps^2 from %dx.<tag>, %dy.<tag>, %dz.<tag> and %eps8, in
+    three FMAs (`fma`: the intrinsic's return type and name)."""
+    return [f"  %r2c.{tag} = call {fma}({vector} %dz.{tag}, {vector} %dz.{tag}, {vector} %eps8)",
+            f"  %r2b.{tag} = call {fma}({vector} %dy.{tag}, {vector} %dy.{tag}, {vector} %r2c.{tag})",
+            f"  %r2.{tag} = call {fma}({vector} %dx.{tag}, {vector} %dx.{tag}, {vector} %r2b.{tag})"]
+
+
 def accumulated(vector: str, fma: str, tag: str) -> list[str]:
     """The sums of one vector: %a?.<tag> = %f.<tag> %d?.<tag> + %a?.in.<tag>, as FMAs (`fma`: the
     intrinsic's return type and name)."""

@@ -26,7 +26,9 @@ lanes (it only reorders the sum over sources).
   reference as an exact 1/sqrt; ~1.4x faster). The float32 seed requires r2 in float32 range
   (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `position_problem` keep it.
   On the CPUs of `DIVIDER_CPUS` (measured: a float64 square root and a division there beat the
-  seed's chain, which the core cannot overlap) r^-3 = 1 / (r2 sqrt(r2)) instead.
+  seed's chain, which the core cannot overlap) r^-3 = 1 / (r2 sqrt(r2)) instead, and on those
+  `AVX2_ROW_CPUS` gives dp the loop over sources is `avx2.pairwise_row("dp")`, LLVM IR that takes
+  half its lanes each way, so that the divider and the FMA pipes work at once.
 - dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
   separation (hi_j - hi_i) + (lo_j - lo_i) is emitted by `ds_diff`, an intrinsic whose three
   instructions carry the fastmath flags without `reassoc` (`FASTMATH_NO_REASSOC`); numba's
@@ -163,8 +165,8 @@ def _pairwise_rows_source(row):
 
 
 def _pairwise_words_source(row):
-    """The sp or dsp pairwise kernel on the AVX2 row (`avx2.pairwise_row`): `row` sums one
-    target's interactions with all sources; the arguments are `_pairwise_source`'s."""
+    """A pairwise kernel on the AVX2 row (`avx2.pairwise_row`): `row` sums one target's
+    interactions with all sources; the arguments are `_pairwise_source`'s."""
     def pairwise(x, y, z, xl, yl, zl, m, eps2, start, ax, ay, az):
         n = x.shape[0]
         for t in prange(ax.shape[0]):   # targets start .. start + len(ax), sources all n
@@ -255,12 +257,13 @@ DIVIDER_CPUS = frozenset({
 })
 
 
-# the float32 precisions that take the AVX2 row (`avx2.py`: the raw estimate and one step on
-# r^-3) instead of numba's loop, by the LLVM name of the CPU numba compiles for, where `peers
-# --only A-row A-loop` measured it faster on a quiet machine (docs/how_fast.md)
+# the precisions that take the AVX2 row (`avx2.py`; sp and dsp: the raw estimate and one step on
+# r^-3; dp: half the lanes through the divider, half a float32 estimate and a series) instead of
+# numba's loop, by the LLVM name of the CPU numba compiles for, where `peers --only A-row A-loop
+# A-dp-row A-dp-seed A-dp-sqrt` measured it faster on a quiet machine (docs/how_fast.md)
 AVX2_ROW_CPUS = {
     "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.96-0.99x, kept on the loop
-    "znver3": ("sp", "dsp"),  # a Zen 4 running code compiled for znver3 (AVX2), N = 16384: sp 1.33x, dsp 1.37x
+    "znver3": ("sp", "dp", "dsp"),  # a Zen 4 running znver3 code, N = 16384: sp 1.33x, dsp 1.37x, dp 1.29x the divider
 }
 
 
@@ -289,16 +292,18 @@ class CpuKernels:
     taken where the CPU compiled for is one of `DIVIDER_CPUS`. `peers` times both routes as
     `A-dp-seed` and `A-dp-sqrt`.
 
-    `rows` names the float32 precisions ("sp", "dsp") whose kernel is the AVX2 row
+    `rows` names the precisions ("sp", "dp", "dsp") whose kernel is the AVX2 row
     (`avx2.pairwise_row`) instead of numba's loop, where the CPU compiled for runs it
-    (`avx2.available()`); by default (None) those `AVX2_ROW_CPUS` gives for that CPU. `peers`
-    times both as `A-row` and `A-loop`."""
+    (`avx2.available()`; dp's only without AVX-512, whose own row it keeps); by default (None)
+    those `AVX2_ROW_CPUS` gives for that CPU. `peers` times sp's and dsp's as `A-row` and `A-loop`,
+    dp's row as `A-dp-row`."""
 
     def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None,
                  rows: tuple[str, ...] | None = None):
         dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
         rows = AVX2_ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
-        rows = tuple(p for p in ("sp", "dsp") if p in rows) if rows and avx2.available() else ()
+        rows = tuple(p for p in ("sp", "dp", "dsp") if p in rows and not (p == "dp" and avx512.available())) \
+            if rows and avx2.available() else ()
         self.parallel, self.fused, self.dp_seed, self.rows = parallel, fused, dp_seed, rows
         shape = ("" if fused else " unfused") + ("" if dp_seed else " sqrt")
 
@@ -308,18 +313,16 @@ class CpuKernels:
         cube_dp = _device_function(_inverse_cube_dp if dp_seed else _inverse_cube_dp_sqrt)
         separation = _device_function(_separation)
         times = _device_function(_times) if fused else product_apart
-        def float32(precision, words):
+        def pairwise(precision, ftype, words, cube):
             if precision in rows:
                 return jit(f"pairwise {precision} avx2 row", FASTMATH_ALL, _pairwise_words_source(
                     avx2.pairwise_row(precision)))
-            return jit(f"pairwise {precision}{shape}", FASTMATH_ALL,
-                       _pairwise_source(np.float32, words, cube_sp, times))
-        self.pairwise = {
-            "sp": float32("sp", separation),
-            "dp": jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row)
-                      if avx512.available() else _pairwise_source(np.float64, separation, cube_dp, times)),
-            "dsp": float32("dsp", ds_diff),
-        }
+            if precision == "dp" and avx512.available():
+                return jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row))
+            return jit(f"pairwise {precision}{shape}", FASTMATH_ALL, _pairwise_source(ftype, words, cube, times))
+        self.pairwise = {"sp": pairwise("sp", np.float32, separation, cube_sp),
+                         "dp": pairwise("dp", np.float64, separation, cube_dp),
+                         "dsp": pairwise("dsp", np.float32, ds_diff, cube_sp)}
         self.galactic = jit("galactic", False, _galactic_source(njit(as91_acceleration)))
         self.axpy = jit("axpy", FASTMATH_ALL, _axpy)
 

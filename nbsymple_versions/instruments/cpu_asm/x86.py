@@ -127,10 +127,11 @@ class Loop:
     def root_lanes(self) -> int:
         """Interactions per iteration of a pairwise loop, one root each: the lanes of its reciprocal
         square root estimates (of float64 for a `pd`/`sd` one, AVX-512's `vrsqrt14pd`, else of
-        float32), or, in a loop without them (dp's divider route), of its square roots."""
+        float32) and of its square roots (dp's divider route has only these; the AVX2 dp row takes
+        half its lanes each way)."""
         def lanes(wanted):
             return sum(i.lanes(64 if i.mnemonic.endswith(("pd", "sd")) else 32) for i in self.body if wanted(i))
-        return lanes(lambda i: classify(i) == "rsqrt") or lanes(lambda i: i.mnemonic.startswith("vsqrt"))
+        return lanes(lambda i: classify(i) == "rsqrt") + lanes(lambda i: i.mnemonic.startswith("vsqrt"))
 
     def elements(self, element_bytes: int) -> int:
         """Array elements of `element_bytes` advanced per iteration, from the induction variable:
