@@ -1,4 +1,4 @@
-"""The skeleton both LLVM IR rows share (`avx512.py`: dp on AVX-512; `avx2.py`: sp and dsp on
+"""The skeleton the LLVM IR rows share (`avx512.py`: dp on AVX-512; `avx2.py`: sp, dsp and dp on
 AVX2): one target against all n sources, 8 lanes a vector, the full vectors in a loop, the last
 n mod 8 sources once with masked loads, the three sums reduced and returned as a struct.
 
@@ -61,7 +61,8 @@ NOT_UNROLLED = ['!90 = distinct !{!90, !91}', '!91 = !{!"llvm.loop.unroll.disabl
 
 def loops(vector: str, interactions, unrolled: bool = True) -> list[str]:
     """The blocks after `entry`'s set-up, ending in block `done` with the summed vectors %ax.v,
-    %ay.v, %az.v: `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
+    %ay.v, %az.v (of type `vector`, which may hold fewer lanes than the 8 sources a trip reads):
+    `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
     `unrolled=False` asks LLVM to keep one vector per trip (the module ends with `NOT_UNROLLED`):
     where one body already holds most of the registers, a second copy spills them."""
     lanes = ", ".join(f"i64 {k}" for k in range(LANES))
