@@ -129,8 +129,8 @@ def test_a_fixed_target_is_compiled_once_then_loaded(folder, monkeypatch):
     first = toolchain.compile_targets(("haswell",))
     started = []
     real = toolchain._compile_in_children
-    monkeypatch.setattr(toolchain, "_compile_in_children", lambda targets: started.append(list(targets)) or
-                        real(targets))
+    monkeypatch.setattr(toolchain, "_compile_in_children", lambda targets, host_cpu=None: started.append(
+        list(targets)) or real(targets, host_cpu))
     again = toolchain.compile_targets(("host", "haswell"))
     assert started == [["host"]]
     assert again["haswell"] == first["haswell"] and again["haswell"][0] == "haswell"

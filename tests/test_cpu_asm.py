@@ -367,6 +367,19 @@ def test_the_frequency_chain_is_one_rotate_and_one_add_per_step():
     assert frequency.CHAIN_CYCLES == 2
 
 
+def test_the_host_target_compiles_as_the_code_timed_where_asked(monkeypatch):
+    """`peers --bound` after AVX2 code timed on another core: the host's child compiles for the CPU
+    the caller named (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES, and no other NUMBA_ setting), a fixed
+    target for its own whatever is asked, and the host for its own where nothing is."""
+    monkeypatch.setenv("NUMBA_OPT", "0")
+    timed = {"NUMBA_CPU_NAME": "znver3", "NUMBA_CPU_FEATURES": "", "NUMBA_OPT": "1"}
+    host = toolchain.environment(toolchain.HOST, timed)
+    assert {k: v for k, v in host.items() if k.startswith("NUMBA_")} == {"NUMBA_CPU_NAME": "znver3",
+                                                                        "NUMBA_CPU_FEATURES": ""}
+    assert not [k for k in toolchain.environment(toolchain.HOST) if k.startswith("NUMBA_")]
+    assert toolchain.environment("haswell", timed)["NUMBA_CPU_NAME"] == "haswell"
+
+
 def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, capsys):
     """`python -m nbsymple_versions.instruments.peers` ends with A's measured cycles per interaction (clock /
     rate) beside cpu-asm's bound for the host and the share of it reached; `--no-bound` leaves
@@ -392,16 +405,18 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
         text = peers.bound_table(timed, [count], 3e9)
         assert next(ln for ln in text.splitlines() if ln.startswith("| dp |")) == expected, text
         assert "| B" not in text and f"host CPU {c.cpu}" in text and "3.00 GHz" in text
-    monkeypatch.setattr(cpu_asm, "count_all", lambda targets: host)
+    compiled_as = []
+    monkeypatch.setattr(cpu_asm, "count_all", lambda targets, host_cpu=None: compiled_as.append(host_cpu) or host)
     monkeypatch.setattr(frequency, "core_frequency_hz", lambda: 3e9)
     assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "Version A against its pipe bound" in out and "| dp | 64 |" in out
-    monkeypatch.setattr(numba.config, "CPU_NAME", "haswell")    # AVX2 code timed here: not the loops counted
+    assert "Version A against its pipe bound" in out and "| dp | 64 |" in out and f"host CPU {c.cpu}" in out
+    monkeypatch.setattr(numba.config, "CPU_NAME", "haswell")    # AVX2 code timed here: its loops counted
     monkeypatch.setattr(numba.config, "CPU_FEATURES", "+avx2")   # (another CPU even on a Haswell host)
     assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "Version A against its pipe bound" not in out
-    assert "No pipe bound" in out and "NUMBA_CPU_NAME=haswell, NUMBA_CPU_FEATURES=+avx2" in out
+    assert compiled_as == [None, {"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": "+avx2"}]
+    assert "Version A against its pipe bound" in out and "| dp | 64 |" in out
+    assert "compiled for another CPU (NUMBA_CPU_NAME=haswell, NUMBA_CPU_FEATURES=+avx2" in out
     assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet", "--no-bound"]) == 0
     assert "pipe bound" not in capsys.readouterr().out

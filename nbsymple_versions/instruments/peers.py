@@ -405,15 +405,19 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def bound_table(rows: list[Row], counts, frequency_hz: float) -> str:
+def bound_table(rows: list[Row], counts, frequency_hz: float, another: str | None = None) -> str:
     """Version A's rows (one core) against the pipe bound `nbsymple cpu-asm` predicts for this
     CPU (`counts`: its host rows): measured cycles per interaction = clock / rate, and the share
     of the bound reached = predicted cycles / measured cycles. No share where the hardware
     contradicts the bound (A faster than it by more than 10 %); where A is more than 10 % slower,
-    the last column says what the bound leaves out, from the loop as compiled replayed in L1."""
+    the last column says what the bound leaves out, from the loop as compiled replayed in L1.
+    `another`: the rows ran code compiled for another CPU (`compiled_for_another_cpu`), and
+    `counts` are of that code, its classes' costs measured on this core."""
     predicted = {c.precision: c for c in counts if c.kernel == "pairwise"}
-    lines = [f"Version A against its pipe bound (`nbsymple cpu-asm`, host CPU "
-             f"{next(iter(predicted.values())).cpu if predicted else 'unknown'}; core clock "
+    cpu = next(iter(predicted.values())).cpu if predicted else "unknown"
+    counted = (f"the code A ran, compiled for another CPU ({another}), its classes' costs measured on this core"
+               if another else f"host CPU {cpu}")
+    lines = [f"Version A against its pipe bound (`nbsymple cpu-asm`, {counted}; core clock "
              f"{frequency_hz / 1e9:.2f} GHz, measured by `cpu_asm.frequency`):", "",
              "| precision | N | cycles per interaction, measured | loop as compiled, in L1 | bound (cpu-asm) "
              "| bounded by | costs | share of the bound | not explained by the bound |",
@@ -475,19 +479,21 @@ def compiled_for_another_cpu() -> str | None:
 
 
 def _pipe_bound(rows: list[Row]) -> str | None:
-    """`bound_table` for this machine, or None where no A row was timed or the CPU is not x86; a
-    sentence instead where the rows ran code compiled for another CPU than the one counted."""
+    """`bound_table` for this machine, or None where no A row was timed or the CPU is not x86.
+    Where the rows ran code compiled for another CPU (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES: AVX2
+    code on an AVX-512 core), the loops counted are that code's, compiled as it was timed."""
     import platform
+
+    import numba
     if platform.machine().lower() not in ("x86_64", "amd64") or not any(
             r.candidate == "A" and r.interactions_per_second > 0 for r in rows):
         return None
-    other = compiled_for_another_cpu()
-    if other:
-        return (f"No pipe bound: A ran code compiled for another CPU ({other}), while `nbsymple cpu-asm` "
-                "counts the loops compiled for this one. The rates above are that code's on this core.")
     from .cpu_asm import HOST, count_all
     from .cpu_asm.frequency import core_frequency_hz
-    text = bound_table(rows, count_all((HOST,)), core_frequency_hz())
+    other = compiled_for_another_cpu()
+    timed = {k: v for k, v in (("NUMBA_CPU_NAME", numba.config.CPU_NAME),
+                               ("NUMBA_CPU_FEATURES", numba.config.CPU_FEATURES)) if v is not None} if other else None
+    text = bound_table(rows, count_all((HOST,), host_cpu=timed), core_frequency_hz(), other)
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > cores:
         text += (f"\n\nTaken under load (1-min load {load:.2f} on {cores} cores): A's rates are wall-time "
@@ -517,7 +523,8 @@ def main(argv=None) -> int:
     p.add_argument("--bound", action=argparse.BooleanOptionalAction, default=True,
                    help="after the table, version A's cycles per interaction against the pipe bound "
                         "`nbsymple cpu-asm` predicts for this CPU, at the measured core clock (x86; "
-                        "compiles the kernels for the host in a child process, about 20 s)")
+                        "compiles the kernels as A ran them in a child process, about 20 s: for the CPU "
+                        "NUMBA_CPU_NAME and NUMBA_CPU_FEATURES name, where they are set)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
     known = candidates() + shape_candidates() + gpu_candidates()

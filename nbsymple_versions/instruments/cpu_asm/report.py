@@ -100,15 +100,17 @@ def explained_by(charge: dict[str, float], cycles: float) -> str:
     return "mix"
 
 
-def count_all(targets=TARGETS, keep: Path | None = None) -> list[KernelCount]:
+def count_all(targets=TARGETS, keep: Path | None = None, host_cpu: dict[str, str] | None = None) -> list[KernelCount]:
     """Compile every kernel for each target (`"host"` and `FIXED_TARGETS`) and count it; with
-    `keep`, write each kernel's assembly as keep/<target>_<kernel>_<precision>.s."""
+    `keep`, write each kernel's assembly as keep/<target>_<kernel>_<precision>.s; with `host_cpu`
+    (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES), the host's as numba compiles for that CPU, replayed on
+    this core."""
     targets = tuple(dict.fromkeys(targets))
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
         raise ValueError(f"unknown target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
     tool = llvm_mca()
-    compiled = compile_targets(targets)
+    compiled = compile_targets(targets, host_cpu)
     measured = _host_replays(compiled[HOST][1]) if HOST in targets else None
     rows = []
     for target in targets:

@@ -61,8 +61,10 @@ def print_assembly() -> None:
     json.dump({"cpu": cpu, "assembly": assembly}, sys.stdout)
 
 
-def environment(target: str) -> dict[str, str]:
-    """The child's environment for `target` (see the module's docstring)."""
+def environment(target: str, host_cpu: dict[str, str] | None = None) -> dict[str, str]:
+    """The child's environment for `target` (see the module's docstring). `host_cpu`: the
+    NUMBA_CPU_NAME and NUMBA_CPU_FEATURES to compile the host target with instead of numba's
+    defaults (the code a caller timed on this core, compiled for another CPU)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
@@ -70,6 +72,8 @@ def environment(target: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
     if target != HOST:
         env.update(NUMBA_CPU_NAME=target, NUMBA_CPU_FEATURES="", NUMBA_OPT="3", NUMBA_DISABLE_INTEL_SVML="1")
+    elif host_cpu:
+        env.update({k: v for k, v in host_cpu.items() if k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")})
     return env
 
 
@@ -83,16 +87,17 @@ def _fixed_key(target: str) -> dict:
             "target": target, "versions": [numba.__version__, llvmlite.__version__], "python": sys.version}
 
 
-def compile_targets(targets) -> dict[str, tuple[str, dict[str, str]]]:
+def compile_targets(targets, host_cpu: dict[str, str] | None = None) -> dict[str, tuple[str, dict[str, str]]]:
     """target -> (LLVM's CPU name, {"<kernel>_<precision>": assembly}). A fixed target is compiled
     once per machine where NUMBA_CACHE_DIR names a folder (`code_cache`); the others, one child per
-    target, side by side. However this ends (an error, a timeout, Ctrl-C, SIGTERM:
-    `entry.Terminated`), no child is left running (`entry.child_process`)."""
+    target, side by side (the host's with `host_cpu`, as `environment` says). However this ends (an
+    error, a timeout, Ctrl-C, SIGTERM: `entry.Terminated`), no child is left running
+    (`entry.child_process`)."""
     with ExitStack() as held:           # the entries' locks, taken in one order by every process
         kept = {t: held.enter_context(code_cache.entry("x86", _fixed_key(t)))
                 for t in FIXED_TARGETS if t in targets}
         missing = [t for t in targets if t not in kept or not _assembly(kept[t].value)]
-        compiled = _compile_in_children(missing)
+        compiled = _compile_in_children(missing, host_cpu)
         for target in missing:
             if target in kept:
                 kept[target].keep(list(compiled[target]))
@@ -105,11 +110,11 @@ def _assembly(value) -> bool:
             and all(isinstance(value[1].get(f"{k}_{p}"), str) for k, p in KERNELS))
 
 
-def _compile_in_children(targets) -> dict[str, tuple[str, dict[str, str]]]:
+def _compile_in_children(targets, host_cpu=None) -> dict[str, tuple[str, dict[str, str]]]:
     command = [sys.executable, "-c", f"from {__name__} import print_assembly; print_assembly()"]
     done = {}
     with ExitStack() as started:
-        children = {t: started.enter_context(child_process(command, env=environment(t), stdout=subprocess.PIPE,
+        children = {t: started.enter_context(child_process(command, env=environment(t, host_cpu), stdout=subprocess.PIPE,
                                                            stderr=subprocess.PIPE, text=True)) for t in targets}
         for target, child in children.items():
             out, err = child.communicate(timeout=600)
