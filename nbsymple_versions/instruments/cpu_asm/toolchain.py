@@ -114,8 +114,9 @@ def _compile_in_children(targets, host_cpu=None) -> dict[str, tuple[str, dict[st
     command = [sys.executable, "-c", f"from {__name__} import print_assembly; print_assembly()"]
     done = {}
     with ExitStack() as started:
-        children = {t: started.enter_context(child_process(command, env=environment(t, host_cpu), stdout=subprocess.PIPE,
-                                                           stderr=subprocess.PIPE, text=True)) for t in targets}
+        children = {t: started.enter_context(child_process(command, env=environment(t, host_cpu),
+                                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                    for t in targets}
         for target, child in children.items():
             out, err = child.communicate(timeout=600)
             if child.returncode != 0:
