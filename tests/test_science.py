@@ -161,6 +161,13 @@ def test_the_dt_test_uses_the_seeds_scatter_and_decides_by_p():
     # every run heated: no dependence seen, but nothing claimed physical
     hot = _seeded({dt: [0.020, 0.022, 0.018] for dt in internal}, {dt: 0.2 for dt in internal})
     assert "not that the share is physical" in "\n".join(dt_series.verdict(hot))
+    # seeds that ended on their step's share (a small N's shares are multiples of 1/N): no scatter
+    # measured, the counting noise instead, and the text says why
+    alike = _seeded({2 ** -8: [0.020, 0.020], 2 ** -9: [0.030, 0.030]}, internal)
+    test = dt_series.share_test(alike)
+    assert test.sigma_dof == 0 and test.seeds == (2, 2) and test.chi2 > 0
+    text = "\n".join(dt_series.verdict(alike))
+    assert "each step's seeds ended on the same share" in text and "one seed per step" not in text
 
 
 def test_one_seed_per_step_is_tested_against_the_counting_noise():
@@ -255,8 +262,18 @@ def test_paper_full_gathers_a_series_over_dt(tmp_path, capsys):
     assert paper.main(base + ["--tidal-dt", "0.125", "--tidal-seed", "2"]) == 0
     assert (out / "runs" / "tidal_tails_n64_dt2^-3_seed2" / "run.json").exists()
     text = (out / "tidal_tails_n64.md").read_text()
-    assert "2^-3 T (seeds 1, 2: " in text and "from 1 degrees of freedom" in text
-    assert len(json.loads((out / "tidal_tails_n64_series.json").read_text())) == 3
+    entries = json.loads((out / "tidal_tails_n64_series.json").read_text())
+    assert "2^-3 T (seeds 1, 2: " in text and len(entries) == 3
+    # N = 64: a share is a multiple of 1/64, and the two seeds may end on the same one (the chaos of
+    # the run, thus the CPU's code, decides): then no scatter is measured, and the text says so
+    test = dt_series.share_test(list(entries.values()))
+    seeds = {next(r["beyond"] for r in e["rows"] if r["orbits"] == test.orbits)
+             for e in entries.values() if e["params"]["dt"] == 0.125}
+    assert test.seeds == (2, 1)
+    if len(seeds) == 2:
+        assert test.sigma_dof == 1 and "from 1 degrees of freedom" in text, text
+    else:
+        assert test.sigma_dof == 0 and "ended on the same share" in text, text
     shutil.rmtree(out / "runs" / "tidal_tails_n64_dt2^-3_seed2")
     # the series outlives the runs' snapshots: --no-science with one folder left keeps every entry
     shutil.rmtree(out / "runs" / "tidal_tails_n64_dt2^-3")

@@ -125,7 +125,8 @@ class ShareTest:
     chi2 = sum_j n_j (mean_j - mean)^2 / sigma^2 on dof = J - 1 (J steps, n_j seeds at step j),
     sigma the noise of one run: the pooled run-to-run scatter of the seeds (estimated from
     `sigma_dof` = runs - J degrees of freedom, so p is the F(J - 1, sigma_dof) tail of chi2 / dof),
-    or, with one seed per step, each run's counting noise (p the chi^2 tail; sigma_dof = 0)."""
+    or, with one seed per step (or seeds that all ended on their step's share), each run's counting
+    noise (p the chi^2 tail; sigma_dof = 0)."""
 
     orbits: float
     dts: tuple                   # the steps, largest first
@@ -241,6 +242,9 @@ def share_test_lines(test: ShareTest, scatter: tuple[float, int, int] | None = N
                    f"from {test.sigma_dof} degrees of freedom ({test.scatter_over_counting:.1f} times the counting "
                    f"noise ±{_pct(test.counting)}), so p is the F({test.dof}, {test.sigma_dof}) tail of chi^2 / "
                    f"{test.dof}")
+    elif max(test.seeds) > 1:      # more seeds than steps, and each step's seeds ended on one share
+        against = ("each run's counting noise sqrt(f (1 - f) / N) (each step's seeds ended on the same share: "
+                   "the run-to-run scatter measured here is zero, no noise to test against)")
     else:
         against = ("each run's counting noise sqrt(f (1 - f) / N) (one seed per step: the run-to-run scatter is "
                    "not measured at this N)")
@@ -301,12 +305,14 @@ def verdict(series: list[dict], scatter: tuple[float, int, int] | None = None) -
     ok_steps = sorted({e["params"]["dt"] for e in ok}, reverse=True)
     scaled_p = test.scaled(scatter[0], scatter[2])[1] if scatter and not test.sigma_dof else None
     if test.depends_on_dt and not test.sigma_dof and (scaled_p is None or scaled_p >= ALPHA):
+        one = max(test.seeds) == 1
         out.append(f"- Verdict: not decided. Against the counting noise alone the shares differ (p = {test.p:.3g} < "
                    f"{ALPHA:g}), but that noise is a lower bound: runs of a chaotic cluster also scatter from run to "
-                   f"run, which one seed per step does not measure"
+                   "run, which " + ("one seed per step does not measure" if one else
+                                    "these seeds, each step's ending on one share, do not resolve")
                    + (f" (with the scatter measured at N = {scatter[1]}, p = {scaled_p:.3g})" if scaled_p else "")
                    + ". So the series neither shows that the share has converged in dt nor that the step sets it; "
-                   "runs of several seeds per step at this N (`--tidal-seed`) would decide."
+                   + ("runs of several" if one else "more") + " seeds per step at this N (`--tidal-seed`) would decide."
                    + (f" What it does show: only {', '.join(fmt_dt(dt) + ' T' for dt in ok_steps)} kept the "
                       f"internal-energy error at or below {INTERNAL_LIMIT:g}; that run is the one to quote."
                       if ok_steps else ""))
