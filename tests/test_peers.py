@@ -121,7 +121,6 @@ def test_unknown_candidate_filter_gives_empty_table():
     assert peers.table(ns=(8,), repeats=1, which=["nobody"]) == []
 
 
-
 @pytest.mark.parametrize("given, says", [
     ({"NUMBA_CPU_NAME": "{avx2}", "NUMBA_CPU_FEATURES": ""}, "NUMBA_CPU_NAME={avx2}: AVX2 code"),
     ({"NUMBA_CPU_NAME": "{avx512}", "NUMBA_CPU_FEATURES": ""}, "NUMBA_CPU_NAME={avx512}: AVX-512 code"),
