@@ -15,8 +15,26 @@ from .core.options import whole_number_argument  # noqa: F401  (every command li
 from .entry import speaks
 
 
+def _drops_an_attached_double_dash() -> bool:
+    """Whether this Python's argparse drops the value of `--option=--` (3.11 does: the option then
+    gets [], past its type and its choices)."""
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("--option")
+    return probe.parse_args(["--option=--"]).option != "--"
+
+
+_DROPS_ATTACHED_DOUBLE_DASH = _drops_an_attached_double_dash()
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a mistake is one sentence on stderr and exit status 2 (its subcommands' too)."""
+    """argparse, but a mistake is one sentence on stderr and exit status 2 (its subcommands' too),
+    and `--option=--` gives the option the value '--', checked by its type and choices like any
+    other (Python 3.11's argparse gives it [] unchecked, which `--n=--` took to a traceback)."""
+
+    def _get_values(self, action, arg_strings):
+        if _DROPS_ATTACHED_DOUBLE_DASH and action.option_strings and "--" in arg_strings:
+            arg_strings = ["--", *arg_strings]          # the '--' it drops; the user's stays
+        return super()._get_values(action, arg_strings)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n" if speaks() else None)

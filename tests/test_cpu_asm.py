@@ -120,7 +120,7 @@ def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
             assert rows[target, "pairwise", precision].mix_per_interaction["convert"] == 0
         dp = hot_loop(keep, target, "pairwise", "dp").body
         fmas = [i.mnemonic for i in dp if x86.classify(i) == "fma"]
-        if target in AVX512_TARGETS or (target == "host" and avx512.available()):
+        if target in AVX512_TARGETS or (target == "host" and avx512.on_host()):     # cpu-asm's host: this CPU
             assert fmas and all(m.endswith("pd") for m in fmas)      # the IR row: float64 only
         elif target == "host" and "dp" in AVX2_ROW_CPUS.get(llvm.get_host_cpu_name(), ()):
             # the AVX2 row: float64 FMAs only, two conversions per 8 interactions (half the lanes)
@@ -407,6 +407,8 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
         assert "| B" not in text and f"host CPU {c.cpu}" in text and "3.00 GHz" in text
     compiled_as = []
     monkeypatch.setattr(cpu_asm, "count_all", lambda targets, host_cpu=None: compiled_as.append(host_cpu) or host)
+    monkeypatch.setattr(numba.config, "CPU_NAME", None)         # numba compiles for this CPU (the suite may
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", None)     # run under NUMBA_CPU_NAME: docs/testing.md)
     monkeypatch.setattr(frequency, "core_frequency_hz", lambda: 3e9)
     assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet"]) == 0
     out = capsys.readouterr().out

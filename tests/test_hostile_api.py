@@ -325,3 +325,52 @@ def test_gate_whole_numbers_take_only_whole_numbers_that_mean_something(option, 
         status = gate.main([f"{option}={value}", "--tiers", "bogus"])
     assert status == 2 and err.getvalue().count("\n") == 1, err.getvalue()
     assert option in err.getvalue() or "--tiers" in err.getvalue(), err.getvalue()
+
+
+def _parsers(main) -> list:
+    """Every parser `main(["--help"])` makes (its subcommands' too), as built for the user."""
+    import argparse
+    made, init = [], argparse.ArgumentParser.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+    with pytest.MonkeyPatch.context() as m, contextlib.redirect_stdout(io.StringIO()):
+        m.setattr(argparse.ArgumentParser, "__init__", recording)
+        with contextlib.suppress(SystemExit):           # (tools.gate returns its status)
+            main(["--help"])
+    return made
+
+
+COMMAND_LINES = ["nbsymple_versions.cli", "nbsymple_versions.paper.main", "nbsymple_versions.instruments.peers",
+                 "nbsymple_versions.instruments.mpi_timing", "nbsymple_versions.instruments.mpi_model",
+                 "nbsymple_versions.instruments.gpu_report", "tools.gate", "tools.migrate", "tools.tracking"]
+
+
+@pytest.mark.parametrize("module", COMMAND_LINES)
+def test_an_option_given_a_double_dash_gets_it_as_its_value(module):
+    """`--n=--` (found by a random search: `mpi_timing --scheme=--`, then `nbsymple check --n=--`
+    ended in a traceback): Python 3.11's argparse drops the '--' and gives the option [], past its
+    type and choices. Every option of every command line that takes a value gets '--' through
+    its type, or is refused in a sentence naming it (`arguments.Parser`)."""
+    import argparse
+    import importlib
+    parsers = _parsers(importlib.import_module(module).main)
+    options = [(p, a) for p in parsers for a in p._actions if a.option_strings and a.nargs != 0]
+    assert parsers and options
+    for parser, action in options:
+        try:
+            value = parser._get_values(action, ["--"])
+        except argparse.ArgumentError as e:
+            assert "'--'" in str(e), (parser.prog, action.option_strings, str(e))
+        else:
+            expected = (action.type or str)("--")
+            assert value in (expected, [expected]), (parser.prog, action.option_strings, value)
+
+
+def test_a_double_dash_still_ends_the_options():
+    from nbsymple_versions.arguments import Parser
+    p = Parser(prog="p")
+    p.add_argument("--name")
+    p.add_argument("rest", nargs="*")
+    assert vars(p.parse_args(["--name=--", "--", "--name", "x"])) == {"name": "--", "rest": ["--name", "x"]}

@@ -175,6 +175,7 @@ TIMING_TABLE = {
 
 @hostile(25)
 @given(case=options(TIMING_TABLE, always=("--n",), at_most=5))
+@example(case=(["--n=23", "--scheme=--"], {"--n": ["23"], "--scheme": ["--"]}))       # random search: [] past choices
 def test_mpi_timing_options(one_thread, case):
     pieces, given = case
     with sandbox() as root:

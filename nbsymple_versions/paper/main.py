@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
-from ..arguments import path_argument
+from ..arguments import Parser, path_argument
 from ..runs.errors import writable
 from ..runs.paths import FileRefused, read_bytes, read_json, write_file
 from ..gpu_pairwise.simulator import cuda_simulator
@@ -55,7 +55,7 @@ class PaperError(Exception):
     """A mistake in what the user typed: one sentence, exit status 2, nothing written."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(Parser):
     def error(self, message):
         raise PaperError(f"{message} (see nbsymple paper --help)")
 

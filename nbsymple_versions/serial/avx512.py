@@ -124,6 +124,14 @@ def available() -> bool:
     return "zmm" in ir_row.assembly(_PROBE)
 
 
+def on_host() -> bool:
+    """Whether this machine's own CPU has AVX-512F (LLVM's reading of its features), whatever
+    NUMBA_CPU_NAME and NUMBA_CPU_FEATURES tell numba to compile for: the CPU of `nbsymple
+    cpu-asm`'s host target and of a child process started without them."""
+    import llvmlite.binding as llvm
+    return bool(llvm.get_host_cpu_features().get("avx512f"))
+
+
 def row_intrinsic(error: float | None = None):
     """A numba intrinsic `row(x, y, z, m, n, xi, yi, zi, eps2)` -> (sum_j m_j dx r^-3, ... dy ...,
     ... dz ...) over sources j < n for the target at (xi, yi, zi): x, y, z, m contiguous float64

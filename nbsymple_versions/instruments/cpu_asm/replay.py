@@ -79,9 +79,8 @@ class Host:
 
 @cache
 def host() -> Host:
-    import llvmlite.binding as llvm
-    avx512 = bool(llvm.get_host_cpu_features().get("avx512f"))
-    return Host(32, (128, 256, 512)) if avx512 else Host(16, (128, 256))
+    from ...serial import avx512
+    return Host(32, (128, 256, 512)) if avx512.on_host() else Host(16, (128, 256))
 
 
 def _operands(text: str) -> list[str]:
