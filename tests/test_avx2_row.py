@@ -26,12 +26,13 @@ STEP_ERROR = 15 / 8 * (2 * avx2.ESTIMATE_ERROR) ** 2        # 1.0e-6
 _kernels = {}
 
 
-def row_kernel(precision):
-    """The kernels' own source (`serial.kernels`) around the `precision` row."""
-    if precision not in _kernels:
-        _kernels[precision] = njit(fastmath=True, error_model="numpy")(
-            kernels._pairwise_words_source(avx2.pairwise_row(precision)))
-    return _kernels[precision]
+def row_kernel(precision, fused=True):
+    """The kernels' own source (`serial.kernels`) around the `precision` row (`fused=False`: r2
+    and the sums in multiplies and adds)."""
+    if (precision, fused) not in _kernels:
+        _kernels[precision, fused] = njit(fastmath=True, error_model="numpy")(
+            kernels._pairwise_words_source(avx2.pairwise_row(precision, fused)))
+    return _kernels[precision, fused]
 
 
 def words(precision, x64, m64):
@@ -43,12 +44,12 @@ def words(precision, x64, m64):
     return x, (x64 - x).astype(np.float32) if precision == "dsp" else x, m64.astype(np.float32)
 
 
-def forces(precision, x64, m64, start=0, stop=None):
+def forces(precision, x64, m64, start=0, stop=None, fused=True):
     """The row's accelerations of targets start..stop, from its words (dsp: high and low)."""
     stop = x64.shape[1] if stop is None else stop
     x, low, m = words(precision, x64, m64)
     out = np.full((3, stop - start), np.nan)
-    row_kernel(precision)(*x, *low, m, m.dtype.type(EPS * EPS), start, *out)
+    row_kernel(precision, fused)(*x, *low, m, m.dtype.type(EPS * EPS), start, *out)
     return out
 
 
@@ -77,13 +78,15 @@ def tolerance(precision, n):
     return 2 * STEP_ERROR + 2e-7 * np.sqrt(n)
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("precision", ["sp", "dsp", "dp"])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 64, 1031])
-def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, n):
+def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, n, fused):
     """Every tail length 0..7 (masked lanes add exactly nothing) and one body (no force); for
-    dp both halves of every vector, the divider's and the estimate's."""
+    dp both halves of every vector, the divider's and the estimate's; r2 and the sums in FMAs or
+    in multiplies and adds."""
     x, m = bodies(rng, n)
-    a = forces(precision, x, m)
+    a = forces(precision, x, m, fused=fused)
     if n == 1:
         assert np.array_equal(a, np.zeros((3, 1)))
     else:
@@ -91,14 +94,15 @@ def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, n):
         assert error < tolerance(precision, n), error
 
 
-def test_each_half_of_the_dp_row_is_float64_exact(rng):
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_each_half_of_the_dp_row_is_float64_exact(rng, fused):
     """Two bodies 8 apart (the rest massless, far away): the pair sits in lanes 0 of two vectors
     (the divider's half), or in lanes 4 (the estimate's), and the force matches either way."""
     for lane in (0, 4):
         x, m = bodies(rng, 16)
         x[:, [i for i in range(16) if i not in (lane, lane + 8)]] += 1e3
         m[[i for i in range(16) if i not in (lane, lane + 8)]] = 0.0
-        a = forces("dp", x, m)
+        a = forces("dp", x, m, fused=fused)
         want = reference.pairwise_acceleration(x.T, m, EPS).T
         assert np.abs(a - want).max() <= 4 * np.finfo(np.float64).eps * np.abs(want).max(), lane
 
@@ -127,30 +131,36 @@ def test_dsp_keeps_its_low_words_far_from_the_origin(rng):
     assert errors["dsp"] < 1e-5 and errors["sp"] > 1e-3, errors
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("precision, adds, reads", [("sp", 3, 4), ("dsp", 9, 7)])
-def test_the_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector(precision, adds, reads):
+def test_the_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector(precision, adds, reads, fused):
     """Per 8 interactions, one vector per trip (not unrolled, on AVX2 and AVX-512 hosts alike): the
     separations (sp: 3 subtractions; dsp: 6 and 3 additions), r2 in 3 FMAs, the raw `vrsqrtps`,
     the step in 4 multiplies and 1 FMA, the sums in 3 FMAs (numba's loop: 13 after the estimate),
     and no load of its own: every source word is read by its subtraction, the mass by a multiply
-    (dsp may read a spilled constant too)."""
-    kernel = row_kernel(precision)
+    (dsp may read a spilled constant too). Unfused, r2's and the sums' 6 FMAs are 6 multiplies
+    and 6 adds: 5 FMA-pipe operations go to the add pipes."""
+    kernel = row_kernel(precision, fused)
     signature = _signature("pairwise", precision)
     kernel.compile(signature)
     loop = x86.pairwise_loop(kernel.inspect_asm(signature.args))
     mix = {k: v for k, v in x86.mix(loop.body).items() if v and k not in ("integer", "move")}
-    assert loop.root_lanes() == 8 and mix == {"add": adds, "fma": 7, "mul": 4, "rsqrt": 1}, (loop.root_lanes(), mix)
+    want = {"add": adds, "fma": 7, "mul": 4, "rsqrt": 1} if fused else \
+        {"add": adds + 6, "fma": 1, "mul": 10, "rsqrt": 1}
+    assert loop.root_lanes() == 8 and mix == want, (loop.root_lanes(), mix)
     sources = [i for i in x86.memory_reads(loop.body) if "%rsp" not in i.operands]
     assert len(sources) == reads, [i.mnemonic for i in x86.memory_reads(loop.body)]
 
 
-def test_the_dp_row_takes_half_its_lanes_through_the_divider_and_half_through_the_estimate():
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_the_dp_row_takes_half_its_lanes_through_the_divider_and_half_through_the_estimate(fused):
     """Per 8 interactions, one trip (not unrolled): a 256-bit square root and division (lanes 0-3),
     a 128-bit `vrsqrtps` between two conversions (lanes 4-7), float64 FMAs only (r2: 6; e and
-    the series: 6; the sums: 6), 6 subtractions that read the source positions, and no spill;
-    counted in 256-bit operations (compiled for an AVX-512 host, LLVM joins the halves'
-    separations and r2 in 512-bit ones)."""
-    kernel = row_kernel("dp")
+    the series: 6; the sums: 6; unfused, r2's and the sums' are 12 multiplies and 12 adds), 6
+    subtractions that read the source positions, and no spill (unfused, AVX2's 16 registers do not
+    hold the products: LLVM spills 3 vectors a trip); counted in 256-bit operations (compiled for
+    an AVX-512 host, LLVM joins the halves' separations and r2 in 512-bit ones)."""
+    kernel = row_kernel("dp", fused)
     signature = _signature("pairwise", "dp")
     kernel.compile(signature)
     loop = x86.pairwise_loop(kernel.inspect_asm(signature.args))
@@ -161,8 +171,9 @@ def test_the_dp_row_takes_half_its_lanes_through_the_divider_and_half_through_th
     def operations(kind):
         return sum(max(i.bits, 256) // 256 for i in loop.body if x86.classify(i) == kind)
     assert all(i.mnemonic.endswith("pd") for i in loop.body if x86.classify(i) == "fma")
-    assert {k: operations(k) for k in ("fma", "add", "sqrt_div", "convert", "store")} == {
-        "fma": 18, "add": 6, "sqrt_div": 2, "convert": 2, "store": 0}, x86.mix(loop.body)
+    assert {k: operations(k) for k in ("fma", "add", "sqrt_div", "convert")} == {
+        "fma": 18 if fused else 6, "add": 6 if fused else 18, "sqrt_div": 2, "convert": 2}, x86.mix(loop.body)
+    assert operations("store") == 0 or not fused, x86.mix(loop.body)    # unfused, 16 registers: a few spills
 
 
 @pytest.mark.parametrize("cpu, rows", [("znver1", ("sp",)), ("haswell", ()), ("znver3", ("sp", "dp", "dsp")),

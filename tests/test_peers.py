@@ -20,7 +20,8 @@ def test_candidates_cover_the_suite_and_the_peers():
         for precision in ("sp", "dp", "dsp"):
             assert f"{letter}-{precision}" in keys
     assert {"NumPy-dp", "REBOUND-dp", "Warp-sp", "Warp-dp", "A-dp-seed-dp", "A-dp-sqrt-dp", "A-dp-row-dp",
-            "A-row-sp", "A-row-dsp", "A-loop-sp", "A-loop-dsp"} <= keys
+            "A-row-sp", "A-row-dsp", "A-loop-sp", "A-loop-dsp", "A-row-unfused-sp", "A-row-unfused-dsp",
+            "A-dp-row-unfused-dp"} <= keys
     for key, (ok, reason) in peers.availability().items():
         assert isinstance(ok, bool)
         assert ok or reason, f"{key} is unavailable without a reason"

@@ -283,7 +283,8 @@ def shape_candidates() -> list[Candidate]:
     without AVX-512, numba's loop with `A-dp-seed` (a float32 estimate, `dp_seed=True`) or
     `A-dp-sqrt` (a float64 square root and a division, `dp_seed=False`), and `A-dp-row` (the AVX2
     row, half its lanes each way, `rows=("dp",)`), one of which is A's (`AVX2_ROW_CPUS`, else
-    `DIVIDER_CPUS`; an AVX-512 host's dp row is A's and all three's)."""
+    `DIVIDER_CPUS`; an AVX-512 host's dp row is A's and all three's); `A-row-unfused` and
+    `A-dp-row-unfused`, the AVX2 rows with r2 and the sums in multiplies and adds (`fused=False`)."""
     return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False, rows=()),
                       note="A, products apart from their additions (no FMA in r2 and the sums)")
             for precision in PRECISIONS] + [
@@ -296,7 +297,11 @@ def shape_candidates() -> list[Candidate]:
         Candidate("A-dp-sqrt", "dp", _shape_builder("dp", dp_seed=False, rows=()),
                   note="A, r^-3 from a float64 square root and a division (no float32 seed)"),
         Candidate("A-dp-row", "dp", _shape_builder("dp", rows=("dp",)),
-                  note="A, the AVX2 row: half the lanes through the divider, half a float32 estimate and a series")]
+                  note="A, the AVX2 row: half the lanes through the divider, half a float32 estimate and a series")] + [
+        Candidate(name, precision, _shape_builder(precision, fused=False, rows=(precision,)),
+                  note="A, the AVX2 row with multiplies and adds (no FMA in r2 and the sums)")
+        for name, precisions in (("A-row-unfused", ("sp", "dsp")), ("A-dp-row-unfused", ("dp",)))
+        for precision in precisions]
 
 
 def gpu_candidates(warp_device: str = "cuda") -> list[Candidate]:
@@ -515,8 +520,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=whole_number_argument(0), default=1, help="random seed of the bodies (default 1)")
     p.add_argument("--only", nargs="+", default=None,
-                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-loop, A-dp-seed, "
-                        "A-dp-sqrt and A-dp-row, A's kernel shapes, run only when named)")
+                   help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-row-unfused, A-loop, "
+                        "A-dp-seed, A-dp-sqrt, A-dp-row and A-dp-row-unfused, A's kernel shapes, run only when "
+                        "named)")
     p.add_argument("--gpu", action=argparse.BooleanOptionalAction, default=None,
                    help="add the GPU field: C, D, E and Warp's tile and plain kernels on the GPU "
                         "(default: where Warp sees a CUDA device)")

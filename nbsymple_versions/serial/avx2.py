@@ -40,11 +40,13 @@ lanes each way keeps the divider and the FMA pipes busy together. Both halves ad
 2.7 cycles per interaction (docs/how_fast.md).
 
 `pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
-`avx512.py`'s row is (both on `ir_row.py`'s skeleton). The kernels take it only on the CPUs of
+`avx512.py`'s row is (both on `ir_row.py`'s skeleton); `pairwise_row(precision, fused=False)`
+takes r2 and the sums in multiplies and adds instead of FMAs, for a core whose FMA costs more
+than a multiply (docs/how_fast.md). The kernels take it only on the CPUs of
 `serial.kernels.AVX2_ROW_CPUS` (measured faster there); `available()` says whether the CPU
 numba compiles for can run it.
 """
-from functools import lru_cache
+from functools import lru_cache, partial
 import struct
 
 from llvmlite import ir
@@ -84,8 +86,8 @@ def _double(value: float) -> str:
     return "<" + ", ".join([f"double 0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"] * 4) + ">"
 
 
-def row_name(precision: str) -> str:
-    return f"nbsymple_pairwise_{precision}_row_avx2"
+def row_name(precision: str, fused: bool = True) -> str:
+    return f"nbsymple_pairwise_{precision}_row_avx2" + ("" if fused else "_unfused")
 
 
 def _load(tag: str, name: str, mask: str | None, padding: str, scalar: str = "float") -> list[str]:
@@ -100,10 +102,11 @@ def _load(tag: str, name: str, mask: str | None, padding: str, scalar: str = "fl
                     f"%p{name}.{tag}, <8 x i1> {mask}, {vector} {padding})"]
 
 
-def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
+def _interactions(tag: str, mask: str | None, dsp: bool, fused: bool) -> str:
     """The body for one vector of 8 sources at index %j: loads (masked where `mask`), the
     forces added to the accumulators %ax.in.<tag>.. into %ax.<tag>.. (before the 3/2), from
-    the separations x_i - x_j and the negated step (see the module)."""
+    the separations x_i - x_j and the negated step (see the module); r2 and the sums in FMAs, or
+    (`fused=False`) in multiplies and adds."""
     lines = []
     for axis in "xyz":
         lines += _load(tag, axis, mask, f"%{axis}i8")
@@ -116,7 +119,7 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
             lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}")
     lines += _load(tag, "m", mask, "zeroinitializer")
     lines += [
-        *ir_row.squared_distance(_V, _FMA, tag),
+        *ir_row.squared_distance(_V, _FMA, tag, fused),
         f"  %s.{tag} = call {_V} @llvm.x86.avx.rsqrt.ps.256({_V} %r2.{tag})",
         f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
         f"  %c.{tag} = call {_FMA}({_V} %r2.{tag}, {_V} %s2.{tag}, {_V} {_constant(-STEP)})",
@@ -124,20 +127,21 @@ def _interactions(tag: str, mask: str | None, dsp: bool) -> str:
         f"  %ms3.{tag} = fmul {_V} %ms.{tag}, %s2.{tag}",
         f"  %f.{tag} = fmul {_V} %ms3.{tag}, %c.{tag}",
     ]
-    return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag))
+    return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag, fused))
 
 
-def _dp_interactions(tag: str, mask: str | None) -> str:
+def _dp_interactions(tag: str, mask: str | None, fused: bool) -> str:
     """dp's body for one vector of 8 sources at index %j: loads (masked where `mask`), the forces
     added to the accumulators %ax.in.<tag>.. into %ax.<tag>..: lanes 0-3 through the divider,
-    lanes 4-7 through the float32 estimate and the series (see the module)."""
+    lanes 4-7 through the float32 estimate and the series (see the module); r2 and the sums in
+    FMAs, or (`fused=False`) in multiplies and adds (the series keeps its FMAs)."""
     lines = []
     for axis in "xyz":
         lines += _load(tag, axis, mask, f"%{axis}i8", "double")
         lines.append(f"  %d{axis}.{tag} = fsub {_D} %{axis}i8, %{axis}.{tag}")
     lines += _load(tag, "m", mask, "zeroinitializer", "double")
     lines += [
-        *ir_row.squared_distance(_D, _D_FMA, tag),
+        *ir_row.squared_distance(_D, _D_FMA, tag, fused),
         *(f"  %{v}{k}.{tag} = shufflevector {_D} %{v}.{tag}, {_D} undef, {_HALVES[k]}"
           for v in ("r2", "m", "dx", "dy", "dz") for k in (0, 1)),
         f"  %root.{tag} = call {_H} @llvm.sqrt.v4f64({_H} %r20.{tag})",
@@ -156,12 +160,12 @@ def _dp_interactions(tag: str, mask: str | None) -> str:
     ]
     for k, (start, end) in enumerate((("in.", "half."), ("half.", ""))):   # both halves into one 4-lane sum
         lines += [f"  %nf{k}.{tag} = fneg {_H} %f{k}.{tag}"]                   # -f: the separations are x_i - x_j
-        lines += [f"  %a{a}.{end}{tag} = call {_H_FMA}({_H} %nf{k}.{tag}, {_H} %d{a}{k}.{tag}, {_H} %a{a}.{start}{tag})"
-                  for a in "xyz"]
+        lines += [line for a in "xyz" for line in ir_row.multiply_add(
+            _H, _H_FMA, f"a{a}.{end}{tag}", f"%nf{k}.{tag}", f"%d{a}{k}.{tag}", f"%a{a}.{start}{tag}", fused)]
     return "\n".join(lines)
 
 
-def row_ir(precision: str) -> str:
+def row_ir(precision: str, fused: bool = True) -> str:
     """The LLVM IR module of the `precision` row: `{s, s, s} <row_name>(x*, y*, z*, xl*, yl*, zl*,
     m*, n, xi, yi, zi, xli, yli, zli, eps2)` with s float (sp, dsp) or double (dp), the sums over
     sources j < n of m_j (x_j - x_i) r^-3 (sp and dp read no low words; the loops: `ir_row`)."""
@@ -169,18 +173,18 @@ def row_ir(precision: str) -> str:
     vector = f"<8 x {scalar}>"
     rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
     values = ", ".join(f"{scalar} %{v}" for v in ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
-    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{row_name(precision)}({rows}, i64 %n, {values}) #0 {{",
+    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{row_name(precision, fused)}({rows}, i64 %n, {values}) #0 {{",
             "entry:"]
     for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",):
         body += ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)
     if precision == "dp":
-        body += ir_row.loops(_H, _dp_interactions, unrolled=False)     # 8 sources a trip, sums in 4 lanes
+        body += ir_row.loops(_H, partial(_dp_interactions, fused=fused), unrolled=False)  # 8 a trip, 4-lane sums
         body += ir_row.returned(_H, "double", "v4f64")
         body += [f"declare {_D_FMA}({_D}, {_D}, {_D})", f"declare {_H_FMA}({_H}, {_H}, {_H})",
                  f"declare {_H} @llvm.sqrt.v4f64({_H})", "declare <4 x float> @llvm.x86.sse.rsqrt.ps(<4 x float>)",
                  f"declare {_D} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_D})"]
     else:
-        body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, precision == "dsp"), unrolled=False)
+        body += ir_row.loops(_V, partial(_interactions, dsp=precision == "dsp", fused=fused), unrolled=False)
         body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
         body += [f"declare {_FMA}({_V}, {_V}, {_V})", f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
                  f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})"]
@@ -205,11 +209,11 @@ def available() -> bool:
 
 
 @lru_cache(maxsize=None)
-def pairwise_row(precision: str):
+def pairwise_row(precision: str, fused: bool = True):
     """A numba intrinsic `row(x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2)` ->
     (sum_j m_j dx r^-3, ... dy ..., ... dz ...) over sources j < n for one target: contiguous rows
     and scalars of float32 (sp, dsp) or float64 (dp), the low words dsp's (read by dsp only),
-    eps2 > 0."""
+    eps2 > 0; r2 and the sums in FMAs, or (`fused=False`) in multiplies and adds."""
     dtype, scalar = (types.float64, ir.DoubleType()) if precision == "dp" else (types.float32, ir.FloatType())
 
     @intrinsic
@@ -219,5 +223,5 @@ def pairwise_row(precision: str):
                 or any(s != dtype for s in scalars):
             return None
         signature = types.UniTuple(dtype, 3)(*arrays, n, *scalars)
-        return signature, ir_row.call_row(row_name(precision), row_ir(precision), 7, scalar)
+        return signature, ir_row.call_row(row_name(precision, fused), row_ir(precision, fused), 7, scalar)
     return row

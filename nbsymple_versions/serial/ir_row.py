@@ -40,19 +40,28 @@ def series(vector: str, fma: str, tag: str, constant, terms: int) -> list[str]:
     return lines
 
 
-def squared_distance(vector: str, fma: str, tag: str) -> list[str]:
+def multiply_add(vector: str, fma: str, result: str, a: str, b: str, c: str, fused: bool = True) -> list[str]:
+    """%<result> = a b + c: one FMA (`fma`: the intrinsic's return type and name), or, `fused=False`,
+    a multiply and an add (IR without fast-math flags, which LLVM keeps apart): on a core whose FMA
+    costs a multiply's and an add's pipe time together, the add then runs on an add pipe."""
+    if fused:
+        return [f"  %{result} = call {fma}({vector} {a}, {vector} {b}, {vector} {c})"]
+    return [f"  %{result}.product = fmul {vector} {a}, {b}", f"  %{result} = fadd {vector} %{result}.product, {c}"]
+
+
+def squared_distance(vector: str, fma: str, tag: str, fused: bool = True) -> list[str]:
     """%r2.<tag> = dx^2 + dy^2 + dz^2 + eps^2 from %dx.<tag>, %dy.<tag>, %dz.<tag> and %eps8, in
-    three FMAs (`fma`: the intrinsic's return type and name)."""
-    return [f"  %r2c.{tag} = call {fma}({vector} %dz.{tag}, {vector} %dz.{tag}, {vector} %eps8)",
-            f"  %r2b.{tag} = call {fma}({vector} %dy.{tag}, {vector} %dy.{tag}, {vector} %r2c.{tag})",
-            f"  %r2.{tag} = call {fma}({vector} %dx.{tag}, {vector} %dx.{tag}, {vector} %r2b.{tag})"]
+    three FMAs (`fused=False`: multiplies and adds; `multiply_add`)."""
+    return [*multiply_add(vector, fma, f"r2c.{tag}", f"%dz.{tag}", f"%dz.{tag}", "%eps8", fused),
+            *multiply_add(vector, fma, f"r2b.{tag}", f"%dy.{tag}", f"%dy.{tag}", f"%r2c.{tag}", fused),
+            *multiply_add(vector, fma, f"r2.{tag}", f"%dx.{tag}", f"%dx.{tag}", f"%r2b.{tag}", fused)]
 
 
-def accumulated(vector: str, fma: str, tag: str) -> list[str]:
-    """The sums of one vector: %a?.<tag> = %f.<tag> %d?.<tag> + %a?.in.<tag>, as FMAs (`fma`: the
-    intrinsic's return type and name)."""
-    return [f"  %a{a}.{tag} = call {fma}({vector} %f.{tag}, {vector} %d{a}.{tag}, {vector} %a{a}.in.{tag})"
-            for a in "xyz"]
+def accumulated(vector: str, fma: str, tag: str, fused: bool = True) -> list[str]:
+    """The sums of one vector: %a?.<tag> = %f.<tag> %d?.<tag> + %a?.in.<tag>, as FMAs
+    (`fused=False`: multiplies and adds; `multiply_add`)."""
+    return [line for a in "xyz"
+            for line in multiply_add(vector, fma, f"a{a}.{tag}", f"%f.{tag}", f"%d{a}.{tag}", f"%a{a}.in.{tag}", fused)]
 
 
 NOT_UNROLLED = ['!90 = distinct !{!90, !91}', '!91 = !{!"llvm.loop.unroll.disable"}']

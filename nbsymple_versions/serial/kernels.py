@@ -278,12 +278,13 @@ class CpuKernels:
     """The CPU kernels, serial (`parallel=False`) or threaded (`parallel=True`).
 
     `fused=False` keeps the products of r2 = dx^2 + dy^2 + dz^2 + eps^2 and of the sums
-    s += f dx apart from their additions (`product_apart`): six FMAs per interaction vector
-    become six multiplies and six adds, which moves work from the FMA pipes to the add pipes
-    where a core runs an FMA at a multiply's and an add's cost together (the AVX-512 dp row,
-    `avx512.py`, is written in IR and keeps its FMAs). `peers` times both shapes side by side
-    (`A` and `A-unfused`) and `nbsymple cpu-asm` measures the classes' costs on the host; the
-    versions use the fused shape on every CPU.
+    s += f dx apart from their additions (`product_apart`; in the AVX2 rows, IR multiplies and
+    adds): six FMAs per interaction vector become six multiplies and six adds, which moves work
+    from the FMA pipes to the add pipes where a core runs an FMA at a multiply's and an add's cost
+    together (the AVX-512 dp row, `avx512.py`, keeps its FMAs). `peers` times both shapes side by
+    side (`A` and `A-unfused` for numba's loops, `A-row` and `A-row-unfused`, `A-dp-row` and
+    `A-dp-row-unfused` for the AVX2 rows) and `nbsymple cpu-asm` measures the classes' costs on
+    the host; the versions use the fused shape on every CPU.
 
     `dp_seed=False` takes dp's r^-3 from a float64 square root and a division
     (`_inverse_cube_dp_sqrt`) instead of the float32 seed and its third-order step: the divider
@@ -315,8 +316,8 @@ class CpuKernels:
         times = _device_function(_times) if fused else product_apart
         def pairwise(precision, ftype, words, cube):
             if precision in rows:
-                return jit(f"pairwise {precision} avx2 row", FASTMATH_ALL, _pairwise_words_source(
-                    avx2.pairwise_row(precision)))
+                return jit(f"pairwise {precision} avx2 row" + ("" if fused else " unfused"), FASTMATH_ALL,
+                           _pairwise_words_source(avx2.pairwise_row(precision, fused)))
             if precision == "dp" and avx512.available():
                 return jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row))
             return jit(f"pairwise {precision}{shape}", FASTMATH_ALL, _pairwise_source(ftype, words, cube, times))
