@@ -201,3 +201,16 @@ def test_the_kernels_take_the_row_on_the_cpus_measured_faster_so(monkeypatch, cp
 def test_available_follows_the_cpu_numba_compiles_for():
     features = llvm.get_host_cpu_features()
     assert avx2.available() == bool(features.get("avx2") and features.get("fma"))
+
+
+def test_the_kernels_take_the_unfused_row_when_asked(monkeypatch):
+    """`CpuKernels(fused=False)` with a row: the row with multiplies and adds (`A-row-unfused`),
+    its one FMA the step's (compiled here, not loaded from the session's cache: numba shows no
+    assembly of loaded code)."""
+    monkeypatch.setattr(kernels, "on_disk", lambda dispatcher, name, parallel: dispatcher)
+    built = kernels.CpuKernels(parallel=False, fused=False, rows=("sp",))
+    assert built.rows == ("sp",)
+    signature = _signature("pairwise", "sp")
+    built.pairwise["sp"].compile(signature)
+    loop = x86.pairwise_loop(built.pairwise["sp"].inspect_asm(signature.args))
+    assert x86.mix(loop.body)["fma"] == 1 and x86.mix(loop.body)["mul"] == 10, x86.mix(loop.body)
