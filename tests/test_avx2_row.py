@@ -139,7 +139,7 @@ def test_the_row_is_eleven_fma_pipe_operations_and_one_estimate_per_vector(preci
     the step in 4 multiplies and 1 FMA, the sums in 3 FMAs (numba's loop: 13 after the estimate),
     and no load of its own: every source word is read by its subtraction, the mass by a multiply
     (dsp may read a spilled constant too). Unfused, r2's and the sums' 6 FMAs are 6 multiplies
-    and 6 adds: 5 FMA-pipe operations go to the add pipes."""
+    and 6 adds: still 11 FMA-pipe operations, 6 of them multiplies, and 6 more for the add pipes."""
     kernel = row_kernel(precision, fused)
     signature = _signature("pairwise", precision)
     kernel.compile(signature)
