@@ -748,6 +748,28 @@ def test_run_resume_checkpoint(case, extra):
                  kept_on_refusal=named)
 
 
+NO_SCALE = [(10.0, 5e-324), (1e-300, 1e300), (1e300, 1e-300)]      # r_cl in pc, M in Msun
+
+
+@hostile(len(NO_SCALE))
+@given(units=st.sampled_from(NO_SCALE))
+@example(units=NO_SCALE[0])
+@example(units=NO_SCALE[1])
+@example(units=NO_SCALE[2])
+def test_a_checkpoint_whose_units_have_no_scale_is_refused(units):
+    """Found by a random search: a resealed checkpoint of 5e-324 Msun (positive and finite, but a
+    velocity unit that underflows to 0) ended in a ZeroDivisionError; `Units` now refuses it."""
+    r_cl_pc, mass_msun = units
+    version, header, arrays = split_checkpoint(base_files()["checkpoint"])
+    header["state"]["units"].update(r_cl_pc=r_cl_pc, mass_msun=mass_msun)
+    with sandbox() as root:
+        populate(root)
+        (root / "c.ck").write_bytes(seal(version, json_bytes(header), arrays))
+        rc, _, err = run_case("run --resume", root, ["run", "--resume", "c.ck"], ["c.ck"], ["c.ck"], statuses=(2,),
+                              kept_on_refusal=["c.ck"])
+        assert "zero or not finite" in err, err
+
+
 # ============================================================================== run --snapshots DIR holding files
 
 @st.composite

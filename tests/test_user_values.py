@@ -123,6 +123,13 @@ def test_units_must_be_units():
     refused(lambda: State.from_arrays(*REST, units=(10.0, 15360.0)), "units must be a Units")
 
 
+@pytest.mark.parametrize("r_cl_pc, mass_msun", [(10.0, 5e-324), (1e-300, 1e300), (1e300, 1e-300)])
+def test_units_without_a_usable_scale_are_refused(r_cl_pc, mass_msun):
+    """Positive and finite, but a velocity or time unit or a Galaxy scale of 0 or inf."""
+    from nbsymple_versions import Units
+    refused(lambda: Units(r_cl_pc, mass_msun), "zero or not finite", f"{mass_msun!r} Msun")
+
+
 def test_a_lone_body_is_still_a_state():
     s = State.from_arrays([[850.0, 1, 2]], [[0, 0.3, 0]], [1.0], eps=1e-3)
     assert s.n == 1 and s.t == 0.0

@@ -54,7 +54,8 @@ CONSTANTS = {c.name: c for c in (
 class Units:
     """Physical scale of the cluster units: radius in pc, total cluster mass in Msun and the
     name of the constants (`CONSTANTS`: "exact" or "authors") that turn them into km/s and Myr
-    and evaluate the Galaxy."""
+    and evaluate the Galaxy. A scale whose velocity or time unit or Galaxy scales are zero or
+    not finite is refused (ValueError in one sentence), whether given or read from a file."""
 
     r_cl_pc: float = 10.0
     mass_msun: float = 15360.0
@@ -70,6 +71,14 @@ class Units:
         if not (self.r_cl_pc > 0 and self.mass_msun > 0 and math.isfinite(self.r_cl_pc * self.mass_msun)):
             raise ValueError(f"cluster radius and mass must be positive and finite, got "
                              f"r_cl = {self.r_cl_pc} pc, M = {self.mass_msun} Msun")
+        derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
+        try:        # 1e-300 pc and 1e300 Msun give a zero time unit, 5e-324 Msun a zero velocity unit
+            usable = all(math.isfinite(v) and v > 0 for v in (getattr(self, name) for name in derived))
+        except (ZeroDivisionError, OverflowError):
+            usable = False
+        if not usable:
+            raise ValueError(f"the unit system r_cl = {self.r_cl_pc!r} pc, M = {self.mass_msun!r} Msun gives a "
+                             f"velocity, time or Galaxy scale that is zero or not finite")
 
     @property
     def physical_constants(self) -> Constants:
@@ -129,19 +138,3 @@ class Units:
     def as_dict(self) -> dict:
         return {"r_cl_pc": self.r_cl_pc, "mass_msun": self.mass_msun, "constants": self.constants,
                 "velocity_kms": self.velocity_kms, "time_myr": self.time_myr}
-
-
-def checked_units(r_cl_pc: float, mass_msun: float, constants: str = "exact") -> Units:
-    """`Units(r_cl_pc, mass_msun, constants)` whose velocity and time units and Galaxy scales are
-    positive and finite too (ValueError in one sentence otherwise: 1e-300 pc and 1e300 Msun give a
-    zero time unit)."""
-    units = Units(r_cl_pc, mass_msun, constants)
-    derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
-    try:
-        usable = all(math.isfinite(v) and v > 0 for v in (getattr(units, name) for name in derived))
-    except (ZeroDivisionError, OverflowError):
-        usable = False
-    if not usable:
-        raise ValueError(f"the unit system r_cl = {r_cl_pc!r} pc, M = {mass_msun!r} Msun gives a velocity, time or "
-                         f"Galaxy scale that is zero or not finite")
-    return units

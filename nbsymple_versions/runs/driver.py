@@ -46,7 +46,7 @@ from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
 from ..core.ranks import launcher_rank
 from ..core.schemes import get_scheme
-from ..core.units import Units, checked_units
+from ..core.units import Units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, check_time
 from ..entry import OutputFailed
@@ -107,7 +107,7 @@ def _ics_units(spec) -> Units:
                           f"beside it), so give it with --ics-mass MSUN: the authors' files are in units of the "
                           f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
         try:
-            return checked_units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
+            return Units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
                                  spec.constants)
         except ValueError as e:
             raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None

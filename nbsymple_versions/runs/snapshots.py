@@ -32,7 +32,7 @@ import zlib
 import numpy as np
 
 from ..core.ics import State
-from ..core.units import Units, checked_units
+from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
 from .paths import LIMITS, FileRefused, open_file, read_json, write_atomically
 
@@ -91,7 +91,7 @@ SIDECAR_FIELDS = {
 def _sidecar(folder) -> dict:
     """The folder's `snapshots.json` ({} when there is none), read through `paths.read_json`
     (a regular file, bounded in size and depth) and checked against SIDECAR_FIELDS, its units by
-    `checked_units`. Anything else raises SnapshotError naming the file."""
+    `Units`. Anything else raises SnapshotError naming the file."""
     path = Path(folder) / SIDECAR
     if not os.path.lexists(path):
         return {}
@@ -115,7 +115,7 @@ def _sidecar(folder) -> dict:
             raise bad(f"its {key} {_shown(side[key])} is not {what}")
         side[key] = value
     try:
-        checked_units(side["r_cl_pc"], side["mass_msun"], side.setdefault("constants", "exact"))
+        Units(side["r_cl_pc"], side["mass_msun"], side.setdefault("constants", "exact"))
     except (ValueError, TypeError) as e:
         raise bad(_one_line(e)) from None
     return side
@@ -123,7 +123,7 @@ def _sidecar(folder) -> dict:
 
 def _sidecar_units(side: dict) -> Units:
     """The unit system a checked sidecar states."""
-    return checked_units(side["r_cl_pc"], side["mass_msun"], side["constants"])
+    return Units(side["r_cl_pc"], side["mass_msun"], side["constants"])
 
 
 def stated_units(path) -> Units | None:
@@ -238,7 +238,7 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     with _npz(path) as d:
-        units = checked_units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path),
+        units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path),
                               _npz_constants(d, path))
         state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=_npz_number(d, "softening", path),
                                   t=_npz_number(d, "time", path), units=units)
