@@ -108,7 +108,7 @@ def _ics_units(spec) -> Units:
                           f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
         try:
             return Units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
-                                 spec.constants)
+                         spec.constants)
         except ValueError as e:
             raise RunStop(f"{spec.ics} cannot be read at that scale: {e}") from None
     for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun),

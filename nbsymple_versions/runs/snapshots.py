@@ -238,8 +238,7 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     with _npz(path) as d:
-        units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path),
-                              _npz_constants(d, path))
+        units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path))
         state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=_npz_number(d, "softening", path),
                                   t=_npz_number(d, "time", path), units=units)
         return state, _npz_number(d, "step", path, whole=True)
