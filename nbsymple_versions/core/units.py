@@ -77,7 +77,7 @@ class Units:
         except (ZeroDivisionError, OverflowError):
             usable = False
         if not usable:
-            raise ValueError(f"the unit system r_cl = {self.r_cl_pc!r} pc, M = {self.mass_msun!r} Msun gives a "
+            raise ValueError(f"cluster radius and mass of {self.r_cl_pc!r} pc and {self.mass_msun!r} Msun give a "
                              f"velocity, time or Galaxy scale that is zero or not finite")
 
     @property
