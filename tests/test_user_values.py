@@ -128,6 +128,7 @@ def test_units_without_a_usable_scale_are_refused(r_cl_pc, mass_msun):
     """Positive and finite, but a velocity or time unit or a Galaxy scale of 0 or inf."""
     from nbsymple_versions import Units
     refused(lambda: Units(r_cl_pc, mass_msun), "zero or not finite", f"{mass_msun!r} Msun")
+    refused(lambda: Units(10 ** 400, mass_msun), "cluster radius and mass must be positive and finite")   # no float
 
 
 def test_a_lone_body_is_still_a_state():

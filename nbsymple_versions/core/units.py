@@ -68,17 +68,21 @@ class Units:
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool):
                 raise ValueError(f"{name} must be a positive finite number, got {value!r:.40}")
-        if not (self.r_cl_pc > 0 and self.mass_msun > 0 and math.isfinite(self.r_cl_pc * self.mass_msun)):
+        try:
+            finite = math.isfinite(self.r_cl_pc * self.mass_msun)
+        except OverflowError:       # an int beyond float's range
+            finite = False
+        if not (self.r_cl_pc > 0 and self.mass_msun > 0 and finite):
             raise ValueError(f"cluster radius and mass must be positive and finite, got "
-                             f"r_cl = {self.r_cl_pc} pc, M = {self.mass_msun} Msun")
+                             f"r_cl = {self.r_cl_pc!s:.40} pc, M = {self.mass_msun!s:.40} Msun")
         derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
         try:        # 1e-300 pc and 1e300 Msun give a zero time unit, 5e-324 Msun a zero velocity unit
             usable = all(math.isfinite(v) and v > 0 for v in (getattr(self, name) for name in derived))
         except (ZeroDivisionError, OverflowError):
             usable = False
         if not usable:
-            raise ValueError(f"cluster radius and mass of {self.r_cl_pc!r} pc and {self.mass_msun!r} Msun give a "
-                             f"velocity, time or Galaxy scale that is zero or not finite")
+            raise ValueError(f"cluster radius and mass of {self.r_cl_pc!r:.40} pc and {self.mass_msun!r:.40} Msun give "
+                             f"a velocity, time or Galaxy scale that is zero or not finite")
 
     @property
     def physical_constants(self) -> Constants:
