@@ -5,11 +5,12 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 import numpy as np
 import pytest
 
 from cli_call import call
+from drawn import hostile
 from nbsymple_versions.core.diagnostics import potential_energy
 from nbsymple_versions.runs import memory
 from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot, write_snapshot
@@ -84,7 +85,7 @@ def profile_argv(draw):
     return argv + draw(FLAGS)
 
 
-@settings(max_examples=45, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@hostile(45, commands=False)
 @given(st.one_of(run_argv(), run_argv(), check_argv(), profile_argv()))
 def test_no_input_gives_a_traceback_or_non_json(argv):
     with tempfile.TemporaryDirectory() as tmp:

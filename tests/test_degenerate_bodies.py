@@ -9,7 +9,7 @@ import math
 import re
 import warnings
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 from numba import njit
 import numpy as np
 import pytest
@@ -21,6 +21,7 @@ from nbsymple_versions.serial import avx2, kernels
 from nbsymple_versions.simulation import least_softening, softening_problem
 
 from cli_call import call
+from drawn import hostile
 
 AT_REST = ([[850.0, 0, 0], [851.0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [0.5, 0.5])
 
@@ -190,7 +191,7 @@ def test_dp_from_a_float32_estimate_needs_the_dp_bound(kernel):
     assert "dp" in softening_problem(1e-30, "dp") and softening_problem(1.1e-19, "dp") is None
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@hostile(300, commands=False)
 @given(st.integers(1, 3).flatmap(lambda n: st.tuples(st.lists(component, min_size=3 * n, max_size=3 * n),
                                                      st.lists(component, min_size=3 * n, max_size=3 * n),
                                                      st.lists(mass, min_size=n, max_size=n))))

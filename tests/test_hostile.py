@@ -25,11 +25,9 @@ everything else is drawn without bounds. A path option never gets a value that l
 folder (the cases write what they are given). The number of cases each property ran is printed at
 the end of the module (the terminal summary).
 
-The README's test command draws the same cases on every run (hypothesis derandomised: a CI run
-cannot fail on a case no earlier run met); a search for new ones draws fresh cases with
-NBSYMPLE_HOSTILE_RANDOM=1, and a case it finds goes into the test as an `@example`.
-NBSYMPLE_HOSTILE_SCALE=K runs K times as many cases; NBSYMPLE_HOSTILE_SHRINK=1 shrinks a failing
-case to a minimal one (off by default: each case is a whole command, and shrinking takes minutes)."""
+The README's test command draws the same cases on every run; NBSYMPLE_HOSTILE_RANDOM=1 searches
+for new ones, NBSYMPLE_HOSTILE_SCALE=K draws K times as many, NBSYMPLE_HOSTILE_SHRINK=1 shrinks a
+failing case to a minimal one (`drawn.hostile`, the settings of every property of the suite)."""
 from __future__ import annotations
 
 import contextlib
@@ -54,13 +52,15 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, example, given, note, settings, strategies as st
+from hypothesis import assume, example, given, note, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from nbsymple_versions import cli
 from nbsymple_versions.entry import shown
 from nbsymple_versions.core.ics import State
 from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
+
+from drawn import hostile
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "data" / "asv_fixture"
@@ -69,21 +69,6 @@ WATCHED = (REPO / "plots", REPO / "results")      # the repository's own outputs
 HUGE = 10**13                                      # bodies no machine holds: refused up front
 RAN: Counter = Counter()                           # cases run, per property and exit status
 STARTED = time.perf_counter()
-
-SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much,
-        HealthCheck.data_too_large]
-
-
-def hostile(examples: int):
-    """Settings of a property: `examples` cases (times NBSYMPLE_HOSTILE_SCALE, for a longer search).
-    A failing case is reported as found; NBSYMPLE_HOSTILE_SHRINK=1 shrinks it to a minimal one
-    first (minutes: every case is a whole command)."""
-    scale = float(os.environ.get("NBSYMPLE_HOSTILE_SCALE") or 1)
-    phases = list(Phase) if os.environ.get("NBSYMPLE_HOSTILE_SHRINK") == "1" else \
-        [p for p in Phase if p not in (Phase.shrink, Phase.explain)]
-    return settings(max_examples=max(1, round(examples * scale)), deadline=None, database=None,
-                    suppress_health_check=SLOW, phases=phases, report_multiple_bugs=False,
-                    derandomize=os.environ.get("NBSYMPLE_HOSTILE_RANDOM") != "1")
 
 
 @pytest.fixture(scope="module", autouse=True)

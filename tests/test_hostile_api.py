@@ -19,16 +19,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from nbsymple_versions import (Simulation, State, TaskClock, Units, add_black_hole, advance, angular_momentum,
                                angular_momentum_error, check_pipeline, energy_parts, get_scheme, get_version,
                                internal_energy_error, make_cluster, place_on_orbit, relative_error, timing_state,
                                uniform_sphere)
 
+from drawn import hostile
+
 REPO = Path(__file__).resolve().parents[1]
 HANG_GUARD = 300                      # seconds: a tool that hangs fails instead of blocking the suite
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = hostile(40, commands=False)
 
 # hostile values of any argument: nothing here is a State, a record or a callback
 HOSTILE = st.one_of(st.none(), st.booleans(), st.text(max_size=6), st.just(math.nan), st.just(math.inf),
@@ -150,7 +152,7 @@ def test_a_read_only_array_is_refused_before_anything_is_compiled(array):
     refused(lambda: Simulation(state, "B"), ValueError, f"state.{array}", "read-only", "copy()")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@SETTINGS
 @given(value=HOSTILE, steps=NOT_A_LARGE_COUNT)
 def test_the_methods_take_or_refuse_each_argument(small, value, steps):
     _, sim = small
@@ -304,7 +306,7 @@ def _valid_factor(text: str) -> bool:
     return math.isfinite(value) and value > 1
 
 
-@settings(max_examples=60, deadline=None)
+@hostile(60, commands=False)
 @given(value=st.one_of(st.floats(max_value=1.0), st.just(math.nan), st.just(math.inf), st.just(-math.inf),
                        st.text(max_size=8).filter(lambda t: not _valid_factor(t))))
 def test_gate_factor_takes_only_a_finite_number_above_one(value):
@@ -315,7 +317,7 @@ def test_gate_factor_takes_only_a_finite_number_above_one(value):
     assert status == 2 and err.getvalue().count("\n") == 1 and "--factor" in err.getvalue(), err.getvalue()
 
 
-@settings(max_examples=60, deadline=None)
+@hostile(60, commands=False)
 @given(option=st.sampled_from(["--noise", "--rounds"]), value=st.one_of(
     st.integers(max_value=0), st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=6)))
 def test_gate_whole_numbers_take_only_whole_numbers_that_mean_something(option, value):

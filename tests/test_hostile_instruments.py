@@ -25,8 +25,9 @@ from nbsymple_versions.entry import command
 from nbsymple_versions.instruments import gpu_report, mpi_model, mpi_timing, peers
 
 from test_hostile import (FLAG, _named, allowed_paths, argv_text, call, count_text, everything, file_bytes,
-                          float_text, hang_guard, hostile, json_bytes, mutated_json, one, opt, options, path_opt,
+                          float_text, hang_guard, json_bytes, mutated_json, one, opt, options, path_opt,
                           path_text, problems, run_case, sandbox, valid_float)
+from drawn import hostile
 
 
 def entry(module):
