@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from .core.checks import (callable_or_none, finite_number, flag, instance, one_of, positive_number, whole_number,
-                          writable)
+from .core.checks import (COUNT_LIMIT, callable_or_none, finite_number, flag, instance, named, one_of,
+                          positive_number, whole_number, writable)
 from .core.clock import TaskClock
 from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts, energy_problem,
                                internal_energy_error, potential_energy, relative_error, undefined_reason)
@@ -273,7 +273,7 @@ class Simulation:
         """For each None in `errors` (as `errors()` returns them), why, in words: "L0 = 0",
         "E0 is not representable in float64", ..."""
         instance(errors, dict, "errors", "a dict as errors() returns it")
-        if unknown := sorted(map(str, set(errors) - set(ERROR_REFERENCES))):
+        if unknown := sorted(map(named, set(errors) - set(ERROR_REFERENCES))):
             raise ValueError(f"errors holds {', '.join(unknown)}, not an error; errors() returns "
                              f"{', '.join(ERROR_REFERENCES)}")
         references = {"energy_error": self.energy0, "angular_momentum_error": self.angular_momentum0,
@@ -326,6 +326,18 @@ def _masses_digest(m: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(m, dtype=np.float64).tobytes()).hexdigest()
 
 
+PARTS = tuple(EnergyParts.__dataclass_fields__)
+
+
+def _check_numbers(value, name: str, none: bool = False):
+    """ValueError unless `value` is a list of 3 finite numbers (or None where `none`)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ValueError(f"{name} must be a list of 3 components")
+    for k, component in enumerate(value):
+        if not (none and component is None):
+            finite_number(component, f"{name}[{k}]")
+
+
 RECORD_KEYS = ("version", "scheme", "precision", "dt", "options", "steps_done", "t0", "clock", "energy0",
                "angular_momentum0", "energy_parts0")
 
@@ -345,7 +357,7 @@ def check_record(state, record):
     get_scheme(record["scheme"])
     precision_name(record["precision"])
     dt = positive_number(record["dt"], "record['dt']")
-    done = whole_number(record["steps_done"], "record['steps_done']", 0)
+    done = whole_number(record["steps_done"], "record['steps_done']", 0, below=COUNT_LIMIT)
     t0 = finite_number(record["t0"], "record['t0']")
     clock = instance(record["clock"], dict, "record['clock']", "a dict of seconds and calls")
     for part in ("seconds", "calls"):
@@ -356,9 +368,16 @@ def check_record(state, record):
             finite_number(value, f"record['clock']['{part}']['{task}']", 0)
     if record["energy0"] is not None:
         finite_number(record["energy0"], "record['energy0']")
-        instance(record["energy_parts0"], dict, "record['energy_parts0']", "a dict (EnergyParts.as_dict)")
-        if not isinstance(record["angular_momentum0"], list) or len(record["angular_momentum0"]) != 3:
-            raise ValueError("record['angular_momentum0'] must be a list of 3 components")
+        _check_numbers(record["angular_momentum0"], "record['angular_momentum0']", none=True)
+        parts = instance(record["energy_parts0"], dict, "record['energy_parts0']", "a dict (EnergyParts.as_dict)")
+        if sorted(parts) != sorted(PARTS):
+            raise ValueError(f"record['energy_parts0'] must hold {', '.join(PARTS)}: it is not one "
+                             f"EnergyParts.as_dict() returned")
+        for key, value in parts.items():
+            if key in ("base", "velocity"):
+                _check_numbers(value, f"record['energy_parts0']['{key}']")
+            else:
+                finite_number(value, f"record['energy_parts0']['{key}']")
     state.check()
     if "n" in record and record["n"] != state.n:
         raise ValueError(f"the record was taken of {record['n']!r} bodies, not the state's {state.n}: "

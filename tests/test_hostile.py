@@ -755,6 +755,53 @@ def test_a_checkpoint_whose_units_have_no_scale_is_refused(units):
         assert "zero or not finite" in err, err
 
 
+BEYOND_FLOAT64 = {          # where a resealed checkpoint holds what record() never writes -> the word refusing it
+    ("simulation", "clock", "calls", "galactic"): "simulation.clock.calls",     # found by a random search
+    ("simulation", "steps_done"): "simulation.steps_done",
+    ("run", "steps"): "run.steps",
+    ("simulation", "energy_parts0", "foo"): "energy_parts0",                    # a key EnergyParts has not
+}
+
+
+@hostile(len(BEYOND_FLOAT64))
+@given(where=st.sampled_from(sorted(BEYOND_FLOAT64)))
+@example(where=("simulation", "clock", "calls", "galactic"))
+@example(where=("simulation", "steps_done"))
+@example(where=("run", "steps"))
+@example(where=("simulation", "energy_parts0", "foo"))
+def test_a_checkpoint_holding_integers_of_400_digits_is_refused(where):
+    """Found by a random search: a resealed checkpoint whose call count was an integer of 400
+    digits ended in an OverflowError where it met a float (and a key the energy parts do not have,
+    in a TypeError). JSON's integers beyond float64 are read as +-inf, as 1e400 is, and refused."""
+    version, header, arrays = split_checkpoint(base_files()["checkpoint"])
+    parent = header
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = 10**400 if where[-1] != "foo" else 1
+    with sandbox() as root:
+        populate(root)
+        (root / "c.ck").write_bytes(seal(version, json_bytes(header), arrays))
+        rc, _, err = run_case("run --resume", root, ["run", "--resume", "c.ck", "--steps", "9"], ["c.ck"], ["c.ck"],
+                              statuses=(2,), kept_on_refusal=["c.ck"])
+        assert BEYOND_FLOAT64[where] in err, err
+
+
+@hostile(1)
+@given(digits=st.just(400))
+def test_paper_reads_a_results_file_holding_an_integer_of_400_digits(digits):
+    """A measurement of 10**400 in an asv results file (an OverflowError where it was checked): the
+    file is malformed, said in one sentence."""
+    with sandbox() as root:
+        res = copy_fixture(root, "res")
+        path = res / MACHINE / "f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
+        text = path.read_text()
+        first = re.search(r"\d\.\d+e-\d+", text)
+        path.write_text(text[:first.start()] + "1" + "0" * digits + text[first.end():])
+        argv = ["paper", "--results", "res", "--no-science", "--out", "out", "--quiet"]
+        rc, _, err = run_case("paper --results", root, argv, ["out"], statuses=(0, 1, 2), kept_on_refusal=["out"])
+        assert "malformed" in err, err
+
+
 # ============================================================================== run --snapshots DIR holding files
 
 @st.composite

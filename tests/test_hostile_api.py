@@ -11,8 +11,10 @@ take only values that mean something; a refusal is exit status 2 and one sentenc
 option, never a traceback (subprocesses under a generous hang guard; hypothesis in process).
 """
 import contextlib
+from fractions import Fraction
 import io
 import math
+import numbers
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +23,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from nbsymple_versions import (Simulation, State, TaskClock, Units, add_black_hole, advance, angular_momentum,
-                               angular_momentum_error, check_pipeline, energy_parts, get_scheme, get_version,
-                               internal_energy_error, make_cluster, place_on_orbit, relative_error, timing_state,
-                               uniform_sphere)
+from nbsymple_versions import (Simulation, State, TaskClock, Units, VersionUnavailable, add_black_hole, advance,
+                               angular_momentum, angular_momentum_error, check_pipeline, energy_parts, get_scheme,
+                               get_version, internal_energy_error, make_cluster, place_on_orbit, relative_error,
+                               timing_state, uniform_sphere)
 
 from drawn import hostile
 
@@ -35,13 +37,14 @@ SETTINGS = hostile(40, commands=False)
 # hostile values of any argument: nothing here is a State, a record or a callback
 HOSTILE = st.one_of(st.none(), st.booleans(), st.text(max_size=6), st.just(math.nan), st.just(math.inf),
                     st.just(-math.inf), st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 64),
+                    st.sampled_from([10**400, -10**400, Fraction(10**400, 3)]),     # beyond float64's range
                     st.complex_numbers(max_magnitude=10), st.lists(st.integers(-3, 3), max_size=3),
                     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), st.just(object()))
 
 # ... and for a count (bodies, steps): no large number that means something, which would start work
 # that takes long (its refusal, when beyond memory or time, is class 3's, not this module's)
-NOT_A_LARGE_COUNT = HOSTILE.filter(lambda v: not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                  and math.isfinite(v) and v > 64))
+NOT_A_LARGE_COUNT = HOSTILE.filter(lambda v: not (isinstance(v, numbers.Real) and not isinstance(v, bool)
+                                                  and 64 < v < math.inf))
 
 
 def refused(call, kind, *words) -> str:
@@ -58,12 +61,13 @@ def refused(call, kind, *words) -> str:
 
 def taken_or_refused(call, *words):
     """`call()` either returns (the value means something) or refuses in one sentence naming the
-    argument; never another exception (AttributeError, a numba TypingError, MemoryError...)."""
+    argument; never another exception (AttributeError, a numba TypingError, MemoryError...). A
+    version this machine cannot run ('C' without a GPU) is refused with `VersionUnavailable`."""
     try:
         call()
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, VersionUnavailable) as e:
         text = str(e)
-        assert type(e) in (TypeError, ValueError) and text and "\n" not in text, repr(e)
+        assert type(e) in (TypeError, ValueError, VersionUnavailable) and text and "\n" not in text, repr(e)
         assert any(word in text for word in words), (words, text)
 
 
@@ -209,9 +213,14 @@ def _changed(record, **changes):
 
 @pytest.mark.parametrize("case", ["other N", "other masses", "other time", "the initial state", "version Z",
                                   "precision xx", "negative dt", "fractional steps", "NaN t0", "no version",
-                                  "clock of another task", "options it does not take"])
+                                  "clock of another task", "options it does not take", "steps beyond int64",
+                                  "seconds beyond float64", "L0 not numbers", "energy parts of another kind",
+                                  "energy parts not numbers", "options not named by text"])
 def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
+    """... and a record whose values are not what `record()` writes: each refused naming its field
+    (integers of 400 digits and the energy parts' and L0's components were tracebacks)."""
     state, record, _ = taken
+    parts = record["energy_parts0"]
     other = {"other N": (make_cluster(17, seed=5), record),
              "other masses": (make_cluster(16, seed=5, mass_classes=3), record),
              "other time": (_stepped(state, 1), record),
@@ -223,8 +232,39 @@ def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
              "NaN t0": (state, _changed(record, t0=math.nan)),
              "no version": (state, {k: v for k, v in record.items() if k != "version"}),
              "clock of another task": (state, _changed(record, clock={"seconds": {"warp": 1.0}, "calls": {}})),
-             "options it does not take": (state, _changed(record, options={"tile": 64}))}[case]
-    refused(lambda: Simulation.restore(*other), ValueError)
+             "options it does not take": (state, _changed(record, options={"tile": 64})),
+             "steps beyond int64": (state, _changed(record, steps_done=10**400)),
+             "seconds beyond float64": (state, _changed(record, clock={"seconds": {"pairwise": 10**400}, "calls": {}})),
+             "L0 not numbers": (state, _changed(record, angular_momentum0=["x", 10**400, None])),
+             "energy parts of another kind": (state, _changed(record, energy_parts0={**parts, "foo": 1})),
+             "energy parts not numbers": (state, _changed(record, energy_parts0={**parts, "base": [1, "2", 3]})),
+             "options not named by text": (state, _changed(record, options={1: 2, "a\nb": 3}))}[case]
+    word = {"steps beyond int64": "record['steps_done']", "seconds beyond float64": "record['clock']['seconds']",
+            "L0 not numbers": "record['angular_momentum0'][0]",
+            "energy parts of another kind": "record['energy_parts0']",
+            "energy parts not numbers": "record['energy_parts0']['base'][1]",
+            "options not named by text": "'a\\nb'"}.get(case, "")
+    refused(lambda: Simulation.restore(*other), ValueError, word)
+
+
+def test_values_a_random_search_found_are_refused_naming_their_argument(small):
+    """Numbers beyond float64's range (an int or a fraction of 400 digits: OverflowError before),
+    finite ones that put the bodies beyond it, a key with a newline (it reached the message), and a
+    version this machine cannot run: each refused in one sentence that names the argument."""
+    state, sim = small
+    for value in (10**400, Fraction(10**400, 3), -10**5000):
+        refused(lambda: Simulation(make_cluster(8, seed=2), "A", dt=value), ValueError, "dt")
+        for call, word in ((lambda: make_cluster(value), "n (the number of bodies)"),
+                           (lambda: sim.step(value), "steps")):
+            with pytest.raises(ValueError) as info:      # 10**400: WorkRefused, a ValueError (beyond any machine)
+                call()
+            assert word in str(info.value) and "\n" not in str(info.value), info.value
+        refused(lambda: State.from_arrays(state.x, state.v, [value] + [1.0] * 15, eps=1e-3), ValueError, "m")
+    refused(lambda: make_cluster(8, seed=2, radius_kpc=1e307), ValueError, "radius_kpc")
+    refused(lambda: make_cluster(8, seed=2, units=Units(10.0, 1e-20), speed_kms=1e300), ValueError, "speed_kms")
+    refused(lambda: make_cluster(8, seed=2, virial_ratio=9.56e307), ValueError, "virial_ratio")
+    refused(lambda: sim.undefined_reasons({"a\nb": None}), ValueError, "'a\\nb'")
+    taken_or_refused(lambda: Simulation(make_cluster(8, seed=2), "C"), "version")
 
 
 @pytest.mark.parametrize("state_or_record", ["state", "record"])

@@ -155,7 +155,7 @@ def test_make_cluster_takes_an_integral_float():
     ({"virial_ratio": 0.0}, ("virial_ratio",)),
     ({"eps": -1.0}, ("eps (the softening) must be a positive finite number",)),
     ({"mass_classes": 2.7}, ("mass_classes (the number of mass classes) must be a whole number of at least 1",)),
-    ({"radius_kpc": 1e308}, ("x must be finite",)),          # placed beyond float64: refused, not inf
+    ({"radius_kpc": 1e308}, ("radius_kpc = 1e+308 kpc is beyond float64's range",)),   # placed beyond float64
 ])
 def test_make_cluster_refuses_bad_arguments(kwargs, words):
     refused(lambda: make_cluster(10, seed=1, **kwargs), *words)

@@ -14,39 +14,64 @@ import operator
 
 import numpy as np
 
+COUNT_LIMIT = 2**63         # a count (steps, calls) is an int64, as NumPy's and numba's counters are
+
 
 def _shown(value) -> str:
     """`value` for a message: short, and a string in quotes."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:              # an int of more digits than Python writes (4300), or one inside
+        return (f"an integer of {value.bit_length()} bits" if isinstance(value, int)
+                else f"a {type(value).__name__} holding an integer of more than 4300 digits")
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def named(key) -> str:
+    """A name a user gave (a keyword, a dict's key), for a message: as it is where it is a short
+    printable string, else its repr, cut (a newline or 400 characters never reach the message)."""
+    return key if isinstance(key, str) and key.isprintable() and len(key) <= 40 else _shown(key)
 
 
 def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def whole_number(value, name: str, minimum: int | None = None) -> int:
+def as_float(value) -> float:
+    """`value` as a float, or NaN where it is not a real number (a bool, a string, None) or lies
+    beyond float64's range (an integer or a fraction of 400 digits), for a check to refuse in its
+    own sentence."""
+    if not _is_number(value):
+        return math.nan
+    try:
+        return float(value)
+    except (OverflowError, TypeError, ValueError):
+        return math.nan
+
+
+def whole_number(value, name: str, minimum: int | None = None, below: int | None = None) -> int:
     """`value` as an int: an integer (or an integral float such as 1e3), not a bool or a string,
-    at least `minimum` when given."""
-    wanted = "a whole number" + ("" if minimum is None else f" of at least {minimum}")
+    at least `minimum` and less than `below` when given."""
+    wanted = "a whole number" + ("" if minimum is None else f" of at least {minimum}") + \
+        ("" if below is None else f" below {below}")
     if not _is_number(value):
         raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
     try:
         number = operator.index(value)
     except TypeError:
-        number = float(value)
+        number = as_float(value)
         if not (math.isfinite(number) and number.is_integer()):
             raise ValueError(f"{name} must be {wanted}, got {_shown(value)}") from None
         number = int(number)
-    if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be {wanted}, got {number}")
+    if (minimum is not None and number < minimum) or (below is not None and number >= below):
+        raise ValueError(f"{name} must be {wanted}, got {_shown(number)}")
     return int(number)
 
 
 def finite_number(value, name: str, minimum: float | None = None) -> float:
     """`value` as a finite float (not a bool or a string), at least `minimum` when given."""
     wanted = "a finite number" + ("" if minimum is None else f" of at least {minimum:g}")
-    number = float(value) if _is_number(value) else math.nan
+    number = as_float(value)
     if not math.isfinite(number) or (minimum is not None and number < minimum):
         raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
     return number
@@ -54,7 +79,7 @@ def finite_number(value, name: str, minimum: float | None = None) -> float:
 
 def positive_number(value, name: str) -> float:
     """`value` as a float > 0 and finite."""
-    number = float(value) if _is_number(value) else math.nan
+    number = as_float(value)
     if not (math.isfinite(number) and number > 0):
         raise ValueError(f"{name} must be a positive finite number, got {_shown(value)}")
     return number
@@ -76,6 +101,8 @@ def finite_array(value, name: str, shape: tuple | None = None, positive: bool = 
         array = np.ascontiguousarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an array of real numbers, got {_shown(value)}") from None
+    except OverflowError:                                 # an integer of 400 digits
+        raise ValueError(f"{name} must be finite, but holds a number beyond float64's range: {_shown(value)}") from None
     if shape is not None and (array.ndim != len(shape) or any(
             want is not None and got != want for got, want in zip(array.shape, shape))):
         wanted = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -162,7 +162,10 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     v -= (v @ m)[:, None]
     w = potential_energy(x.T, m, eps) if exact_potential else -0.6
     k = 0.5 * float(m @ (v * v).sum(axis=0))
-    v *= math.sqrt(virial_ratio * abs(w) / k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        v *= math.sqrt(virial_ratio * abs(w) / k)
+    if not np.isfinite(v).all():
+        raise ValueError(f"virial_ratio = {virial_ratio:g} gives velocities beyond float64's range")
     return State(x, v, m, eps, 0.0, units)
 
 
@@ -173,8 +176,14 @@ def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: 
     radius_kpc = finite_number(radius_kpc, "radius_kpc", minimum=0.0)
     speed_kms = finite_number(speed_kms, "speed_kms")
     out = state.copy()
-    out.x[0] += radius_kpc * state.units.kpc
-    out.v[1] += state.units.from_kms(speed_kms)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out.x[0] += radius_kpc * state.units.kpc
+        out.v[1] += state.units.from_kms(speed_kms)
+    for name, value, unit, moved in (("radius_kpc", radius_kpc, "kpc", out.x[0]),
+                                     ("speed_kms", speed_kms, "km/s", out.v[1])):
+        if not np.isfinite(moved).all():
+            raise ValueError(f"{name} = {value:g} {unit} is beyond float64's range in cluster units "
+                             f"(r_cl = {state.units.r_cl_pc:g} pc, M = {state.units.mass_msun:g} Msun)")
     return State(out.x, out.v, out.m, out.eps, out.t, out.units)       # checked again: still finite
 
 

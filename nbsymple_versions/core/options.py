@@ -8,6 +8,8 @@ one sentence; unknown names are refused by `from_dict` with the version's own li
 import argparse
 from dataclasses import MISSING, dataclass, field, fields
 
+from .checks import named
+
 
 def option(default, flag: str, help: str, check=None, choices=None):
     """A dataclass field of a version's options: its default, command-line flag, help, an
@@ -42,7 +44,7 @@ class NoOptions:
     @classmethod
     def from_dict(cls, given: dict, letter: str) -> "NoOptions":
         """The options of version `letter` from keyword values; an unknown name is a ValueError."""
-        unknown = sorted(set(given) - set(cls.names()))
+        unknown = sorted(map(named, set(given) - set(cls.names())))
         if unknown:
             takes = ", ".join(cls.names()) or "none"
             raise ValueError(f"version {letter} takes no option {', '.join(unknown)} (its options: {takes})")

@@ -72,7 +72,7 @@ def memory_problem(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_
     """A sentence refusing n bodies (asked for by `option`) if they cannot fit in memory, else None."""
     need, have = memory_needed(n, bytes_per_body), memory_available()
     if have is not None and need > have:
-        return (f"N = {n} needs about {size(need)} of memory and this machine has {size(max(have, 0))} "
+        return (f"N = {bodies(n)} needs about {size(need)} of memory and this machine has {size(max(have, 0))} "
                 f"available; choose a smaller {option}")
     return None
 
@@ -111,9 +111,15 @@ def check_time(n: int, steps, asked: str, option: str, simulated: bool = False):
     if seconds > limit:
         rate = (f"{SIMULATOR_RATE:.0e} pair interactions per second, more than numba's CUDA simulator "
                 f"(NUMBA_ENABLE_CUDASIM=1) does" if simulated else f"{FASTEST_RATE:.0e} pair interactions per second")
-        raise WorkRefused(f"{asked}: {count(steps)} steps of N = {n}, at least {duration(seconds)} even at {rate}, "
+        raise WorkRefused(f"{asked}: {count(steps)} steps of N = {bodies(n)}, at least {duration(seconds)} "
+                          f"even at {rate}, "
                           f"beyond the limit of {duration(limit)} (set {MAX_DAYS_VARIABLE}, in days, to raise it); "
                           f"choose {option}")
+
+
+def bodies(n: int) -> str:
+    """N in words: as given, or in powers of ten beyond 18 digits (an N of 400 digits)."""
+    return str(n) if n < 10**18 else count(n)
 
 
 def count(k: int) -> str:
@@ -128,6 +134,10 @@ def count(k: int) -> str:
 
 def size(b: float) -> str:
     """Bytes in words: 1.2 GB."""
+    try:
+        b = float(b)
+    except OverflowError:                # more bytes than float64 holds
+        return "1.8e+308 B or more"
     for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
         if b < 1000 or unit == "PB":
             return f"{b:.3g} {unit}"

@@ -30,7 +30,6 @@ one: a kill at any moment leaves the previous checkpoint or the new one, never a
 import hashlib
 import json
 import math
-import numbers
 import os
 from pathlib import Path
 import re
@@ -38,6 +37,7 @@ import struct
 
 import numpy as np
 
+from ..core.checks import COUNT_LIMIT, as_float
 from ..core.ics import State
 from ..core.vocabulary import TASKS
 from ..core.units import Units
@@ -91,16 +91,13 @@ def save(path, run: dict, sim) -> Path:
 
 def _number(v) -> bool:
     """A JSON number float64 holds (not a bool, not an integer beyond float64's range)."""
-    if not isinstance(v, numbers.Real) or isinstance(v, bool):
-        return False
-    try:
-        return math.isfinite(float(v))
-    except OverflowError:
-        return False
+    return math.isfinite(as_float(v))
 
 
 def _count(minimum):
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+    """An int of at least `minimum` that an int64 holds, as NumPy's and numba's counters do (a
+    count of 400 digits would overflow where it meets a float: t0 + steps_done dt)."""
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and minimum <= v < COUNT_LIMIT
 
 
 class _optional:

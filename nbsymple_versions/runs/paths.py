@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 from pathlib import Path
 import stat
+import sys
 import tempfile
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
@@ -124,11 +126,19 @@ def read_bytes(path, kind: str, name=None) -> bytes:
     return data
 
 
+def _integer(text: str):
+    """A JSON integer: an int where float64 holds it, +-inf beyond, as json reads 1e400. An integer
+    of 400 digits then fails the checks of a finite number or of a count (`core/checks.py`), where
+    as an int it would overflow wherever it met a float."""
+    value = int(text)
+    return value if abs(value) <= sys.float_info.max else math.inf if value > 0 else -math.inf
+
+
 def parse_json(data: bytes | str, kind: str, name, **options):
-    """A JSON document (`json.loads` with `options`), refused as FileRefused when it is no JSON
-    or nested deeper than MAX_DEPTH levels."""
+    """A JSON document (`json.loads` with `options`; integers by `_integer`), refused as
+    FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
     try:
-        document = json.loads(data, **options)
+        document = json.loads(data, **{"parse_int": _integer, **options})
     except RecursionError:
         document = None
         deep = True

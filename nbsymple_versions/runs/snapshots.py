@@ -21,7 +21,6 @@ from contextlib import contextmanager
 import json
 import lzma
 import math
-import numbers
 import os
 from pathlib import Path
 import re
@@ -31,6 +30,7 @@ import zlib
 
 import numpy as np
 
+from ..core.checks import as_float
 from ..core.ics import State
 from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
@@ -140,12 +140,7 @@ def stated_units(path) -> Units | None:
 def _json_number(value) -> float | None:
     """A JSON value as a finite float, or None when it is not a number (a bool, a string, an
     integer too large for a float, NaN or an infinity)."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
+    number = as_float(value)
     return number if math.isfinite(number) else None
 
 
