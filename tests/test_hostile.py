@@ -269,7 +269,8 @@ def run_case(test: str, root: Path, argv, named=(), checkpoints=(), json_asked=F
 NO_NUL = st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))
 JUNK = ["", " ", "-", "--", "-1", "0", "1", "2", "nan", "NaN", "inf", "-inf", "1e309", "1e-320", "0x10",
         "1_000", "\u0663", "\uff11\uff12", " 7 ", "7.0", "2**8", "1e3", "None", "true", "\n", "\t5", "+3",
-        "--json", "-x", "A", "b", "sm_90", "\udcff", "é", "٣٣", "999999999999999999999999"]
+        "--json", "-x", "A", "b", "sm_90", "\udcff", "é", "٣٣", "999999999999999999999999",
+        "1" + "0" * 400]                                 # beyond float64: an OverflowError where it met a float
 
 
 def argv_text(max_size: int = 24):
@@ -287,10 +288,11 @@ def _as_int(text):
 
 def count_text(cheap: int, refused: int | None = None, low: int = 2):
     """A whole number as typed, refused or not: below `low`, so large it is refused (`refused`),
-    or any text; text that parses to an affordable count is drawn, an expensive one is not."""
+    or any text; text that parses to an affordable count is drawn, an expensive one is not (one
+    beyond float64's range is refused by every command, before any work)."""
     def affordable(text):
         v = _as_int(text)
-        return v is None or v <= cheap or (refused is not None and v >= refused)
+        return v is None or v <= cheap or (refused is not None and v >= refused) or v > 10**308
     parts = [st.integers(max_value=low - 1).map(str), argv_text().filter(affordable),
              st.sampled_from(["1.5", "1e1", "0x10", "\u0663", "\uff12", " 2 ", "2_0", "+2"]).filter(affordable)]
     if refused is not None:
@@ -1107,6 +1109,7 @@ PAPER_TABLE = {
 @given(case=options(PAPER_TABLE, at_most=6), science=st.sampled_from(["--no-science"] * 6 + ["--science"]),
        extra=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(st.sampled_from(["--bogus", "stray", "--json"]),
                                                                        min_size=1, max_size=1)))
+@example(case=(["--tidal-n", "1" + "0" * 400], {"--tidal-n": ["1" + "0" * 400]}), science="--science", extra=[])
 def test_paper_options(case, science, extra):
     pieces, given = case
     argv = ["paper", *pieces, science, *extra]

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.checks import as_float
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
@@ -67,7 +68,7 @@ def _number(kind, minimum, what):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not math.isfinite(value) or value < minimum or (minimum == 0 and value <= 0):
+        if not math.isfinite(as_float(value)) or value < minimum or (minimum == 0 and value <= 0):   # 10**400 too
             raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
         return value
     return parse
