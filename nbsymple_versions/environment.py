@@ -296,14 +296,22 @@ def _threads_problem(env) -> str | None:
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
         size = _stack_bytes(env.get(name, ""))
         if size is not None and size * started > memory:
-            return (f"{name}={_shown(env[name])} asks a stack of {size / 1e9:.3g} GB for each of numba's {started} "
-                    f"threads, more than this machine's {memory / 1e9:.3g} GB of memory (libgomp could not start "
+            return (f"{name}={_shown(env[name])} asks a stack of {_gigabytes(size)} for each of numba's {started} "
+                    f"threads, more than this machine's {_gigabytes(memory)} of memory (libgomp could not start "
                     f"them: the process would crash); unset it or ask less (e.g. 64M)")
     if bench_threads and int(bench_threads) > started:
         where = f"NUMBA_NUM_THREADS={numba_threads}" if numba_threads else "one per core"
         return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
                 f"{where}); set it to at most {started}, or raise NUMBA_NUM_THREADS with it")
     return None
+
+
+def _gigabytes(b: int) -> str:
+    """Bytes in GB, in words (an OMP_STACKSIZE of 400 digits is beyond float64's range)."""
+    try:
+        return f"{b / 1e9:.3g} GB"
+    except OverflowError:
+        return "1.8e+299 GB or more"
 
 
 def _stack_bytes(text: str) -> int | None:

@@ -199,6 +199,7 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"XDG_CACHE_HOME": "/dev/null/cache"}, ["info"]),
     ({"NUMBA_NUM_THREADS": "100000000"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # SIGSEGV
     ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
+    ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # an OverflowError in its sentence
     ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
