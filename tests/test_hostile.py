@@ -1110,6 +1110,8 @@ PAPER_TABLE = {
        extra=st.one_of(st.just([]), st.just([]), st.just([]), st.lists(st.sampled_from(["--bogus", "stray", "--json"]),
                                                                        min_size=1, max_size=1)))
 @example(case=(["--tidal-n", "1" + "0" * 400], {"--tidal-n": ["1" + "0" * 400]}), science="--science", extra=[])
+@example(case=(["--out", "\udcff", "--bh-dt=10"], {"--out": ["\udcff"], "--bh-dt": ["10"]}),   # random search: a
+         science="--no-science", extra=[])          # UnicodeEncodeError writing the path into REPORT.md
 def test_paper_options(case, science, extra):
     pieces, given = case
     argv = ["paper", *pieces, science, *extra]

@@ -232,8 +232,10 @@ def _umask() -> int:
 
 def write_file(path, data: bytes | str) -> Path:
     """Write `data` (text as UTF-8) to `path` by `write_atomically`: a link at `path` is
-    replaced, never written through, and a kill leaves the old file or the new one."""
-    body = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    replaced, never written through, and a kill leaves the old file or the new one. A character
+    UTF-8 cannot hold (the undecodable byte of a path the user named, as Python reads it) is
+    written as its escape, \\udcff, as stderr shows it."""
+    body = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else bytes(data)
     return write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
 
 
