@@ -361,6 +361,20 @@ def test_the_environment_tables_match_what_they_describe():
                                 "PMI_SIZE": "2", "NBSYMPLE_MAX_DAYS": "0.5"}) is None
 
 
+
+def test_the_package_runs_from_a_folder_whose_name_is_not_utf8(tmp_path):
+    """A checkout in a folder named with a byte that is not UTF-8 (b'\\xff'): numba's cache
+    locator hashed the sources' folder as UTF-8 text, and every command that compiles a kernel
+    ended in a UnicodeEncodeError (`serial.kernels._CacheFolder`)."""
+    import shutil
+    folder = tmp_path / os.fsdecode(b"checkout-\xff")
+    shutil.copytree(REPO / "nbsymple_versions", folder / "nbsymple_versions",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    environ = {**os.environ, "PYTHONPATH": str(folder)}
+    p = subprocess.run(NBSYMPLE + ["run", "--n", "8", "--steps", "1"], cwd=tmp_path, env=environ,
+                       capture_output=True, text=True, timeout=HANG_GUARD)
+    assert p.returncode == 0 and "Traceback" not in p.stderr and "seconds per step" in p.stdout, p.stderr
+
 # ------------------------------------------------------------------ 5. streams
 
 def _closed_pipe_run(argv, cwd):

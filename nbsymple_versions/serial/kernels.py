@@ -46,6 +46,7 @@ from functools import lru_cache
 import hashlib
 import inspect
 import math
+import os
 from pathlib import Path
 
 import numba
@@ -205,14 +206,24 @@ def _sources_digest(source: str) -> str:
     digest = hashlib.sha256()
     files = sorted({*(p for d in ("core", "serial", "threaded") for p in (package / d).glob("*.py")), Path(source)})
     for path in files:
-        digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+        digest.update(bytes(path) + b"\0" + path.read_bytes())      # a folder's name need not be UTF-8
     return digest.hexdigest()
+
+
+class _CacheFolder(UserProvidedCacheLocator):
+    """numba's locator of NUMBA_CACHE_DIR, for sources in a folder whose name is not UTF-8 too
+    (numba hashes the sources' folder as UTF-8 text, a UnicodeEncodeError there)."""
+
+    @classmethod
+    def get_suitable_cache_subpath(cls, py_file):
+        folder = os.path.dirname(os.path.abspath(py_file))
+        return f"{os.path.basename(folder)}_{hashlib.sha1(os.fsencode(folder)).hexdigest()}"
 
 
 class _InCacheFolder(CompileResultCacheImpl):
     """The folder NUMBA_CACHE_DIR names, and no other: where it cannot be written, numba's next
     choice would be beside these sources (inside a checkout, or site-packages)."""
-    _locator_classes = [UserProvidedCacheLocator]
+    _locator_classes = [_CacheFolder]
 
 
 class _BuildCache(FunctionCache):
