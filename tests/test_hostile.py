@@ -670,7 +670,9 @@ def seal(version: int, head: bytes, arrays: bytes, head_len: int | None = None) 
 
 
 def _number(value, default):
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """`value` where it is a count a checkpoint can hold (an int64's range; beyond it, or not a
+    number, it is refused at once), else `default`. (math.isfinite overflowed on 10**400.)"""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and -2**63 < value < 2**63
     return value if ok else default
 
 
