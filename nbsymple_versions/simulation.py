@@ -326,7 +326,7 @@ def _masses_digest(m: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(m, dtype=np.float64).tobytes()).hexdigest()
 
 
-PARTS = tuple(EnergyParts.__dataclass_fields__)
+ENERGY_PARTS = tuple(EnergyParts.__dataclass_fields__)
 
 
 def _check_numbers(value, name: str, none: bool = False):
@@ -370,8 +370,8 @@ def check_record(state, record):
         finite_number(record["energy0"], "record['energy0']")
         _check_numbers(record["angular_momentum0"], "record['angular_momentum0']", none=True)
         parts = instance(record["energy_parts0"], dict, "record['energy_parts0']", "a dict (EnergyParts.as_dict)")
-        if sorted(parts) != sorted(PARTS):
-            raise ValueError(f"record['energy_parts0'] must hold {', '.join(PARTS)}: it is not one "
+        if set(parts) != set(ENERGY_PARTS):
+            raise ValueError(f"record['energy_parts0'] must hold {', '.join(ENERGY_PARTS)}: it is not one "
                              f"EnergyParts.as_dict() returned")
         for key, value in parts.items():
             if key in ("base", "velocity"):

@@ -236,7 +236,7 @@ def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
              "steps beyond int64": (state, _changed(record, steps_done=10**400)),
              "seconds beyond float64": (state, _changed(record, clock={"seconds": {"pairwise": 10**400}, "calls": {}})),
              "L0 not numbers": (state, _changed(record, angular_momentum0=["x", 10**400, None])),
-             "energy parts of another kind": (state, _changed(record, energy_parts0={**parts, "foo": 1})),
+             "energy parts of another kind": (state, _changed(record, energy_parts0={**parts, 1: 1})),
              "energy parts not numbers": (state, _changed(record, energy_parts0={**parts, "base": [1, "2", 3]})),
              "options not named by text": (state, _changed(record, options={1: 2, "a\nb": 3}))}[case]
     word = {"steps beyond int64": "record['steps_done']", "seconds beyond float64": "record['clock']['seconds']",
