@@ -18,6 +18,7 @@ import numbers
 import subprocess
 import sys
 from pathlib import Path
+import warnings
 
 import numpy as np
 import pytest
@@ -260,9 +261,13 @@ def test_values_a_random_search_found_are_refused_naming_their_argument(small):
                 call()
             assert word in str(info.value) and "\n" not in str(info.value), info.value
         refused(lambda: State.from_arrays(state.x, state.v, [value] + [1.0] * 15, eps=1e-3), ValueError, "m")
+        refused(lambda: Units(10.0, value), ValueError, "cluster radius and mass")   # 4300 digits: repr's own error
     refused(lambda: make_cluster(8, seed=2, radius_kpc=1e307), ValueError, "radius_kpc")
     refused(lambda: make_cluster(8, seed=2, units=Units(10.0, 1e-20), speed_kms=1e300), ValueError, "speed_kms")
     refused(lambda: make_cluster(8, seed=2, virial_ratio=9.56e307), ValueError, "virial_ratio")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # float32 scales multiplied in float32 warned of an overflow
+        assert Units(np.float32(1e30), np.float32(1e30)).velocity_kms > 0
     refused(lambda: sim.undefined_reasons({"a\nb": None}), ValueError, "'a\\nb'")
     taken_or_refused(lambda: Simulation(make_cluster(8, seed=2), "C"), "version")
 

@@ -17,7 +17,7 @@ import numpy as np
 COUNT_LIMIT = 2**63         # a count (steps, calls) is an int64, as NumPy's and numba's counters are
 
 
-def _shown(value) -> str:
+def short_repr(value) -> str:
     """`value` for a message: short, and a string in quotes."""
     try:
         text = repr(value)
@@ -30,7 +30,7 @@ def _shown(value) -> str:
 def named(key) -> str:
     """A name a user gave (a keyword, a dict's key), for a message: as it is where it is a short
     printable string, else its repr, cut (a newline or 400 characters never reach the message)."""
-    return key if isinstance(key, str) and key.isprintable() and len(key) <= 40 else _shown(key)
+    return key if isinstance(key, str) and key.isprintable() and len(key) <= 40 else short_repr(key)
 
 
 def _is_number(value) -> bool:
@@ -55,16 +55,16 @@ def whole_number(value, name: str, minimum: int | None = None, below: int | None
     wanted = "a whole number" + ("" if minimum is None else f" of at least {minimum}") + \
         ("" if below is None else f" below {below}")
     if not _is_number(value):
-        raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
+        raise ValueError(f"{name} must be {wanted}, got {short_repr(value)}")
     try:
         number = operator.index(value)
     except TypeError:
         number = as_float(value)
         if not (math.isfinite(number) and number.is_integer()):
-            raise ValueError(f"{name} must be {wanted}, got {_shown(value)}") from None
+            raise ValueError(f"{name} must be {wanted}, got {short_repr(value)}") from None
         number = int(number)
     if (minimum is not None and number < minimum) or (below is not None and number >= below):
-        raise ValueError(f"{name} must be {wanted}, got {_shown(number)}")
+        raise ValueError(f"{name} must be {wanted}, got {short_repr(number)}")
     return int(number)
 
 
@@ -73,7 +73,7 @@ def finite_number(value, name: str, minimum: float | None = None) -> float:
     wanted = "a finite number" + ("" if minimum is None else f" of at least {minimum:g}")
     number = as_float(value)
     if not math.isfinite(number) or (minimum is not None and number < minimum):
-        raise ValueError(f"{name} must be {wanted}, got {_shown(value)}")
+        raise ValueError(f"{name} must be {wanted}, got {short_repr(value)}")
     return number
 
 
@@ -81,7 +81,7 @@ def positive_number(value, name: str) -> float:
     """`value` as a float > 0 and finite."""
     number = as_float(value)
     if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {_shown(value)}")
+        raise ValueError(f"{name} must be a positive finite number, got {short_repr(value)}")
     return number
 
 
@@ -95,14 +95,14 @@ def finite_array(value, name: str, shape: tuple | None = None, positive: bool = 
         raw = None                                        # a ragged list
     if raw is None or raw.dtype.kind not in "iufO" or raw.dtype.kind == "O" and not all(
             _is_number(v) for v in raw.ravel()):
-        what = "a ragged list" if raw is None else _shown(value) if raw.dtype.kind == "O" else f"{raw.dtype} values"
+        what = "a ragged list" if raw is None else short_repr(value) if raw.dtype.kind == "O" else f"{raw.dtype} values"
         raise ValueError(f"{name} must be an array of real numbers, got {what}")
     try:
         array = np.ascontiguousarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of real numbers, got {_shown(value)}") from None
+        raise ValueError(f"{name} must be an array of real numbers, got {short_repr(value)}") from None
     except OverflowError:                                 # an integer of 400 digits
-        raise ValueError(f"{name} must be finite, but holds a number beyond float64's range: {_shown(value)}") from None
+        raise ValueError(f"{name} must be finite, but holds a number beyond float64's range: {short_repr(value)}") from None
     if shape is not None and (array.ndim != len(shape) or any(
             want is not None and got != want for got, want in zip(array.shape, shape))):
         wanted = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
@@ -123,7 +123,7 @@ def one_of(value, choices, name: str) -> str:
         for choice in choices:
             if value.lower() == choice.lower():
                 return choice
-    raise ValueError(f"unknown {name} {_shown(value)}; choose one of {', '.join(choices)} (any case)")
+    raise ValueError(f"unknown {name} {short_repr(value)}; choose one of {', '.join(choices)} (any case)")
 
 
 def instance(value, kind, name: str, what: str):
@@ -144,7 +144,7 @@ def callable_or_none(value, name: str):
 def flag(value, name: str) -> bool:
     """`value` as a bool: True or False (NumPy's too), not 1, "yes" or None."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {_shown(value)}")
+        raise ValueError(f"{name} must be True or False, got {short_repr(value)}")
     return bool(value)
 
 
@@ -154,7 +154,7 @@ def seed(value, name: str = "seed"):
     if value is None or isinstance(value, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
         return value
     if not _is_number(value):
-        raise ValueError(f"{name} must be None or a whole number of at least 0, got {_shown(value)}")
+        raise ValueError(f"{name} must be None or a whole number of at least 0, got {short_repr(value)}")
     return whole_number(value, name, 0)
 
 
@@ -173,6 +173,6 @@ def real_array(value, name: str) -> np.ndarray:
     except ValueError:
         raw = None                                        # a ragged list
     if raw is None or raw.dtype.kind not in "iuf":
-        what = "a ragged list" if raw is None else _shown(value)
+        what = "a ragged list" if raw is None else short_repr(value)
         raise ValueError(f"{name} must be a real number or an array of them, got {what}")
     return raw.astype(np.float64)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import math
 import numbers
 
+from .checks import as_float, short_repr
+
 G_PC_KMS2_PER_MSUN = 4.300917e-3   # gravitational constant in pc (km/s)^2 / Msun
 MYR_PER_PC_PER_KMS = 0.9777922216807891  # 1 pc / (1 km/s) in Myr
 AS91_VELOCITY_KMS = 10.0           # Allen & Santillan (1991) velocity unit
@@ -67,21 +69,18 @@ class Units:
         for name in ("r_cl_pc", "mass_msun"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r:.40}")
-        try:
-            finite = math.isfinite(self.r_cl_pc * self.mass_msun)
-        except OverflowError:       # an int beyond float's range
-            finite = False
-        if not (self.r_cl_pc > 0 and self.mass_msun > 0 and finite):
+                raise ValueError(f"{name} must be a positive finite number, got {short_repr(value)}")
+        r_cl, mass = as_float(self.r_cl_pc), as_float(self.mass_msun)       # NaN beyond float64's range
+        if not (r_cl > 0 and mass > 0 and math.isfinite(r_cl * mass)):
             raise ValueError(f"cluster radius and mass must be positive and finite, got "
-                             f"r_cl = {self.r_cl_pc!s:.40} pc, M = {self.mass_msun!s:.40} Msun")
+                             f"r_cl = {short_repr(self.r_cl_pc)} pc, M = {short_repr(self.mass_msun)} Msun")
         derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
         try:        # 1e-300 pc and 1e300 Msun give a zero time unit, 5e-324 Msun a zero velocity unit
             usable = all(math.isfinite(v) and v > 0 for v in (getattr(self, name) for name in derived))
         except (ZeroDivisionError, OverflowError):
             usable = False
         if not usable:
-            raise ValueError(f"cluster radius and mass of {self.r_cl_pc!r:.40} pc and {self.mass_msun!r:.40} Msun give "
+            raise ValueError(f"cluster radius and mass of {short_repr(self.r_cl_pc)} pc and {short_repr(self.mass_msun)} Msun give "
                              f"a velocity, time or Galaxy scale that is zero or not finite")
 
     @property
