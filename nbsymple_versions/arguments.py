@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .core.options import whole_number_argument  # noqa: F401  (every command line's whole numbers)
-from .entry import speaks
+from .entry import sentence, speaks
 
 
 def _drops_an_attached_double_dash() -> bool:
@@ -27,7 +27,8 @@ _DROPS_ATTACHED_DOUBLE_DASH = _drops_an_attached_double_dash()
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a mistake is one sentence on stderr and exit status 2 (its subcommands' too),
+    """argparse, but a mistake is one sentence on one line of stderr (a line feed in what was typed
+    shown as its escape: `nbsymple info $'x\\ny'`) and exit status 2 (its subcommands' too),
     and `--option=--` gives the option the value '--', checked by its type and choices like any
     other (Python 3.11's argparse gives it [] unchecked, which `--n=--` took to a traceback)."""
 
@@ -37,12 +38,12 @@ class Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n" if speaks() else None)
+        self.exit(2, sentence(f"{self.prog}: {message} (see {self.prog} --help)") + "\n" if speaks() else None)
 
     def refuse(self, message: str, status: int = 2):
         """A mistake found after parsing (a file's content, work beyond the machine), or a fault
         (`status` 4): one sentence naming what to change, without the hint to --help."""
-        self.exit(status, f"{self.prog}: {message}\n" if speaks() else None)
+        self.exit(status, sentence(f"{self.prog}: {message}") + "\n" if speaks() else None)
 
 
 def number_above(minimum: float, or_equal: bool = False):
@@ -98,7 +99,7 @@ def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
     try:
         return [path_argument(text) for text in argv]
     except argparse.ArgumentTypeError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
+        print(sentence(f"{prog}: {e}"), file=sys.stderr)
         return None
 
 

@@ -13,7 +13,7 @@ import re
 import sys
 
 from .arguments import Parser, path_argument
-from .entry import command
+from .entry import command, sentence
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -167,7 +167,7 @@ def cmd_run(args) -> int:
         return run(run_spec(args))
     except RunStop as e:
         if e.speak:
-            print(f"nbsymple run: {e}", file=sys.stderr)
+            print(sentence(f"nbsymple run: {e}"), file=sys.stderr)
         from .mpi.comm import end_stopped_job
         end_stopped_job(e.status)           # F's ranks end now, together (nothing on one process)
         return e.status
@@ -375,11 +375,11 @@ def _dispatch(argv, name) -> int:
         return commands[args.command](args)
     except (UsageError, VersionUnavailable) as e:
         if speaks():                     # under mpiexec every rank refuses alike: rank 0 says it
-            print(f"{name}: {e}", file=sys.stderr)
+            print(sentence(f"{name}: {e}"), file=sys.stderr)
         return 2
     except RunStop as e:                 # a write that failed (`--keep`); `run` answers its own
         if e.speak:
-            print(f"{name}: {e}", file=sys.stderr)
+            print(sentence(f"{name}: {e}"), file=sys.stderr)
         return e.status
 
 

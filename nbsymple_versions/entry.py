@@ -93,6 +93,13 @@ def shown(text: str) -> str:
     return "".join(c if c.isprintable() or c in "\n\t" else ascii(c)[1:-1] for c in text)
 
 
+def sentence(text: str) -> str:
+    """`text` as one line on stderr: a line feed in it (user text: an argument, an environment
+    value, a name read from a file) written as its escape, so that it cannot start a line that
+    looks like a sentence of its own; `shown` escapes the other control characters."""
+    return text.replace("\n", "\\n")
+
+
 class _LossyStream:
     """stderr as the command writes to it: where it cannot be written (a full disk, EIO), what
     goes to it is lost, as on a closed one, and the command goes on (its status tells): a run
@@ -270,7 +277,7 @@ def command(name: str, body, draws: bool = False) -> int:
     _fill_closed_descriptors()
     if (found := environment.problem(draws=draws)) is not None:
         if speaks():
-            _say(f"{name}: {found}")
+            _say(sentence(f"{name}: {found}"))
         return USAGE
     original, original_err = sys.stdout, sys.stderr
     sys.stdout = _GuardedStdout(original)

@@ -6,8 +6,9 @@ and numbers for every option of every subcommand. Every case runs in a fresh tem
 
 - with a documented exit status: 0 or 2 everywhere, 3 for a run that reached a non-finite state,
   1 for `check` failures and for `paper` artefacts that could not be made (docs/cli.md, paper.md);
-- with at most 3 lines on stderr (`paper` with status 0 or 1 prints one sentence per artefact it
-  could not make, as docs/paper.md documents: each of its lines is one sentence of its own);
+- with at most 3 lines on stderr, each a sentence of its own that starts with the command's name
+  (`paper` with status 0 or 1 prints one sentence per artefact it could not make, as
+  docs/paper.md documents); a line feed in user text never starts a line;
 - without a traceback, and with one JSON document on stdout when `--json` was asked for and the
   status is 0;
 - within `hang_guard`'s generous alarm (a FIFO, a device or a socket may stand where a file is
@@ -218,6 +219,8 @@ def problems(argv, rc, out: str, err: str, before: dict, after: dict, allowed, j
             found.append("a paper line that is not its own sentence")
     elif len(lines) > 3:
         found.append(f"{len(lines)} lines on stderr")
+    elif lines and not all(line.startswith(lines[0].split()[0]) for line in lines):
+        found.append("a line on stderr that is not its own sentence (user text holding a line feed)")
     if json_asked and rc == 0 and not out.startswith("usage: "):
         try:
             json.loads(out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
@@ -978,6 +981,7 @@ def test_profile_options(case, extra):
 @hostile(10)
 @given(extra=st.lists(argv_text(), max_size=3))
 @example(extra=["\xb9\r\xcc", "\x85\"\x0eu", "a\u2028b\x1b[2J"])     # found by a random search: 4 lines
+@example(extra=["\n", "\n", "\n"])        # found by a random search: argparse's sentence broken over 4 lines
 def test_info_options(extra):
     with sandbox() as root:
         run_case("info", root, ["info", *extra])

@@ -415,6 +415,41 @@ def test_an_option_given_a_double_dash_gets_it_as_its_value(module):
             assert value in (expected, [expected]), (parser.prog, action.option_strings, value)
 
 
+LINE_FEEDS = ["x\ny", "1\n", "inf\n", "\n"]
+
+
+@pytest.mark.parametrize("module", COMMAND_LINES)
+def test_a_line_feed_typed_anywhere_stays_inside_one_sentence(module):
+    """`nbsymple info $'\\n'` (found by a random search) printed argparse's "unrecognized
+    arguments" over two lines, and `nbsymple run --dt $'inf\\n'` its refusal, the second line
+    looking like a sentence of its own. Every option of every command line given a value holding
+    a line feed, and a stray argument holding one, is taken or refused in one line (the line feed
+    shown as its escape: `entry.sentence`)."""
+    import argparse
+    import importlib
+    main = importlib.import_module(module).main
+    parsers = _parsers(main)
+    cases = [(p, [a.option_strings[0], value]) for p in parsers for a in p._actions
+             if a.option_strings and a.nargs != 0 for value in LINE_FEEDS]
+    cases += [(p, ["stray\nargument"]) for p in parsers]
+    refused = 0
+    for parser, argv in cases:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                parser.parse_args(argv)
+                continue
+            except SystemExit as e:
+                status = e.code
+            except Exception:              # noqa: BLE001 - a parser whose command says its refusal (paper's)
+                status = main(argv)        # refused while parsing: nothing runs
+        refused += 1
+        assert status == 2 and err.getvalue().count("\n") == 1 and err.getvalue().startswith(parser.prog), \
+            (parser.prog, argv, status, err.getvalue())
+    assert refused >= len(parsers), (module, refused)        # every stray argument at least
+    assert isinstance(parsers[0], argparse.ArgumentParser)
+
+
 def test_a_double_dash_still_ends_the_options():
     from nbsymple_versions.arguments import Parser
     p = Parser(prog="p")

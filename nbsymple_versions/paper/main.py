@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..core.checks import as_float
+from ..entry import sentence
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
@@ -145,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _say(msg: str):
-    print(f"nbsymple paper: {msg}", file=sys.stderr, flush=True)
+    print(sentence(f"nbsymple paper: {msg}"), file=sys.stderr, flush=True)
 
 
 def _available(letter: str) -> tuple[bool, str]:
