@@ -6,7 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: venv test paper bench bench-smoke benchmarks-json gate find dashboard clean
 
+# a checkout whose folder's path holds ':' (venv: it splits PATH), '$', '{' or '}' (setuptools'
+# installer reads $NAME and {NAME} in the venv's path as variables: a 77-line traceback) is refused first
 $(STAMP): pyproject.toml
+	@case "$$(pwd -P)" in *[:\$$\{\}]*) echo 'make: the path of this checkout'"'"'s folder holds ":", "$$", "{" or "}", in which no venv can be installed (":" splits PATH; setuptools reads "$$NAME" and "{NAME}" as variables): clone it into a folder whose path has none of them' >&2; exit 2;; esac
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"

@@ -5,6 +5,7 @@ on GitHub. The jobs are the ones the docs describe (tests everywhere, the gate o
 the dashboard from main). The workflow is read with PyYAML, which asv depends on."""
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -158,3 +159,21 @@ def test_make_passes_a_value_as_given(tmp_path, target, given, expected):
                     *(f"{k}={v}" for k, v in given.items())], cwd=ROOT, check=True, timeout=600,
                    capture_output=True)
     assert (tmp_path / "argv").read_text().splitlines() == expected
+
+
+@pytest.mark.parametrize("name, refused", [("a:b", True), ("a$b", True), ("a{b}", True), ("a}b", True),
+                                           ("a b'%s\\\"#", False)])
+def test_a_checkout_whose_path_no_venv_takes_is_refused_before_the_install(tmp_path, name, refused):
+    """`make venv` in a folder whose path holds ':' failed in venv (it splits PATH), and one
+    holding '$', '{' or '}' in setuptools' installer (which reads $NAME and {NAME} as variables:
+    a 77-line traceback): refused in one sentence before a venv is made. Other marks (a space,
+    quotes, '%', a backslash, '#') install (checked by hand in fresh clones); here PYTHON=false
+    stops there."""
+    folder = tmp_path / name
+    folder.mkdir()
+    shutil.copy(MAKEFILE, folder)
+    (folder / "pyproject.toml").write_text("")
+    p = subprocess.run(["make", "-s", "--no-print-directory", "venv", "PYTHON=false"], cwd=folder,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and not (folder / ".venv").exists(), (p.returncode, p.stderr)
+    assert ("no venv can be installed" in p.stderr) == refused, p.stderr
