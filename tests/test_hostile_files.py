@@ -31,21 +31,21 @@ from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS, write_file
 
 from test_hostile import FIXTURE, MACHINE, REPO, call, hang_guard, seal, split_checkpoint
-from tools import migrate
+from tools import migrate, tracking
 
 RESULTS = f"{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
 
 
 def nbsymple(cwd: Path, *argv, module: str = "nbsymple_versions.cli") -> tuple[object, str, str]:
-    """(exit status, stdout, stderr) of `nbsymple ARGV` (or `python -m tools.migrate ARGV`) run
+    """(exit status, stdout, stderr) of `nbsymple ARGV` (or `python -m tools.migrate|tracking ARGV`) run
     in this process (`test_hostile.call`) in `cwd`, under `test_hostile.hang_guard`."""
     with hang_guard(), pytest.MonkeyPatch.context() as mp:
         mp.chdir(cwd)
-        if module == "tools.migrate":
+        if module in ("tools.migrate", "tools.tracking"):
             err = io.StringIO()
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
                 try:
-                    rc = migrate.main([str(a) for a in argv])
+                    rc = (migrate if module == "tools.migrate" else tracking).main([str(a) for a in argv])
                 except SystemExit as e:          # argparse's refusal of an option
                     rc = e.code
             return rc, out.getvalue(), err.getvalue()
@@ -513,6 +513,56 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
     _fifo(tmp_path / "res" / MACHINE / "machine.json")
     refused(tmp_path, ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"], ["machine.json"],
             module="tools.migrate")
+
+
+MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
+HOSTILE_MACHINE_FILES = {
+    **{kind: make for kind, make in SPECIAL.items()},
+    "not JSON": lambda p: p.write_bytes(b"\xff{"),
+    "a list": lambda p: p.write_text("[1, 2]"),
+    "an entry that is no object": lambda p: p.write_text('{"version": 1, "m": "x"}'),
+    "too large": lambda p: _sparse(p, 4 << 20),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_MACHINE_FILES))
+def test_an_asv_machine_file_that_is_not_one_is_refused_before_asv_runs(tmp_path, monkeypatch, kind):
+    """`make bench` and `make gate` store this machine's description in ~/.asv-machine.json; asv did,
+    and waited for ever on a FIFO there, raised a traceback on a folder or on text that is not its
+    JSON, and read a device to its end. Refused in one sentence naming the file, nothing written."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    HOSTILE_MACHINE_FILES[kind](tmp_path / MACHINE_FILE)
+    refused(tmp_path, ["machine"], [MACHINE_FILE], module="tools.tracking")
+
+
+@pytest.mark.parametrize("home", ["/proc", "a file", "nowhere/at/all"])
+def test_a_home_where_the_machine_file_cannot_be_written_is_named(tmp_path, monkeypatch, home):
+    """HOME naming a folder this user cannot write (/proc, for root too), a file, or nothing:
+    asv's traceback (FileNotFoundError), now one sentence asking for a HOME one can write."""
+    (tmp_path / "a file").write_text("x")
+    monkeypatch.setenv("HOME", home if home.startswith("/") else str(tmp_path / home))
+    err = refused(tmp_path, ["machine"], [MACHINE_FILE, "HOME"], module="tools.tracking")
+    assert "cannot be written" in err
+
+
+def test_the_machine_file_keeps_other_machines_and_is_written_through_a_link_in_home(tmp_path, monkeypatch):
+    """The description is added to what the file holds (asv's layout: one entry per machine and
+    `version`), and a link at ~/.asv-machine.json (dotfiles kept elsewhere) is followed as asv
+    follows it: the file it names is replaced whole, the link stays."""
+    (tmp_path / "dotfiles").mkdir()
+    (tmp_path / "dotfiles" / "asv.json").write_text('{"version": 1, "other": {"machine": "other"}}')
+    (tmp_path / MACHINE_FILE).symlink_to("dotfiles/asv.json")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rc, out, err = nbsymple(tmp_path, "machine", module="tools.tracking")
+    assert rc == 0 and not err, err
+    name = out.strip()
+    assert (tmp_path / MACHINE_FILE).is_symlink()
+    written = json.loads((tmp_path / "dotfiles" / "asv.json").read_text())
+    assert set(written) == {"version", "other", name} and written["version"] == 1, written
+    assert written["other"] == {"machine": "other"} and written[name]["machine"] == name, written
+
+    from asv.machine import Machine               # asv reads it back as `asv run --machine NAME` does
+    assert Machine.load(machine_name=name).machine == name
 
 
 @pytest.mark.long            # each makes the paper's figures

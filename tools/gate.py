@@ -41,6 +41,8 @@ import tarfile
 import time
 from pathlib import Path
 
+from nbsymple_versions.runs.paths import FileRefused
+
 from . import code_counts, tracking
 from .arguments import Parser, commit, number_above, regex, whole_number_argument
 
@@ -221,7 +223,7 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     try:
         machine = tracking.register_machine()
         patterns = gate_patterns(bench)
-    except GateError:
+    except (GateError, FileRefused):
         raise
     except Exception as e:      # noqa: BLE001 - one sentence, not a traceback
         raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded ({type(e).__name__}: {e}).")
@@ -343,6 +345,9 @@ def main(argv=None) -> int:
     except GateError as e:
         tracking.log(str(e))
         return e.status
+    except FileRefused as e:                    # asv's machine file (`tracking.register_machine`)
+        tracking.log(f"gate: {e}.")
+        return SETUP
 
 
 if __name__ == "__main__":

@@ -83,11 +83,28 @@ def machine_info() -> dict:
 
 
 def register_machine() -> str:
-    """Store this machine's description in asv's machine file (~/.asv-machine.json) and return
-    its name: `asv run --machine NAME` then neither asks questions nor stores a bare name."""
+    """Store this machine's description in asv's machine file (~/.asv-machine.json, asv's layout:
+    one entry per machine and `version`) and return its name: `asv run --machine NAME` then
+    neither asks questions nor stores a bare name. The file is read and written as every file of
+    the suite (`runs.paths`: a regular file of bounded JSON, replaced whole; a link at ~ is
+    followed to the file it names, as asv follows it); FileRefused, one sentence naming it, where
+    it is not a machine file (a folder, a FIFO, text that is not asv's) or cannot be written
+    (HOME naming a folder this user cannot write: asv raised a traceback, and waited for ever on a FIFO)."""
     from asv.machine import MachineCollection
     info = machine_info()
-    MachineCollection.save(info["machine"], {k: v for k, v in info.items() if k != "version"})
+    name = MachineCollection.get_machine_file_path()
+    path = os.path.realpath(name)
+    machines = read_json(path, "asv machine file", name) if os.path.lexists(name) else {}
+    if not isinstance(machines, dict) or not all(isinstance(v, dict) for k, v in machines.items() if k != "version"):
+        raise FileRefused(f"asv machine file {name} is not one asv writes (a JSON object of machines, each an "
+                          f"object): move it away, and asv's next run writes a new one")
+    machines.update({info["machine"]: {k: v for k, v in info.items() if k != "version"},
+                     "version": MachineCollection.api_version})
+    try:
+        write_file(path, json.dumps(machines, indent=4, sort_keys=True))
+    except OSError as e:
+        raise FileRefused(f"asv machine file {name} cannot be written ({e.strerror or e}): give HOME a folder "
+                          f"this user can write") from None
     return info["machine"]
 
 
@@ -558,6 +575,13 @@ def main(argv=None) -> int:
     args, extra = p.parse_known_args(argv)
     if extra and args.cmd != "run":             # `run` hands the rest to asv
         p.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return _do(args, extra)
+    except FileRefused as e:                    # asv's machine file, before asv ran
+        p.refuse(str(e))
+
+
+def _do(args, extra) -> int:
     if args.cmd == "machine":
         print(register_machine())
     elif args.cmd == "run":
