@@ -576,12 +576,13 @@ def main(argv=None) -> int:
     if extra and args.cmd != "run":             # `run` hands the rest to asv
         p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return _do(args, extra)
+        return _subcommand(args, extra)
     except FileRefused as e:                    # asv's machine file, before asv ran
         p.refuse(str(e))
 
 
-def _do(args, extra) -> int:
+def _subcommand(args, extra) -> int:
+    """Run the subcommand parsed into `args` (`extra`: what `run` hands asv); its exit status."""
     if args.cmd == "machine":
         print(register_machine())
     elif args.cmd == "run":
