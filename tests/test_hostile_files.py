@@ -517,7 +517,7 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
 
 MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
 HOSTILE_MACHINE_FILES = {
-    **{kind: make for kind, make in SPECIAL.items()},
+    **SPECIAL,
     "not JSON": lambda p: p.write_bytes(b"\xff{"),
     "a list": lambda p: p.write_text("[1, 2]"),
     "an entry that is no object": lambda p: p.write_text('{"version": 1, "m": "x"}'),
