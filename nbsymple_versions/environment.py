@@ -38,6 +38,8 @@ import sys
 import tempfile
 import warnings
 
+from .core import work      # sizes in words; imports no numba
+
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
@@ -296,22 +298,14 @@ def _threads_problem(env) -> str | None:
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
         size = _stack_bytes(env.get(name, ""))
         if size is not None and size * started > memory:
-            return (f"{name}={_shown(env[name])} asks a stack of {_gigabytes(size)} for each of numba's {started} "
-                    f"threads, more than this machine's {_gigabytes(memory)} of memory (libgomp could not start "
+            return (f"{name}={_shown(env[name])} asks a stack of {work.size(size)} for each of numba's {started} "
+                    f"threads, more than this machine's {work.size(memory)} of memory (libgomp could not start "
                     f"them: the process would crash); unset it or ask less (e.g. 64M)")
     if bench_threads and int(bench_threads) > started:
         where = f"NUMBA_NUM_THREADS={numba_threads}" if numba_threads else "one per core"
         return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
                 f"{where}); set it to at most {started}, or raise NUMBA_NUM_THREADS with it")
     return None
-
-
-def _gigabytes(b: int) -> str:
-    """Bytes in GB, in words (an OMP_STACKSIZE of 400 digits is beyond float64's range)."""
-    try:
-        return f"{b / 1e9:.3g} GB"
-    except OverflowError:
-        return "1.8e+299 GB or more"
 
 
 def _stack_bytes(text: str) -> int | None:
