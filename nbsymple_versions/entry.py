@@ -1,8 +1,10 @@
 """The one way every command starts and ends (`nbsymple ...`, `python -m nbsymple_versions.paper`,
 `python -m nbsymple_versions.instruments.*`, `python -m tools.*`): `command(name, body)`.
 
-- **The environment** is checked first (`environment.problem`), before the command imports
-  numba, matplotlib or MPI: a variable set to garbage is one sentence, exit status 2.
+- **The environment** is checked first (`environment.process_problem`, `environment.problem`),
+  before the command imports numba, matplotlib or MPI: a removed current folder, too small a
+  limit on open files or a variable set to garbage is one sentence, exit status 2. Running out
+  of open files later (EMFILE, ENFILE) is one sentence too, status 4.
 - **Streams.** What the command prints goes through a guard on stdout: a reader that went away
   (EPIPE: `| head -1`) ends it quietly with 141 (128 + SIGPIPE, what a shell reports for a
   process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one
@@ -275,7 +277,7 @@ def command(name: str, body, draws: bool = False) -> int:
     the environment checked first (`draws`: the command draws with matplotlib), stdout guarded,
     SIGTERM and SIGHUP turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
-    if (found := environment.problem(draws=draws)) is not None:
+    if (found := environment.process_problem() or environment.problem(draws=draws)) is not None:
         if speaks():
             _say(sentence(f"{name}: {found}"))
         return USAGE
@@ -311,6 +313,11 @@ def command(name: str, body, draws: bool = False) -> int:
     except BrokenPipeError:              # a write to the stdout file descriptor outside sys.stdout
         _send_nowhere(original)
         return BROKEN_PIPE
+    except OSError as e:
+        if e.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        _say(sentence(f"{name}: {_out_of_files(e)}"))
+        return FAULT
     except KeyboardInterrupt as e:       # SIGINT (Ctrl-C), or Terminated
         signum = getattr(e, "signum", signal.SIGINT)
         if speaks():
@@ -322,6 +329,17 @@ def command(name: str, body, draws: bool = False) -> int:
         sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+
+
+def _out_of_files(e: OSError) -> str:
+    """What to do where a file could not be opened for want of descriptors: this process's limit
+    (EMFILE, `ulimit -n`, at least `environment.OPEN_FILES` at the start) or the system's (ENFILE)."""
+    if e.errno == errno.ENFILE:
+        return f"the system's table of open files is full ({e}); run the command again once other programs have closed some"
+    import resource
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return (f"this process ran out of open files ({e}; ulimit -n {limit}); raise the limit and run the command "
+            f"again")
 
 
 def _send_nowhere(stream):

@@ -28,7 +28,11 @@ status 2), never a library's warning, traceback or error stack later on.
 - MPICH's MPIR_CVAR_* and MPICH_* variables and those of its network layers (UCX_*, FI_*), read
   at MPI_Init (version F), where a value MPICH cannot use aborts the start with MPI's error stack
   or crashes it: asked of MPICH in a child process, only where one of them is set.
+
+`process_problem` checks what the process itself was started in, the same way: a current folder
+that no longer exists, and a limit on open files (`ulimit -n`) below what numba and MPI need.
 """
+import errno
 import math
 import os
 import re
@@ -48,6 +52,9 @@ OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
 MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
 MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
 LAYER_START_SECONDS = 60                          # the child that starts numba's threads: a hang guard
+# files a command may need open at once: an MPI rank took up to 40 (MPICH and UCX at MPI_Init, 1 to 16
+# ranks on one node), `paper` and `peers` up to 12; below this numba, MPI or a folder's scan fails
+OPEN_FILES = 64
 
 
 def _whole(minimum: int):
@@ -114,6 +121,31 @@ XDG_DEFAULTS = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache"}
 
 def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def process_problem() -> str | None:
+    """One sentence naming what this process was started in that no command can work in, else
+    None: a current folder that no longer exists (removed while a shell stayed in it: every
+    relative path, and Python's own, is resolved in it) or cannot be read, and a limit on open
+    files below OPEN_FILES, under which MPI's start aborts with its error stack and a scan of a
+    folder ends in a traceback."""
+    try:
+        os.getcwd()
+    except OSError as e:
+        why = ("no longer exists (it was removed or moved while this shell stayed in it)" if e.errno == errno.ENOENT
+               else f"cannot be read ({e.strerror})")
+        return f"the current folder {why}; cd into another folder and run the command again"
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= OPEN_FILES:
+        return None
+    if hard == resource.RLIM_INFINITY or hard >= OPEN_FILES:
+        raise_it = f"raise it, e.g. ulimit -n {1024 if hard == resource.RLIM_INFINITY else min(hard, 1024)}"
+    else:
+        raise_it = f"its hard limit is {hard} too: start the command from a shell without that limit"
+    return (f"this process may have only {soft} files open at once (ulimit -n {soft}), fewer than the {OPEN_FILES} "
+            f"nbsymple asks for (MPI's start takes up to 40, numba's compiler and a folder's scan more than 10); "
+            f"{raise_it}")
 
 
 def problem(environ=None, draws: bool = False) -> str | None:

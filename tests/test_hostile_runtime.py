@@ -362,6 +362,72 @@ def test_the_environment_tables_match_what_they_describe():
 
 
 
+ENTRY_POINTS = [NBSYMPLE + ["run", "--n", "16", "--steps", "1"], NBSYMPLE + ["paper", "--no-science", *PAPER_BASE],
+                NBSYMPLE + ["check", "--n", "16"], PAPER + ["--no-science"],
+                [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--only", "A"],
+                [sys.executable, "-m", "tools.gate", "--help"]]
+
+
+@pytest.mark.parametrize("argv", ENTRY_POINTS, ids=lambda argv: " ".join(Path(a).name for a in argv[1:4]))
+def test_a_current_folder_that_no_longer_exists_is_named(tmp_path, argv):
+    """A shell left in a folder that was then removed (found by hand: `paper`, `check` and
+    `peers` ended in a FileNotFoundError from `os.path.abspath`): one sentence, status 2, from
+    every entry point (`environment.process_problem`)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    p = launch(["sh", "-c", 'cd "$0" && rmdir "$0" && exec "$@"', str(gone), *argv])
+    assert_refused(p, "the current folder no longer exists")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def _open_files(soft: int, hard: int):
+    import resource
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.parametrize("argv", ENTRY_POINTS, ids=lambda argv: " ".join(Path(a).name for a in argv[1:4]))
+def test_a_limit_on_open_files_below_what_mpi_and_numba_need_is_named(tmp_path, argv):
+    """`ulimit -n 16` (found by hand): `check`'s MPI start aborted with MPICH's and UCX's error
+    stack, `paper` and `peers` ended in an OSError (EMFILE) at 10 or fewer; now one sentence,
+    status 2, saying how to raise it: with `ulimit -n` where the hard limit allows, else from
+    another shell."""
+    p = launch(argv, cwd=tmp_path, preexec_fn=_open_files(16, 16))
+    assert_refused(p, "ulimit -n 16", "its hard limit is 16 too")
+    p = launch(argv, cwd=tmp_path, preexec_fn=_open_files(environment.OPEN_FILES - 1, 4096))
+    assert_refused(p, f"ulimit -n {environment.OPEN_FILES - 1}", "raise it, e.g. ulimit -n 1024")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.unshared
+def test_what_mpi_needs_fits_in_the_least_limit_on_open_files(tmp_path):
+    """At `environment.OPEN_FILES` (64) every rank of a 4-rank job of F starts MPI (a rank took 32
+    alone, 40 with 4 to 16 ranks), and `check` (F in one rank beside A..E) passes."""
+    mpiexec = str(Path(sys.executable).with_name("mpiexec"))
+    least = _open_files(environment.OPEN_FILES, environment.OPEN_FILES)
+    p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
+               cwd=tmp_path, preexec_fn=least)
+    assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
+    p = launch(NBSYMPLE + ["check", "--n", "16"], cwd=tmp_path, preexec_fn=least)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("errno_, said", [(errno.EMFILE, "ulimit -n 64"), (errno.ENFILE, "table of open files")])
+def test_running_out_of_open_files_after_the_start_is_one_sentence(tmp_path, errno_, said):
+    """A command that runs out of descriptors after the start (the limit reached by real opens,
+    EMFILE; the system's table full, ENFILE, raised as the kernel would) ends with one sentence and
+    status 4, not a traceback (`entry.command`)."""
+    if errno_ == errno.EMFILE:
+        body = "files = []\nwhile True:\n    files.append(open(os.devnull))"
+    else:
+        body = "raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')"
+    code = ("import errno, os, sys\nfrom nbsymple_versions.entry import command\n"
+            f"def body():\n    {body.replace(chr(10), chr(10) + '    ')}\n"
+            "sys.exit(command('nbsymple paper', body))\n")
+    p = launch([sys.executable, "-c", code], cwd=tmp_path, preexec_fn=_open_files(64, 64))
+    assert_refused(p, "nbsymple paper:", said, status=4)
+    assert p.stderr.count("\n") == 1, p.stderr
+
+
 def test_the_package_runs_from_a_folder_whose_name_is_not_utf8(tmp_path):
     """A checkout in a folder named with a byte that is not UTF-8 (b'\\xff'): numba's cache
     locator hashed the sources' folder as UTF-8 text, and every command that compiles a kernel
