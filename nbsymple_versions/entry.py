@@ -34,6 +34,7 @@ import sys
 import threading
 
 from . import environment
+from .core import work        # sizes in words; imports no numba
 
 USAGE = 2                  # a mistake in what the user typed or set
 FAULT = 4                  # a fault of the machine: a write that failed (a full disk), stdout's or a run's files'
@@ -317,6 +318,9 @@ def command(name: str, body, draws: bool = False) -> int:
         if e.errno not in (errno.EMFILE, errno.ENFILE):
             raise
         _say(sentence(f"{name}: {_out_of_files(e)}"))
+        return FAULT
+    except MemoryError:                  # work is checked against the memory before it starts: a limit met later
+        _say(f"{name}: ran out of memory: {work.out_of_memory()}")
         return FAULT
     except KeyboardInterrupt as e:       # SIGINT (Ctrl-C), or Terminated
         signum = getattr(e, "signum", signal.SIGINT)

@@ -30,7 +30,8 @@ status 2), never a library's warning, traceback or error stack later on.
   or crashes it: asked of MPICH in a child process, only where one of them is set.
 
 `process_problem` checks what the process itself was started in, the same way: a current folder
-that no longer exists, and a limit on open files (`ulimit -n`) below what numba and MPI need.
+that no longer exists, and limits on open files (`ulimit -n`) and on the address space (`ulimit -v`)
+below what numba, matplotlib and MPI need.
 """
 import errno
 import math
@@ -55,6 +56,9 @@ LAYER_START_SECONDS = 60                          # the child that starts numba'
 # files a command may need open at once: an MPI rank took up to 40 (MPICH and UCX at MPI_Init, 1 to 16
 # ranks on one node), `paper` and `peers` up to 12; below this numba, MPI or a folder's scan fails
 OPEN_FILES = 64
+# bytes of address space a command may need mapped (`ulimit -v`): `check`, and F's ranks, ran in 1 GB; below
+# 700 MB numba's library could not be loaded or matplotlib ran out of memory
+ADDRESS_SPACE = 2 * 10**9
 
 
 def _whole(minimum: int):
@@ -126,9 +130,10 @@ def _shown(text: str) -> str:
 def process_problem() -> str | None:
     """One sentence naming what this process was started in that no command can work in, else
     None: a current folder that no longer exists (removed while a shell stayed in it: every
-    relative path, and Python's own, is resolved in it) or cannot be read, and a limit on open
-    files below OPEN_FILES, under which MPI's start aborts with its error stack and a scan of a
-    folder ends in a traceback."""
+    relative path, and Python's own, is resolved in it) or cannot be read; a limit on open files
+    below OPEN_FILES, under which MPI's start aborts with its error stack and a scan of a folder
+    ends in a traceback; an address-space limit below ADDRESS_SPACE, under which numba's library
+    cannot be loaded or matplotlib runs out of memory."""
     try:
         os.getcwd()
     except OSError as e:
@@ -136,16 +141,27 @@ def process_problem() -> str | None:
                else f"cannot be read ({e.strerror})")
         return f"the current folder {why}; cd into another folder and run the command again"
     import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= OPEN_FILES:
+    return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
+                           "MPI's start takes up to 40, numba's compiler and a folder's scan more than 10")
+            or _limit_problem(resource.RLIMIT_AS, "-v", ADDRESS_SPACE, 1024, "of memory mapped",
+                              "`check` and MPI's start map up to 1 GB"))
+
+
+def _limit_problem(which: int, option: str, least: int, unit: int, what: str, why: str) -> str | None:
+    """A sentence where the soft limit `which` (`ulimit OPTION`, counted there in `unit`s) is
+    below `least`, saying how to raise it: with `ulimit` where the hard limit allows, else from
+    another shell."""
+    import resource
+    soft, hard = resource.getrlimit(which)
+    if soft == resource.RLIM_INFINITY or soft >= least:
         return None
-    if hard == resource.RLIM_INFINITY or hard >= OPEN_FILES:
-        raise_it = f"raise it, e.g. ulimit -n {1024 if hard == resource.RLIM_INFINITY else min(hard, 1024)}"
+    shown = work.size if unit > 1 else str
+    if hard == resource.RLIM_INFINITY or hard >= least:
+        remedy = f"raise it, e.g. ulimit {option} {'unlimited' if hard == resource.RLIM_INFINITY else hard // unit}"
     else:
-        raise_it = f"its hard limit is {hard} too: start the command from a shell without that limit"
-    return (f"this process may have only {soft} files open at once (ulimit -n {soft}), fewer than the {OPEN_FILES} "
-            f"nbsymple asks for (MPI's start takes up to 40, numba's compiler and a folder's scan more than 10); "
-            f"{raise_it}")
+        remedy = f"its hard limit is {shown(hard)} too: start the command from a shell without that limit"
+    return (f"this process may have only {shown(soft)} {what} (ulimit {option} {soft // unit}), fewer than the "
+            f"{shown(least)} nbsymple asks for ({why}); {remedy}")
 
 
 def problem(environ=None, draws: bool = False) -> str | None:

@@ -95,6 +95,29 @@ def test_the_limit_is_named_and_can_be_lowered_or_raised(tmp_path, monkeypatch):
         work.check_time(4096, 8e15, "a tidal-tail run", "fewer --tidal-orbits")
 
 
+def test_a_refusal_for_memory_names_the_limit_that_binds_and_what_to_change(monkeypatch):
+    """The free memory binds: a smaller N. An address-space or cgroup limit binds: that limit,
+    or a smaller N. Not even the fewest bodies fit (the interpreter and numba alone): the limit
+    or other programs, never "a smaller N" (it said that of N = 16 under `ulimit -v 800000`)."""
+    def limits(left, which):
+        return [work._Limit(20 << 30, "this machine has 21.5 GB available", "", "close other programs"),
+                {"free": work._Limit(left, "this machine has X available", "", "close other programs"),
+                 "as": work._Limit(left, "this process may map X more (ulimit -v 2000000)", "", "raise that limit"),
+                 "cgroup": work._Limit(left, "this process's cgroup leaves X (its memory.max)", "",
+                                       "raise that limit")}[which]]
+    for which, wanted in (("free", "available; choose a smaller --n"),
+                          ("as", "(ulimit -v 2000000); raise that limit or choose a smaller --n"),
+                          ("cgroup", "(its memory.max); raise that limit or choose a smaller --n")):
+        monkeypatch.setattr(work, "_memory_limits", lambda: limits(1 << 30, which))
+        assert work.memory_problem(10**6).endswith(wanted), work.memory_problem(10**6)
+        assert work.memory_problem(10**5) is None
+        monkeypatch.setattr(work, "_memory_limits", lambda: limits(100 << 20, which))
+        found = work.memory_problem(16)
+        assert "of it whatever N" in found and "smaller" not in found, found
+        assert found.endswith(("close other programs" if which == "free" else "raise that limit")
+                              + " and run the command again"), found
+
+
 def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
     with pytest.raises(ValueError, match=r"N = 1000000000000 needs about .* of memory .* n \(the number of bodies\)"):
         make_cluster(10**12)                                                              # the issue's
@@ -380,50 +403,71 @@ def test_a_current_folder_that_no_longer_exists_is_named(tmp_path, argv):
     assert sorted(tmp_path.iterdir()) == []
 
 
-def _open_files(soft: int, hard: int):
+def _limited(which: str, soft: int, hard: int):
+    """A child's `preexec_fn` setting resource limit RLIMIT_`which` to (soft, hard)."""
     import resource
-    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return lambda: resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (soft, hard))
 
 
+LIMITS = {"NOFILE": ("-n", environment.OPEN_FILES, 1, 16), "AS": ("-v", environment.ADDRESS_SPACE, 1024, 800 << 20)}
+
+
+@pytest.mark.parametrize("which", sorted(LIMITS))
 @pytest.mark.parametrize("argv", ENTRY_POINTS, ids=lambda argv: " ".join(Path(a).name for a in argv[1:4]))
-def test_a_limit_on_open_files_below_what_mpi_and_numba_need_is_named(tmp_path, argv):
-    """`ulimit -n 16` (found by hand): `check`'s MPI start aborted with MPICH's and UCX's error
-    stack, `paper` and `peers` ended in an OSError (EMFILE) at 10 or fewer; now one sentence,
-    status 2, saying how to raise it: with `ulimit -n` where the hard limit allows, else from
-    another shell."""
-    p = launch(argv, cwd=tmp_path, preexec_fn=_open_files(16, 16))
-    assert_refused(p, "ulimit -n 16", "its hard limit is 16 too")
-    p = launch(argv, cwd=tmp_path, preexec_fn=_open_files(environment.OPEN_FILES - 1, 4096))
-    assert_refused(p, f"ulimit -n {environment.OPEN_FILES - 1}", "raise it, e.g. ulimit -n 1024")
+def test_a_limit_below_what_numba_mpi_and_matplotlib_need_is_named(tmp_path, argv, which):
+    """Found by hand: under `ulimit -n 16` `check`'s MPI start aborted with MPICH's and UCX's
+    error stack, and `paper` and `peers` ended in an OSError (EMFILE) at 10 or fewer; under
+    `ulimit -v 600000` `paper` ended in a MemoryError, and at 300000 numba's library could not
+    be loaded (`nbsymple run`). Now one sentence, status 2, saying how to raise the limit: with
+    `ulimit` where the hard limit allows, else from another shell."""
+    option, least, unit, low = LIMITS[which]
+    p = launch(argv, cwd=tmp_path, preexec_fn=_limited(which, low, low))
+    assert_refused(p, f"ulimit {option} {low // unit}", "its hard limit is", "too")
+    p = launch(argv, cwd=tmp_path, preexec_fn=_limited(which, least - unit, 10 * least))
+    assert_refused(p, f"ulimit {option} {least // unit - 1}", f"raise it, e.g. ulimit {option} {10 * least // unit}")
     assert sorted(tmp_path.iterdir()) == []
 
 
 @pytest.mark.unshared
-def test_what_mpi_needs_fits_in_the_least_limit_on_open_files(tmp_path):
-    """At `environment.OPEN_FILES` (64) every rank of a 4-rank job of F starts MPI (a rank took 32
-    alone, 40 with 4 to 16 ranks), and `check` (F in one rank beside A..E) passes."""
+def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
+    """At the least limits (`environment.OPEN_FILES`: 64 open files, `ADDRESS_SPACE`: 2 GB of
+    address space) every rank of a 4-rank job of F starts MPI (a rank took 32 open files alone,
+    40 with 4 to 16 ranks), `check` (F in one rank beside A..E; it ran in 1 GB) passes and
+    `paper` draws."""
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
-    least = _open_files(environment.OPEN_FILES, environment.OPEN_FILES)
+    files, space = _limited("NOFILE", environment.OPEN_FILES, environment.OPEN_FILES), \
+        _limited("AS", environment.ADDRESS_SPACE, environment.ADDRESS_SPACE)
+
+    def least():
+        files()
+        space()
     p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
-               cwd=tmp_path, preexec_fn=least)
+               cwd=tmp_path, preexec_fn=files)            # mpiexec's own address space is not nbsymple's
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
-    p = launch(NBSYMPLE + ["check", "--n", "16"], cwd=tmp_path, preexec_fn=least)
-    assert p.returncode == 0, p.stdout + p.stderr
+    for argv in (NBSYMPLE + ["check", "--n", "16"], PAPER + ["--no-science", *PAPER_BASE, "--out", "plots"]):
+        p = launch(argv, cwd=tmp_path, preexec_fn=least)
+        assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
-@pytest.mark.parametrize("errno_, said", [(errno.EMFILE, "ulimit -n 64"), (errno.ENFILE, "table of open files")])
-def test_running_out_of_open_files_after_the_start_is_one_sentence(tmp_path, errno_, said):
-    """A command that runs out of descriptors after the start (the limit reached by real opens,
-    EMFILE; the system's table full, ENFILE, raised as the kernel would) ends with one sentence and
-    status 4, not a traceback (`entry.command`)."""
-    if errno_ == errno.EMFILE:
-        body = "files = []\nwhile True:\n    files.append(open(os.devnull))"
-    else:
-        body = "raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')"
+@pytest.mark.parametrize("fault, said", [
+    ("files = []\n    while True:\n        files.append(open(os.devnull))", "ran out of open files"),   # EMFILE
+    ("raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')", "table of open files is full"),
+    ("bytearray(3 * 10**9)", "ran out of memory: its address-space limit of 2.5 GB (ulimit -v 2441406)"),
+])
+def test_running_out_of_files_or_memory_after_the_start_is_one_sentence(tmp_path, fault, said):
+    """A command that runs out of descriptors (real opens up to the limit, EMFILE; the system's
+    table full, ENFILE, raised as the kernel would) or of memory (a real allocation beyond the
+    address-space limit) after the start ends with one sentence naming the limit and status 4,
+    not a traceback (`entry.command`)."""
     code = ("import errno, os, sys\nfrom nbsymple_versions.entry import command\n"
-            f"def body():\n    {body.replace(chr(10), chr(10) + '    ')}\n"
+            f"def body():\n    {fault}\n"
             "sys.exit(command('nbsymple paper', body))\n")
-    p = launch([sys.executable, "-c", code], cwd=tmp_path, preexec_fn=_open_files(64, 64))
+
+    def limits():
+        _limited("NOFILE", 64, 64)()
+        _limited("AS", int(2.5e9), int(2.5e9))()
+    p = launch([sys.executable, "-c", code], cwd=tmp_path, preexec_fn=limits)
     assert_refused(p, "nbsymple paper:", said, status=4)
     assert p.stderr.count("\n") == 1, p.stderr
 

@@ -21,6 +21,7 @@ import math
 import os
 from pathlib import Path
 import resource
+from typing import NamedTuple
 
 BYTES_PER_BODY = 1000        # a run: state, scratch, kernel copies, initial conditions, diagnostics (~700 measured)
 BYTES_FIXED = 400 << 20      # interpreter, numba, a chunk of the O(N^2) sums
@@ -45,16 +46,33 @@ def memory_needed(n: int, bytes_per_body: int = BYTES_PER_BODY) -> int:
 def memory_available() -> int | None:
     """Bytes this process may still allocate: the least of the free memory, the cgroup's
     limit and the address-space limit, or None where none of them can be read."""
+    return min((limit.left for limit in _memory_limits()), default=None)
+
+
+class _Limit(NamedTuple):
+    left: int           # bytes this process may still allocate under it
+    words: str          # what is left, in words
+    limit: str          # the limit met, in words (a MemoryError)
+    remedy: str         # what raises it
+
+
+def _memory_limits() -> list[_Limit]:
+    """Each limit on this process's memory that can be read: the free memory, the cgroup's
+    limit, the address-space limit (`ulimit -v`)."""
     found = []
     try:
         with open("/proc/meminfo") as f:
-            found += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+            found += [_Limit(free, f"this machine has {size(free)} available", f"the machine's free memory ran out ({size(free)} free now)",
+                             "close other programs")
+                      for line in f if line.startswith("MemAvailable:") for free in [int(line.split()[1]) * 1024]]
     except OSError:
         pass
     try:
         limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
         if limit.isdigit():
-            found.append(int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text()))
+            left = int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text())
+            found.append(_Limit(left, f"this process's cgroup leaves {size(max(left, 0))} (its memory.max)",
+                                f"its cgroup's limit of {size(int(limit))} (memory.max) was reached", "raise that limit"))
     except (OSError, ValueError):
         pass
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
@@ -64,17 +82,34 @@ def memory_available() -> int | None:
                 used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
         except (OSError, StopIteration):
             used = 0
-        found.append(soft - used)
-    return min(found) if found else None
+        found.append(_Limit(soft - used, f"this process may map {size(max(soft - used, 0))} more (ulimit -v "
+                            f"{soft // 1024})", f"its address-space limit of {size(soft)} (ulimit -v {soft // 1024}) was reached",
+                            "raise that limit"))
+    return found
 
 
 def memory_problem(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_BODY) -> str | None:
-    """A sentence refusing n bodies (asked for by `option`) if they cannot fit in memory, else None."""
-    need, have = memory_needed(n, bytes_per_body), memory_available()
-    if have is not None and need > have:
-        return (f"N = {bodies(n)} needs about {size(need)} of memory and this machine has {size(max(have, 0))} "
-                f"available; choose a smaller {option}")
-    return None
+    """A sentence refusing n bodies (asked for by `option`) if they cannot fit in memory, else
+    None. It names the limit that binds, and asks for a smaller N only where the fewest bodies
+    would fit (BYTES_FIXED, whatever N, may not)."""
+    need, limits = memory_needed(n, bytes_per_body), _memory_limits()
+    if not limits or need <= (least := min(limits)).left:
+        return None
+    if memory_needed(2, bytes_per_body) > least.left:
+        return (f"N = {bodies(n)} needs about {size(need)} of memory ({size(BYTES_FIXED)} of it whatever N: the "
+                f"interpreter and numba) and {least.words}; {least.remedy} and run the command again")
+    free = least.remedy == "close other programs"      # where N is the thing to change
+    return (f"N = {bodies(n)} needs about {size(need)} of memory and {least.words}; "
+            f"{'' if free else least.remedy + ' or '}choose a smaller {option}")
+
+
+def out_of_memory() -> str:
+    """What a MemoryError met after the checks ran into, and what raises it (`entry.command`):
+    the limit with the least left now."""
+    if not (limits := _memory_limits()):
+        return "close other programs and run the command again"
+    least = min(limits)
+    return f"{least.limit}; {least.remedy} and run the command again"
 
 
 def check_memory(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_BODY):
