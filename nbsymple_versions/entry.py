@@ -17,7 +17,7 @@
   is what a stderr that cannot be written takes (`2>/dev/full`): the command goes on.
   What goes to stderr is `shown`: a carriage return, a Unicode line break or an escape sequence
   that user text (a path, an argument) brings into a sentence is written as its escape.
-- **Children.** SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
+- **Children.** SIGTERM, SIGHUP and SIGXCPU raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
   the main thread, so the command unwinds through its `finally` blocks and context managers,
   which end the processes it started, and exits with 128 + the signal's number. A child is
   started with `child_process` (its process group ended with the block that started it; the
@@ -39,7 +39,9 @@ from .core import work        # sizes in words; imports no numba
 USAGE = 2                  # a mistake in what the user typed or set
 FAULT = 4                  # a fault of the machine: a write that failed (a full disk), stdout's or a run's files'
 BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
-TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+# SIGXCPU: a CPU-time limit's soft limit reached (`ulimit -St`, a batch system's); sent again every
+# CPU second until the hard limit's SIGKILL, and a repeat is no second signal (`repeated`)
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
 HELD = (signal.SIGINT, *TERMINATING)
 GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
 
@@ -53,7 +55,7 @@ class OutputFailed(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the main thread is, so that it unwinds as for Ctrl-C."""
+    """SIGTERM, SIGHUP or SIGXCPU, raised where the main thread is, so that it unwinds as for Ctrl-C."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -163,7 +165,15 @@ def _fill_closed_descriptors():
                 os.close(null)
 
 
+def repeated(signum: int, caught) -> bool:
+    """Whether `signum` repeats a SIGXCPU among the signals `caught`: the kernel's, every CPU
+    second past the soft limit, not the user's second signal (which stops at once)."""
+    return signum == signal.SIGXCPU and signum in caught
+
+
 def _raise_terminated(signum, frame):
+    if repeated(signum, _STOPS):
+        return
     _STOPS.append(signum)
     raise Terminated(signum)
 
@@ -185,7 +195,7 @@ def _unraisable(hook):
 
 @contextmanager
 def signals_held():
-    """Hold SIGINT, SIGTERM and SIGHUP until the end of the block, then deliver the first one
+    """Hold SIGINT, SIGTERM, SIGHUP and SIGXCPU until the end of the block, then deliver the first one
     caught: for what must not be split, such as starting a child and recording it (so that the
     `finally` that ends the children knows it). Only in the main thread; elsewhere a no-op."""
     if threading.current_thread() is not threading.main_thread():
@@ -276,7 +286,7 @@ def speaks() -> bool:
 def command(name: str, body, draws: bool = False) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
     the environment checked first (`draws`: the command draws with matplotlib), stdout guarded,
-    SIGTERM and SIGHUP turned into `Terminated`; returns the exit status."""
+    SIGTERM, SIGHUP and SIGXCPU turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     if (found := environment.process_problem() or environment.problem(draws=draws)) is not None:
         if speaks():

@@ -140,21 +140,25 @@ def test_a_signalled_run_resumes_bit_for_bit(tmp_path, capsys, how, run):
     same_state(ck, tmp_path / "ref.ck")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGXCPU])
 @pytest.mark.parametrize("ignored", [False, True])
 def test_a_signal_stops_a_checkpointed_run_after_its_step_unless_the_run_was_started_ignoring_it(
         tmp_path, capsys, monkeypatch, signum, ignored):
-    """SIGHUP (a closed terminal, a dropped ssh session) stops a checkpointed run as SIGINT and
-    SIGTERM do: after the step under way (here step 6 of 9), a last checkpoint of that step,
-    status 128 + the signal and one sentence saying how to go on. A run started ignoring the
-    signal (`nohup`, a background job of a script) keeps ignoring it and runs to its end."""
+    """SIGHUP (a closed terminal, a dropped ssh session) and SIGXCPU (a CPU-time limit's soft
+    limit) stop a checkpointed run as SIGINT and SIGTERM do: after the step under way (here
+    step 6 of 9), a last checkpoint of that step, status 128 + the signal and one sentence
+    saying how to go on. SIGXCPU comes again every CPU second until the hard limit: sent twice
+    here, the repeat is not a second signal (which would stop at once, without that checkpoint).
+    A run started ignoring the signal (`nohup`, a background job of a script) keeps ignoring it
+    and runs to its end."""
     from nbsymple_versions.runs import driver
     write = driver.write_snapshot
 
     def write_then_signal(folder, state, step, *a):
         path = write(folder, state, step, *a)
         if step == 6:
-            signal.raise_signal(signum)
+            for _ in range(2 if signum == signal.SIGXCPU else 1):
+                signal.raise_signal(signum)
         return path
     monkeypatch.setattr(driver, "write_snapshot", write_then_signal)
     ck = tmp_path / "run.ck"

@@ -450,6 +450,25 @@ def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
     assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
+def test_a_cpu_time_limit_stops_a_run_with_a_last_checkpoint(tmp_path):
+    """`ulimit -St 6` (a batch system's CPU-time limit, found by hand): the kernel's SIGXCPU at the
+    soft limit killed the run, losing the steps since its last periodic checkpoint. Now it
+    stops after the step under way with a checkpoint of that step and status 152 (128 +
+    SIGXCPU), as for SIGTERM, however many times the kernel sends it again before the hard limit;
+    the checkpoint resumes."""
+    run = NBSYMPLE + ["run", "--n", "2048", "--seed", "3", "--steps"]
+    p = launch(run + ["1"], cwd=tmp_path)              # the kernels compiled (the session's cache) before the clock
+    assert p.returncode == 0, p.stderr
+    p = launch(run + [str(10**6), "--checkpoint", "c.ck", "--checkpoint-every", "1000"], cwd=tmp_path,
+               preexec_fn=_limited("CPU", 6, 600))
+    stopped = load(tmp_path / "c.ck")[1]["steps_done"]
+    assert p.returncode == 128 + signal.SIGXCPU, p.stderr
+    assert p.stderr == (f"nbsymple run: stopped by SIGXCPU after step {stopped} of 1000000; checkpoint written to "
+                        f"c.ck; continue with: nbsymple run --resume c.ck\n"), p.stderr
+    p = launch(NBSYMPLE + ["run", "--resume", "c.ck", "--steps", str(stopped + 2)], cwd=tmp_path)
+    assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
+
+
 @pytest.mark.parametrize("fault, said", [
     ("files = []\n    while True:\n        files.append(open(os.devnull))", "ran out of open files"),   # EMFILE
     ("raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')", "table of open files is full"),

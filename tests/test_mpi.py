@@ -454,12 +454,13 @@ def _one_stop_sentence(err: str, sig, checkpoint):
 @JOB
 @pytest.mark.parametrize("rank, sig, status", [(1, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
                                                (0, signal.SIGINT, 130), (0, signal.SIGTERM, 143),
-                                               (1, signal.SIGHUP, 129)])
+                                               (1, signal.SIGHUP, 129), (1, signal.SIGXCPU, 152)])
 def test_a_signal_to_one_rank_ends_the_job(tmp_path, rank, sig, status):
-    """SIGINT, SIGTERM or SIGHUP sent to one rank of `mpiexec -n 2` alone (not to mpiexec, not
-    to the group): every rank stops after the same step, the job ends with 128 + that signal
-    (130 for SIGINT, as A-E), one sentence, the checkpoint of that step kept. (SIGHUP: UCX,
-    under MPICH, takes it for its debug mode in MPI_Init; the run takes it back.)"""
+    """SIGINT, SIGTERM, SIGHUP or SIGXCPU (one rank's CPU-time limit) sent to one rank of
+    `mpiexec -n 2` alone (not to mpiexec, not to the group): every rank stops after the same
+    step, the job ends with 128 + that signal (130 for SIGINT, as A-E), one sentence, the
+    checkpoint of that step kept. (SIGHUP: UCX, under MPICH, takes it for its debug mode in
+    MPI_Init; the run takes it back.)"""
     checkpoint = tmp_path / "one.ck"
     job, started, ranks = _checkpointed_job(checkpoint)
     os.kill(ranks[rank], sig)

@@ -1,5 +1,5 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
-(`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM/SIGHUP write a last checkpoint
+(`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM/SIGHUP/SIGXCPU write a last checkpoint
 and stop with `Interrupted`, all by `nbsymple run`'s loop (`runs.loop.step_run`) and its
 checkpoint header; a write that fails (a full disk) stops it with `WriteFault`, naming the
 last good checkpoint. The same call then resumes where the checkpoint left off, bit for bit
@@ -33,7 +33,7 @@ CHECKPOINT = "checkpoint.nbsc"
 
 
 class Interrupted(Exception):
-    """SIGINT, SIGTERM or SIGHUP stopped a run after a whole step; its checkpoint is written."""
+    """SIGINT, SIGTERM, SIGHUP or SIGXCPU stopped a run after a whole step; its checkpoint is written."""
 
     def __init__(self, message: str, signum: int):
         super().__init__(message)

@@ -1,4 +1,6 @@
-"""SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) during a run: during a
+"""SIGINT, SIGTERM, SIGHUP (a closed terminal, a dropped ssh session) and SIGXCPU (a CPU-time
+limit's soft limit: `ulimit -St`, a batch system's; repeated by the kernel every CPU second, a
+repeat is not a second signal) during a run: during a
 checkpointed run (or any run across MPI ranks, which must stop after the same step) finish the
 step under way, then stop; during the set-up, or a run without a checkpoint, stop at once. A
 signal the process was started ignoring (SIGHUP under `nohup`, SIGINT in a background job of a
@@ -7,7 +9,7 @@ import signal
 import threading
 import time
 
-from ..entry import HELD as STOPPING     # SIGINT, SIGTERM, SIGHUP
+from ..entry import HELD as STOPPING, repeated     # SIGINT, SIGTERM, SIGHUP, SIGXCPU
 
 SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
 
@@ -30,7 +32,7 @@ _HELD = []              # signals `hold_signals` recorded before a `StopSignals`
 
 
 def hold_signals():
-    """From the first line of `nbsymple run` under an MPI launcher: SIGINT, SIGTERM and SIGHUP are
+    """From the first line of `nbsymple run` under an MPI launcher: the signals of STOPPING are
     recorded, not acted on, until the run's `StopSignals` takes them over (and the first one with
     them). A rank that ended alone before the ranks are joined would leave the others waiting
     in `MPI_Init` for ever. Main thread only."""
@@ -48,7 +50,7 @@ class StopNow(KeyboardInterrupt):
 
 
 class StopSignals:
-    """SIGINT, SIGTERM and SIGHUP set `signum` (the run stops after the step under way); a second one
+    """A signal of STOPPING sets `signum` (the run stops after the step under way); a second one
     stops at once (`at_once(signum)`, by default raising `StopNow`), and so does the first while
     `immediate` (the driver's set-up, and a run that cannot stop after a step: not `catching`).
     Installed only in the main thread."""
@@ -78,9 +80,12 @@ class StopSignals:
             signal.signal(sig, self._handle)
 
     def _handle(self, signum, frame):
-        if self.immediate or self.signum is not None:
+        if repeated(signum, [self.signum]):
+            return
+        at_once = self.immediate or self.signum is not None
+        self.signum = signum             # before `at_once` raises: a repeat while it unwinds is known as one
+        if at_once:
             self.at_once(signum)
-        self.signum = signum
 
     def __exit__(self, *exc):
         for sig, handler in self.previous.items():

@@ -29,6 +29,7 @@ import ctypes
 from functools import cache
 import platform
 import re
+import signal
 import time
 
 from .x86 import Instruction, classify
@@ -278,8 +279,10 @@ def measure(loops: dict[str, list[Instruction]]) -> Measured:
         raise ReplayFailed(f"the replay child took more than {TIMEOUT} s") from None
     if child.returncode != 0:
         lines = [line for line in err.strip().splitlines() if line.strip()]
+        ended = (f"was killed by {signal.Signals(-child.returncode).name}"     # SIGXCPU: a CPU-time limit
+                 if -child.returncode in signal.valid_signals() else f"ended with status {child.returncode}")
         raise ReplayFailed(next((line for line in lines if "error" in line.lower()), lines[-1] if lines else
-                                f"the replay child ended with status {child.returncode}"))
+                                f"the replay child {ended}"))
     done = json.loads(out)
     return Measured(done["frequency_hz"], {(k, b): c for k, b, c in done["costs"]},
                     {name: tuple(v) for name, v in done["loops"].items()})
