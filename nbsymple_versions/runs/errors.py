@@ -56,6 +56,8 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        message = f"cannot write {what} into {folder}: {e.strerror or e}"
+        why = ("it is a file, not a folder" if isinstance(e, FileExistsError)           # mkdir's EEXIST
+               else "a folder on its path is a file" if isinstance(e, NotADirectoryError) else e.strerror or e)
+        message = f"cannot write {what} into {folder}: {why}"
         raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
     return folder
