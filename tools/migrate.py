@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nbsymple_versions.instruments import provenance
 from nbsymple_versions.paper.records import one_line
-from nbsymple_versions.runs.paths import read_json
+from nbsymple_versions.runs.paths import not_a_folder, read_json
 
 from . import tracking
 from .arguments import Parser, name, path_argument
@@ -191,6 +191,8 @@ def main(argv=None) -> int:
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     args = p.parse_args(argv)
     try:
+        if (why := not_a_folder(args.folder)) is not None:
+            raise ValueError(f"{args.folder} {why}; give the machine's folder under results/")
         if not (args.folder / "machine.json").is_file():
             raise ValueError(f"{args.folder} holds no machine.json")
         migrate(args.folder, args.isa, args.uarch, args.dry_run, args.evidence)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..runs.paths import FileRefused, decode_json, read_bytes
+from ..runs.paths import FileRefused, decode_json, not_a_folder, read_bytes
 from ..versions import LETTERS
 from .records import TEXT_LIMIT, finite as _finite, one_line as _line
 
@@ -434,9 +434,12 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
     ResultsError says why (naming the file)."""
     root = Path(results_dir)
-    if not root.is_dir():
+    if (why := not_a_folder(root)) == "does not exist":
         raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "
                            f"(or `asv run`) first.")
+    if why is not None:                                          # /dev/null, a file, a link to one
+        raise ResultsError(f"results folder {results_dir} {why}; give --results the folder of asv results "
+                           f"(`make bench` writes results/).")
     warnings: list[str] = []
     if machine is None:
         names = machines(root, warnings)

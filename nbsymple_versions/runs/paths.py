@@ -71,6 +71,18 @@ def odd_kind(path) -> str | None:
     return None if stat.S_ISREG(mode) else _what(mode)
 
 
+def not_a_folder(path) -> str | None:
+    """Why `path` is no folder, to follow its name in a sentence ("does not exist", "is a file,
+    not a folder", "is a FIFO (named pipe), not a folder"; links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    return None if stat.S_ISDIR(mode) else f"is {'a file' if stat.S_ISREG(mode) else _what(mode)}, not a folder"
+
+
 def _os_error(e: OSError, kind: str, name) -> FileRefused:
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
