@@ -349,7 +349,8 @@ def _out_of_files(e: OSError) -> str:
     """What to do where a file could not be opened for want of descriptors: this process's limit
     (EMFILE, `ulimit -n`, at least `environment.OPEN_FILES` at the start) or the system's (ENFILE)."""
     if e.errno == errno.ENFILE:
-        return f"the system's table of open files is full ({e}); run the command again once other programs have closed some"
+        return (f"the system's table of open files is full ({e}); run the command again once other programs have "
+                f"closed some")
     import resource
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     return (f"this process ran out of open files ({e}; ulimit -n {limit}); raise the limit and run the command "

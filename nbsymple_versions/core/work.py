@@ -62,9 +62,10 @@ def _memory_limits() -> list[_Limit]:
     found = []
     try:
         with open("/proc/meminfo") as f:
-            found += [_Limit(free, f"this machine has {size(free)} available", f"the machine's free memory ran out ({size(free)} free now)",
-                             "close other programs")
-                      for line in f if line.startswith("MemAvailable:") for free in [int(line.split()[1]) * 1024]]
+            free = next((int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")), None)
+        if free is not None:
+            found.append(_Limit(free, f"this machine has {size(free)} available",
+                                f"the machine's free memory ran out ({size(free)} free now)", "close other programs"))
     except OSError:
         pass
     try:
@@ -72,7 +73,8 @@ def _memory_limits() -> list[_Limit]:
         if limit.isdigit():
             left = int(limit) - int(Path("/sys/fs/cgroup/memory.current").read_text())
             found.append(_Limit(left, f"this process's cgroup leaves {size(max(left, 0))} (its memory.max)",
-                                f"its cgroup's limit of {size(int(limit))} (memory.max) was reached", "raise that limit"))
+                                f"its cgroup's limit of {size(int(limit))} (memory.max) was reached",
+                                "raise that limit"))
     except (OSError, ValueError):
         pass
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
@@ -82,9 +84,9 @@ def _memory_limits() -> list[_Limit]:
                 used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
         except (OSError, StopIteration):
             used = 0
-        found.append(_Limit(soft - used, f"this process may map {size(max(soft - used, 0))} more (ulimit -v "
-                            f"{soft // 1024})", f"its address-space limit of {size(soft)} (ulimit -v {soft // 1024}) was reached",
-                            "raise that limit"))
+        ulimit = f"ulimit -v {soft // 1024}"
+        found.append(_Limit(soft - used, f"this process may map {size(max(soft - used, 0))} more ({ulimit})",
+                            f"its address-space limit of {size(soft)} ({ulimit}) was reached", "raise that limit"))
     return found
 
 
