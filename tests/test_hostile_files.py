@@ -31,7 +31,7 @@ from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS, write_file
 
 from test_hostile import FIXTURE, MACHINE, REPO, call, hang_guard, seal, split_checkpoint
-from tools import migrate, tracking
+from tools import gate, migrate, tracking
 
 RESULTS = f"{MACHINE}/f86a8e19-existing-py_tmp_nbsymple_venv_bin_python.json"
 
@@ -553,6 +553,48 @@ def test_an_asv_machine_file_that_is_not_one_is_refused_before_asv_runs(tmp_path
     monkeypatch.setenv("HOME", str(tmp_path))
     HOSTILE_MACHINE_FILES[kind](tmp_path / MACHINE_FILE)
     refused(tmp_path, ["machine"], [MACHINE_FILE], module="tools.tracking")
+
+
+HOSTILE_CONFIGS = {
+    **SPECIAL,
+    "cut short": (lambda p: p.write_text("{"), "is not JSON"),
+    "empty": (lambda p: p.write_text(""), "is not JSON"),
+    "not UTF-8": (lambda p: p.write_bytes(b"\xff{}"), "is not JSON"),
+    "a list": (lambda p: p.write_text("[]"), "a JSON object"),
+    "a version alone": (lambda p: p.write_text('{"version": 1}'), "repo (a path), environment_type (a name)"),
+    "another version": (lambda p: p.write_text(json.dumps({**_repo_config(), "version": 2})), "version (1)"),
+    "pythons as text": (lambda p: p.write_text(json.dumps({**_repo_config(), "pythons": "3.11"})),
+                        "pythons (a list of Python versions)"),
+    "too large": (lambda p: _sparse(p, 4 << 20), "larger than"),
+}
+
+
+def _repo_config() -> dict:
+    return tracking.load_config()
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_CONFIGS))
+def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path, monkeypatch, kind):
+    """asv.conf.json cut short or turned into a list ended `make bench-smoke` (and the gate's
+    timing tier, `history`) in asv's traceback, found by hand: refused in one sentence naming the
+    file and what it lacks, before asv runs; the repository's own configuration loads, comments
+    and all."""
+    assert _repo_config()["pythons"] and "//" in tracking.CONFIG.read_text()
+    make = HOSTILE_CONFIGS[kind]
+    make, said = (make, None) if kind in SPECIAL else make
+    make(tmp_path / "asv.conf.json")
+    monkeypatch.setattr(tracking, "CONFIG", tmp_path / "asv.conf.json")
+    for argv in (["smoke"], ["history", "--dry-run"], ["find", "HEAD~1..HEAD", "x"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
+            tracking.main(argv)
+        lines = err.getvalue().strip().splitlines()
+        assert stop.value.code == 2 and len(lines) == 1 and "asv configuration" in lines[0], err.getvalue()
+        assert "asv.conf.json" in lines[0] and (said is None or said in lines[0]), lines[0]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert gate.main(["--tiers", "timings"]) == gate.SETUP           # its set-up status, before asv runs
+    assert "asv configuration" in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
 
 
 @pytest.mark.parametrize("home", ["/proc", "a file", "nowhere/at/all"])

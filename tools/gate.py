@@ -345,7 +345,7 @@ def main(argv=None) -> int:
     except GateError as e:
         tracking.log(str(e))
         return e.status
-    except FileRefused as e:                    # asv's machine file (`tracking.register_machine`)
+    except FileRefused as e:                    # asv's configuration or machine file (`tracking`)
         tracking.log(f"gate: {e}.")
         return SETUP
 

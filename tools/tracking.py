@@ -30,13 +30,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
-from nbsymple_versions.runs.paths import FileRefused, read_json, write_file
+from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
 CONFIG = ROOT / "asv.conf.json"
 SCRATCH = ROOT / ".asv"                     # git-ignored
+ASV_COMMANDS = ("run", "smoke", "history", "find")   # the subcommands whose asv reads asv.conf.json
 BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
 # the gate: every timed task, at the largest N the grid runs for each version; the O(N) host
 # tasks on the versions whose host kernels are serial (A, C): threaded ones of ~30 us swing by
@@ -187,9 +188,8 @@ def history_env_name() -> str:
     """The environment name of a `history` run: asv's virtualenv, built per commit, for the Python
     of asv.conf.json. Its results carry the same parameters (machine and Python) as a
     `--python=same` run's, so the dashboard draws both as one series per machine."""
-    from asv.config import Config
     from asv.environment import get_env_name
-    return get_env_name("virtualenv", Config.load(CONFIG).pythons[0], {}, {})
+    return get_env_name("virtualenv", load_config()["pythons"][0], {}, {})
 
 
 def _asv_env_name() -> str:
@@ -238,12 +238,39 @@ def _recorded_runs(path: Path) -> list:
     return runs
 
 
+# what asv and this suite read of asv.conf.json: name -> (what it must be, the test)
+CONFIG_NEEDS = {"version": ("1", lambda v: v == 1), "repo": ("a path", lambda v: isinstance(v, str) and v),
+                "environment_type": ("a name", lambda v: isinstance(v, str) and v),
+                "pythons": ("a list of Python versions", lambda v: isinstance(v, list) and v
+                            and all(isinstance(x, str) and x for x in v)),
+                **{key: ("a path", lambda v: isinstance(v, str) and v)
+                   for key in ("benchmark_dir", "env_dir", "results_dir", "html_dir")}}
+
+
+def load_config() -> dict:
+    """asv.conf.json as asv reads it (JSON with comments), read as a regular file of bounded size
+    (`runs.paths`); FileRefused, one sentence naming it, for one asv or this suite cannot use
+    (asv's traceback from `make bench-smoke` before, found by hand: a file cut short, a list)."""
+    import json5
+    data = read_bytes(CONFIG, "asv configuration")
+    try:
+        conf = json5.loads(data.decode("utf-8"))
+    except ValueError as e:                      # UnicodeDecodeError too
+        raise FileRefused(f"asv configuration {CONFIG.name} is not JSON ({e}); restore it: git checkout "
+                          f"{CONFIG.name}") from None
+    wrong = ([] if isinstance(conf, dict) else ["a JSON object"]) or \
+        [f"{key} ({what})" for key, (what, ok) in CONFIG_NEEDS.items() if not ok(conf.get(key))]
+    if wrong:
+        raise FileRefused(f"asv configuration {CONFIG.name} is not one asv and this suite can use (it needs "
+                          f"{', '.join(wrong)}); restore it: git checkout {CONFIG.name}")
+    return conf
+
+
 def scratch_config(name: str) -> Path:
     """A copy of asv.conf.json under .asv/<name>/ whose results (and benchmarks.json) and
     dashboard go there; every other path points back into the checkout (relative paths: asv
     reads them from the configuration's folder)."""
-    from asv import util
-    conf = util.load_json(str(CONFIG), js_comments=True)
+    conf = load_config()
     folder = SCRATCH / name
     folder.mkdir(parents=True, exist_ok=True)
     back = os.path.relpath(ROOT, folder)
@@ -576,8 +603,10 @@ def main(argv=None) -> int:
     if extra and args.cmd != "run":             # `run` hands the rest to asv
         p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if args.cmd in ASV_COMMANDS:
+            load_config()                       # asv's own error, or a traceback, otherwise
         return _subcommand(args, extra)
-    except FileRefused as e:                    # asv's machine file, before asv ran
+    except FileRefused as e:                    # asv's configuration or machine file, before asv ran
         p.refuse(str(e))
 
 

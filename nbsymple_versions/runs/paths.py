@@ -41,6 +41,7 @@ LIMITS = {
     "run record": 16 << 20,
     "asv results file": 256 << 20,
     "asv machine file": 1 << 20,
+    "asv configuration": 1 << 20,         # asv.conf.json: 2 kB
     "asv benchmarks file": 64 << 20,
     "measured-runs file": 64 << 20,       # a JSON line of 1 kB per timed MPI job
     "published dashboard file": 256 << 20,    # asv publish's index.html, index.json, graphs, scripts
