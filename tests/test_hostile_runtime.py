@@ -461,8 +461,8 @@ def test_a_cpu_time_limit_stops_a_run_with_a_last_checkpoint(tmp_path):
     assert p.returncode == 0, p.stderr
     p = launch(run + [str(10**6), "--checkpoint", "c.ck", "--checkpoint-every", "1000"], cwd=tmp_path,
                preexec_fn=_limited("CPU", 6, 600))
-    stopped = load(tmp_path / "c.ck")[1]["steps_done"]
     assert p.returncode == 128 + signal.SIGXCPU, p.stderr
+    stopped = load(tmp_path / "c.ck")[1]["steps_done"]
     assert p.stderr == (f"nbsymple run: stopped by SIGXCPU after step {stopped} of 1000000; checkpoint written to "
                         f"c.ck; continue with: nbsymple run --resume c.ck\n"), p.stderr
     p = launch(NBSYMPLE + ["run", "--resume", "c.ck", "--steps", str(stopped + 2)], cwd=tmp_path)
