@@ -591,9 +591,11 @@ def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path
         lines = err.getvalue().strip().splitlines()
         assert stop.value.code == 2 and len(lines) == 1 and "asv configuration" in lines[0], err.getvalue()
         assert "asv.conf.json" in lines[0] and (said is None or said in lines[0]), lines[0]
+    monkeypatch.setattr(gate, "_extract", lambda *a: pytest.fail("the base tree was extracted before asv.conf.json "
+                                                                  "was read"))
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        assert gate.main(["--tiers", "timings"]) == gate.SETUP           # its set-up status, before asv runs
+        assert gate.main(["--tiers", "timings"]) == gate.SETUP           # its set-up status, before any work
     assert "asv configuration" in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
 
 

@@ -160,6 +160,7 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
                                "drop one of them.")
     if "timings" in tiers:
         gate_patterns(bench)        # nothing to time is said before the counts tier's minute
+        tracking.load_config()      # nor an asv.conf.json asv cannot use, before the base tree is extracted
     dirty = bool(tracking.git("status", "--porcelain", "--untracked-files=no"))
     tree = tracking.SCRATCH / "gate-base-tree"
     _extract(base, tree)
