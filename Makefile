@@ -62,7 +62,7 @@ find: $(STAMP)
 # dashboard: asv publish into html/, then local copies of the scripts and styles it loads, and the
 # view each benchmark page opens on (one where its curves have points)
 dashboard: $(STAMP)
-	$(BIN)/asv publish
+	$(BIN)/python -m tools.tracking publish
 	$(BIN)/python tools/dashboard/offline.py html
 	$(BIN)/python tools/dashboard/views.py html
 

@@ -576,7 +576,7 @@ def _repo_config() -> dict:
 @pytest.mark.parametrize("kind", sorted(HOSTILE_CONFIGS))
 def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path, monkeypatch, kind):
     """asv.conf.json cut short or turned into a list ended `make bench-smoke` (and the gate's
-    timing tier, `history`) in asv's traceback, found by hand: refused in one sentence naming the
+    timing tier, `history`, `make dashboard`'s `asv publish`) in asv's traceback, found by hand: refused in one sentence naming the
     file and what it lacks, before asv runs; the repository's own configuration loads, comments
     and all."""
     assert _repo_config()["pythons"] and "//" in tracking.CONFIG.read_text()
@@ -584,7 +584,7 @@ def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path
     make, said = (make, None) if kind in SPECIAL else make
     make(tmp_path / "asv.conf.json")
     monkeypatch.setattr(tracking, "CONFIG", tmp_path / "asv.conf.json")
-    for argv in (["smoke"], ["history", "--dry-run"], ["find", "HEAD~1..HEAD", "x"]):
+    for argv in (["smoke"], ["history", "--dry-run"], ["find", "HEAD~1..HEAD", "x"], ["publish"]):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
             tracking.main(argv)

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
 CONFIG = ROOT / "asv.conf.json"
 SCRATCH = ROOT / ".asv"                     # git-ignored
-ASV_COMMANDS = ("run", "smoke", "history", "find")   # the subcommands whose asv reads asv.conf.json
+ASV_COMMANDS = ("run", "smoke", "history", "find", "publish")   # the subcommands whose asv reads asv.conf.json
 BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
 # the gate: every timed task, at the largest N the grid runs for each version; the O(N) host
 # tasks on the versions whose host kernels are serial (A, C): threaded ones of ~30 us swing by
@@ -596,6 +596,7 @@ def main(argv=None) -> int:
                    help=f"benchmarks whose name(params) matches this regex (default {HISTORY_BENCH})")
     h.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
     h.add_argument("--dry-run", action="store_true", help="print the commits it would measure, run nothing")
+    sub.add_parser("publish", help="asv publish: the dashboard of results/ into html/ (`make dashboard`)")
     f = sub.add_parser("find", help="asv find GOOD..BAD BENCH with scratch results")
     f.add_argument("commits", type=commit_range)
     f.add_argument("bench", type=regex)
@@ -624,6 +625,8 @@ def _subcommand(args, extra) -> int:
         return history(args.since, args.bench, args.quick, args.dry_run, extra)
     elif args.cmd == "find":
         return find(args.commits, args.bench)
+    elif args.cmd == "publish":
+        return asv("publish")
     elif args.cmd == "select":
         print("\n".join(selection(gate=args.gate)))
     return 0
