@@ -3,8 +3,8 @@
 
 - **The environment** is checked first (`environment.process_problem`, `environment.problem`),
   before the command imports numba, matplotlib or MPI: a removed current folder, too small a
-  limit on open files or a variable set to garbage is one sentence, exit status 2. Running out
-  of open files later (EMFILE, ENFILE) is one sentence too, status 4.
+  limit on open files or memory or a variable set to garbage is one sentence, exit status 2.
+  Running out of open files (EMFILE, ENFILE) or memory later is one sentence too, status 4.
 - **Streams.** What the command prints goes through a guard on stdout: a reader that went away
   (EPIPE: `| head -1`) ends it quietly with 141 (128 + SIGPIPE, what a shell reports for a
   process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one

@@ -28,7 +28,7 @@ import socket
 import pytest
 
 from nbsymple_versions.runs import locks
-from nbsymple_versions.runs.paths import LIMITS, write_file
+from nbsymple_versions.runs.paths import LIMITS, FileRefused, write_file
 
 from test_hostile import FIXTURE, MACHINE, REPO, call, hang_guard, seal, split_checkpoint
 from tools import gate, migrate, tracking
@@ -573,12 +573,24 @@ def _repo_config() -> dict:
     return tracking.load_config()
 
 
+def test_an_asv_configuration_without_its_folders_takes_asvs_defaults(tmp_path, monkeypatch):
+    """The folders (benchmark_dir, env_dir, results_dir, html_dir) may be left out, as asv allows;
+    given, each must be a path."""
+    conf = {k: v for k, v in _repo_config().items() if not k.endswith("_dir")}
+    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
+    monkeypatch.setattr(tracking, "CONFIG", tmp_path / "asv.conf.json")
+    assert tracking.load_config() == conf
+    (tmp_path / "asv.conf.json").write_text(json.dumps({**conf, "results_dir": 5}))
+    with pytest.raises(FileRefused, match=r"results_dir \(a path, if given\)"):
+        tracking.load_config()
+
+
 @pytest.mark.parametrize("kind", sorted(HOSTILE_CONFIGS))
 def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path, monkeypatch, kind):
     """asv.conf.json cut short or turned into a list ended `make bench-smoke` (and the gate's
-    timing tier, `history`, `make dashboard`'s `asv publish`) in asv's traceback, found by hand: refused in one sentence naming the
-    file and what it lacks, before asv runs; the repository's own configuration loads, comments
-    and all."""
+    timing tier, `history`, `make dashboard`'s `asv publish`) in asv's traceback, found by hand:
+    refused in one sentence naming the file and what it lacks, before asv runs; the repository's
+    own configuration loads, comments and all."""
     assert _repo_config()["pythons"] and "//" in tracking.CONFIG.read_text()
     make = HOSTILE_CONFIGS[kind]
     make, said = (make, None) if kind in SPECIAL else make

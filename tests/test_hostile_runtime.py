@@ -100,8 +100,8 @@ def test_a_refusal_for_memory_names_the_limit_that_binds_and_what_to_change(monk
     or a smaller N. Not even the fewest bodies fit (the interpreter and numba alone): the limit
     or other programs, never "a smaller N" (it said that of N = 16 under `ulimit -v 800000`)."""
     def limits(left, which):
-        return [work._Limit(20 << 30, "this machine has 21.5 GB available", "", "close other programs"),
-                {"free": work._Limit(left, "this machine has X available", "", "close other programs"),
+        return [work._Limit(20 << 30, "this machine has 21.5 GB available", "", ""),
+                {"free": work._Limit(left, "this machine has X available", "", ""),
                  "as": work._Limit(left, "this process may map X more (ulimit -v 2000000)", "", "raise that limit"),
                  "cgroup": work._Limit(left, "this process's cgroup leaves X (its memory.max)", "",
                                        "raise that limit")}[which]]

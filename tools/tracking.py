@@ -238,12 +238,13 @@ def _recorded_runs(path: Path) -> list:
     return runs
 
 
-# what asv and this suite read of asv.conf.json: name -> (what it must be, the test)
+# what asv and this suite read of asv.conf.json: name -> (what it must be, the test); the folders
+# may be left out (asv's defaults)
 CONFIG_NEEDS = {"version": ("1", lambda v: v == 1), "repo": ("a path", lambda v: isinstance(v, str) and v),
                 "environment_type": ("a name", lambda v: isinstance(v, str) and v),
                 "pythons": ("a list of Python versions", lambda v: isinstance(v, list) and v
                             and all(isinstance(x, str) and x for x in v)),
-                **{key: ("a path", lambda v: isinstance(v, str) and v)
+                **{key: ("a path, if given", lambda v: v is None or isinstance(v, str) and v)
                    for key in ("benchmark_dir", "env_dir", "results_dir", "html_dir")}}
 
 

@@ -49,11 +49,14 @@ def memory_available() -> int | None:
     return min((limit.left for limit in _memory_limits()), default=None)
 
 
+OTHER_PROGRAMS = "close other programs"      # what frees the machine's memory
+
+
 class _Limit(NamedTuple):
     left: int           # bytes this process may still allocate under it
     words: str          # what is left, in words
     limit: str          # the limit met, in words (a MemoryError)
-    remedy: str         # what raises it
+    remedy: str         # what raises it; "" for the free memory, where N is the thing to change
 
 
 def _memory_limits() -> list[_Limit]:
@@ -65,7 +68,7 @@ def _memory_limits() -> list[_Limit]:
             free = next((int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")), None)
         if free is not None:
             found.append(_Limit(free, f"this machine has {size(free)} available",
-                                f"the machine's free memory ran out ({size(free)} free now)", "close other programs"))
+                                f"the machine's free memory ran out ({size(free)} free now)", ""))
     except OSError:
         pass
     try:
@@ -99,19 +102,18 @@ def memory_problem(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_
         return None
     if memory_needed(2, bytes_per_body) > least.left:
         return (f"N = {bodies(n)} needs about {size(need)} of memory ({size(BYTES_FIXED)} of it whatever N: the "
-                f"interpreter and numba) and {least.words}; {least.remedy} and run the command again")
-    free = least.remedy == "close other programs"      # where N is the thing to change
+                f"interpreter and numba) and {least.words}; {least.remedy or OTHER_PROGRAMS} and run the command again")
     return (f"N = {bodies(n)} needs about {size(need)} of memory and {least.words}; "
-            f"{'' if free else least.remedy + ' or '}choose a smaller {option}")
+            f"{least.remedy + ' or ' if least.remedy else ''}choose a smaller {option}")
 
 
 def out_of_memory() -> str:
     """What a MemoryError met after the checks ran into, and what raises it (`entry.command`):
     the limit with the least left now."""
     if not (limits := _memory_limits()):
-        return "close other programs and run the command again"
+        return f"{OTHER_PROGRAMS} and run the command again"
     least = min(limits)
-    return f"{least.limit}; {least.remedy} and run the command again"
+    return f"{least.limit}; {least.remedy or OTHER_PROGRAMS} and run the command again"
 
 
 def check_memory(n: int, option: str = "--n", bytes_per_body: int = BYTES_PER_BODY):
