@@ -611,6 +611,56 @@ def test_an_asv_configuration_asv_cannot_use_is_refused_before_asv_runs(tmp_path
     assert "asv configuration" in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
 
 
+def test_a_second_asv_command_on_the_same_results_is_refused_before_it_writes(tmp_path, monkeypatch):
+    """Two gates at once in one checkout (found by hand): the second extracted BASE's tree into
+    the folder the first was timing and ended in a FileExistsError traceback; two `make bench`
+    (or `history`) runs would merge into one results file. Each asv command of `tools.tracking`
+    and the gate holds the lock of what it writes (`tracking.exclusive`): a second one on the same
+    results is refused in one sentence naming the first one's process, before it writes anything
+    (the tree, a results file, asv started); a lock file that is not one is named; the lock is
+    free again when its holder ends."""
+    scratch = tmp_path / ".asv"
+    monkeypatch.setattr(tracking, "SCRATCH", scratch)
+    for name, value in {"register_machine": lambda: "m", "selection": lambda **kw: ["tasks"],
+                        "selected": lambda **kw: [("tasks.Tasks.time_pairwise", None)],
+                        "missing_commits": lambda *a: ["0" * 40], "commit_range_list": lambda since: ["0" * 40],
+                        "matching": lambda bench: [bench], "run_provenance": lambda: {"commit": "c", "grid": "smoke"},
+                        "asv": lambda *a, **kw: pytest.fail("asv was started")}.items():
+        monkeypatch.setattr(tracking, name, value)
+    monkeypatch.setattr(gate, "_extract", lambda *a: pytest.fail("BASE's tree was extracted"))
+    commands = {"results": [["run"], ["history", "--since", "HEAD"], ["publish"]], "smoke": [["smoke"]],
+                "find": [["find", "HEAD~1..HEAD", "tasks.Tasks.time_pairwise"]],
+                "gate": [["gate", "--tiers", "counts"], ["gate", "--noise", "2"]]}
+    for lock, argvs in commands.items():
+        for argv in argvs:
+            with tracking.exclusive(lock, "held by this test"):
+                before = sorted(p.name for p in scratch.iterdir())
+                rc, err = _tool_in_process(argv)
+                assert sorted(p.name for p in scratch.iterdir()) == before, (argv, before)
+            lines = err.strip().splitlines()
+            assert rc == (gate.SETUP if argv[0] == "gate" else 2) and len(lines) == 1, (argv, err)
+            assert f"another asv command of this checkout (process {os.getpid()}) is using" in lines[0], (argv, err)
+            assert ("results/" if lock == "results" else f".asv/{lock}") in lines[0], (argv, err)
+        with tracking.exclusive(lock, "free again"):
+            pass
+        os.unlink(scratch / f".{lock}.lock")
+        (scratch / f".{lock}.lock").mkdir()                  # a lock file that is a folder
+        rc, err = _tool_in_process(argvs[0])
+        assert rc in (2, gate.SETUP) and "is a folder, not a lock file" in err and "Traceback" not in err, err
+
+
+def _tool_in_process(argv) -> tuple[int, str]:
+    """(exit status, stderr) of `python -m tools.tracking ARGV` (or `tools.gate` for ["gate", ...]),
+    run in this process: its exit status, or the code of argparse's refusal."""
+    err = io.StringIO()
+    with hang_guard(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = gate.main(argv[1:]) if argv[0] == "gate" else tracking.main(argv)
+        except SystemExit as e:
+            rc = e.code
+    return rc, err.getvalue()
+
+
 @pytest.mark.parametrize("home", ["/proc", "a file", "nowhere/at/all"])
 def test_a_home_where_the_machine_file_cannot_be_written_is_named(tmp_path, monkeypatch, home):
     """HOME naming a folder this user cannot write (/proc, for root too), a file, or nothing:
@@ -917,6 +967,7 @@ def test_bench_refuses_a_results_file_it_cannot_read_before_asv_runs(tmp_path, m
     monkeypatch.setattr(tracking, "selection", lambda **kw: ["tasks"])
     monkeypatch.setattr(tracking, "run_provenance", lambda: {"commit": commit, "grid": "smoke"})
     monkeypatch.setattr(tracking, "asv", lambda *args, **kw: pytest.fail("asv was started"))
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")         # its lock, not the checkout's
     with hang_guard():
         rc = tracking.run(results="scratch")
     err = capsys.readouterr().err

@@ -15,8 +15,8 @@ without letting it fail the gate (what a pull request's CI does on a shared runn
 Exit status: 0 no regression; 1 a regression (a count risen beyond 1 %, a gate benchmark slower
 by more than the factor and significantly so by asv's statistics, or failing where BASE ran); 2
 a usage problem (not a git checkout, unknown BASE, bad option); 3 a set-up problem (asv, the
-counts or the benchmarks could not run, nothing to compare, or a slowdown that a machine this
-busy cannot tell from noise). A non-zero status comes with one sentence. (`make gate` can only
+counts or the benchmarks could not run, another gate of this checkout is running, nothing to
+compare, or a slowdown that a machine this busy cannot tell from noise). A non-zero status comes with one sentence. (`make gate` can only
 exit 0, 1 or 2: both problems are 2 there.)
 
 The timing tier's factor follows the timing and the load measured during the run: FACTOR (THREADED_FACTOR for
@@ -162,12 +162,18 @@ def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROU
         gate_patterns(bench)        # nothing to time is said before the counts tier's minute
         tracking.load_config()      # nor an asv.conf.json asv cannot use, before the base tree is extracted
     dirty = bool(tracking.git("status", "--porcelain", "--untracked-files=no"))
+    label = f"HEAD {head[:8]}{' + uncommitted changes' if dirty else ''} against BASE {base_name} ({base[:8]})"
+    with tracking.exclusive("gate", "the gate's scratch folders (.asv/gate-*)"):
+        return _tiers(base, head, label, tiers, factor, rounds, bench, report_timings)
+
+
+def _tiers(base, head, label, tiers, factor, rounds, bench, report_timings) -> int:
+    """BASE's tree extracted, then the tiers asked for; the gate's exit status."""
     tree = tracking.SCRATCH / "gate-base-tree"
     _extract(base, tree)
-    label = f"HEAD {head[:8]}{' + uncommitted changes' if dirty else ''} against BASE {base_name} ({base[:8]})"
     status = 0
     if "counts" in tiers:
-        status = max(status, counts_tier(tree, root, label))
+        status = max(status, counts_tier(tree, tracking.ROOT, label))
     if "timings" in tiers:
         timed = timing_tier(base, head, tree, label, factor, rounds, bench)
         if timed and report_timings:
@@ -289,7 +295,7 @@ def noise(runs: int, bench: str | None = None) -> int:
     patterns = gate_patterns(bench)
     machine = tracking.register_machine()
     rows = []
-    with tracking.LoadSampler() as load:
+    with tracking.exclusive("gate", "the gate's scratch folders (.asv/gate-*)"), tracking.LoadSampler() as load:
         for i in range(runs):
             shutil.rmtree(tracking.SCRATCH / f"gate-noise-{i}", ignore_errors=True)
             config = tracking.scratch_config(f"gate-noise-{i}")

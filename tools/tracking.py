@@ -26,10 +26,11 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
+from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
 
@@ -267,6 +268,29 @@ def load_config() -> dict:
     return conf
 
 
+class Busy(FileRefused):
+    """Another asv command of this checkout holds the results or scratch folder this one needs."""
+
+
+@contextmanager
+def exclusive(name: str, where: str):
+    """Hold .asv/.NAME.lock for the block: two asv commands of one checkout that write the same
+    results (`where`: results/ for `run`, `history` and `publish`; a scratch folder under .asv/
+    for `run --results`, `smoke`, `find` and the gate) would write over each other's files, so
+    the second is refused in one sentence (Busy) naming the first one's process. The lock is
+    released however the holder ends (`runs.locks`)."""
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as held:
+        try:
+            held.enter_context(hold(SCRATCH / name, where))
+        except PathBusy as e:
+            if e.holder is None:                # a lock file that is none: its own sentence
+                raise Busy(str(e)) from None
+            raise Busy(f"another asv command of this checkout (process {e.holder}) is using {where}; wait for "
+                       f"it to end") from None
+        yield
+
+
 def scratch_config(name: str) -> Path:
     """A copy of asv.conf.json under .asv/<name>/ whose results (and benchmarks.json) and
     dashboard go there; every other path points back into the checkout (relative paths: asv
@@ -353,9 +377,18 @@ def run(results: str | None = None, bench: str | None = None, quick: bool = Fals
     --python=same of HEAD on this grid's selection, then the fixed environment name and the
     run's provenance (load average included) in the results file."""
     machine = register_machine()
-    commit = git("rev-parse", "HEAD")
     config = CONFIG if results is None else scratch_config(results)
     results_dir = config.parent / "results"
+    try:
+        with exclusive(results or "results", f"{os.path.relpath(results_dir, ROOT)}/"):
+            return _run(machine, config, results_dir, bench, quick, extra)
+    except Busy as e:
+        log(f"asv: {e}; nothing was run")
+        return 2
+
+
+def _run(machine: str, config: Path, results_dir: Path, bench: str | None, quick: bool, extra) -> int:
+    commit = git("rev-parse", "HEAD")
     patterns = selection(bench=bench)
     if not patterns:
         log("asv: nothing of the suite runs on this machine and grid")
@@ -388,7 +421,11 @@ def smoke() -> int:
     scratch configuration, so results/ is left as it is; any failure or timeout fails."""
     os.environ["NBSYMPLE_BENCH_GRID"] = "smoke"
     machine = register_machine()
-    config = scratch_config("smoke")
+    with exclusive("smoke", ".asv/smoke/"):
+        return _smoke(machine, scratch_config("smoke"))
+
+
+def _smoke(machine: str, config: Path) -> int:
     start = time.time()
     rc = asv("check", "--python=same", config=config)
     if rc == 0:
@@ -429,7 +466,8 @@ def find(commits: str, bench: str) -> int:
                                            if names else "no benchmark of the suite (benchmarks/)"))
         return 2
     machine = register_machine()
-    return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
+    with exclusive("find", ".asv/find/"):
+        return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
 
 
 # ---------------------------------------------------------------- the history
@@ -509,6 +547,11 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
         log(f"history: --bench {bench!r} selects nothing that runs on this machine and grid")
         return 2
     machine = register_machine()
+    with nullcontext() if dry_run else exclusive("results", "results/"):   # a dry run only reads
+        return _history(since, bench, patterns, machine, quick, dry_run, extra)
+
+
+def _history(since: str, bench: str, patterns: list[str], machine: str, quick: bool, dry_run: bool, extra) -> int:
     names = {name for name, _ in selected(bench=bench)}
     missing = set(missing_commits(since, machine, names))
     todo = [c for c in spread(commit_range_list(since)) if c in missing]   # even coverage at every stop
@@ -627,7 +670,8 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "find":
         return find(args.commits, args.bench)
     elif args.cmd == "publish":
-        return asv("publish")
+        with exclusive("results", "results/"):
+            return asv("publish")
     elif args.cmd == "select":
         print("\n".join(selection(gate=args.gate)))
     return 0

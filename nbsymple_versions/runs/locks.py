@@ -17,7 +17,12 @@ from .paths import FileRefused, open_lock, resolved
 
 class PathBusy(RuntimeError):
     """The lock cannot be taken: another process holds it (one sentence names the path and the
-    holder), or its lock file is not one (a folder, a symbolic link)."""
+    holder, whose process id is `holder`), or its lock file is not one (a folder, a symbolic
+    link; `holder` None)."""
+
+    def __init__(self, sentence: str, holder: str | None = None):
+        super().__init__(sentence)
+        self.holder = holder
 
 
 def lock_file(path: Path, folder: bool) -> Path:
@@ -40,7 +45,7 @@ def hold(path, what: str, folder: bool = False):
             holder = f.read(64).decode("ascii", "replace").strip()
             holder = holder if holder.isdigit() else "unknown"
             raise PathBusy(f"{what} {path} is in use by another run (process {holder}); wait for it to end, "
-                           f"or choose another") from None
+                           f"or choose another", holder) from None
         f.seek(0)
         f.truncate()
         f.write(f"{os.getpid()}\n".encode())
