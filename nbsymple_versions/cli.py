@@ -107,7 +107,8 @@ def _parser():
              "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
     add("--checkpoint", type=path_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
-            help="checkpoint every K steps (default 100), at the end, and on SIGINT/SIGTERM/SIGHUP/SIGXCPU")
+            help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
+                 "(SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2)")
     add("--resume", type=path_argument, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 

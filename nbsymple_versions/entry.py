@@ -17,13 +17,13 @@
   is what a stderr that cannot be written takes (`2>/dev/full`): the command goes on.
   What goes to stderr is `shown`: a carriage return, a Unicode line break or an escape sequence
   that user text (a path, an argument) brings into a sentence is written as its escape.
-- **Children.** SIGTERM, SIGHUP and SIGXCPU raise `Terminated` (a KeyboardInterrupt, as SIGINT's own) in
-  the main thread, so the command unwinds through its `finally` blocks and context managers,
-  which end the processes it started, and exits with 128 + the signal's number. A child is
-  started with `child_process` (its process group ended with the block that started it; the
-  compilers of `nbsymple cpu-asm`, asv under `tools.tracking`) or `subprocess.run` (which kills
-  its child on any exception). A command that handles signals
-  itself (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
+- **Children.** SIGTERM, SIGHUP, SIGXCPU, SIGUSR1 and SIGUSR2 (`TERMINATING`) raise `Terminated` (a
+  KeyboardInterrupt, as SIGINT's own) in the main thread, so the command unwinds through its
+  `finally` blocks and context managers, which end the processes it started, and exits with 128 +
+  the signal's number. A child is started with `child_process` (its process group ended with the
+  block that started it; the compilers of `nbsymple cpu-asm`, asv under `tools.tracking`) or
+  `subprocess.run` (which kills its child on any exception). A command that handles signals itself
+  (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
 """
 from contextlib import contextmanager
 import errno
@@ -40,8 +40,10 @@ USAGE = 2                  # a mistake in what the user typed or set
 FAULT = 4                  # a fault of the machine: a write that failed (a full disk), stdout's or a run's files'
 BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
 # SIGXCPU: a CPU-time limit's soft limit reached (`ulimit -St`, a batch system's); sent again every
-# CPU second until the hard limit's SIGKILL, and a repeat is no second signal (`repeated`)
-TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)
+# CPU second until the hard limit's SIGKILL, and a repeat is no second signal (`repeated`).
+# SIGUSR1, SIGUSR2: a batch system's warning before the end of a job's time (Slurm's
+# `--signal=USR1@SECONDS`, Grid Engine's `-notify`), which mpiexec passes on to every rank
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGUSR2)
 HELD = (signal.SIGINT, *TERMINATING)
 GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
 
@@ -55,7 +57,7 @@ class OutputFailed(Exception):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, SIGHUP or SIGXCPU, raised where the main thread is, so that it unwinds as for Ctrl-C."""
+    """A signal of TERMINATING, raised where the main thread is, so that it unwinds as for Ctrl-C."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -195,7 +197,7 @@ def _unraisable(hook):
 
 @contextmanager
 def signals_held():
-    """Hold SIGINT, SIGTERM, SIGHUP and SIGXCPU until the end of the block, then deliver the first one
+    """Hold SIGINT and the signals of TERMINATING until the end of the block, then deliver the first one
     caught: for what must not be split, such as starting a child and recording it (so that the
     `finally` that ends the children knows it). Only in the main thread; elsewhere a no-op."""
     if threading.current_thread() is not threading.main_thread():
@@ -286,7 +288,7 @@ def speaks() -> bool:
 def command(name: str, body, draws: bool = False) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
     the environment checked first (`draws`: the command draws with matplotlib), stdout guarded,
-    SIGTERM, SIGHUP and SIGXCPU turned into `Terminated`; returns the exit status."""
+    the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     if (found := environment.process_problem() or environment.problem(draws=draws)) is not None:
         if speaks():

@@ -332,9 +332,10 @@ def _running(pid: int) -> bool:
 
 
 @JOB
-@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGUSR1, 138)])
 def test_a_signal_to_mpiexec_ends_every_rank(tmp_path, sig, status):
-    """SIGINT or SIGTERM to mpiexec mid-run (a 2-rank F job with a checkpoint, and one without):
+    """SIGINT, SIGTERM or SIGUSR1 (a batch system's warning before the job's time is up, which
+    mpiexec passes on to the ranks) to mpiexec mid-run (a 2-rank F job with a checkpoint, and one without):
     the job ends with 128 + the signal and every process it started (proxy, both ranks) ends,
     rank 0 alone saying why in one sentence; with a checkpoint that sentence names it and the
     command that resumes it, and the checkpoint is there, whole. How long the job took to end

@@ -1,10 +1,10 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
-(`nbsymple_versions.runs.checkpoint`) every K steps, and SIGINT/SIGTERM/SIGHUP/SIGXCPU write a last checkpoint
-and stop with `Interrupted`, all by `nbsymple run`'s loop (`runs.loop.step_run`) and its
-checkpoint header; a write that fails (a full disk) stops it with `WriteFault`, naming the
-last good checkpoint. The same call then resumes where the checkpoint left off, bit for bit
-(`Simulation.restore`), as long as the run's parameters are unchanged; other parameters, or
-`rerun=True`, start afresh.
+(`nbsymple_versions.runs.checkpoint`) every K steps, and
+SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2 write a last checkpoint and stop with `Interrupted`,
+all by `nbsymple run`'s loop (`runs.loop.step_run`) and its checkpoint header; a write that fails (a
+full disk) stops it with `WriteFault`, naming the last good checkpoint. The same call then resumes
+where the checkpoint left off, bit for bit (`Simulation.restore`), as long as the run's parameters
+are unchanged; other parameters, or `rerun=True`, start afresh.
 
 A run folder holds `snap_<step>.npz`, `checkpoint.nbsc` while the run is unfinished, and
 `run.json` once it is finished (its parameters, wall time summed over sessions, how many
@@ -33,7 +33,8 @@ CHECKPOINT = "checkpoint.nbsc"
 
 
 class Interrupted(Exception):
-    """SIGINT, SIGTERM, SIGHUP or SIGXCPU stopped a run after a whole step; its checkpoint is written."""
+    """A signal to stop (SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2) stopped a run after a whole
+    step; its checkpoint is written."""
 
     def __init__(self, message: str, signum: int):
         super().__init__(message)
