@@ -23,6 +23,7 @@ from ..core.ranks import OneRank
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
+SHARED_MEMORY = "/dev/shm/"          # where MPICH keeps a node's shared segment (Linux)
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
 
 
@@ -134,13 +135,34 @@ class World(OneRank):
         return next((v for v in self.comm.allgather(value) if v is not None), None)
 
     def abort(self, status: int = 1):
-        """End the whole job at once with `status` (`MPI_Abort`), this rank's output flushed first
-        and MPICH's own line about the abort left out (what stopped the job is said already)."""
+        """End the whole job at once with `status` (`MPI_Abort`), this rank's output flushed first,
+        its node's shared memory released and MPICH's own line about the abort left out (what
+        stopped the job is said already)."""
         _flush()
+        release_shared_memory()
         if self.comm is not None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
             self.comm.Abort(status)
         os._exit(status)
+
+
+def release_shared_memory():
+    """Unlink the shared-memory files this process maps that still have a name: MPICH's segment
+    for the ranks of one node (/dev/shm/mpich_shm_*), which MPI_Finalize unlinks and MPI_Abort
+    leaves behind, 2 MB of the machine's memory for every stopped job until a reboot. The pages
+    stay mapped until the ranks end; a rank that comes to it after another rank of its node
+    finds the name gone. Before a rank waits for the abort that ends it, and in `abort`."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {fields[5] for fields in map(str.split, maps) if len(fields) == 6}
+    except OSError:                      # no /proc (not Linux): nothing to find
+        return
+    for path in paths:
+        if path.startswith(SHARED_MEMORY):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def _flush():
@@ -186,6 +208,7 @@ def end_stopped_job(status: int):
     rank ends alone, never finalising MPI (the others would wait for it in `MPI_Init`)."""
     if _WORLD is not None and _WORLD.size > 1:
         _flush()
+        release_shared_memory()          # on every node, before its ranks wait for the abort
         time.sleep(STOP_GRACE if _WORLD.is_root else 40 * STOP_GRACE)
         _WORLD.abort(status)
     if launched():

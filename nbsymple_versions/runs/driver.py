@@ -51,7 +51,7 @@ from ..core.units import Units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, check_time
 from ..entry import OutputFailed
-from ..mpi.comm import launched
+from ..mpi.comm import launched, release_shared_memory
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version, simulated
 from .authors_format import FormatError, read_table, state_of
@@ -496,6 +496,7 @@ def _abort_at_once(signum: int, world, message: str):
     reaches every rank: rank 0 speaks and aborts at once, the others wait a moment first, so that
     its abort ends them before they speak (one sentence); a signal sent to one rank alone is
     answered by that rank."""
+    release_shared_memory()              # on every node, before its ranks wait for the abort
     wait_for_rank_0(world.rank)
     print(f"nbsymple run: {message}", file=sys.stderr, flush=True)
     time.sleep(0.2)                      # let the sentence reach mpiexec before the abort
