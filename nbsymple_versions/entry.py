@@ -52,7 +52,7 @@ class OutputFailed(Exception):
     """stdout could not be written; `errno` says why (EPIPE: the reader went away)."""
 
     def __init__(self, error: OSError):
-        super().__init__(error.strerror or str(error))
+        super().__init__(environment.os_reason(error))
         self.errno = error.errno
 
 

@@ -30,8 +30,9 @@ status 2), never a library's warning, traceback or error stack later on.
   or crashes it: asked of MPICH in a child process, only where one of them is set.
 
 `process_problem` checks what the process itself was started in, the same way: a current folder
-that no longer exists, and limits on open files (`ulimit -n`) and on the address space (`ulimit -v`)
-below what numba, matplotlib and MPI need.
+that no longer exists, and limits on open files (`ulimit -n`), the address space (`ulimit -v`),
+the data segment (`ulimit -d`) and a file's size (`ulimit -f`) below what numba, matplotlib and
+MPI need. `os_reason` words an OSError, naming the file-size limit where a write met it.
 """
 import errno
 import math
@@ -59,6 +60,14 @@ OPEN_FILES = 64
 # bytes of address space a command may need mapped (`ulimit -v`): `check`, and F's ranks, ran in 1 GB; below
 # 700 MB numba's library could not be loaded or matplotlib ran out of memory
 ADDRESS_SPACE = 2 * 10**9
+# bytes of private memory (`ulimit -d`, Linux's data limit, mmap included): at 400 MB `paper` ran out of
+# memory, at 100 MB an import did, at 50 MB OpenBLAS aborted; `paper`, `check`, F and `peers` ran in 600 MB
+DATA_MEMORY = 2 * 10**9
+# bytes in one file (`ulimit -f`): numba's cache files (up to 60 KB each; a larger limit than that ended in
+# numba's traceback) and MPICH's shared memory for the ranks of a node, a file of about SHARED_MEMORY_PER_RANK
+# per rank (below 6 MB, F's start on 4 ranks aborted with MPI's error stack)
+FILE_SIZE = 64 * 10**6
+SHARED_MEMORY_PER_RANK = 1_060_000
 
 
 def _whole(minimum: int):
@@ -141,10 +150,20 @@ def process_problem() -> str | None:
                else f"cannot be read ({e.strerror})")
         return f"the current folder {why}; cd into another folder and run the command again"
     import resource
+    ranks = _whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
     return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
                            "MPI's start takes up to 40, numba's compiler and a folder's scan more than 10")
             or _limit_problem(resource.RLIMIT_AS, "-v", ADDRESS_SPACE, 1024, "of memory mapped",
-                              "`check` and MPI's start map up to 1 GB"))
+                              "`check` and MPI's start map up to 1 GB")
+            or _limit_problem(resource.RLIMIT_DATA, "-d", DATA_MEMORY, 1024, "of data memory",
+                              "`paper` allocates up to 600 MB")
+            or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
+                              "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
+                              f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))
+
+
+def _whole_value(text) -> int | None:
+    return int(text) if text and text.isdigit() else None
 
 
 def _limit_problem(which: int, option: str, least: int, unit: int, what: str, why: str) -> str | None:
@@ -156,12 +175,32 @@ def _limit_problem(which: int, option: str, least: int, unit: int, what: str, wh
     if soft == resource.RLIM_INFINITY or soft >= least:
         return None
     shown = work.size if unit > 1 else str
-    if hard == resource.RLIM_INFINITY or hard >= least:
-        remedy = f"raise it, e.g. ulimit {option} {'unlimited' if hard == resource.RLIM_INFINITY else hard // unit}"
-    else:
-        remedy = f"its hard limit is {shown(hard)} too: start the command from a shell without that limit"
     return (f"this process may have only {shown(soft)} {what} (ulimit {option} {soft // unit}), fewer than the "
-            f"{shown(least)} nbsymple asks for ({why}); {remedy}")
+            f"{shown(least)} nbsymple asks for ({why}); {_raise_limit(which, option, least, unit)}")
+
+
+def _raise_limit(which: int, option: str, least: int, unit: int) -> str:
+    """How to raise the soft limit `which` to at least `least`: with `ulimit` where the hard limit
+    allows, else from another shell."""
+    import resource
+    hard = resource.getrlimit(which)[1]
+    if hard == resource.RLIM_INFINITY or hard >= least:
+        return f"raise it, e.g. ulimit {option} {'unlimited' if hard == resource.RLIM_INFINITY else hard // unit}"
+    shown = work.size if unit > 1 else str
+    return f"its hard limit is {shown(hard)} too: start the command from a shell without that limit"
+
+
+def os_reason(error: OSError) -> str:
+    """The system's words for `error` (its strerror); where a write met this process's limit on a
+    file's size (EFBIG under `ulimit -f`), that limit and how to raise it: "File too large" alone
+    does not say that the file system would have taken it."""
+    import resource
+    words = error.strerror or str(error)
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if error.errno != errno.EFBIG or soft == resource.RLIM_INFINITY:
+        return words
+    return (f"{words}: over this process's limit on a file's size, {work.size(soft)} (ulimit -f {soft // 1024}); "
+            f"{_raise_limit(resource.RLIMIT_FSIZE, '-f', soft + 1, 1024)}")
 
 
 def problem(environ=None, draws: bool = False) -> str | None:

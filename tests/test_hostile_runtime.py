@@ -96,7 +96,7 @@ def test_the_limit_is_named_and_can_be_lowered_or_raised(tmp_path, monkeypatch):
 
 
 def test_a_refusal_for_memory_names_the_limit_that_binds_and_what_to_change(monkeypatch):
-    """The free memory binds: a smaller N. An address-space or cgroup limit binds: that limit,
+    """The free memory binds: a smaller N. An address-space, data or cgroup limit binds: that limit,
     or a smaller N. Not even the fewest bodies fit (the interpreter and numba alone): the limit
     or other programs, never "a smaller N" (it said that of N = 16 under `ulimit -v 800000`)."""
     def limits(left, which):
@@ -104,9 +104,12 @@ def test_a_refusal_for_memory_names_the_limit_that_binds_and_what_to_change(monk
                 {"free": work._Limit(left, "this machine has X available", "", ""),
                  "as": work._Limit(left, "this process may map X more (ulimit -v 2000000)", "", "raise that limit"),
                  "cgroup": work._Limit(left, "this process's cgroup leaves X (its memory.max)", "",
-                                       "raise that limit")}[which]]
+                                       "raise that limit"),
+                 "data": work._Limit(left, "this process may allocate X more (ulimit -d 2000000)", "",
+                                     "raise that limit")}[which]]
     for which, wanted in (("free", "available; choose a smaller --n"),
                           ("as", "(ulimit -v 2000000); raise that limit or choose a smaller --n"),
+                          ("data", "(ulimit -d 2000000); raise that limit or choose a smaller --n"),
                           ("cgroup", "(its memory.max); raise that limit or choose a smaller --n")):
         monkeypatch.setattr(work, "_memory_limits", lambda: limits(1 << 30, which))
         assert work.memory_problem(10**6).endswith(wanted), work.memory_problem(10**6)
@@ -116,6 +119,16 @@ def test_a_refusal_for_memory_names_the_limit_that_binds_and_what_to_change(monk
         assert "of it whatever N" in found and "smaller" not in found, found
         assert found.endswith(("close other programs" if which == "free" else "raise that limit")
                               + " and run the command again"), found
+    monkeypatch.undo()
+    import resource                     # the data limit read from this process (it blamed the free memory)
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    used = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmData:"))
+    resource.setrlimit(resource.RLIMIT_DATA, (used + (1 << 30), hard))
+    try:
+        found = work.memory_problem(10**7)
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+    assert f"(ulimit -d {(used + (1 << 30)) // 1024}); raise that limit or choose a smaller --n" in found, found
 
 
 def test_the_api_refuses_impossible_work_with_the_estimate(tmp_path):
@@ -409,7 +422,8 @@ def _limited(which: str, soft: int, hard: int):
     return lambda: resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (soft, hard))
 
 
-LIMITS = {"NOFILE": ("-n", environment.OPEN_FILES, 1, 16), "AS": ("-v", environment.ADDRESS_SPACE, 1024, 800 << 20)}
+LIMITS = {"NOFILE": ("-n", environment.OPEN_FILES, 1, 16), "AS": ("-v", environment.ADDRESS_SPACE, 1024, 800 << 20),
+          "DATA": ("-d", environment.DATA_MEMORY, 1024, 200 << 20), "FSIZE": ("-f", environment.FILE_SIZE, 1024, 100 << 10)}
 
 
 @pytest.mark.parametrize("which", sorted(LIMITS))
@@ -418,7 +432,11 @@ def test_a_limit_below_what_numba_mpi_and_matplotlib_need_is_named(tmp_path, arg
     """Found by hand: under `ulimit -n 16` `check`'s MPI start aborted with MPICH's and UCX's
     error stack, and `paper` and `peers` ended in an OSError (EMFILE) at 10 or fewer; under
     `ulimit -v 600000` `paper` ended in a MemoryError, and at 300000 numba's library could not
-    be loaded (`nbsymple run`). Now one sentence, status 2, saying how to raise the limit: with
+    be loaded (`nbsymple run`); under `ulimit -d 200000` `paper` and `run` blamed the machine's
+    free memory (22 GB free), at 100000 an import ended in a MemoryError and at 50000 OpenBLAS
+    aborted; under `ulimit -f 4000` F's start on 4 ranks aborted with MPI's error stack (MPICH's
+    shared memory is a file of about 1 MB a rank) and at 10 numba's cache ended in an OSError
+    (EFBIG) traceback. Now one sentence, status 2, saying how to raise the limit: with
     `ulimit` where the hard limit allows, else from another shell."""
     option, least, unit, low = LIMITS[which]
     p = launch(argv, cwd=tmp_path, preexec_fn=_limited(which, low, low))
@@ -428,26 +446,68 @@ def test_a_limit_below_what_numba_mpi_and_matplotlib_need_is_named(tmp_path, arg
     assert sorted(tmp_path.iterdir()) == []
 
 
+def test_the_file_size_a_rank_needs_grows_with_the_ranks_on_its_node(monkeypatch):
+    """MPICH's shared memory for the ranks of a node is one file of about 1 MB a rank (4.2 MB for 4
+    ranks, 16.9 MB for 16, measured): under mpiexec the least file size is twice that where it
+    exceeds FILE_SIZE (`MPI_LOCALNRANKS`, which mpiexec sets in each rank)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (environment.FILE_SIZE, hard))
+    try:
+        monkeypatch.setenv("MPI_LOCALNRANKS", "4")
+        assert environment.process_problem() is None
+        monkeypatch.setenv("MPI_LOCALNRANKS", "40")
+        found = environment.process_problem()
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert found is not None and "fewer than the 84.8 MB nbsymple asks for" in found, found
+
+
 @pytest.mark.unshared
 def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
     """At the least limits (`environment.OPEN_FILES`: 64 open files, `ADDRESS_SPACE`: 2 GB of
-    address space) every rank of a 4-rank job of F starts MPI (a rank took 32 open files alone,
-    40 with 4 to 16 ranks), `check` (F in one rank beside A..E; it ran in 1 GB) passes and
-    `paper` draws."""
+    address space, `DATA_MEMORY`: 2 GB of data, `FILE_SIZE`: 64 MB in a file) every rank of a
+    4-rank job of F starts MPI (a rank took 32 open files alone, 40 with 4 to 16 ranks), `check`
+    (F in one rank beside A..E; it ran in 1 GB) passes and `paper` draws."""
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
-    files, space = _limited("NOFILE", environment.OPEN_FILES, environment.OPEN_FILES), \
-        _limited("AS", environment.ADDRESS_SPACE, environment.ADDRESS_SPACE)
+    files, space, data, size = (_limited(which, LIMITS[which][1], LIMITS[which][1]) for which in LIMITS)
 
     def least():
         files()
         space()
+        data()
+        size()
+
+    def launcher():                                       # mpiexec's own memory is not nbsymple's
+        files()
+        size()
     p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
-               cwd=tmp_path, preexec_fn=files)            # mpiexec's own address space is not nbsymple's
+               cwd=tmp_path, preexec_fn=launcher)
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
     for argv in (NBSYMPLE + ["check", "--n", "16"], PAPER + ["--no-science", *PAPER_BASE, "--out", "plots"]):
         p = launch(argv, cwd=tmp_path, preexec_fn=least)
         assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert (tmp_path / "plots" / "speedup.png").is_file()
+
+
+def test_a_write_over_the_file_size_limit_names_the_limit(tmp_path):
+    """A limit on a file's size (`ulimit -f`; Python ignores the kernel's SIGXFSZ) above the 64 MB
+    the start asks for and below a run's checkpoint (N in the millions): the write's EFBIG said
+    only "File too large", as if the file system could not hold it. Now the sentence names the
+    limit and how to raise it, the run stopped as for a full disk (status 4). Here through the API,
+    whose start does not check the limits, under a soft limit of 64 KB."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, hard))
+    try:
+        with pytest.raises(RunStop) as stop:
+            run(RunSpec(n=2048, steps=2, seed=1, checkpoint=tmp_path / "run.ck"))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    raise_it = "raise it, e.g. ulimit -f " + ("unlimited" if hard == resource.RLIM_INFINITY else str(hard // 1024))
+    assert stop.value.status == 4 and "run.ck" in str(stop.value), stop.value
+    assert (f"File too large: over this process's limit on a file's size, 65.5 kB (ulimit -f 64); {raise_it}"
+            in str(stop.value)), stop.value
 
 
 def test_a_cpu_time_limit_stops_a_run_with_a_last_checkpoint(tmp_path):
@@ -469,23 +529,25 @@ def test_a_cpu_time_limit_stops_a_run_with_a_last_checkpoint(tmp_path):
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
 
 
-@pytest.mark.parametrize("fault, said", [
-    ("files = []\n    while True:\n        files.append(open(os.devnull))", "ran out of open files"),   # EMFILE
-    ("raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')", "table of open files is full"),
-    ("bytearray(3 * 10**9)", "ran out of memory: its address-space limit of 2.5 GB (ulimit -v 2441406)"),
+@pytest.mark.parametrize("fault, memory, said", [
+    ("files = []\n    while True:\n        files.append(open(os.devnull))", "AS", "ran out of open files"),   # EMFILE
+    ("raise OSError(errno.ENFILE, os.strerror(errno.ENFILE), 'out')", "AS", "table of open files is full"),
+    ("bytearray(3 * 10**9)", "AS", "ran out of memory: its address-space limit of 2.5 GB (ulimit -v 2441406)"),
+    ("bytearray(3 * 10**9)", "DATA", "ran out of memory: its data limit of 2.5 GB (ulimit -d 2441406)"),
 ])
-def test_running_out_of_files_or_memory_after_the_start_is_one_sentence(tmp_path, fault, said):
+def test_running_out_of_files_or_memory_after_the_start_is_one_sentence(tmp_path, fault, memory, said):
     """A command that runs out of descriptors (real opens up to the limit, EMFILE; the system's
     table full, ENFILE, raised as the kernel would) or of memory (a real allocation beyond the
-    address-space limit) after the start ends with one sentence naming the limit and status 4,
-    not a traceback (`entry.command`)."""
+    address-space or the data limit: the data limit's was blamed on the machine's free memory)
+    after the start ends with one sentence naming the limit and status 4, not a traceback
+    (`entry.command`)."""
     code = ("import errno, os, sys\nfrom nbsymple_versions.entry import command\n"
             f"def body():\n    {fault}\n"
             "sys.exit(command('nbsymple paper', body))\n")
 
     def limits():
         _limited("NOFILE", 64, 64)()
-        _limited("AS", int(2.5e9), int(2.5e9))()
+        _limited(memory, int(2.5e9), int(2.5e9))()
     p = launch([sys.executable, "-c", code], cwd=tmp_path, preexec_fn=limits)
     assert_refused(p, "nbsymple paper:", said, status=4)
     assert p.stderr.count("\n") == 1, p.stderr

@@ -30,6 +30,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
+from nbsymple_versions.environment import os_reason
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
@@ -105,7 +106,7 @@ def register_machine() -> str:
     try:
         write_file(path, json.dumps(machines, indent=4, sort_keys=True))
     except OSError as e:
-        raise FileRefused(f"asv machine file {name} cannot be written ({e.strerror or e}): give HOME a folder "
+        raise FileRefused(f"asv machine file {name} cannot be written ({os_reason(e)}): give HOME a folder "
                           f"this user can write") from None
     return info["machine"]
 

@@ -45,7 +45,7 @@ def memory_needed(n: int, bytes_per_body: int = BYTES_PER_BODY) -> int:
 
 def memory_available() -> int | None:
     """Bytes this process may still allocate: the least of the free memory, the cgroup's
-    limit and the address-space limit, or None where none of them can be read."""
+    limit, the address-space limit and the data limit, or None where none of them can be read."""
     return min((limit.left for limit in _memory_limits()), default=None)
 
 
@@ -61,7 +61,7 @@ class _Limit(NamedTuple):
 
 def _memory_limits() -> list[_Limit]:
     """Each limit on this process's memory that can be read: the free memory, the cgroup's
-    limit, the address-space limit (`ulimit -v`)."""
+    limit, the address-space limit (`ulimit -v`), the data limit (`ulimit -d`)."""
     found = []
     try:
         with open("/proc/meminfo") as f:
@@ -80,16 +80,18 @@ def _memory_limits() -> list[_Limit]:
                                 "raise that limit"))
     except (OSError, ValueError):
         pass
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        try:
-            with open("/proc/self/status") as f:
-                used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-        except (OSError, StopIteration):
-            used = 0
-        ulimit = f"ulimit -v {soft // 1024}"
-        found.append(_Limit(soft - used, f"this process may map {size(max(soft - used, 0))} more ({ulimit})",
-                            f"its address-space limit of {size(soft)} ({ulimit}) was reached", "raise that limit"))
+    for which, option, counted, verb, what in ((resource.RLIMIT_AS, "-v", "VmSize:", "map", "address-space"),
+                                               (resource.RLIMIT_DATA, "-d", "VmData:", "allocate", "data")):
+        soft, _ = resource.getrlimit(which)
+        if soft != resource.RLIM_INFINITY:
+            try:
+                with open("/proc/self/status") as f:
+                    used = next(int(line.split()[1]) * 1024 for line in f if line.startswith(counted))
+            except (OSError, StopIteration):
+                used = 0
+            ulimit = f"ulimit {option} {soft // 1024}"
+            found.append(_Limit(soft - used, f"this process may {verb} {size(max(soft - used, 0))} more ({ulimit})",
+                                f"its {what} limit of {size(soft)} ({ulimit}) was reached", "raise that limit"))
     return found
 
 

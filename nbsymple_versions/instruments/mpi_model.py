@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..arguments import Parser, number_above, path_argument
 from ..core.work import FASTEST_RATE
+from ..environment import os_reason
 from ..runs.errors import fault_status, writable
 from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file
 
@@ -252,7 +253,7 @@ def main(argv=None) -> int:
             p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
                      f"{a.measure}", 1)
         except OSError as e:            # a full disk, a folder made read-only while it measured
-            p.refuse(f"--measure stopped: {e.strerror or e} ({e.filename2 or e.filename}); the runs before it "
+            p.refuse(f"--measure stopped: {os_reason(e)} ({e.filename2 or e.filename}); the runs before it "
                      f"are in {a.measure}", fault_status(e, started=True))
     source = a.measured or a.measure
     measured = _checked(p, read_measured, source) if source else []
@@ -272,7 +273,7 @@ def main(argv=None) -> int:
         try:
             plot(a.plot, measured, rate)
         except OSError as e:
-            p.refuse(f"cannot write --plot {a.plot}: {e.strerror or e}", fault_status(e))
+            p.refuse(f"cannot write --plot {a.plot}: {os_reason(e)}", fault_status(e))
     return 0
 
 

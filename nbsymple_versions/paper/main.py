@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..core.checks import as_float
 from ..entry import sentence
+from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
@@ -301,7 +302,7 @@ def _why(exc: Exception, path: Path) -> str:
     """Why an artefact was not written: the data it lacks, or its write failed (a folder in its
     place, a full disk)."""
     if isinstance(exc, OSError):
-        return f"{path} cannot be written ({exc.strerror or exc})"
+        return f"{path} cannot be written ({os_reason(exc)})"
     return str(exc)
 
 

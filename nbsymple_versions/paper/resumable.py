@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 import uuid
 
+from ..environment import os_reason
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.loop import Stopped, step_run
@@ -156,7 +157,7 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
             step_run(sim, run, fresh=found is None, snapshot=snapshot, checkpoint=checkpoint, stop_asked=stop_asked,
                      progress=bar.update)
         except OSError as e:             # the machine: a full disk, a folder made read-only
-            raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: {e.strerror or e}; "
+            raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: {os_reason(e)}; "
                              f"{kept()}") from None
         except Stopped:
             step = sim.steps_done
@@ -172,6 +173,6 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
     except OSError as e:
         (folder / RUN_FILE).unlink(missing_ok=True)
         raise WriteFault(f"{label} finished its {total} steps, but {folder.name}/{RUN_FILE} could not be written: "
-                         f"{e.strerror or e}; {kept()}") from None
+                         f"{os_reason(e)}; {kept()}") from None
     (folder / CHECKPOINT).unlink(missing_ok=True)
     return result

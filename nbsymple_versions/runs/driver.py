@@ -51,6 +51,7 @@ from ..core.units import Units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, check_time
 from ..entry import OutputFailed
+from ..environment import os_reason
 from ..mpi.comm import launched, release_shared_memory
 from ..simulation import NonFiniteState, Simulation
 from ..versions import VersionUnavailable, get_version, simulated
@@ -560,5 +561,5 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
                       f"{lost}", status=128 + e.signum) from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
         where = f" ({e.filename})" if e.filename else ""
-        raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e.strerror or e}{where}"
+        raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {os_reason(e)}{where}"
                       f"{resume_hint()}", status=FAULT) from None

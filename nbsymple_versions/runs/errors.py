@@ -6,6 +6,7 @@ from pathlib import Path
 import tempfile
 
 from ..entry import FAULT, speaks                           # FAULT: exit status of a fault of the machine
+from ..environment import os_reason
 
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
@@ -45,7 +46,7 @@ def stop_on_write_fault(kept: str, started: bool = False):
     except OSError as e:
         name = e.filename2 or e.filename          # a rename's: the name it was to take
         what = f"cannot write {name}" if name else "a write failed"
-        raise RunStop(f"{what}: {e.strerror or e}; {kept}", fault_status(e, started)) from None
+        raise RunStop(f"{what}: {os_reason(e)}; {kept}", fault_status(e, started)) from None
 
 
 def writable(folder: Path, what: str, error=RunStop) -> Path:
@@ -57,7 +58,7 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
             pass
     except OSError as e:
         why = ("it is a file, not a folder" if isinstance(e, FileExistsError)           # mkdir's EEXIST
-               else "a folder on its path is a file" if isinstance(e, NotADirectoryError) else e.strerror or e)
+               else "a folder on its path is a file" if isinstance(e, NotADirectoryError) else os_reason(e))
         message = f"cannot write {what} into {folder}: {why}"
         raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
     return folder
