@@ -31,8 +31,8 @@ status 2), never a library's warning, traceback or error stack later on.
 
 `process_problem` checks what the process itself was started in, the same way: a current folder
 that no longer exists, and limits on open files (`ulimit -n`), the address space (`ulimit -v`),
-the data segment (`ulimit -d`) and a file's size (`ulimit -f`) below what numba, matplotlib and
-MPI need. `os_reason` words an OSError, naming the file-size limit where a write met it.
+the data segment (`ulimit -d`), the stack (`ulimit -s`) and a file's size (`ulimit -f`) below
+what numba, matplotlib and MPI need. `os_reason` words an OSError, naming the file-size limit where a write met it.
 """
 import errno
 import math
@@ -68,6 +68,10 @@ DATA_MEMORY = 2 * 10**9
 # per rank (below 6 MB, F's start on 4 ranks aborted with MPI's error stack)
 FILE_SIZE = 64 * 10**6
 SHARED_MEMORY_PER_RANK = 1_060_000
+# bytes of stack (`ulimit -s`; also the default stack of a thread): at 128 KB every rank of F under mpiexec
+# crashed in MPI's start (SIGSEGV, and mpiexec's "BAD TERMINATION" banner); at 64 KB Python itself crashes
+# importing numpy, before any check can run; everything ran at 192 KB
+STACK = 2**20
 
 
 def _whole(minimum: int):
@@ -157,6 +161,8 @@ def process_problem() -> str | None:
                               "`check` and MPI's start map up to 1 GB")
             or _limit_problem(resource.RLIMIT_DATA, "-d", DATA_MEMORY, 1024, "of data memory",
                               "`paper` allocates up to 600 MB")
+            or _limit_problem(resource.RLIMIT_STACK, "-s", STACK, 1024, "of stack",
+                              "F's ranks crashed in MPI's start at 128 KB")
             or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
                               "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
                               f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))

@@ -423,7 +423,8 @@ def _limited(which: str, soft: int, hard: int):
 
 
 LIMITS = {"NOFILE": ("-n", environment.OPEN_FILES, 1, 16), "AS": ("-v", environment.ADDRESS_SPACE, 1024, 800 << 20),
-          "DATA": ("-d", environment.DATA_MEMORY, 1024, 200 << 20), "FSIZE": ("-f", environment.FILE_SIZE, 1024, 100 << 10)}
+          "DATA": ("-d", environment.DATA_MEMORY, 1024, 200 << 20), "FSIZE": ("-f", environment.FILE_SIZE, 1024, 100 << 10),
+          "STACK": ("-s", environment.STACK, 1024, 128 << 10)}
 
 
 @pytest.mark.parametrize("which", sorted(LIMITS))
@@ -436,7 +437,8 @@ def test_a_limit_below_what_numba_mpi_and_matplotlib_need_is_named(tmp_path, arg
     free memory (22 GB free), at 100000 an import ended in a MemoryError and at 50000 OpenBLAS
     aborted; under `ulimit -f 4000` F's start on 4 ranks aborted with MPI's error stack (MPICH's
     shared memory is a file of about 1 MB a rank) and at 10 numba's cache ended in an OSError
-    (EFBIG) traceback. Now one sentence, status 2, saying how to raise the limit: with
+    (EFBIG) traceback; under `ulimit -s 128` F's ranks crashed in MPI's start (SIGSEGV, mpiexec's
+    "BAD TERMINATION" banner). Now one sentence, status 2, saying how to raise the limit: with
     `ulimit` where the hard limit allows, else from another shell."""
     option, least, unit, low = LIMITS[which]
     p = launch(argv, cwd=tmp_path, preexec_fn=_limited(which, low, low))
@@ -466,21 +468,24 @@ def test_the_file_size_a_rank_needs_grows_with_the_ranks_on_its_node(monkeypatch
 @pytest.mark.unshared
 def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
     """At the least limits (`environment.OPEN_FILES`: 64 open files, `ADDRESS_SPACE`: 2 GB of
-    address space, `DATA_MEMORY`: 2 GB of data, `FILE_SIZE`: 64 MB in a file) every rank of a
+    address space, `DATA_MEMORY`: 2 GB of data, `FILE_SIZE`: 64 MB in a file, `STACK`: 1 MB of
+    stack) every rank of a
     4-rank job of F starts MPI (a rank took 32 open files alone, 40 with 4 to 16 ranks), `check`
     (F in one rank beside A..E; it ran in 1 GB) passes and `paper` draws."""
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
-    files, space, data, size = (_limited(which, LIMITS[which][1], LIMITS[which][1]) for which in LIMITS)
+    files, space, data, size, stack = (_limited(which, LIMITS[which][1], LIMITS[which][1]) for which in LIMITS)
 
     def least():
         files()
         space()
         data()
         size()
+        stack()
 
     def launcher():                                       # mpiexec's own memory is not nbsymple's
         files()
         size()
+        stack()
     p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
                cwd=tmp_path, preexec_fn=launcher)
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
