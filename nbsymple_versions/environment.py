@@ -71,7 +71,7 @@ SHARED_MEMORY_PER_RANK = 1_060_000
 # bytes of stack (`ulimit -s`; also the default stack of a thread): at 128 KB every rank of F under mpiexec
 # crashed in MPI's start (SIGSEGV, and mpiexec's "BAD TERMINATION" banner); at 64 KB Python itself crashes
 # importing numpy, before any check can run; everything ran at 192 KB
-STACK = 2**20
+STACK = 10**6
 
 
 def _whole(minimum: int):
@@ -162,7 +162,7 @@ def process_problem() -> str | None:
             or _limit_problem(resource.RLIMIT_DATA, "-d", DATA_MEMORY, 1024, "of data memory",
                               "`paper` allocates up to 600 MB")
             or _limit_problem(resource.RLIMIT_STACK, "-s", STACK, 1024, "of stack",
-                              "F's ranks crashed in MPI's start at 128 KB")
+                              "F's ranks crashed in MPI's start under ulimit -s 128")
             or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
                               "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
                               f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))
