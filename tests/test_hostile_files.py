@@ -447,6 +447,117 @@ def test_two_names_of_one_checkpoint_take_one_lock(tmp_path):
     assert "in use by another run" in err
 
 
+def _another_users(monkeypatch, name: str, readable: bool):
+    """Open lock file `name` as a user other than its owner would, the file being 0644 (readable) or
+    0600: PermissionError for writing it, and for reading it too unless `readable`. (This suite
+    runs as root, whom the kernel lets open any file; found as user nobody.)"""
+    real = os.open
+
+    def opener(path, flags, *args, **kw):
+        if os.path.basename(os.fspath(path)) == name and not flags & os.O_CREAT and \
+                (flags & os.O_ACCMODE != os.O_RDONLY or not readable):
+            raise PermissionError(13, os.strerror(13), os.fspath(path))
+        return real(path, flags, *args, **kw)
+    monkeypatch.setattr(os, "open", opener)
+
+
+def test_a_lock_file_another_user_left_is_taken_for_reading(tmp_path, monkeypatch):
+    """Found as user nobody resuming, in a folder both may write, a checkpoint that root's run had
+    written: its lock file, root's and 0644, was refused as "not a regular file, not a lock
+    file". A lock file this user can read is locked through a descriptor open for reading
+    (`flock` takes it) and the run goes on, the other run's process id left in it."""
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck", "--snapshots", "S")
+    assert rc == 0, err
+    before = {name: (tmp_path / name).read_bytes() for name in (".c.ck.lock", "S/.lock")}
+    _another_users(monkeypatch, ".c.ck.lock", readable=True)
+    rc, _, err = nbsymple(tmp_path, "run", "--resume", "c.ck", "--steps", 4)
+    assert rc == 0 and "Traceback" not in err, err
+    assert (tmp_path / ".c.ck.lock").read_bytes() == before[".c.ck.lock"]
+    assert (tmp_path / "S" / "snap_00000004.npz").is_file()
+    monkeypatch.undo()
+    with locks.hold(tmp_path / "c.ck", "the checkpoint"):          # and it still locks: a holder refuses
+        _another_users(monkeypatch, ".c.ck.lock", readable=True)
+        err = refused(tmp_path, ["run", "--resume", "c.ck", "--steps", 6], [str(os.getpid())])
+    assert "in use by another run" in err
+
+
+def test_a_lock_file_another_user_left_unreadable_is_named_with_its_owner(tmp_path, monkeypatch):
+    """A lock file this user can neither read nor write (another user's, 0600): one sentence
+    naming it and its owner, nothing written."""
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck")
+    assert rc == 0, err
+    _another_users(monkeypatch, ".c.ck.lock", readable=False)
+    import pwd
+    owner = pwd.getpwuid(os.getuid()).pw_name
+    refused(tmp_path, ["run", "--resume", "c.ck", "--steps", 4],
+            [".c.ck.lock", f"cannot be read by this user (it belongs to user {owner})"])
+
+
+def _unlistable(monkeypatch, *names: str):
+    """Listing a folder named one of `names` fails as it does for a user who may not read it
+    (root, who runs this suite, may list any folder; found as user nobody)."""
+    import pathlib
+    real_listdir, real_scandir, real_iterdir = os.listdir, os.scandir, pathlib.Path.iterdir
+
+    def check(path):
+        if os.path.basename(os.path.normpath(os.fspath(path))) in names:
+            raise PermissionError(13, os.strerror(13), os.fspath(path))
+
+    def listdir(path="."):
+        check(path)
+        return real_listdir(path)
+
+    def scandir(path="."):              # a glob's: a folder it cannot scan yields nothing, in silence
+        check(path)
+        return real_scandir(path)
+
+    def iterdir(self):
+        check(self)
+        return real_iterdir(self)
+    monkeypatch.setattr(os, "listdir", listdir)
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(pathlib.Path, "iterdir", iterdir)
+
+
+def test_a_results_folder_or_machine_folder_this_user_cannot_read_is_named(tmp_path, monkeypatch):
+    """`nbsymple paper --results /root` as a user who may not list it ended in a PermissionError
+    traceback; a machine folder that could not be listed was passed over in silence (a glob finds
+    nothing there). Now the results folder is refused in one sentence, and a machine folder is
+    skipped with a sentence where others remain, refused where it is the one asked for."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    locked = tmp_path / "res" / "zzz-locked"
+    locked.mkdir()
+    shutil.copy(FIXTURE / MACHINE / "machine.json", locked / "machine.json")
+    _unlistable(monkeypatch, "res")
+    refused(tmp_path, ["paper", "--results", "res", "--no-science", "--out", "out"],
+            ["results folder res cannot be read (Permission denied)"])
+    monkeypatch.undo()
+    _unlistable(monkeypatch, "zzz-locked")
+    refused(tmp_path, ["paper", "--results", "res", "--machine", "zzz-locked", "--no-science", "--out", "out"],
+            ["machine folder 'zzz-locked' skipped: it cannot be read (Permission denied)"])
+    rc, _, err = nbsymple(tmp_path, "paper", "--results", "res", "--no-science", "--out", "out")
+    assert rc == 0 and "Traceback" not in err, err
+    assert (tmp_path / "out" / "speedup.png").is_file()
+
+
+def test_a_folder_this_user_may_write_but_not_read_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """Found as user nobody: a snapshot folder of mode 0333 (written, not listed) held another
+    run's snapshots, which a second run wrote over (its check for them found none), and `paper
+    --full` with such an OUT/runs ran its whole science run before its figure failed. Now the
+    folder is refused in one sentence before anything is written (`runs.errors.writable`)."""
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 2, "--seed", 1, "--snapshots", "S")
+    assert rc == 0, err
+    (tmp_path / "O" / "runs").mkdir(parents=True)
+    before = tree(tmp_path)
+    _unlistable(monkeypatch, "S", "runs")
+    said = "it cannot be read (Permission denied), so what it holds cannot be checked"
+    refused(tmp_path, ["run", "--n", 8, "--steps", 2, "--seed", 2, "--snapshots", "S"], ["S", said])
+    refused(tmp_path, ["paper", "--full", "--tidal-n", 8, "--out", "O", "--results", str(FIXTURE)],
+            ["O/runs", said])
+    monkeypatch.undo()
+    assert tree(tmp_path) == before                  # the first run's snapshots as they were
+
+
 def test_a_checkpoint_through_a_symlink_is_written_to_its_target(tmp_path):
     """What a link names is written, under its lock: the link stays, the file it names is the checkpoint."""
     (tmp_path / "link.ck").symlink_to("real.ck")

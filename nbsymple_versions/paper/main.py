@@ -211,6 +211,8 @@ def _check_inputs(args) -> Results | None:
     if out.exists() and not out.is_dir():
         raise PaperError(f"--out {out} is a file, not a folder")
     writable(out, "the figures (--out)", PaperError)
+    if args.science and (out / "runs").is_dir():   # checked before hours of runs, not when their figure is drawn
+        writable(out / "runs", "the science runs", PaperError)
     return res
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..environment import os_reason
 from ..runs.paths import FileRefused, decode_json, not_a_folder, read_bytes
 from ..versions import LETTERS
 from .records import TEXT_LIMIT, finite as _finite, one_line as _line
@@ -341,16 +342,31 @@ def machines(results_dir="results", unnamed: list | None = None) -> list[str]:
     root = Path(results_dir)
     if not root.is_dir():
         return []
-    found = sorted(p.name for p in root.iterdir()
-                   if p.is_dir() and (any(_result_paths(p)) or (p / "machine.json").exists()))
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as e:                 # a folder this user may not list
+        raise ResultsError(f"results folder {results_dir} cannot be read ({os_reason(e)}).") from None
+    found, unreadable = [], []
+    for p in entries:
+        try:
+            if p.is_dir() and (any(_result_paths(p)) or (p / "machine.json").exists()):
+                found.append(p.name)
+        except ResultsError as e:
+            unreadable.append(str(e))
     if unnamed is not None:
-        unnamed += [f"machine folder {name!r} skipped: its name holds a control character or a line break, "
-                    f"which no asv machine name has" for name in found if not name.isprintable()]
+        unnamed += unreadable + [f"machine folder {name!r} skipped: its name holds a control character or a line "
+                                 f"break, which no asv machine name has" for name in found if not name.isprintable()]
     return [name for name in found if name.isprintable()]
 
 
 def _result_paths(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.json") if p.name not in _NOT_RESULTS)
+    """The results files of machine folder `folder`; ResultsError where it cannot be listed (a
+    folder of another user's that this one may not read: a glob would find nothing, in silence)."""
+    try:
+        names = os.listdir(folder)
+    except OSError as e:
+        raise ResultsError(f"machine folder {folder.name!r} skipped: it cannot be read ({os_reason(e)})") from None
+    return sorted(folder / name for name in names if name.endswith(".json") and name not in _NOT_RESULTS)
 
 
 def _read_all(folder: Path, root: Path, warnings: list) -> list[ResultFile]:
@@ -460,7 +476,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     if not folder.is_dir():
         raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
                            f"(it has: {', '.join(machines(root)) or 'none'}).")
-    paths = _result_paths(folder)
+    paths = _result_paths(folder)                                # a ResultsError where it cannot be read
     if not paths:
         raise ResultsError(f"machine folder {_name(folder, root)} holds no asv results file.")
     files = _read_all(folder, root, warnings)

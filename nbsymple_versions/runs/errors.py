@@ -2,6 +2,7 @@
 turn a user's mistake into one."""
 from contextlib import contextmanager
 import errno
+import os
 from pathlib import Path
 import tempfile
 
@@ -50,15 +51,21 @@ def stop_on_write_fault(kept: str, started: bool = False):
 
 
 def writable(folder: Path, what: str, error=RunStop) -> Path:
-    """`folder`, created if needed, once a file could be made in it; else `error` in one sentence
-    (a RunStop with `fault_status`)."""
+    """`folder`, created if needed, once a file could be made in it and its names listed (a
+    folder this user may write but not read hides what it holds: another run's snapshots were
+    written over, unseen); else `error` in one sentence (a RunStop with `fault_status`)."""
+    listing = False
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
+        listing = True
+        os.listdir(folder)
     except OSError as e:
         why = ("it is a file, not a folder" if isinstance(e, FileExistsError)           # mkdir's EEXIST
-               else "a folder on its path is a file" if isinstance(e, NotADirectoryError) else os_reason(e))
+               else "a folder on its path is a file" if isinstance(e, NotADirectoryError)
+               else f"it cannot be read ({os_reason(e)}), so what it holds cannot be checked" if listing
+               else os_reason(e))
         message = f"cannot write {what} into {folder}: {why}"
         raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
     return folder

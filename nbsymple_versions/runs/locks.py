@@ -46,8 +46,11 @@ def hold(path, what: str, folder: bool = False):
             holder = holder if holder.isdigit() else "unknown"
             raise PathBusy(f"{what} {path} is in use by another run (process {holder}); wait for it to end, "
                            f"or choose another", holder) from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n".encode())
-        f.flush()
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(f"{os.getpid()}\n".encode())
+            f.flush()
+        except OSError:                     # another user's lock file, open for reading: no holder's name
+            pass
         yield

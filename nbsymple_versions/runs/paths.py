@@ -255,16 +255,24 @@ def write_file(path, data: bytes | str) -> Path:
 def open_lock(path) -> int:
     """A descriptor of lock file `path`, opened for reading and writing and never through a
     symbolic link: created if absent (O_EXCL), else opened with O_NOFOLLOW and checked to be a
-    regular file. A folder, a link or anything else there is refused in one sentence."""
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    regular file. A folder, a link or anything else there is refused in one sentence. A lock
+    file this user may read but not write (another user's run made it, in a folder both may
+    write) is opened for reading: `flock` takes it all the same."""
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+        return os.open(path, flags | os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
     except FileExistsError:
         pass
     except OSError as e:
         raise FileRefused(f"lock file {path} cannot be created ({e.strerror or e})") from None
     try:
-        fd = os.open(path, flags | os.O_NONBLOCK)
+        try:
+            fd = os.open(path, flags | os.O_RDWR | os.O_NONBLOCK)
+        except PermissionError:
+            fd = os.open(path, flags | os.O_RDONLY | os.O_NONBLOCK)
+    except PermissionError:                  # neither: another user's file, unreadable to this one
+        raise FileRefused(f"lock file {path} cannot be read by this user (it belongs to {_owner(path)}); remove "
+                          f"it where no run of theirs holds it, or choose another path") from None
     except OSError as e:
         kind = _lock_kind(path) or e.strerror or str(e)
         raise FileRefused(f"lock file {path} is {kind}, not a lock file; remove it, or choose another path") from None
@@ -274,6 +282,19 @@ def open_lock(path) -> int:
         raise FileRefused(f"lock file {path} is {_what(mode)}, not a lock file; remove it, or choose another path")
     os.set_blocking(fd, True)
     return fd
+
+
+def _owner(path) -> str:
+    """The name of the user who owns `path` (its number where the system has no name for it)."""
+    import pwd
+    try:
+        uid = os.lstat(path).st_uid
+    except OSError:
+        return "another user"
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"user {uid}"
 
 
 def _lock_kind(path) -> str | None:
