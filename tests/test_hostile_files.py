@@ -628,19 +628,25 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
 
 NOT_A_FOLDER = {"a file": lambda p: (p.write_text("x\n"), p)[1], "a link to a file": lambda p: (
     p.with_name("target.txt").write_text("x\n"), p.symlink_to("target.txt"), p)[1], "a FIFO": _fifo,
-    "a character device": SPECIAL["null"], "nothing": lambda p: p}
+    "a character device": SPECIAL["null"], "nothing": lambda p: p,
+    "a folder this user may not read": lambda p: p.mkdir()}
 WHY_NOT_A_FOLDER = {"a file": "is a file, not a folder", "a link to a file": "is a file, not a folder",
                     "a FIFO": "is a FIFO (named pipe), not a folder",
-                    "a character device": "is a character device, not a folder", "nothing": "does not exist"}
+                    "a character device": "is a character device, not a folder", "nothing": "does not exist",
+                    "a folder this user may not read": "cannot be read (Permission denied)"}
 
 
 @pytest.mark.parametrize("kind", sorted(NOT_A_FOLDER))
 @pytest.mark.parametrize("argv", [["paper", "--no-science", "--results"], ["--dry-run"]], ids=["paper", "migrate"])
-def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, kind, argv):
+def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, monkeypatch, kind, argv):
     """`paper --results /dev/null` (or a file, a link to one) said that the results folder "does
-    not exist", and `tools.migrate /dev/null` that it "holds no machine.json" (found by hand):
-    what the path is instead, in one sentence (`runs.paths.not_a_folder`)."""
+    not exist", and `tools.migrate /dev/null` that it "holds no machine.json" (found by hand); as
+    user nobody, `tools.migrate` on a folder it may not list ended in a PermissionError traceback
+    and on /root said it "holds no machine.json": what the path is instead, in one sentence
+    (`runs.paths.not_a_folder`)."""
     NOT_A_FOLDER[kind](tmp_path / "given")
+    if kind == "a folder this user may not read":
+        _unlistable(monkeypatch, "given")
     err = refused(tmp_path, [*argv, "given"], ["given", WHY_NOT_A_FOLDER[kind]],
                   module="tools.migrate" if argv == ["--dry-run"] else "nbsymple_versions.cli")
     assert "holds no" not in err, err

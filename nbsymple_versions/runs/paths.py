@@ -73,10 +73,13 @@ def odd_kind(path) -> str | None:
 
 
 def not_a_folder(path) -> str | None:
-    """Why `path` is no folder, to follow its name in a sentence ("does not exist", "is a file,
-    not a folder", "is a FIFO (named pipe), not a folder"; links followed), else None."""
+    """Why `path` is no folder to read, to follow its name in a sentence ("does not exist", "is a
+    file, not a folder", "is a FIFO (named pipe), not a folder", "cannot be read (Permission
+    denied)": another user's that this one may not list; links followed), else None."""
     try:
         mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            os.listdir(path)
     except FileNotFoundError:
         return "does not exist"
     except OSError as e:
