@@ -184,6 +184,32 @@ def test_a_signal_stops_a_checkpointed_run_after_its_step_unless_the_run_was_sta
                       f"continue with: nbsymple run --resume {ck}\n", err
 
 
+def test_a_run_that_was_stopped_and_continued_says_its_times_include_the_stop(tmp_path, capsys, monkeypatch):
+    """Ctrl-Z and `fg`, `kill -STOP` and `-CONT`, a batch system suspending the job: the run's
+    seconds per step are wall-clock time and include the time it stood still (0.28 ms against
+    0.18 ms, stopped 3 s, found by hand), which the report gave as the run's speed. Now the text
+    says so beside them, and the JSON counts the stops (`stopped_and_continued`; 0 for a run never
+    stopped). The SIGCONT is raised here after step 3, as the kernel delivers it."""
+    from nbsymple_versions.runs import driver
+    write = driver.write_snapshot
+
+    def write_then_continue(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 3:
+            signal.raise_signal(signal.SIGCONT)
+        return path
+    monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots", tmp_path / "a")
+    assert rc == 0 and "(it was stopped and continued 1 time: the times include the time it stood still)" in out, out
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots",
+                        tmp_path / "b", "--json")
+    assert rc == 0 and json.loads(out)["stopped_and_continued"] == 1, out
+    monkeypatch.undo()
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--json")
+    assert rc == 0 and json.loads(out)["stopped_and_continued"] == 0, out
+    assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL          # the run's handler is gone with it
+
+
 # ------------------------------------------------------------------ damaged files
 
 @pytest.fixture

@@ -9,9 +9,10 @@ def _figure(value, reason) -> str:
     return f"undefined ({reason})" if value is None else f"{value:.3e}"
 
 
-def report(args, run_, sim, folder, checkpoint, start) -> int:
+def report(args, run_, sim, folder, checkpoint, start, continued: int = 0) -> int:
     """Print the finished run: one JSON object (`--json`) or the text summary; status 0. The
-    errors are collective (every rank computes them); rank 0 alone prints."""
+    errors are collective (every rank computes them); rank 0 alone prints. `continued`: how often
+    the run was stopped and continued (its times, wall-clock, include the stops)."""
     errors = sim.errors()
     if not sim.is_root:
         return 0
@@ -26,6 +27,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         "device": sim.device, "compile_seconds": sim.compile_seconds,
         "checkpoint": None if checkpoint is None else str(checkpoint),
         "resumed_from_step": start if args.resume else None, "run_id": run_["run_id"],
+        "stopped_and_continued": continued,
     }
     if args.json:
         print(json.dumps(result, allow_nan=False))
@@ -49,7 +51,9 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
           "change in units of the cluster's own energy")
     print(f"angular momentum error  {shown['angular_momentum_error']}")
     if sim.steps_done:
-        print(f"seconds per step        {result['seconds_per_step']:.4g}")
+        print(f"seconds per step        {result['seconds_per_step']:.4g}"
+              + (f"   (it was stopped and continued {continued} time{'s' * (continued > 1)}: the times include the "
+                 f"time it stood still)" if continued else ""))
     print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
     if folder is not None:
         print(f"snapshots in {folder}")
