@@ -13,7 +13,7 @@ import re
 import sys
 
 from .arguments import Parser, path_argument
-from .entry import command, sentence
+from .entry import command, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -277,6 +277,11 @@ def cmd_profile(args) -> int:
                 print(f"{letter:8}{n:>8}{sim.seconds_per_step:16.4e}{shares}   {sim.device}", flush=True)
     if args.json:
         print(json.dumps(rows))
+    if note := stood_still():            # its rows are wall-clock
+        if args.json:
+            print(f"nbsymple profile: {note}", file=sys.stderr)
+        else:
+            print(f"\nThis profile was {note}.")
     return 0
 
 

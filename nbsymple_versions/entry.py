@@ -151,6 +151,7 @@ class _ShownStderr(_LossyStream):
 
 
 _STOPS: list[int] = []        # the signals that stopped the command under way (`command`)
+_CONTINUED: list[int] = []    # its SIGCONTs: each ended a stop (Ctrl-Z, SIGSTOP, a batch system's suspend)
 
 
 def _fill_closed_descriptors():
@@ -178,6 +179,19 @@ def _raise_terminated(signum, frame):
         return
     _STOPS.append(signum)
     raise Terminated(signum)
+
+
+def stopped_and_continued() -> int:
+    """How often the command under way was stopped and continued (`command` counts the SIGCONTs):
+    its wall-clock times include the time it stood still, which what reports them says."""
+    return len(_CONTINUED)
+
+
+def stood_still() -> str | None:
+    """"stopped and continued N times: its times include the time it stood still", where the
+    command under way was (`stopped_and_continued`), else None: said beside the times it reports."""
+    n = len(_CONTINUED)
+    return f"stopped and continued {n} time{'s' * (n > 1)}: its times include the time it stood still" if n else None
 
 
 def _raise_interrupt(signum, frame):
@@ -308,8 +322,10 @@ def command(name: str, body, draws: bool = False) -> int:
                     if signal.getsignal(sig) is signal.SIG_DFL}
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
+        handlers[signal.SIGCONT] = signal.signal(signal.SIGCONT, lambda signum, frame: _CONTINUED.append(signum))
     sys.unraisablehook = _unraisable(unraisablehook)
     _STOPS.clear()
+    _CONTINUED.clear()
     try:
         status = body()
         sys.stdout.flush()

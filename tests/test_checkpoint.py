@@ -200,14 +200,14 @@ def test_a_run_that_was_stopped_and_continued_says_its_times_include_the_stop(tm
         return path
     monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
     rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots", tmp_path / "a")
-    assert rc == 0 and "(it was stopped and continued 1 time: the times include the time it stood still)" in out, out
+    assert rc == 0 and "(it was stopped and continued 1 time: its times include the time it stood still)" in out, out
     rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots",
                         tmp_path / "b", "--json")
     assert rc == 0 and json.loads(out)["stopped_and_continued"] == 1, out
     monkeypatch.undo()
     rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--json")
     assert rc == 0 and json.loads(out)["stopped_and_continued"] == 0, out
-    assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL          # the run's handler is gone with it
+    assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL          # the command's handler is gone with it
 
 
 # ------------------------------------------------------------------ damaged files

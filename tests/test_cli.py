@@ -129,6 +129,45 @@ def test_profile_json():
     assert p.returncode == 2 and "unknown version" in p.stderr
 
 
+def test_profile_and_peers_that_were_stopped_and_continued_say_so(monkeypatch):
+    """`nbsymple profile` (the paper's per-task tables) and `peers` report wall-clock times and
+    rates too: a stop between their first and last timing is said after their table (on stderr
+    beside `--json`, whose stdout is one JSON list)."""
+    import contextlib
+    import io
+    import signal
+    from cli_call import call
+    from nbsymple_versions.entry import command
+    from nbsymple_versions.instruments import peers
+    from nbsymple_versions.simulation import Simulation
+    step = Simulation.step
+
+    def step_then_continue(self, *a, **kw):
+        out = step(self, *a, **kw)
+        signal.raise_signal(signal.SIGCONT)
+        return out
+    monkeypatch.setattr(Simulation, "step", step_then_continue)
+    said = "was stopped and continued 1 time: its times include the time it stood still"
+    rc, out, err = call(["profile", "--versions", "A", "--n", 16, "--steps", 1])
+    assert rc == 0 and f"This profile {said}." in out, out
+    rc, out, err = call(["profile", "--versions", "A", "--n", 16, "--steps", 1, "--json"])
+    assert rc == 0 and json.loads(out)[0]["version"] == "A" and "nbsymple profile: stopped and" in err, err
+    monkeypatch.undo()
+    rc, out, err = call(["profile", "--versions", "A", "--n", 16, "--steps", 1])
+    assert rc == 0 and "stood still" not in out + err, out
+    table = peers.table
+
+    def table_then_continue(*a, **kw):
+        rows = table(*a, **kw)
+        signal.raise_signal(signal.SIGCONT)
+        return rows
+    monkeypatch.setattr(peers, "table", table_then_continue)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        rc = command("peers", lambda: peers.main(["--n", "64", "--only", "A", "--quiet", "--no-bound"]))
+    assert rc == 0 and f"This measurement {said}; take the rates again." in out.getvalue(), out.getvalue()
+
+
 def test_options_a_version_does_not_take():
     p = nbsymple("run", "--version", "A", "--tile", "64", "--n", "8", "--steps", "1")
     assert p.returncode == 2 and "takes no option tile" in p.stderr and "Traceback" not in p.stderr

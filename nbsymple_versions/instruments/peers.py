@@ -58,6 +58,7 @@ from ..core import reference
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
 from ..core.work import WorkRefused, check_time, memory_problem
+from ..entry import stood_still
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 from .provenance import machine_line
@@ -562,6 +563,8 @@ def main(argv=None) -> int:
     if bound:
         print()
         print(bound)
+    if note := stood_still():            # the rates are wall-clock
+        print(f"\nThis measurement was {note}; take the rates again.")
     return 0
 
 

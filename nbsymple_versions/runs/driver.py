@@ -477,7 +477,7 @@ def _run(spec, world, signals, loaded) -> int:
         if folder is not None:
             on_root(world, finish)
         try:
-            return report(spec, run_, sim, folder, checkpoint, start, signals.continued)
+            return report(spec, run_, sim, folder, checkpoint, start)
         except OutputFailed as e:       # stdout is full or gone: `entry.command` says so, and what is kept
             e.add_note(done)
             raise

@@ -3,16 +3,18 @@ is undefined (a zero reference, e.g. L0 of bodies at rest) is `null` in JSON and
 (L0 = 0)" in the text: every figure is a number or says why it is none."""
 import json
 
+from ..entry import stood_still, stopped_and_continued
+
 
 def _figure(value, reason) -> str:
     """An error for the text summary: 1.234e-05, or 'undefined (L0 = 0)'."""
     return f"undefined ({reason})" if value is None else f"{value:.3e}"
 
 
-def report(args, run_, sim, folder, checkpoint, start, continued: int = 0) -> int:
+def report(args, run_, sim, folder, checkpoint, start) -> int:
     """Print the finished run: one JSON object (`--json`) or the text summary; status 0. The
-    errors are collective (every rank computes them); rank 0 alone prints. `continued`: how often
-    the run was stopped and continued (its times, wall-clock, include the stops)."""
+    errors are collective (every rank computes them); rank 0 alone prints. Its times are
+    wall-clock: where the run was stopped and continued, they include the stops, and it says so."""
     errors = sim.errors()
     if not sim.is_root:
         return 0
@@ -27,7 +29,7 @@ def report(args, run_, sim, folder, checkpoint, start, continued: int = 0) -> in
         "device": sim.device, "compile_seconds": sim.compile_seconds,
         "checkpoint": None if checkpoint is None else str(checkpoint),
         "resumed_from_step": start if args.resume else None, "run_id": run_["run_id"],
-        "stopped_and_continued": continued,
+        "stopped_and_continued": stopped_and_continued(),
     }
     if args.json:
         print(json.dumps(result, allow_nan=False))
@@ -52,8 +54,7 @@ def report(args, run_, sim, folder, checkpoint, start, continued: int = 0) -> in
     print(f"angular momentum error  {shown['angular_momentum_error']}")
     if sim.steps_done:
         print(f"seconds per step        {result['seconds_per_step']:.4g}"
-              + (f"   (it was stopped and continued {continued} time{'s' * (continued > 1)}: the times include the "
-                 f"time it stood still)" if continued else ""))
+              + (f"   (it was {stood_still()})" if stood_still() else ""))
     print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
     if folder is not None:
         print(f"snapshots in {folder}")

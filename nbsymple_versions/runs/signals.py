@@ -54,15 +54,12 @@ class StopSignals:
     """A signal of STOPPING sets `signum` (the run stops after the step under way); a second one
     stops at once (`at_once(signum)`, by default raising `StopNow`), and so does the first while
     `immediate` (the driver's set-up, and a run that cannot stop after a step: not `catching`).
-    `continued` counts the SIGCONTs that ended a stop (Ctrl-Z, SIGSTOP, a batch system suspending
-    the job): the run's times include the time it stood still, and its report says so.
     Installed only in the main thread."""
 
     def __init__(self, at_once=None, immediate: bool = False):
         self.catching = True
         self.signum, self.previous, self.immediate = None, {}, immediate
         self.at_once = at_once or self._raise
-        self.continued, self._continue_handler = 0, None
 
     @staticmethod
     def _raise(signum):
@@ -74,11 +71,7 @@ class StopSignals:
         if threading.current_thread() is threading.main_thread():
             for sig in _answered():
                 self.previous[sig] = signal.signal(sig, self._handle)
-            self._continue_handler = signal.signal(signal.SIGCONT, self._continue)
         return self
-
-    def _continue(self, signum, frame):
-        self.continued += 1
 
     def reclaim(self):
         """This run's handlers again, after a library took a signal over: under MPICH, UCX takes
@@ -98,5 +91,3 @@ class StopSignals:
     def __exit__(self, *exc):
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
-        if self._continue_handler is not None:
-            signal.signal(signal.SIGCONT, self._continue_handler)
