@@ -347,8 +347,9 @@ def _mpi_problem(names: list[str]) -> str | None:
             f"{': ' + said if said else ''}); unset {it} or correct {it}")
 
 
-def _cores() -> int:
-    """The logical CPUs this process may run on: numba's default thread count."""
+def usable_cores() -> int:
+    """The logical CPUs this process may run on (its affinity: `taskset`, a batch system's cpuset,
+    which gives a job some of a node's cores): numba's default thread count."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -383,10 +384,10 @@ def _threads_problem(env) -> str | None:
         limit, why = _thread_limit()
         if int(numba_threads) > limit:
             return (f"NUMBA_NUM_THREADS={_shown(numba_threads)} is more threads than this machine lets a process "
-                    f"start (at most {limit}: {why}); unset it (numba then starts one per core, {_cores()} here) "
+                    f"start (at most {limit}: {why}); unset it (numba then starts one per core, {usable_cores()} here) "
                     f"or set fewer")
     bench_threads = env.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    started = int(numba_threads) if numba_threads else _cores()
+    started = int(numba_threads) if numba_threads else usable_cores()
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
         size = _stack_bytes(env.get(name, ""))

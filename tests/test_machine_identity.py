@@ -47,6 +47,31 @@ def test_this_machines_name_carries_its_microarchitecture(monkeypatch):
     assert provenance.describe(gpu=False)["uarch"] == uarch
 
 
+def test_a_process_held_to_some_cores_names_the_machine_by_them(monkeypatch):
+    """Under `taskset` or a batch job's cpuset (Slurm gives a job some of a node's cores) numba starts
+    one thread per core this process may use, and B's times are those cores' times: the machine's
+    name (and asv's `num_cpu`, which `tools.migrate` names it by) says `<k>of<n>cores`, where it
+    said the whole machine's and mixed such results into the whole machine's history."""
+    import os
+    import subprocess
+    monkeypatch.delenv("BENCH_MACHINE", raising=False)
+    held = subprocess.run([sys.executable, "-c", "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+                           "from nbsymple_versions.environment import usable_cores; print(usable_cores())"],
+                          capture_output=True, text=True, timeout=120)
+    assert held.returncode == 0 and held.stdout.strip() == "1", held.stderr
+    cores = os.cpu_count()
+    monkeypatch.setattr(provenance, "usable_cores", lambda: 1)
+    monkeypatch.setattr(tracking, "usable_cores", lambda: 1)
+    name, info = provenance.machine_name([]), tracking.machine_info()
+    if cores > 1:
+        assert f"-1of{cores}cores-nogpu" in name and info["num_cpu"] == f"1of{cores}", (name, info)
+        assert f", 1 of {cores} logical CPUs;" in provenance.machine_line(), provenance.machine_line()
+    else:                                # a 1-CPU machine: all of it
+        assert "-1cores-nogpu" in name and info["num_cpu"] == "1", (name, info)
+    monkeypatch.setattr(provenance, "usable_cores", lambda: cores)
+    assert f"-{cores}cores-nogpu" in provenance.machine_name([])
+
+
 def test_zen4_and_zen5_get_different_names(host):
     names = {}
     for uarch in ("znver4", "znver5"):

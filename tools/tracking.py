@@ -30,7 +30,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
-from nbsymple_versions.environment import os_reason
+from nbsymple_versions.environment import os_reason, usable_cores
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
@@ -81,7 +81,7 @@ def machine_info() -> dict:
     except (ValueError, OSError, AttributeError):
         ram = 0
     return {"machine": provenance.machine_name(names), "arch": platform.machine(), "cpu": provenance.cpu_model(),
-            "uarch": provenance.cpu_uarch(), "isa": provenance.vector_isa(), "num_cpu": str(os.cpu_count() or 0),
+            "uarch": provenance.cpu_uarch(), "isa": provenance.vector_isa(), "num_cpu": provenance.cores_words(usable_cores(), os.cpu_count() or 0, "of"),
             "gpu": gpu, "os": platform.system(), "ram": f"{round(ram / 2**30)} GiB", "version": 1}
 
 

@@ -13,6 +13,7 @@ import platform
 import re
 import subprocess
 
+from ..environment import usable_cores
 from ..gpu_pairwise.backends import no_driver
 from ..gpu_pairwise.simulator import cuda_simulator, gpu_name
 
@@ -141,18 +142,25 @@ def slug(text: str) -> str:
 def machine_name(gpu_names: list[str] | None = None) -> str:
     """The name results and figures give this machine: what changes the numbers and nothing
     else, `<cpu>-<uarch>-<isa>-<cores>cores-<gpus>` (e.g. `amd-epyc-znver4-avx512-2cores-nogpu`,
-    `amd-epyc-9r14-znver4-avx512-16cores-1x-nvidia-h200`), `-<k>threads` when NBSYMPLE_BENCH_THREADS
-    runs fewer threads than cores; BENCH_MACHINE overrides it. `gpu_names` defaults to `gpus()`."""
+    `amd-epyc-9r14-znver4-avx512-16cores-1x-nvidia-h200`), `<k>of<n>cores` where this process may run
+    on k of the machine's n (`taskset`, a batch job's cpuset: numba then starts k threads, and B's
+    times are k cores' times), `-<k>threads` when NBSYMPLE_BENCH_THREADS runs fewer threads than
+    that; BENCH_MACHINE overrides it. `gpu_names` defaults to `gpus()`."""
     override = os.environ.get("BENCH_MACHINE", "").strip()
     if override:
         return override
     names = gpus()[0] if gpu_names is None else gpu_names
     models = sorted(set(names))
     gpu_slug = "-".join(f"{names.count(m)}x-{slug(m)}" for m in models) or "nogpu"
-    cores = os.cpu_count() or 0
-    name = f"{slug(cpu_model())}-{cpu_uarch()}-{vector_isa()}-{cores}cores-{gpu_slug}"
+    cores, usable = os.cpu_count() or 0, usable_cores()
+    name = f"{slug(cpu_model())}-{cpu_uarch()}-{vector_isa()}-{cores_words(usable, cores, 'of')}cores-{gpu_slug}"
     threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    return name + (f"-{threads}threads" if threads and threads != str(cores) else "")
+    return name + (f"-{threads}threads" if threads and threads != str(usable) else "")
+
+
+def cores_words(usable: int, cores: int, of: str) -> str:
+    """"n", or "k<of>n" where this process may run on k of the machine's n logical CPUs."""
+    return f"{cores}" if usable >= cores else f"{usable}{of}{cores}"
 
 
 _PINNED: dict = {}      # root -> the commit as `pin_commit` found it
@@ -189,7 +197,7 @@ def describe(gpu: bool = True) -> dict:
     layer, threads = threading()
     names, gpu_text = gpus() if gpu else ([], "not asked")
     return {"cpu": cpu_model(), "uarch": cpu_uarch(), "isa": vector_isa(), "arch": platform.machine(),
-            "cores": os.cpu_count(), "threading_layer": layer, "threads": threads, "gpus": names,
+            "cores": os.cpu_count(), "usable_cores": usable_cores(), "threading_layer": layer, "threads": threads, "gpus": names,
             "gpu_description": gpu_text, "cuda_driver": cuda_driver() if gpu else None,
             "cuda_simulator": cuda_simulator(),
             "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown",
@@ -201,5 +209,7 @@ def machine_line(info: dict | None = None) -> str:
     d = info or describe(gpu=False)
     lib = d["libraries"]
     uarch = f"{d['uarch']}, " if d.get("uarch") else ""
-    return (f"{d['cpu']} ({uarch}{d['isa']}), {d['cores']} logical CPUs; Python {lib['python']}, numpy {lib['numpy']}, "
-            f"numba {lib['numba']} (threading layer {d['threading_layer']}, {d['threads']} threads)")
+    cores = cores_words(d.get("usable_cores") or d["cores"], d["cores"], " of ")
+    return (f"{d['cpu']} ({uarch}{d['isa']}), {cores} logical CPUs; Python {lib['python']}, numpy {lib['numpy']}, "
+            f"numba {lib['numba']} (threading layer {d['threading_layer']}, {d['threads']} "
+            f"thread{'' if d['threads'] == 1 else 's'})")
