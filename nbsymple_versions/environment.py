@@ -32,7 +32,8 @@ status 2), never a library's warning, traceback or error stack later on.
 `process_problem` checks what the process itself was started in, the same way: a current folder
 that no longer exists, and limits on open files (`ulimit -n`), the address space (`ulimit -v`),
 the data segment (`ulimit -d`), the stack (`ulimit -s`) and a file's size (`ulimit -f`) below
-what numba, matplotlib and MPI need. `os_reason` words an OSError, naming the file-size limit where a write met it.
+what numba, matplotlib and MPI need. `os_reason` words an OSError, naming the file-size limit
+where a write met it.
 """
 import errno
 import math

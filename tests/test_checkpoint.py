@@ -199,7 +199,8 @@ def test_a_run_that_was_stopped_and_continued_says_its_times_include_the_stop(tm
             signal.raise_signal(signal.SIGCONT)
         return path
     monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
-    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots", tmp_path / "a")
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots",
+                        tmp_path / "a")
     assert rc == 0 and "(it was stopped and continued 1 time: its times include the time it stood still)" in out, out
     rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--every", 3, "--snapshots",
                         tmp_path / "b", "--json")

@@ -423,7 +423,8 @@ def _limited(which: str, soft: int, hard: int):
 
 
 LIMITS = {"NOFILE": ("-n", environment.OPEN_FILES, 1, 16), "AS": ("-v", environment.ADDRESS_SPACE, 1024, 800 << 20),
-          "DATA": ("-d", environment.DATA_MEMORY, 1024, 200 << 20), "FSIZE": ("-f", environment.FILE_SIZE, 1024, 100 << 10),
+          "DATA": ("-d", environment.DATA_MEMORY, 1024, 200 << 20),
+          "FSIZE": ("-f", environment.FILE_SIZE, 1024, 100 << 10),
           "STACK": ("-s", environment.STACK, 1024, 128 << 10)}
 
 

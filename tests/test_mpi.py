@@ -485,8 +485,8 @@ def test_a_signal_to_one_rank_ends_the_job(tmp_path, rank, sig, status):
     """SIGINT, SIGTERM, SIGHUP or SIGXCPU (one rank's CPU-time limit) sent to one rank of
     `mpiexec -n 2` alone (not to mpiexec, not to the group): every rank stops after the same
     step, the job ends with 128 + that signal (130 for SIGINT, as A-E), one sentence, the
-    checkpoint of that step kept, MPICH's shared memory released. (SIGHUP: UCX, under MPICH, takes it for its debug mode in
-    MPI_Init; the run takes it back.)"""
+    checkpoint of that step kept, MPICH's shared memory released. (SIGHUP: UCX, under MPICH, takes
+    it for its debug mode in MPI_Init; the run takes it back.)"""
     checkpoint = tmp_path / "one.ck"
     job, started, ranks = _checkpointed_job(checkpoint)
     segments = _named_segments(started)

@@ -16,7 +16,8 @@ Exit status: 0 no regression; 1 a regression (a count risen beyond 1 %, a gate b
 by more than the factor and significantly so by asv's statistics, or failing where BASE ran); 2
 a usage problem (not a git checkout, unknown BASE, bad option); 3 a set-up problem (asv, the
 counts or the benchmarks could not run, another gate of this checkout is running, nothing to
-compare, or a slowdown that a machine this busy cannot tell from noise). A non-zero status comes with one sentence. (`make gate` can only
+compare, or a slowdown that a machine this busy cannot tell from noise). A non-zero status comes
+with one sentence. (`make gate` can only
 exit 0, 1 or 2: both problems are 2 there.)
 
 The timing tier's factor follows the timing and the load measured during the run: FACTOR (THREADED_FACTOR for

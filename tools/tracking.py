@@ -81,7 +81,8 @@ def machine_info() -> dict:
     except (ValueError, OSError, AttributeError):
         ram = 0
     return {"machine": provenance.machine_name(names), "arch": platform.machine(), "cpu": provenance.cpu_model(),
-            "uarch": provenance.cpu_uarch(), "isa": provenance.vector_isa(), "num_cpu": provenance.cores_words(usable_cores(), os.cpu_count() or 0, "of"),
+            "uarch": provenance.cpu_uarch(), "isa": provenance.vector_isa(),
+            "num_cpu": provenance.cores_words(usable_cores(), os.cpu_count() or 0, "of"),
             "gpu": gpu, "os": platform.system(), "ram": f"{round(ram / 2**30)} GiB", "version": 1}
 
 

@@ -197,7 +197,8 @@ def describe(gpu: bool = True) -> dict:
     layer, threads = threading()
     names, gpu_text = gpus() if gpu else ([], "not asked")
     return {"cpu": cpu_model(), "uarch": cpu_uarch(), "isa": vector_isa(), "arch": platform.machine(),
-            "cores": os.cpu_count(), "usable_cores": usable_cores(), "threading_layer": layer, "threads": threads, "gpus": names,
+            "cores": os.cpu_count(), "usable_cores": usable_cores(), "threading_layer": layer, "threads": threads,
+            "gpus": names,
             "gpu_description": gpu_text, "cuda_driver": cuda_driver() if gpu else None,
             "cuda_simulator": cuda_simulator(),
             "libraries": library_versions(), "commit": git_commit(), "host": platform.node() or "unknown",
