@@ -45,7 +45,7 @@ from pathlib import Path
 from nbsymple_versions.runs.paths import FileRefused
 
 from . import code_counts, tracking
-from .arguments import Parser, commit, number_above, regex, whole_number_argument
+from .arguments import Parser, commit as commit_argument, number_above, regex, whole_number_argument
 
 # Slowdowns the gate fails on, from the spread of repeated runs of the same code on a shared 2-core
 # machine (`--noise`; docs/tracking_performance.md). Quiet (median 1-minute load at most the cores):
@@ -327,7 +327,7 @@ def noise(runs: int, bench: str | None = None) -> int:
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m tools.gate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--base", default="main", type=commit, help="the commit to compare with (default: main)")
+    p.add_argument("--base", default="main", type=commit_argument, help="the commit to compare with (default: main)")
     p.add_argument("--factor", type=number_above(1), help=f"slowdown that fails the gate, above 1, for every "
                                                           f"benchmark (default {FACTOR}, {THREADED_FACTOR} for timings "
                                                           f"on all cores, {BUSY_FACTOR} on a busy machine)")

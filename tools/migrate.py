@@ -26,7 +26,7 @@ from nbsymple_versions.paper.records import one_line
 from nbsymple_versions.runs.paths import not_a_folder, read_json
 
 from . import tracking
-from .arguments import Parser, name, path_argument
+from .arguments import Parser, name as name_argument, path_argument
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 MACHINE_NEEDS = ("arch", "cpu", "num_cpu", "os")    # the fields of machine.json the new name and file are made of
@@ -183,10 +183,12 @@ def _check_machine(folder: Path):
 def main(argv=None) -> int:
     p = Parser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
     p.add_argument("folder", type=path_argument, help="a machine folder under results/")
-    p.add_argument("--isa", type=name, help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where "
-                                 "machine.json does not say it")
-    p.add_argument("--uarch", type=name, help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, "
-                                   "skylake-avx512, ...), where machine.json does not say it")
+    p.add_argument("--isa", type=name_argument,
+                   help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where machine.json does not "
+                        "say it")
+    p.add_argument("--uarch", type=name_argument,
+                   help="its CPU microarchitecture, LLVM's host CPU name (znver4, znver5, skylake-avx512, ...), where "
+                        "machine.json does not say it")
     p.add_argument("--evidence", help="why the values given are right (kept in each file's provenance)")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     args = p.parse_args(argv)
