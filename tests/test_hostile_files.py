@@ -538,7 +538,8 @@ def test_a_results_folder_or_machine_folder_this_user_cannot_read_is_named(tmp_p
     rc, _, err = nbsymple(tmp_path, "paper", "--results", "res", "--no-science", "--out", "out")
     assert rc == 0 and "Traceback" not in err, err
     assert (tmp_path / "out" / "speedup.png").is_file()
-    assert "machine folder 'zzz-locked' skipped: it cannot be read" in err + (tmp_path / "out" / "REPORT.md").read_text()
+    said = err + (tmp_path / "out" / "REPORT.md").read_text()
+    assert "machine folder 'zzz-locked' skipped: it cannot be read" in said, said
 
 
 def test_a_folder_this_user_may_write_but_not_read_is_refused_before_anything_is_written(tmp_path, monkeypatch):
