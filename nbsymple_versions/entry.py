@@ -188,8 +188,9 @@ def stopped_and_continued() -> int:
 
 
 def stood_still() -> str | None:
-    """"stopped and continued N times: its times include the time it stood still", where the
-    command under way was (`stopped_and_continued`), else None: said beside the times it reports."""
+    """Where the command under way was stopped and continued (`stopped_and_continued`), the words
+    said beside the times it reports ("stopped and continued 2 times: its times include the time
+    it stood still"), else None."""
     n = len(_CONTINUED)
     return f"stopped and continued {n} time{'s' * (n > 1)}: its times include the time it stood still" if n else None
 

@@ -144,10 +144,10 @@ def _shown(text: str) -> str:
 def process_problem() -> str | None:
     """One sentence naming what this process was started in that no command can work in, else
     None: a current folder that no longer exists (removed while a shell stayed in it: every
-    relative path, and Python's own, is resolved in it) or cannot be read; a limit on open files
-    below OPEN_FILES, under which MPI's start aborts with its error stack and a scan of a folder
-    ends in a traceback; an address-space limit below ADDRESS_SPACE, under which numba's library
-    cannot be loaded or matplotlib runs out of memory."""
+    relative path, and Python's own, is resolved in it) or cannot be read; a soft limit below
+    what numba, matplotlib and MPI need (each constant above says what failed under it): open
+    files (OPEN_FILES), address space (ADDRESS_SPACE), data (DATA_MEMORY), stack (STACK), a
+    file's size (FILE_SIZE, or twice MPICH's shared memory for the ranks on this node)."""
     try:
         os.getcwd()
     except OSError as e:
@@ -178,7 +178,7 @@ def _limit_problem(which: int, option: str, least: int, unit: int, what: str, wh
     below `least`, saying how to raise it: with `ulimit` where the hard limit allows, else from
     another shell."""
     import resource
-    soft, hard = resource.getrlimit(which)
+    soft = resource.getrlimit(which)[0]
     if soft == resource.RLIM_INFINITY or soft >= least:
         return None
     shown = work.size if unit > 1 else str

@@ -736,8 +736,8 @@ def test_a_second_asv_command_on_the_same_results_is_refused_before_it_writes(tm
     (or `history`) runs would merge into one results file. Each asv command of `tools.tracking`
     and the gate holds the lock of what it writes (`tracking.exclusive`): a second one on the same
     results is refused in one sentence naming the first one's process, before it writes anything
-    (the tree, a results file, asv started); a lock file that is not one is named; the lock is
-    free again when its holder ends."""
+    (the tree, a results file, asv started); a lock file that is not one is named, and so is a
+    .asv that is a file; the lock is free again when its holder ends."""
     scratch = tmp_path / ".asv"
     monkeypatch.setattr(tracking, "SCRATCH", scratch)
     for name, value in {"register_machine": lambda: "m", "selection": lambda **kw: ["tasks"],
@@ -766,6 +766,11 @@ def test_a_second_asv_command_on_the_same_results_is_refused_before_it_writes(tm
         (scratch / f".{lock}.lock").mkdir()                  # a lock file that is a folder
         rc, err = _tool_in_process(argvs[0])
         assert rc in (2, gate.SETUP) and "is a folder, not a lock file" in err and "Traceback" not in err, err
+    shutil.rmtree(scratch)
+    scratch.write_text("x\n")                               # .asv a file: it ended in a FileExistsError
+    for argvs in commands.values():
+        rc, err = _tool_in_process(argvs[0])
+        assert rc in (2, gate.SETUP) and ".asv: it is a file, not a folder" in err and "Traceback" not in err, err
 
 
 def _tool_in_process(argv) -> tuple[int, str]:

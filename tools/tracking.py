@@ -31,6 +31,7 @@ from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.environment import os_reason, usable_cores
+from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
@@ -280,8 +281,9 @@ def exclusive(name: str, where: str):
     results (`where`: results/ for `run`, `history` and `publish`; a scratch folder under .asv/
     for `run --results`, `smoke`, `find` and the gate) would write over each other's files, so
     the second is refused in one sentence (Busy) naming the first one's process. The lock is
-    released however the holder ends (`runs.locks`)."""
-    SCRATCH.mkdir(parents=True, exist_ok=True)
+    released however the holder ends (`runs.locks`). A .asv that is a file, or cannot be written,
+    is refused in one sentence (FileRefused)."""
+    writable(SCRATCH, "asv's scratch files", FileRefused)
     with ExitStack() as held:
         try:
             held.enter_context(hold(SCRATCH / name, where))
