@@ -30,7 +30,15 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one sentence on one line of stderr (a line feed in what was typed
     shown as its escape: `nbsymple info $'x\\ny'`) and exit status 2 (its subcommands' too),
     and `--option=--` gives the option the value '--', checked by its type and choices like any
-    other (Python 3.11's argparse gives it [] unchecked, which `--n=--` took to a traceback)."""
+    other (Python 3.11's argparse gives it [] unchecked, which `--n=--` took to a traceback).
+
+    `doc`, the command's module docstring, gives --help its description (its first paragraph);
+    `python -OO` (PYTHONOPTIMIZE=2) drops docstrings, and the help then has none."""
+
+    def __init__(self, *args, doc: str | None = None, **kwargs):
+        if doc:
+            kwargs.setdefault("description", doc.split("\n\n")[0])
+        super().__init__(*args, **kwargs)
 
     def _get_values(self, action, arg_strings):
         if _DROPS_ATTACHED_DOUBLE_DASH and action.option_strings and "--" in arg_strings:

@@ -66,7 +66,7 @@ def version_options(args, version) -> dict:
 def _parser():
     """The command line. `run`'s flags have no defaults here (they are `RunSpec`'s): what parsing
     returns is what was given, abbreviations included."""
-    p = Parser(prog="nbsymple", description=__doc__.splitlines()[0])
+    p = Parser(prog="nbsymple", doc=__doc__)
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     r = sub.add_parser("run", help="integrate a cluster on its Galactic orbit and report conservation and timing")

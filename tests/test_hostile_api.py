@@ -15,6 +15,8 @@ from fractions import Fraction
 import io
 import math
 import numbers
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -297,9 +299,9 @@ def _stepped(state, steps):
 
 # ---------------------------------------------------------------------------------- the tools
 
-def _tool(module, *args):
-    return subprocess.run([sys.executable, "-m", f"tools.{module}", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=HANG_GUARD)
+def _tool(module, *args, cwd=REPO, env=None):
+    return subprocess.run([sys.executable, "-m", f"tools.{module}", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=HANG_GUARD, env=None if env is None else {**os.environ, **env})
 
 
 def _one_sentence(p, *words):
@@ -335,6 +337,55 @@ def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, name
     that is none, went on to build environments (minutes) or ended in asv's traceback; a
     scratch results name of '../x' wrote outside .asv/."""
     _one_sentence(_tool("tracking", *args), named)
+
+
+def _git(root, *args):
+    author = {f"GIT_{who}_{what}": "test" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")}
+    subprocess.run(["git", *args], cwd=root, env={**os.environ, **author}, capture_output=True, check=True)
+
+
+def _checkout_of_tools(tmp_path, commits: int) -> Path:
+    """A checkout of this suite's tools/ and asv.conf.json alone (asv's and the gate's ROOT; the
+    package is the installed one) with `commits` commits, or no repository where None (a source archive)."""
+    root = tmp_path / "checkout"
+    shutil.copytree(REPO / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "asv.conf.json", root)
+    if commits is not None:
+        _git(root, "init", "-q")
+        for k in range(commits):
+            (root / "VERSION").write_text(str(k))
+            _git(root, "add", "-A")
+            _git(root, "commit", "-q", "-m", str(k))
+    return root
+
+
+COMMANDS_OF_COMMITS = [("tracking", "run"), ("tracking", "history", "--dry-run"), ("tracking", "publish"),
+                       ("tracking", "find", "HEAD..HEAD", "tasks"), ("gate", "--tiers", "counts")]
+
+
+@pytest.mark.parametrize("commits, env, named", [
+    (None, {}, ["not a git repository", "clone"]),                         # a source archive
+    (0, {}, ["no commit yet"]),
+    (1, {"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}, ["another user", "safe.directory"]),   # git's own stand-in
+    (1, {"GIT_DIR": "/nonexistent"}, ["GIT_DIR='/nonexistent'"]),
+    (1, {"PATH": "/nonexistent"}, ["git cannot be run", "install git"])])
+def test_a_checkout_whose_commits_git_cannot_read_is_named_before_asv_starts(tmp_path, commits, env, named):
+    """Every command that measures commits (`make bench`, `history`, `find`, `dashboard`, `gate`)
+    in a folder git cannot read: a CalledProcessError's traceback (run), asv's (publish), "not a
+    commit" (find, history) or "not a git checkout" (gate, for another user's clone) before."""
+    root = _checkout_of_tools(tmp_path, commits)
+    before = sorted(root.rglob("*"))
+    for module, *args in COMMANDS_OF_COMMITS:
+        _one_sentence(_tool(module, *args, cwd=root, env=env), *named)
+    assert sorted(root.rglob("*")) == before            # nothing written
+
+
+def test_a_commit_a_shallow_clone_lacks_is_said_to_be_missing_from_it(tmp_path):
+    full = _checkout_of_tools(tmp_path, 2)
+    _git(tmp_path, "clone", "-q", "--depth", "1", full.as_uri(), "shallow")
+    for module, *args in [("tracking", "find", "HEAD~1..HEAD", "tasks"), ("gate", "--base", "HEAD~1")]:
+        _one_sentence(_tool(module, *args, cwd=tmp_path / "shallow"), "HEAD~1", "is not a commit",
+                      "git fetch --unshallow")
 
 
 @pytest.mark.parametrize("args, named", [(["--isa", "../../x"], "--isa"), (["--isa="], "--isa"),

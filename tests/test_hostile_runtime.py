@@ -398,6 +398,41 @@ def test_the_environment_tables_match_what_they_describe():
 
 
 
+# Python's own switches, as a user's environment may set them: -OO drops every docstring (each
+# command's --help took its description from its module's: an AttributeError traceback, found by
+# hand), -X dev and -W error turn what a run leaves unclosed or deprecated into output or errors
+PYTHONS_SWITCHES = {"PYTHONOPTIMIZE": "2", "PYTHONDEVMODE": "1", "PYTHONWARNINGS": "error"}
+EVERY_HELP = """
+import runpy, sys
+for module in sys.argv[1:]:
+    sys.argv = [module, "--help"]
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        assert e.code == 0, (module, e.code)
+    else:
+        raise AssertionError(module + ": --help did not exit")
+"""
+COMMAND_LINES = ("nbsymple_versions.cli", "nbsymple_versions.paper", "nbsymple_versions.instruments.peers",
+                 "nbsymple_versions.instruments.mpi_model", "nbsymple_versions.instruments.mpi_timing",
+                 "nbsymple_versions.instruments.gpu_report", "tools.tracking", "tools.migrate", "tools.gate")
+# (each before any that imports it: runpy warns of running a module already imported)
+
+
+def test_pythons_own_switches_leave_every_command_working(tmp_path):
+    """Under -OO, -X dev and -W error at once: every command line's --help (status 0, its usage),
+    the dashboard check's usage, and a run checkpointed and resumed, with nothing on stderr."""
+    p = launch([sys.executable, "-c", EVERY_HELP, *COMMAND_LINES], cwd=tmp_path, env=PYTHONS_SWITCHES)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout.count("usage: ") >= len(COMMAND_LINES), p.stdout
+    p = launch([sys.executable, str(REPO / "tools" / "dashboard" / "screenshot.py")], env=PYTHONS_SWITCHES)
+    assert p.returncode == 2 and p.stderr.startswith("usage: python tools/dashboard/screenshot.py"), p.stderr
+    for more in (["--n", "16", "--steps", "2", "--checkpoint", "ck"], ["--resume", "ck", "--steps", "4"]):
+        p = launch(NBSYMPLE + ["run", *more], cwd=tmp_path, env=PYTHONS_SWITCHES)
+        assert p.returncode == 0 and p.stderr == "" and "checkpoint ck (step" in p.stdout, p.stderr
+    assert load(tmp_path / "ck")[1]["steps_done"] == 4
+
+
 ENTRY_POINTS = [NBSYMPLE + ["run", "--n", "16", "--steps", "1"], NBSYMPLE + ["paper", "--no-science", *PAPER_BASE],
                 NBSYMPLE + ["check", "--n", "16"], PAPER + ["--no-science"],
                 [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--only", "A"],

@@ -69,7 +69,7 @@ class GateError(Exception):
 
 def _commit(name: str) -> str:
     if (found := tracking.commit_hash(name)) is None:
-        raise GateError(USAGE, f"gate: BASE {name!r} is not a commit of this repository (give BASE=<commit>).")
+        raise GateError(USAGE, f"gate: BASE {tracking.not_a_commit(repr(name))} (give BASE=<commit>).")
     return found
 
 
@@ -153,8 +153,8 @@ def table(base: dict, head: dict, regressed, failed, improved, factor):
 def gate(base_name: str = "main", factor: float | None = None, rounds: int = ROUNDS, bench: str | None = None,
          tiers=TIERS, report_timings: bool = False) -> int:
     root = tracking.ROOT
-    if subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True).returncode:
-        raise GateError(USAGE, "gate: this folder is not a git checkout; clone the repository first.")
+    if (problem := tracking.checkout_problem(root)) is not None:
+        raise GateError(USAGE, f"gate: {problem}.")
     base, head = _commit(base_name), _commit("HEAD")
     if bench is not None and "timings" not in tiers:
         raise GateError(USAGE, "gate: --bench chooses the timing tier's benchmarks, and --tiers counts has none; "
@@ -326,7 +326,7 @@ def noise(runs: int, bench: str | None = None) -> int:
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m tools.gate", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m tools.gate", doc=__doc__)
     p.add_argument("--base", default="main", type=commit_argument, help="the commit to compare with (default: main)")
     p.add_argument("--factor", type=number_above(1), help=f"slowdown that fails the gate, above 1, for every "
                                                           f"benchmark (default {FACTOR}, {THREADED_FACTOR} for timings "

@@ -181,7 +181,7 @@ def _check_machine(folder: Path):
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m tools.migrate", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m tools.migrate", doc=__doc__)
     p.add_argument("folder", type=path_argument, help="a machine folder under results/")
     p.add_argument("--isa", type=name_argument,
                    help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where machine.json does not "

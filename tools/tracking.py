@@ -41,6 +41,7 @@ BENCH_DIR = ROOT / "benchmarks"
 CONFIG = ROOT / "asv.conf.json"
 SCRATCH = ROOT / ".asv"                     # git-ignored
 ASV_COMMANDS = ("run", "smoke", "history", "find", "publish")   # the subcommands whose asv reads asv.conf.json
+GIT_COMMANDS = ("run", "history", "find", "publish")             # and those that read the repository's commits
 BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
 # the gate: every timed task, at the largest N the grid runs for each version; the O(N) host
 # tasks on the versions whose host kernels are serial (A, C): threaded ones of ~30 us swing by
@@ -64,6 +65,39 @@ def commit_hash(name: str) -> str | None:
     r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT,
                        capture_output=True, text=True)
     return r.stdout.strip() if r.returncode == 0 else None
+
+
+def not_a_commit(name: str) -> str:
+    """Why `name` names no commit here: a shallow clone (`git clone --depth 1`) lacks the older ones."""
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                             text=True).stdout.strip() == "true"
+    return f"{name} is not a commit of this repository" + (
+        "; this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
+        "fetches the others" if shallow else "")
+
+
+def checkout_problem(root: Path = ROOT) -> str | None:
+    """Why git cannot read this checkout's commits, which asv measures, in one sentence: no git, a
+    folder that is no clone (a source archive, or GIT_DIR naming none), a clone another user owns
+    (git's safe.directory: its hooks and settings would run as this user), no commit yet; None
+    where it can."""
+    try:
+        r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True,
+                           text=True)
+    except OSError as e:
+        return f"git cannot be run ({os_reason(e)}); asv reads the commits it measures with git: install git"
+    if r.returncode == 0:
+        return None
+    said = r.stderr.strip().splitlines()
+    if not said:                                # --quiet: a HEAD that names no commit yet
+        return f"the checkout {root} has no commit yet; asv measures commits: commit first"
+    reason = said[0].removeprefix("fatal: ") + "".join(f", {name}={os.environ[name]!r} being set"
+                                                      for name in ("GIT_DIR", "GIT_WORK_TREE") if name in os.environ)
+    if "dubious ownership" in reason:
+        return (f"git refuses to read {root}, a clone another user owns (git's safe.directory: its settings "
+                f"would run as you); if you trust it: `git config --global --add safe.directory {root}`")
+    return (f"git cannot read the commits of {root} ({reason}); "
+            "asv measures commits: run it in a clone of the repository")
 
 
 # ---------------------------------------------------------------- machine identity
@@ -461,7 +495,7 @@ def find(commits: str, bench: str) -> int:
     benchmark it bisects are checked first: asv would build an environment before it found out."""
     for side in commits.split(".."):
         if commit_hash(side) is None:
-            log(f"find: {side} is not a commit of this repository")
+            log(f"find: {not_a_commit(side)}")
             return 2
     names = matching(bench)
     if not names or (len(names) > 1 and bench not in names):
@@ -544,7 +578,7 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
         log("history: results/ holds no commit to start from; give --since COMMIT")
         return 2
     if commit_hash(since) is None:
-        log(f"history: --since {since} is not a commit of this repository")
+        log(f"history: --since {not_a_commit(since)}")
         return 2
     patterns = selection(bench=bench)
     if not patterns:
@@ -625,7 +659,7 @@ def commit_range(text):
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m tools.tracking", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m tools.tracking", doc=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("machine", help="register this machine with asv and print its name")
     r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
@@ -652,6 +686,8 @@ def main(argv=None) -> int:
     if extra and args.cmd != "run":             # `run` hands the rest to asv
         p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if args.cmd in GIT_COMMANDS and (problem := checkout_problem()) is not None:
+            p.refuse(problem)                   # a CalledProcessError's traceback, or asv's, otherwise
         if args.cmd in ASV_COMMANDS:
             load_config()                       # asv's own error, or a traceback, otherwise
         return _subcommand(args, extra)

@@ -35,7 +35,7 @@ OPTIONS = ("tile", "devices", "backend", "kernel")     # the versions' options i
 
 
 def _parser():
-    p = Parser(prog="nbsymple check --gpu-report", description=__doc__.splitlines()[0])
+    p = Parser(prog="nbsymple check --gpu-report", doc=__doc__)
     p.add_argument("--sizes", "--n", type=whole_number_argument(2), nargs="+", default=None, metavar="N",
                    help=f"body counts to time (default {' '.join(map(str, DEFAULT_SIZES))} on a GPU, "
                         f"{' '.join(map(str, SIMULATOR_SIZES))} in the CUDA simulator)")

@@ -226,7 +226,7 @@ def plot(path, measured: list[dict], rate_cpu: float):
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_model", description=__doc__.splitlines()[0])
+    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_model", doc=__doc__)
     p.add_argument("--measure", type=path_argument, metavar="JSONL",
                    help="time F with 1 and 2 ranks here, appending to JSONL")
     p.add_argument("--measured", type=path_argument, metavar="JSONL",

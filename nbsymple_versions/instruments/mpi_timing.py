@@ -40,7 +40,7 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_timing", description=__doc__.splitlines()[0])
+    p = Parser(prog="python -m nbsymple_versions.instruments.mpi_timing", doc=__doc__)
     p.add_argument("--n", type=whole_number_argument(2), default=16384, help="number of bodies (default 16384)")
     p.add_argument("--scheme", type=str.lower, choices=SCHEMES, default="leapfrog", help="leapfrog or si6a")
     p.add_argument("--precision", type=str.lower, choices=PRECISIONS, default="dp", help="sp, dp or dsp")

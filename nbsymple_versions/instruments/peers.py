@@ -516,7 +516,7 @@ def _load() -> str:
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m nbsymple_versions.instruments.peers", description=__doc__.split("\n")[0])
+    p = Parser(prog="python -m nbsymple_versions.instruments.peers", doc=__doc__)
     p.add_argument("--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
     p.add_argument("--seed", type=whole_number_argument(0), default=1, help="random seed of the bodies (default 1)")

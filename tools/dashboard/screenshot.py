@@ -42,10 +42,14 @@ def chromium(browser: str, url: str, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=180)
 
 
+# the docstring's usage, which python -OO drops
+USAGE = "usage: python tools/dashboard/screenshot.py html OUT.png ['#hash of a benchmark page']"
+
+
 def main(argv) -> int:
     if len(argv) not in (2, 3) or (paths := script_paths("screenshot.py", argv[:2])) is None \
             or not (paths[0] / "index.html").is_file():
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     browser = next((b for b in BROWSERS if shutil.which(b)), None)
     if browser is None:
