@@ -2,6 +2,7 @@
 a property-based search over `run`, `check` and `profile` finds no traceback and no
 non-JSON output under --json."""
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -119,6 +120,55 @@ def test_the_initial_energy_reports_progress_and_slow_set_ups_say_how_long(capsy
     assert "O(N^2) potential energy takes about" in capsys.readouterr().err
     memory.warn_if_slow(1000)
     assert capsys.readouterr().err == ""
+
+
+class _Terminal:
+    """stderr on a pseudo-terminal `columns` wide: what is written is kept in `text`."""
+
+    def __init__(self, columns: int):
+        import fcntl
+        import pty
+        import struct
+        import termios
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def fileno(self):
+        return self.slave
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("columns", [12, 30, 50, 80, 200])
+def test_the_progress_line_fits_its_terminal_and_a_dumb_one_gets_whole_lines(monkeypatch, columns):
+    """A redrawn line longer than the terminal wraps, and each redraw left a line behind (found in
+    a terminal 50 columns wide); it is cut to the terminal's width, keeping the steps and the time
+    left as long as they fit. A terminal that cannot redraw (TERM=dumb) gets a line per 10 %."""
+    from nbsymple_versions.runs.progress import Progress
+    monkeypatch.setenv("TERM", "xterm")
+    terminal = _Terminal(columns)
+    bar = Progress("tidal tails (N = 16384, version B, dp, resumed at step 123456)", 1234567, stream=terminal)
+    bar.update(1)
+    bar.update(1234567)
+    drawn = [line.removesuffix("\033[K") for line in terminal.text.strip("\n").split("\r")[1:]]
+    assert len(drawn) == 2 and all(len(line) < columns for line in drawn), drawn
+    assert ("1234567/1234567 (100 %)" in drawn[1]) == (columns > 23), drawn
+    monkeypatch.setenv("TERM", "dumb")
+    dumb = _Terminal(columns)
+    bar = Progress("version A", 100, stream=dumb)
+    for done in range(1, 101):
+        bar.update(done)
+    assert "\r" not in dumb.text and dumb.text.count("\n") == 11, dumb.text   # the first, then each 10 %
+    for fd in (terminal.master, terminal.slave, dumb.master, dumb.slave):
+        os.close(fd)
 
 
 def test_a_run_without_seed_draws_and_records_one_that_repeats_it(tmp_path):

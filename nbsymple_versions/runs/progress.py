@@ -1,6 +1,8 @@
-"""One progress line on stderr for long work: redrawn in place on a terminal, one line per
-10 % otherwise (so logs of batch jobs show it too, without flooding them). Runs show it where
-`launcher_on_terminal` (a person watches, through mpiexec too) or when asked (`--progress`)."""
+"""One progress line on stderr for long work: redrawn in place on a terminal, cut to its width
+(a line that wraps cannot be redrawn: each redraw would leave one behind), one line per 10 %
+otherwise and on a terminal that cannot redraw (TERM=dumb), so logs of batch jobs show it too,
+without flooding them. Runs show it where `launcher_on_terminal` (a person watches, through
+mpiexec too) or when asked (`--progress`)."""
 import math
 import os
 import sys
@@ -45,6 +47,14 @@ def launcher_on_terminal(stream=None) -> bool:
     return False
 
 
+def _columns(stream) -> int:
+    """The width of the terminal `stream` writes to, in columns; 80 where it says none."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
 class Progress:
     """`update(done)` after each unit of work (steps) out of `total`."""
 
@@ -54,7 +64,7 @@ class Progress:
         self.stream, self.enabled = getattr(stream, "unescaped", stream), enabled   # its own \r redraws
         self.start = time.perf_counter()
         self.last = -1.0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty() and os.environ.get("TERM") != "dumb"
         self.done = 0
 
     def __call__(self, done: int):
@@ -74,9 +84,15 @@ class Progress:
         self.last = now if self.tty else int(frac * 10)
         elapsed = now - self.start
         eta = elapsed / frac - elapsed if frac > 0 else math.nan
-        msg = (f"{self.label}: {self.unit} {done}/{self.total} ({100 * frac:3.0f} %), {elapsed:6.1f} s elapsed"
-               + (f", ~{eta:.0f} s left" if done < self.total and math.isfinite(eta) else ""))
-        self.stream.write(("\r" + msg + "\033[K") if self.tty else msg + "\n")
+        left = f", ~{eta:.0f} s left" if done < self.total and math.isfinite(eta) else ""
+        count = f"{done}/{self.total} ({100 * frac:3.0f} %)"
+        forms = (f"{self.label}: {self.unit} {count}, {elapsed:6.1f} s elapsed{left}", f"{self.label}: {count}{left}",
+                 f"{count}{left}")
+        if not self.tty:
+            self.stream.write(forms[0] + "\n")
+        else:                               # the longest form that fits, short of the last column
+            width = _columns(self.stream) - 1
+            self.stream.write("\r" + next((f for f in forms if len(f) <= width), forms[-1][:width]) + "\033[K")
         if self.tty and done >= self.total:
             self.stream.write("\n")
         self.stream.flush()
