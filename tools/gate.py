@@ -187,7 +187,7 @@ def _tiers(base, head, label, tiers, factor, rounds, bench, report_timings) -> i
 def counts_tier(tree: Path, root: Path, label: str) -> int:
     """The deterministic tier: 1 where a count rose beyond `code_counts.TOLERANCE`, else 0."""
     tracking.log(f"gate, counts: {label}: instructions per interaction for fixed targets (any load)")
-    start = time.time()
+    start = time.monotonic()
     try:
         (base, missing_base), (head, missing_head) = code_counts.count_trees(tree, root)
     except code_counts.CountsFailed as e:
@@ -200,7 +200,7 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     rows, risen = code_counts.compare(base, head)
     code_counts.table(rows, risen)
     gone = sorted(set(base) - set(head))
-    tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.time() - start:.0f} s"
+    tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.monotonic() - start:.0f} s"
                  + (f"; counted at BASE only (renamed or removed): {', '.join(gone)}" if gone else ""))
     if risen:
         what = "; ".join(f"{n} rose" for n in risen)
@@ -242,7 +242,7 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
         configs[side] = tracking.scratch_config(f"gate-{side}")
     grid = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
     tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds")
-    start = time.time()
+    start = time.monotonic()
     with tracking.LoadSampler() as load:
         for r in range(rounds):
             for side, (commit, path) in sides.items():
@@ -269,8 +269,8 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     table(rows["base"], rows["head"], regressed, failed, improved, chosen)
     limits = "factor " + (f"{factor}" if factor else f"{BUSY_FACTOR} (busy)" if busy else
                           f"{FACTOR}, {THREADED_FACTOR} for timings on all cores")
-    tracking.log(f"gate, timings: {len(compared)} benchmarks compared in {time.time() - start:.0f} s; load average (1 min) "
-                 f"{la['min']}-{la['max']}, median {la['median']} on {la['cores']} cores: "
+    tracking.log(f"gate, timings: {len(compared)} benchmarks compared in {time.monotonic() - start:.0f} s; "
+                 f"load average (1 min) {la['min']}-{la['max']}, median {la['median']} on {la['cores']} cores: "
                  f"{'busy' if busy else 'quiet'}, {limits}: the smallest slowdown this tier resolves here")
     if regressed or failed:
         what = "; ".join([f"{n} slower" for n in regressed] + [f"{n} fails" for n in failed])

@@ -435,7 +435,7 @@ def _run(machine: str, config: Path, results_dir: Path, bench: str | None, quick
     dirty = prov["commit"].endswith("+dirty")
     log(f"asv: machine {machine}, grid {prov['grid']}, commit {prov['commit']}"
         + (" (the working tree differs from HEAD: the results say so)" if dirty else ""))
-    start = time.time()
+    start = time.monotonic()
     try:
         with fixed_environment(results_dir, machine, commit, prov):
             args = ["run", "--python=same", "--set-commit-hash", commit, "--machine", machine,
@@ -449,7 +449,7 @@ def _run(machine: str, config: Path, results_dir: Path, bench: str | None, quick
         log(f"asv: {e}; nothing was run")
         return 2
     la = prov["load_average"]
-    log(f"asv: wall time {time.time() - start:.0f} s, exit status {rc}, load average (1 min) "
+    log(f"asv: wall time {time.monotonic() - start:.0f} s, exit status {rc}, load average (1 min) "
         f"{la['min']}-{la['max']} on {la['cores']} cores (results in {os.path.relpath(results_dir / machine, ROOT)}/)")
     return rc
 
@@ -464,7 +464,7 @@ def smoke() -> int:
 
 
 def _smoke(machine: str, config: Path) -> int:
-    start = time.time()
+    start = time.monotonic()
     rc = asv("check", "--python=same", config=config)
     if rc == 0:
         args = ["run", "--python=same", "--quick", "--dry-run", "--machine", machine]
@@ -477,7 +477,7 @@ def _smoke(machine: str, config: Path) -> int:
                 print(line, end="", flush=True)
                 bad = bad or re.search(r"\bfailed\b|timed out", line) is not None
         rc = proc.returncode or int(bad)
-    log(f"bench-smoke: {time.time() - start:.0f} s, exit status {rc}")
+    log(f"bench-smoke: {time.monotonic() - start:.0f} s, exit status {rc}")
     return rc
 
 
@@ -605,12 +605,12 @@ def _history(since: str, bench: str, patterns: list[str], machine: str, quick: b
             *(["--quick"] if quick else [])]
     for p in patterns:
         args += ["-b", p]
-    start = time.time()
+    start = time.monotonic()
     with LoadSampler() as load:
         rc = asv(*args, *extra, f"HASHFILE:{hashfile}")
     la = load.summary()
     left = missing_commits(since, machine, names)
-    log(f"history: wall time {time.time() - start:.0f} s, exit status {rc}, load average (1 min) {la['min']}-"
+    log(f"history: wall time {time.monotonic() - start:.0f} s, exit status {rc}, load average (1 min) {la['min']}-"
         f"{la['max']} on {la['cores']} cores; {len(todo) - len(left)} of {len(todo)} commits measured"
         + (f", {len(left)} left: the same command goes on with them" if left else ""))
     return rc
