@@ -147,13 +147,19 @@ def process_problem() -> str | None:
     relative path, and Python's own, is resolved in it) or cannot be read; a soft limit below
     what numba, matplotlib and MPI need (each constant above says what failed under it): open
     files (OPEN_FILES), address space (ADDRESS_SPACE), data (DATA_MEMORY), stack (STACK), a
-    file's size (FILE_SIZE, or twice MPICH's shared memory for the ranks on this node)."""
+    file's size (FILE_SIZE, or twice MPICH's shared memory for the ranks on this node); a umask
+    that takes from the owner the right to read, write or enter what the command writes."""
     try:
         os.getcwd()
     except OSError as e:
         why = ("no longer exists (it was removed or moved while this shell stayed in it)" if e.errno == errno.ENOENT
                else f"cannot be read ({e.strerror})")
         return f"the current folder {why}; cd into another folder and run the command again"
+    if taken := [right for bit, right in ((0o400, "read"), (0o200, "write"), (0o100, "enter")) if _umask() & bit]:
+        rights = " and ".join([", ".join(taken[:-1]), taken[-1]] if len(taken) > 1 else taken)
+        return (f"this process's umask {_umask():04o} would write every file and folder (numba's cache, checkpoints, "
+                f"snapshots, figures) without its owner's right to {rights} it, so the next command could not use "
+                "them; set one that leaves those rights, e.g. umask 022")
     import resource
     ranks = _whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
     return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
@@ -167,6 +173,13 @@ def process_problem() -> str | None:
             or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
                               "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
                               f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))
+
+
+def _umask() -> int:
+    """This process's umask (read by setting it: Python has no getter; at the start, one thread)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _whole_value(text) -> int | None:

@@ -484,6 +484,22 @@ def test_a_limit_below_what_numba_mpi_and_matplotlib_need_is_named(tmp_path, arg
     assert sorted(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv", ENTRY_POINTS, ids=lambda argv: " ".join(Path(a).name for a in argv[1:4]))
+def test_a_umask_that_takes_the_owners_rights_is_named(tmp_path, argv):
+    """Found by hand as a user other than root under `umask 0777`: a run wrote its checkpoint and
+    numba's cache folder with mode 000, and the next run blamed NUMBA_CACHE_DIR ("cannot be
+    written"). Now one sentence, status 2, naming the umask and the rights it takes; a umask
+    that takes only others' rights (077) is no problem."""
+    p = launch(argv, cwd=tmp_path, preexec_fn=lambda: os.umask(0o577))
+    assert_refused(p, "umask 0577", "right to read and enter it", "umask 022")
+    assert sorted(tmp_path.iterdir()) == []
+    mask = os.umask(0o077)
+    try:
+        assert environment.process_problem() is None
+    finally:
+        os.umask(mask)
+
+
 def test_the_file_size_a_rank_needs_grows_with_the_ranks_on_its_node(monkeypatch):
     """MPICH's shared memory for the ranks of a node is one file of about 1 MB a rank (4.2 MB for 4
     ranks, 16.9 MB for 16, measured): under mpiexec the least file size is twice that where it
