@@ -16,12 +16,15 @@ import atexit
 import fcntl
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+ROOT = Path(__file__).resolve().parents[1]
 SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
 UNSHARED = "unshared"                          # tests that load the machine: one at a time
 LONG = "long"                                  # tests of tens of seconds: started first
@@ -55,10 +58,22 @@ def pytest_configure(config):
     seed = os.environ.get("NBSYMPLE_TEST_SEED", "")
     if seed and not (seed.isdigit() and int(seed) < 2**32):
         raise pytest.UsageError(f"NBSYMPLE_TEST_SEED must be a whole number below 2**32 (a printed seed), got {seed!r}")
+    _refuse_a_checkout_without_commits()
     config.addinivalue_line("markers", f"{UNSHARED}: loads the machine (MPI jobs of 2 or 3 ranks): runs with no "
                                        "other test beside it")
     config.addinivalue_line("markers", f"{LONG}: takes tens of seconds (a child pytest in the CUDA simulator, "
                                        "the gate): started first, so that no worker is left with it at the end")
+
+
+def _refuse_a_checkout_without_commits():
+    """The suite tests the tools that measure commits (the gate, asv's history, the paper's stamp)
+    on this checkout's own: in a source archive (no .git) or a clone git will not read, 29 of its
+    tests failed, each with git's words; one sentence instead, before any test runs."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tools.tracking import checkout_problem
+    if (problem := checkout_problem(ROOT)) is not None:
+        raise pytest.UsageError(f"the suite tests the tools that measure this checkout's commits, and {problem}")
 
 
 def _module(nodeid: str) -> str:

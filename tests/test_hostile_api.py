@@ -380,6 +380,16 @@ def test_a_checkout_whose_commits_git_cannot_read_is_named_before_asv_starts(tmp
     assert sorted(root.rglob("*")) == before            # nothing written
 
 
+def test_the_suite_refuses_a_checkout_whose_commits_git_cannot_read(tmp_path, monkeypatch):
+    """`make test` in a source archive: 29 tests failed with git's words; one sentence now."""
+    import conftest
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    conftest._refuse_a_checkout_without_commits()                      # this checkout: a clone
+    monkeypatch.setattr(conftest, "ROOT", tmp_path)
+    with pytest.raises(pytest.UsageError, match=r"not a git repository.*run it in a clone of the repository"):
+        conftest._refuse_a_checkout_without_commits()
+
+
 def test_a_commit_a_shallow_clone_lacks_is_said_to_be_missing_from_it(tmp_path):
     full = _checkout_of_tools(tmp_path, 2)
     _git(tmp_path, "clone", "-q", "--depth", "1", full.as_uri(), "shallow")
