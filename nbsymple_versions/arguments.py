@@ -77,9 +77,13 @@ def path_argument(text) -> Path:
     variable) is refused, never read as "none" or as the current folder, and so is a name longer
     than the file system there takes (its NAME_MAX; for the last name, less `NAME_MARGIN`),
     which no command could make, lock or replace; and so is a line feed in it, which would break
-    every sentence that names the path (each is one line on stderr) into two."""
+    every sentence that names the path (each is one line on stderr) into two; and so is '-', which
+    other commands read as standard input or output (`--checkpoint -` wrote a file named '-')."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
+    if text == "-":
+        raise argparse.ArgumentTypeError("'-' stands for standard input or output in other commands; these read "
+                                         "and write only files: name one ('./-' for a file named '-')")
     if "\n" in text:
         raise argparse.ArgumentTypeError(f"{text!r} holds a line feed, which would split every sentence naming "
                                          f"it in two; rename the file or folder")

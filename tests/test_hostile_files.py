@@ -882,6 +882,23 @@ def test_a_line_feed_in_a_path_is_refused_in_one_sentence(tmp_path, argv, option
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "-"], "--checkpoint"),    # wrote a file named '-'
+    (["run", "--resume", "-"], "--resume"), (["run", "--ics", "-"], "--ics"),
+    (["run", "--n", "8", "--steps", "1", "--snapshots", "-"], "--snapshots"),
+    (["paper", "--results", "-", "--no-science"], "--results"), (["paper", "--no-science", "--out", "-"], "--out"),
+    (["gpu-asm", "--keep", "-"], "--keep")])
+def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, option):
+    """'-' is standard input or output to other commands; these read and write files only."""
+    rc, out, err = nbsymple(tmp_path, *argv)
+    assert rc == 2 and f"argument {option}: '-' stands for standard input" in err and "'./-'" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert list(tmp_path.iterdir()) == []
+    if option == "--checkpoint":
+        rc, out, err = nbsymple(tmp_path, *argv[:-1], "./-")
+        assert rc == 0 and (tmp_path / "-").is_file(), err
+
+
 def test_the_tools_refuse_a_line_feed_in_a_path(tmp_path, capsys):
     module = importlib.import_module("tools.dashboard.views")
     rc, err = module.main([str(tmp_path / "h\ntml")]), capsys.readouterr().err
