@@ -447,6 +447,28 @@ def test_two_names_of_one_checkpoint_take_one_lock(tmp_path):
     assert "in use by another run" in err
 
 
+@pytest.mark.parametrize("code", locks.NO_LOCKS)
+def test_a_file_system_that_takes_no_locks_runs_unlocked_and_says_so(tmp_path, monkeypatch, code):
+    """A cluster's shared file system may take no locks (NFS with `nolock`, Lustre without
+    `flock`): every checkpoint there was refused as "cannot write .c.ck.lock: No locks
+    available". The run goes on, resumes, and says once per lock that nothing stops another
+    process; the code cache compiles instead of keeping; any other error of flock still refuses."""
+    def flock(fd, operation):
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(locks.fcntl, "flock", flock)
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck", "--snapshots", "S")
+    said = err.strip().splitlines()
+    assert rc == 0 and len(said) == 2 and all("takes no locks" in line for line in said), err
+    assert "the checkpoint" in said[0] and "the snapshot folder" in said[1] and os.strerror(code) in said[0], err
+    rc, _, err = nbsymple(tmp_path, "run", "--resume", "c.ck", "--steps", 4)
+    assert rc == 0 and "takes no locks" in err and (tmp_path / "S" / "snap_00000004.npz").is_file(), err
+    from nbsymple_versions.instruments import code_cache
+    with code_cache.entry("test-no-locks", {"a": 1}) as kept:
+        assert kept.path is None
+    monkeypatch.setattr(locks.fcntl, "flock", lambda fd, operation: (_ for _ in ()).throw(OSError(5, "I/O error")))
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "d.ck"], ["I/O error"], status=4)   # a fault
+
+
 def _another_users(monkeypatch, name: str, readable: bool):
     """Open lock file `name` as a user other than its owner would, the file being 0644 (readable) or
     0600: PermissionError for writing it, and for reading it too unless `readable`. (This suite

@@ -320,7 +320,8 @@ def exclusive(name: str, where: str):
     writable(SCRATCH, "asv's scratch files", FileRefused)
     with ExitStack() as held:
         try:
-            held.enter_context(hold(SCRATCH / name, where))
+            if (unlocked := held.enter_context(hold(SCRATCH / name, where))) is not None:
+                log(f"asv: {unlocked}")
         except PathBusy as e:
             if e.holder is None:                # a lock file that is none: its own sentence
                 raise Busy(str(e)) from None

@@ -106,7 +106,9 @@ def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool 
     content. `provenance(sim)`, called as each session starts, says where it ran."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with hold(folder, "the science run's folder", folder=True):
+    with hold(folder, "the science run's folder", folder=True) as unlocked:
+        if unlocked is not None:
+            print(f"{label}: {unlocked}", file=sys.stderr, flush=True)
         return _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun,
                     provenance)
 

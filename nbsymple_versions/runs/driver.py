@@ -376,11 +376,13 @@ def _lock(locks, path, what, folder, undo):
     if not os.path.lexists(lock):
         undo.callback(lock.unlink, missing_ok=True)
     try:
-        locks.enter_context(hold(path, what, folder))
+        unlocked = locks.enter_context(hold(path, what, folder))
     except PathBusy as e:
         raise RunStop(str(e)) from None
     except OSError as e:                 # a full disk: the process id cannot be written into it
         raise OSError(e.errno, e.strerror, str(lock)) from None
+    if unlocked is not None:
+        print(f"nbsymple run: {unlocked}", file=sys.stderr, flush=True)
 
 
 def _write_record(folder: Path, record: dict):

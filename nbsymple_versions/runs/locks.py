@@ -5,14 +5,20 @@ held for the life of the run and released however the process ends, `kill -9` in
 file holds the holder's process id, so a refusal can name it. `nbsymple paper`'s science runs
 take the same lock on their folders. The path is resolved first (two names of one file take
 one lock), and the lock file is opened by `paths.open_lock`: never through a symbolic link, and
-a folder or a link in its place is refused in one sentence.
+a folder or a link in its place is refused in one sentence. On a file system that takes no
+locks (`NO_LOCKS`) the block runs unlocked, and the caller says so.
 """
 from contextlib import contextmanager
+import errno
 import fcntl
 import os
 from pathlib import Path
 
 from .paths import FileRefused, open_lock, resolved
+
+
+# flock's errors on a file system without locks: an NFS mount with `nolock`, Lustre without `flock`, some FUSE ones
+NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP)
 
 
 class PathBusy(RuntimeError):
@@ -33,7 +39,10 @@ def lock_file(path: Path, folder: bool) -> Path:
 @contextmanager
 def hold(path, what: str, folder: bool = False):
     """Hold the exclusive lock of `path` (a folder when `folder`), resolved, for the `with`
-    block; a second holder is refused with PathBusy naming `what` and the holder's process id."""
+    block; a second holder is refused with PathBusy naming `what` and the holder's process id.
+    Yields None, or, where the file system takes no locks (a cluster's shared one may not: it
+    refused every checkpoint there as "cannot write"), the sentence that says so: the block
+    runs unlocked, and the caller says it."""
     try:
         fd = open_lock(lock_file(resolved(path, what), folder))
     except FileRefused as e:
@@ -46,6 +55,12 @@ def hold(path, what: str, folder: bool = False):
             holder = holder if holder.isdigit() else "unknown"
             raise PathBusy(f"{what} {path} is in use by another run (process {holder}); wait for it to end, "
                            f"or choose another", holder) from None
+        except OSError as e:
+            if e.errno not in NO_LOCKS:
+                raise
+            yield (f"{what} {path} is on a file system that takes no locks ({e.strerror}), so nothing stops "
+                   f"another process from writing it at the same time")
+            return
         try:
             f.seek(0)
             f.truncate()
@@ -53,4 +68,4 @@ def hold(path, what: str, folder: bool = False):
             f.flush()
         except OSError:                     # another user's lock file, open for reading: no holder's name
             pass
-        yield
+        yield None
