@@ -14,6 +14,7 @@ the option or file, no traceback, and nothing previously written lost or overwri
    O_EXCL), `runs.paths.resolved` (one lock for two names), the checkpoint refused inside its
    snapshot folder, `tools.migrate`'s machine folder kept inside the results folder.
 """
+import errno
 import hashlib
 import json
 import os
@@ -467,6 +468,23 @@ def test_a_file_system_that_takes_no_locks_runs_unlocked_and_says_so(tmp_path, m
         assert kept.path is None
     monkeypatch.setattr(locks.fcntl, "flock", lambda fd, operation: (_ for _ in ()).throw(OSError(5, "I/O error")))
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "d.ck"], ["I/O error"], status=4)   # a fault
+
+
+@pytest.mark.parametrize("call, code", [("fchmod", errno.EPERM), ("fchmod", errno.EOPNOTSUPP),
+                                        ("fsync", errno.EINVAL), ("fsync", errno.ENOSYS)])
+def test_a_file_system_without_modes_or_sync_takes_the_files_all_the_same(tmp_path, monkeypatch, call, code):
+    """vfat, SMB and some FUSE mounts keep no Unix modes (fchmod: EPERM) or cannot sync (EINVAL,
+    ENOSYS): every checkpoint, snapshot and figure written there was a fault (status 4). Now the
+    file is written without that call; an I/O error of fsync is still a fault."""
+    def not_here(*args):
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(os, call, not_here)
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck", "--snapshots", "S")
+    assert rc == 0 and err == "", err
+    rc, _, err = nbsymple(tmp_path, "run", "--resume", "c.ck", "--steps", 4)
+    assert rc == 0 and err == "" and (tmp_path / "S" / "snap_00000004.npz").is_file(), err
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.EIO, os.strerror(errno.EIO))))
+    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "d.ck"], [os.strerror(errno.EIO)], status=4)
 
 
 def _another_users(monkeypatch, name: str, readable: bool):

@@ -214,17 +214,18 @@ def inside(path, folder) -> bool:
 
 def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     """Call `write(file)` on a temporary file `prefix<pid>.<random>suffix` in `path`'s folder (the
-    writer's process id in its name), fsync it, give it
-    the usual permissions (0666 less the umask), rename it to `path` and fsync the folder; the
-    temporary is removed if anything fails. A kill at any moment leaves the old file or the new."""
+    writer's process id in its name), give it the usual permissions (0666 less the umask), fsync
+    it (each where the file system does it: `_where_done`), rename it to `path` and fsync the
+    folder; the temporary is removed if anything fails. A kill at any moment leaves the old file
+    or the new."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
-            os.fchmod(f.fileno(), 0o666 & ~_umask())
-            os.fsync(f.fileno())
+            _where_done(os.fchmod, f.fileno(), 0o666 & ~_umask())
+            _where_done(os.fsync, f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -238,6 +239,22 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     except OSError:
         pass
     return path
+
+
+# what a file system says to a call it does not do: vfat, SMB and some FUSE mounts keep no Unix
+# modes (fchmod: EPERM) or cannot sync (EINVAL, ENOSYS); a file written there is written all the same
+NOT_DONE_HERE = (errno.EPERM, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP)
+
+
+def _where_done(call, *args):
+    """`call(*args)`, skipped where the file system does not do it (NOT_DONE_HERE: every write to a
+    USB stick's vfat, a checkpoint or `paper --out`, was a fault, "Operation not permitted");
+    any other error, an I/O error above all, is raised."""
+    try:
+        call(*args)
+    except OSError as e:
+        if e.errno not in NOT_DONE_HERE:
+            raise
 
 
 def _umask() -> int:
