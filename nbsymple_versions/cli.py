@@ -367,7 +367,7 @@ def main(argv=None) -> int:
     _escape_undecodable()
     if argv[:1] == ["run"] and launched():
         hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
-    return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"])
+    return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"], ranks=argv[:1] == ["run"])
 
 
 def _dispatch(argv, name) -> int:

@@ -300,12 +300,15 @@ def speaks() -> bool:
     return True
 
 
-def command(name: str, body, draws: bool = False) -> int:
+def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
-    the environment checked first (`draws`: the command draws with matplotlib), stdout guarded,
+    the environment checked first (`draws`: the command draws with matplotlib; unless `ranks`,
+    the command runs in one process, and an MPI launcher of several is refused), stdout guarded,
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
-    if (found := environment.process_problem() or environment.problem(draws=draws)) is not None:
+    from .core.ranks import one_process_problem
+    if (found := environment.process_problem() or environment.problem(draws=draws)
+            or (None if ranks else one_process_problem("this command"))) is not None:
         if speaks():
             _say(sentence(f"{name}: {found}"))
         return USAGE

@@ -8,6 +8,8 @@ bit-identical too today: each rank runs B's own compiled kernel on its slice). T
 engine runs in numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) at N = 97. Without mpi4py or
 mpiexec every test fails with what to install (the `mpi` extra, part of `test`, brings both).
 """
+import contextlib
+import io
 import json
 import os
 from pathlib import Path
@@ -541,6 +543,40 @@ def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
     p = mpirun(2, "-m", "nbsymple_versions.cli", "run", *args)
     lines = [line for line in p.stderr.splitlines() if line.strip()]
     assert p.returncode == 2 and len(lines) == 1 and named in lines[0] and "Traceback" not in p.stderr, p.stderr
+
+
+@JOB
+def test_a_version_of_one_process_under_mpiexec_is_refused_once(tmp_path):
+    """`mpiexec -n 2 nbsymple run --version A --checkpoint c.ck`: each rank ran A whole, the
+    second one refused silently (its checkpoint's lock held by the first), exit 2 with nothing
+    said; `check` and `paper` ran twice over, writing the same files. Now every rank refuses
+    alike before anything is made, rank 0 naming version F, which runs across ranks; so does
+    the resume of an A checkpoint (found by hand)."""
+    p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "A", "--n", "16", "--steps", "2",
+               "--checkpoint", str(tmp_path / "c.ck"))
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and p.stdout == "", p.stderr
+    assert "version A runs in one process" in lines[0] and "mpiexec -n 2 nbsymple run --version F" in lines[0], p.stderr
+    assert sorted(tmp_path.iterdir()) == []
+    assert cli(["run", "--n", "16", "--steps", "2", "--checkpoint", str(tmp_path / "a.ck")]) == 0
+    before = sorted(tmp_path.iterdir())
+    p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--resume", str(tmp_path / "a.ck"), "--steps", "4")
+    assert p.returncode == 2 and "version A runs in one process" in p.stderr and p.stdout == "", p.stderr
+    assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("argv", [["check", "--n", "16"], ["info"], ["paper", "--no-science", "--out", "plots"]])
+def test_every_command_of_one_process_refuses_a_launcher_of_several(tmp_path, monkeypatch, argv):
+    """What a rank of `mpiexec -n 3` finds in its environment (rank 0 speaks; the others refuse
+    alike, silently), in this process: a command other than F's run is refused in one sentence."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PMI_SIZE", "3")
+    monkeypatch.setenv("PMI_RANK", "0")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+        assert cli(argv) == 2
+    assert "runs in one process: under an MPI launcher of 3 ranks" in err.getvalue() and out.getvalue() == ""
+    assert len(err.getvalue().strip().splitlines()) == 1 and sorted(tmp_path.iterdir()) == [], err.getvalue()
 
 
 PROGRESS_END = "version F, 2 ranks: step 20/20 (100 %)"

@@ -9,8 +9,9 @@ import os
 
 import numpy as np
 
-# where MPI launchers (MPICH/Hydra and PMI, Open MPI, PMIx) put each process's rank
+# where MPI launchers (MPICH/Hydra and PMI, Open MPI, PMIx) put each process's rank, and the count
 RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 
 def launcher_rank() -> int:
@@ -23,6 +24,26 @@ def launcher_rank() -> int:
         if text.isdigit():
             return int(text)
     return 0
+
+
+def launcher_size() -> int:
+    """How many processes the MPI launcher that started this one started (1 outside a launcher,
+    or where it does not say): more than one runs a command that is no job of ranks once each."""
+    for name in SIZE_VARIABLES:
+        text = os.environ.get(name, "").strip()
+        if text.isdigit():
+            return int(text)
+    return 1
+
+
+def one_process_problem(what: str) -> str | None:
+    """The sentence refusing `what` (a command, a version), which runs in one process, under a
+    launcher of more than one: each rank would run all of it, writing the same files."""
+    if (size := launcher_size()) <= 1:
+        return None
+    return (f"{what} runs in one process: under an MPI launcher of {size} ranks each would run all of it, the "
+            f"same work {size} times over (into the same files); run it without mpiexec (version F runs the "
+            f"pipeline across ranks: mpiexec -n {size} nbsymple run --version F)")
 
 
 class OneRank:

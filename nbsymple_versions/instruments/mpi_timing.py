@@ -67,4 +67,4 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     from ..entry import command
-    sys.exit(command("python -m nbsymple_versions.instruments.mpi_timing", main))
+    sys.exit(command("python -m nbsymple_versions.instruments.mpi_timing", main, ranks=True))

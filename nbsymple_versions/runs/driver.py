@@ -45,7 +45,7 @@ import numpy as np
 from ..core.checks import positive_number
 from ..core.diagnostics import energy_problem
 from ..core.ics import make_cluster
-from ..core.ranks import launcher_rank
+from ..core.ranks import launcher_rank, one_process_problem
 from ..core.schemes import get_scheme
 from ..core.units import Units
 from ..core.vocabulary import precision_name
@@ -420,6 +420,10 @@ def run(spec: RunSpec) -> int:
                 if loaded:
                     _check_record(loaded[1])
                 version = get_version(loaded[1]["version"] if loaded else spec.version)
+            one_process = None if unreadable or version.distributed else \
+                one_process_problem(f"version {version.letter}")
+            if one_process is not None:      # (a checkpoint that cannot be read is named below, first)
+                raise RunStop(one_process)
             with user_values():
                 options = version.options_from(loaded[1]["options"] if loaded else spec.options)  # before anything is built
             ok, reason = version.package.availability(options)
