@@ -3,6 +3,7 @@ two runs on one path, a run killed before its first checkpoint, a full disk, a f
 mid-run, a broken pipe. Runs go through `nbsymple run` (in this process where nothing kills it,
 else a child)."""
 import json
+import os
 from pathlib import Path
 import shutil
 import signal
@@ -116,11 +117,11 @@ def test_a_run_killed_before_its_first_checkpoint_restarts_with_the_same_command
     assert json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True
 
 
-def _fault_run(tmp_path, folder):
+def _fault_run(tmp_path, folder, steps=200000):
     """A long run writing a snapshot every step into `folder`, its checkpoint beside the test."""
     ck = tmp_path / "run.ck"
-    return ck, start([*LONG, "--every", "1", "--snapshots", folder, "--checkpoint", ck, "--checkpoint-every",
-                      "25"], tmp_path)
+    return ck, start([*LONG[:2], "--steps", steps, *LONG[4:], "--every", "1", "--snapshots", folder, "--checkpoint",
+                      ck, "--checkpoint-every", "25"], tmp_path)
 
 
 def _assert_fault_sentence(job, ck, expect):
@@ -145,13 +146,22 @@ def test_a_snapshot_folder_removed_mid_run_ends_in_one_sentence(tmp_path):
 
 
 def test_a_full_disk_ends_in_one_sentence_naming_the_checkpoint(tmp_path):
-    """Snapshots into a 256 kB tmpfs (root: a real ENOSPC from the kernel)."""
+    """Snapshots into a 100 MB tmpfs (root: a real ENOSPC from the kernel), with room for the
+    run's 20000 snapshots (72 MB) when it starts, filled by another file once it has
+    checkpointed (a run that cannot fit is refused at the start)."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=100m", "tmpfs", str(disk)], capture_output=True)
     assert mounted.returncode == 0, f"this test mounts a tmpfs and needs root: {mounted.stderr.decode()}"
     try:
-        ck, job = _fault_run(tmp_path, disk / "snaps")
+        ck, job = _fault_run(tmp_path, disk / "snaps", steps=20000)
+        wait_for(lambda: checkpoint_step(ck) >= 25)
+        with open(disk / "another", "wb", buffering=0) as other:      # another process fills the disk
+            try:
+                while True:
+                    other.write(bytes(1 << 20))
+            except OSError:
+                pass
         done = _assert_fault_sentence(job, ck, "No space left on device")
         assert not [p for p in (disk / "snaps").iterdir() if p.name.endswith(".tmp")]     # nothing partial
         ok = list_snapshots(disk / "snaps")
@@ -172,3 +182,43 @@ def test_a_broken_pipe_is_quiet(argv):
     reader.stdin.close()
     reader.wait()
     assert p.stderr == "" and p.returncode in (0, 141), (p.returncode, p.stderr)
+
+
+def _free(monkeypatch, free_bytes):
+    """os.statvfs answering that `free_bytes` may still be written on every file system (or, for
+    None, that it cannot say: an OSError)."""
+    real = os.statvfs
+
+    def statvfs(path):
+        if free_bytes is None:
+            raise OSError(38, "Function not implemented")
+        info = real(path)
+        return os.statvfs_result((info.f_bsize, 1, info.f_blocks, free_bytes, free_bytes, *info[5:]))
+    monkeypatch.setattr(os, "statvfs", statvfs)
+
+
+def test_snapshots_that_cannot_fit_on_their_disk_are_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """`--every 1` over 2e6 steps of N = 16384 (1.8 TB of snapshots on a disk of 72 GB free) ran
+    until the disk was full, hours later. The least size of what a run still writes (its
+    snapshots after the step it starts from, less those it replaces, and a checkpoint) is
+    compared with the room on each file system first: N = 16 in npz takes 896 bytes a snapshot."""
+    monkeypatch.chdir(tmp_path)
+    _free(monkeypatch, 3 * 896 - 1)             # three snapshots (steps 2, 4, 6) and no more
+    rc, out, err = call(["run", "--n", 16, "--steps", 6, "--every", 2, "--snapshots", "S"])
+    assert rc == 2 and one_sentence(err) and out == "", err
+    assert "3 snapshots of N = 16 (npz, one every 2 steps to step 6)" in err and "2.69 kB free" in err, err
+    assert sorted(tmp_path.iterdir()) == []
+    _free(monkeypatch, 3 * 896)
+    rc, _, err = call(["run", "--n", 16, "--steps", 6, "--every", 2, "--snapshots", "S"])
+    assert rc == 0, err
+    _free(monkeypatch, 2 * 896 - 1)            # then a checkpoint and one snapshot (step 8), on one disk
+    shutil.rmtree("S")
+    assert call(["run", "--n", 16, "--steps", 6, "--every", 2, "--snapshots", "S", "--checkpoint", "c.ck"])[0] == 2
+    _free(monkeypatch, 10**6)
+    assert call(["run", "--n", 16, "--steps", 6, "--every", 2, "--snapshots", "S", "--checkpoint", "c.ck"])[0] == 0
+    _free(monkeypatch, 2 * 896 - 1)
+    rc, _, err = call(["run", "--resume", "c.ck", "--steps", 8])
+    assert rc == 2 and "1 snapshot of N = 16" in err and "and a checkpoint" in err, err
+    _free(monkeypatch, None)                   # a file system that does not say: the run goes on
+    rc, _, err = call(["run", "--resume", "c.ck", "--steps", 8])
+    assert rc == 0 and (tmp_path / "S" / "snap_00000008.npz").is_file(), err

@@ -49,7 +49,7 @@ from ..core.ranks import launcher_rank, one_process_problem
 from ..core.schemes import get_scheme
 from ..core.units import Units
 from ..core.vocabulary import precision_name
-from ..core.work import WorkRefused, check_time
+from ..core.work import WorkRefused, bodies, check_time, count, size
 from ..entry import OutputFailed
 from ..environment import os_reason
 from ..mpi.comm import launched, release_shared_memory
@@ -59,13 +59,14 @@ from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, lock_file
-from .loop import Stopped, step_run
+from .loop import Stopped, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress, launcher_on_terminal
 from .report import report
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import SIDECAR, SnapshotError, list_snapshots, prepare_folder, stated_units, write_snapshot
+from .snapshots import (SIDECAR, SnapshotError, least_bytes, list_snapshots, prepare_folder, stated_units,
+                        write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -290,7 +291,41 @@ def _restartable(folder: Path, command: dict) -> bool:
             and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
 
-def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bool]:
+def _every(every: int) -> str:
+    return "at every step" if every == 1 else f"one every {every} steps"
+
+
+def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path | None) -> str | None:
+    """A sentence where what the run still writes cannot fit on the file systems that are to hold
+    it: its snapshots after step `start` (each of its least size, less the snapshots of those
+    steps already there, which it replaces) and a checkpoint (written beside the last one before
+    it replaces it); None where it fits, or where a file system does not say how much room it has."""
+    n, fmt = run_["n"], run_.get("snapshot_format", "npz")
+    needs = {}                                      # device -> [bytes, folder, what, free]
+    writes = [] if checkpoint is None else [(checkpoint.parent, least_bytes(n), "a checkpoint")]
+    if folder is not None and (k := snapshots_after(run_, start)):
+        replaced = sum(p.stat().st_size for p in folder.glob("snap_*.*")
+                       if p.stem[5:].isdigit() and int(p.stem[5:]) > start and p.is_file())
+        writes.insert(0, (folder, k * least_bytes(n, fmt) - replaced,
+                          f"{count(k)} snapshot{'s' if k != 1 else ''} of N = {bodies(n)} ({fmt}, {_every(run_['every'])} to step "
+                          f"{run_['steps']})"))
+    for where, size_, what in writes:
+        try:
+            info, device = os.statvfs(where), where.stat().st_dev
+        except OSError:
+            return None
+        entry = needs.setdefault(device, [0, where, [], info.f_bavail * info.f_frsize])
+        entry[0] += size_
+        entry[2].append(what)
+    for needed, where, what, free in needs.values():
+        if needed > free:
+            return (f"the run would write {' and '.join(what)} into {where}, at least {size(needed)}, and its "
+                    f"file system has {size(free)} free; write fewer snapshots (a larger --every, fewer --steps) "
+                    f"or choose a folder with more room")
+    return None
+
+
+def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
     the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
     removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
@@ -324,6 +359,8 @@ def _checked_paths(spec, run_, checkpoint, locks, undo) -> tuple[Path | None, bo
                 prepare_folder(folder, run_["run_id"])
             except SnapshotError as e:
                 raise RunStop(str(e)) from None
+    if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
+        raise RunStop(problem)
     return folder, restart
 
 
@@ -461,7 +498,8 @@ def _run(spec, world, signals, loaded) -> int:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
             def check_paths():
                 with stop_on_write_fault(nothing_run):
-                    return _checked_paths(spec, run_, checkpoint, locks, undo)
+                    return _checked_paths(spec, run_, checkpoint, loaded[1]["steps_done"] if loaded else 0, locks,
+                                          undo)
 
             def claim():
                 with stop_on_write_fault(nothing_run):

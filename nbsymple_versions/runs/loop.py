@@ -17,6 +17,16 @@ def snapshot_due(run: dict, step: int) -> bool:
                                              or step in (run.get("snapshot_steps") or ()))
 
 
+def snapshots_after(run: dict, start: int) -> int:
+    """How many snapshots the run writes after step `start` (those `snapshot_due` says), counted
+    without stepping."""
+    if run["snapshots"] is None:
+        return 0
+    total, every = run["steps"], run["every"]
+    others = {s for s in (*(run.get("snapshot_steps") or ()), total) if start < s <= total and s % every}
+    return max(total // every - start // every, 0) + len(others)
+
+
 def step_run(sim, run: dict, *, fresh: bool, snapshot, checkpoint, stop_asked, progress):
     """Step `sim` to the run's total `run["steps"]`. First the snapshot of the step it starts from
     where one is due and not on disk, and a checkpoint of a `fresh` run; then after each step its
