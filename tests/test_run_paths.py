@@ -198,7 +198,7 @@ def _free(monkeypatch, free_bytes):
 
 
 def test_snapshots_that_cannot_fit_on_their_disk_are_refused_before_anything_is_written(tmp_path, monkeypatch):
-    """`--every 1` over 2e6 steps of N = 16384 (1.8 TB of snapshots on a disk of 72 GB free) ran
+    """`--every 1` over 2e6 steps of N = 16384 (1.8 TB of snapshots on a disk of 72 GB free) would have run
     until the disk was full, hours later. The least size of what a run still writes (its
     snapshots after the step it starts from, less those it replaces, and a checkpoint) is
     compared with the room on each file system first: N = 16 in npz takes 896 bytes a snapshot."""
