@@ -46,6 +46,7 @@ import tempfile
 import warnings
 
 from .core import work      # sizes in words; imports no numba
+from .runs.paths import umask
 
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
@@ -155,9 +156,9 @@ def process_problem() -> str | None:
         why = ("no longer exists (it was removed or moved while this shell stayed in it)" if e.errno == errno.ENOENT
                else f"cannot be read ({e.strerror})")
         return f"the current folder {why}; cd into another folder and run the command again"
-    if taken := [right for bit, right in ((0o400, "read"), (0o200, "write"), (0o100, "enter")) if _umask() & bit]:
+    if taken := [right for bit, right in ((0o400, "read"), (0o200, "write"), (0o100, "enter")) if umask() & bit]:
         rights = " and ".join([", ".join(taken[:-1]), taken[-1]] if len(taken) > 1 else taken)
-        return (f"this process's umask {_umask():04o} would write every file and folder (numba's cache, checkpoints, "
+        return (f"this process's umask {umask():04o} would write every file and folder (numba's cache, checkpoints, "
                 f"snapshots, figures) without its owner's right to {rights} it, so the next command could not use "
                 "them; set one that leaves those rights, e.g. umask 022")
     import resource
@@ -173,13 +174,6 @@ def process_problem() -> str | None:
             or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
                               "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
                               f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))
-
-
-def _umask() -> int:
-    """This process's umask (read by setting it: Python has no getter; at the start, one thread)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _whole_value(text) -> int | None:

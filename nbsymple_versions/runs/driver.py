@@ -307,8 +307,8 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
         replaced = sum(p.stat().st_size for p in folder.glob("snap_*.*")
                        if p.stem[5:].isdigit() and int(p.stem[5:]) > start and p.is_file())
         writes.insert(0, (folder, k * least_bytes(n, fmt) - replaced,
-                          f"{count(k)} snapshot{'s' if k != 1 else ''} of N = {bodies(n)} ({fmt}, {_every(run_['every'])} to step "
-                          f"{run_['steps']})"))
+                          f"{count(k)} snapshot{'s' if k != 1 else ''} of N = {bodies(n)} ({fmt}, "
+                          f"{_every(run_['every'])} to step {run_['steps']})"))
     for where, size_, what in writes:
         try:
             info, device = os.statvfs(where), where.stat().st_dev

@@ -224,7 +224,7 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
-            _where_done(os.fchmod, f.fileno(), 0o666 & ~_umask())
+            _where_done(os.fchmod, f.fileno(), 0o666 & ~umask())
             _where_done(os.fsync, f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -257,7 +257,8 @@ def _where_done(call, *args):
             raise
 
 
-def _umask() -> int:
+def umask() -> int:
+    """This process's umask (read by setting it: Python has no getter)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
