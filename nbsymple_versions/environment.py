@@ -46,7 +46,6 @@ import tempfile
 import warnings
 
 from .core import work      # sizes in words; imports no numba
-from .runs.paths import umask
 
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
@@ -174,6 +173,13 @@ def process_problem() -> str | None:
             or _limit_problem(resource.RLIMIT_FSIZE, "-f", max(FILE_SIZE, 2 * SHARED_MEMORY_PER_RANK * ranks), 1024,
                               "in a file it writes", "numba's cache files, and MPICH's shared memory for the ranks "
                               f"of a node, about {work.size(SHARED_MEMORY_PER_RANK)} a rank"))
+
+
+def umask() -> int:
+    """This process's umask (read by setting it: Python has no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _whole_value(text) -> int | None:

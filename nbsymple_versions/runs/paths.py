@@ -29,6 +29,8 @@ import stat
 import sys
 import tempfile
 
+from ..environment import umask
+
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
 # beyond a direct-summation run (1e17 pair forces a step); an initial-condition file, read
@@ -255,13 +257,6 @@ def _where_done(call, *args):
     except OSError as e:
         if e.errno not in NOT_DONE_HERE:
             raise
-
-
-def umask() -> int:
-    """This process's umask (read by setting it: Python has no getter)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def write_file(path, data: bytes | str) -> Path:
