@@ -8,10 +8,11 @@ whole number from its least, a finite number above its bound, a path that is not
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
-from .core.options import whole_number_argument  # noqa: F401  (every command line's whole numbers)
+from .core.options import seed_argument, whole_number_argument  # noqa: F401  (every command line's whole numbers)
 from .entry import sentence, speaks
 
 
@@ -24,6 +25,8 @@ def _drops_an_attached_double_dash() -> bool:
 
 
 _DROPS_ATTACHED_DOUBLE_DASH = _drops_an_attached_double_dash()
+# what float() takes with a minus sign in front (no flag of these command lines looks like one)
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:e[-+]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -33,12 +36,15 @@ class Parser(argparse.ArgumentParser):
     other (Python 3.11's argparse gives it [] unchecked, which `--n=--` took to a traceback).
 
     `doc`, the command's module docstring, gives --help its description (its first paragraph);
-    `python -OO` (PYTHONOPTIMIZE=2) drops docstrings, and the help then has none."""
+    `python -OO` (PYTHONOPTIMIZE=2) drops docstrings, and the help then has none. A negative
+    number in any form (`--dt -1e-3`, `-inf`) is a value, refused by its option's type, not an
+    option (argparse's own pattern, `-1` and `-.5` alone, answered "expected one argument")."""
 
     def __init__(self, *args, doc: str | None = None, **kwargs):
         if doc:
             kwargs.setdefault("description", doc.split("\n\n")[0])
         super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def _get_values(self, action, arg_strings):
         if _DROPS_ATTACHED_DOUBLE_DASH and action.option_strings and "--" in arg_strings:

@@ -15,7 +15,7 @@ import sys
 from .arguments import Parser, path_argument
 from .entry import command, sentence, stood_still
 from .instruments import provenance
-from .core.options import add_option_arguments, whole_number_argument as _whole_number
+from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.units import CONSTANTS
 from .core.vocabulary import PRECISIONS, TASKS
@@ -81,7 +81,8 @@ def _parser():
     add("--precision", type=str.lower, choices=PRECISIONS)
     add("--dt", type=_positive_float, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), help="number of steps (default 1000)")
-    add("--seed", type=_whole_number(0), help="random seed of the initial conditions (a whole number >= 0)")
+    add("--seed", type=seed_argument, help="random seed of the initial conditions (a whole number from 0 below "
+                                           "2**128)")
     add_option_arguments(add, option_flags())
     add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
@@ -115,7 +116,8 @@ def _parser():
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
     c.add_argument("--n", type=_whole_number(2), default=None,
                    help=f"number of bodies (default {CHECK_N}; with --gpu-report, of its validation runs)")
-    c.add_argument("--seed", type=_whole_number(0), default=None, help="random seed of the inputs (a whole number >= 0)")
+    c.add_argument("--seed", type=seed_argument, default=None, help="random seed of the inputs (a whole number from 0 "
+                                                                   "below 2**128)")
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
     _gpu_arguments(c)
     c.add_argument("--gpu-report", action="store_true",

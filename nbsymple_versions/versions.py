@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from . import gpu_full, gpu_pairwise, gpu_threaded, mpi, serial, threaded
-from .core.checks import one_of
+from .core.checks import named, one_of
 from .core.clock import TaskClock
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
@@ -85,7 +85,15 @@ class Version:
         return getattr(self.package, "world", lambda: ONE_RANK)()
 
     def options_from(self, given: dict):
-        """This version's typed options from keyword values (ValueError for a bad or unknown one)."""
+        """This version's typed options from keyword values (ValueError for a bad or unknown one,
+        each named as in Python and on the command line: `kernel (--gpu-kernel)`)."""
+        if unknown := sorted(set(given) - set(self.option_names), key=str):
+            flags = option_flags()
+
+            def shown(name):
+                return f"{name} ({flags[name][0]['flag']})" if name in flags else named(name)
+            raise ValueError(f"version {self.letter} takes no option {', '.join(map(shown, unknown))} (its options: "
+                             f"{', '.join(map(shown, self.option_names)) or 'none'})")
         return self.Options.from_dict(given, self.letter)
 
     def available(self, backend: str | None = None) -> tuple[bool, str]:

@@ -278,3 +278,66 @@ def test_gpu_report_steps_are_the_median_of_the_steps():
 
     assert step_seconds(Fake([1.0, 9.0, 2.0]), 3) == 2.0          # the mean would be 4
     assert step_seconds(Fake([1.5]), 1) == 1.5
+
+
+# ------------------------------------------------------------------ found by a hunt for hostile inputs
+
+def test_a_seed_is_below_2_to_the_128_and_a_longer_number_is_named_not_echoed():
+    """A seed of 1e309 was taken, and the checkpoint that recorded it could not be resumed (JSON
+    reads an integer beyond float64 as infinity); 5000 digits were echoed whole."""
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, "--seed", 10**309])
+    assert rc == 2 and "argument --seed: must be below 2**128" in err and len(err) < 200, err
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, "--seed", "9" * 5000])
+    assert rc == 2 and "a whole number of 5000 digits is more than it takes" in err and len(err) < 200, err
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, "--seed", 2**128 - 1])
+    assert rc == 0 and f"seed {2**128 - 1}" in out, err
+    with pytest.raises(ValueError, match=r"seed must be a whole number below 2\*\*128"):
+        make_cluster(8, seed=2**128)
+    from nbsymple_versions.runs.errors import RunStop
+    from nbsymple_versions.runs.spec import RunSpec
+    with pytest.raises(RunStop, match=r"--seed must be a whole number below 2\*\*128"):
+        RunSpec(n=8, steps=1, seed=10**400)
+    with pytest.raises(TypeError, match="options must be a dict of the version's options, got NoneType"):
+        RunSpec(n=8, steps=1, options=None)
+
+
+@pytest.mark.parametrize("argv, option", [(["run", "--dt", "-1e-3"], "--dt"), (["run", "--dt", "-1.5E-3"], "--dt"),
+                                          (["run", "--dt", "-inf"], "--dt"), (["run", "--seed", "-1e3"], "--seed"),
+                                          (["run", "--ics-mass", "-1e3"], "--ics-mass"),
+                                          (["paper", "--tidal-dt", "-1e-3"], "--tidal-dt")])
+def test_a_negative_number_in_any_form_is_refused_by_its_option(argv, option):
+    """argparse reads '-1e-3' as an option ('expected one argument'), '-.001' as a value: every
+    form is now the option's value, refused by its type."""
+    rc, out, err = call(argv)
+    assert rc == 2 and f"argument {option}: " in err and "expected one argument" not in err, err
+
+
+def test_a_resume_whose_snapshot_folder_is_gone_is_refused_not_split(tmp_path, monkeypatch):
+    """A run folder moved (or its snapshot folder removed) and resumed: the old path was made
+    again and the run's snapshots split between two folders, in silence."""
+    (tmp_path / "one").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    assert call(["run", "--n", 8, "--steps", 4, "--checkpoint", "c.ck", "--snapshots", "S", "--every", 2])[0] == 0
+    (tmp_path / "one").rename(tmp_path / "two")
+    monkeypatch.chdir(tmp_path / "two")
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 8])
+    assert rc == 2 and f"{tmp_path / 'one' / 'S'}, is gone (moved or removed)" in err and "--snapshots" in err, err
+    assert not (tmp_path / "one").exists()
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 8, "--snapshots", "S"])
+    assert rc == 0 and sorted(p.name for p in (tmp_path / "two" / "S").glob("snap_*")) == [
+        f"snap_{k:08d}.npz" for k in (0, 2, 4, 6, 8)], err
+
+
+def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "K"])[0] == 0
+    rc, out, err = call(["run", "--n", 8, "--steps", 2, "--snapshots", "K"])
+    assert rc == 2 and err.rstrip().endswith("choose an empty folder"), err
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "L", "--checkpoint", "l.ck"])[0] == 0
+    rc, out, err = call(["run", "--n", 8, "--steps", 2, "--snapshots", "L"])
+    assert rc == 2 and f"or resume that run: nbsymple run --resume {tmp_path / 'l.ck'}" in err, err
+
+
+def test_a_time_below_ten_seconds_keeps_two_digits():
+    from nbsymple_versions.core.work import duration
+    assert [duration(s) for s in (0.0864, 0.864, 9.5, 42.0)] == ["0.086 s", "0.86 s", "9.5 s", "42 s"]

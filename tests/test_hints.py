@@ -128,6 +128,7 @@ def test_a_stopped_run_is_continued_as_the_hint_says(tmp_path, monkeypatch, stop
     argv = ["run", "--n", 16, "--seed", 1, "--steps", 6, "--checkpoint", ck, "--checkpoint-every", 1]
     rc, out, err = call(argv)
     assert rc == (3 if stop == "nan" else 128 + signal.SIGTERM), err
+    assert ("start anew with a smaller --dt" in err) == (stop == "nan"), err      # where the step made them
     (resume,) = follow(argv, err, 1)
     assert resume == ["run", "--resume", str(ck)]
     rc, out, err = call([*resume, "--json"])

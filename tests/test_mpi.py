@@ -230,7 +230,7 @@ def test_without_mpi4py_f_is_one_rank_and_refuses_a_launcher():
 
 def test_cli_refusals(capsys):
     assert cli(["run", "--version", "A", "--node-version", "B", "--n", "8", "--steps", "1"]) == 2
-    assert "version A takes no option node_version (its options: none)" in capsys.readouterr().err
+    assert "version A takes no option node_version (--node-version) (its options: none)" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         cli(["run", "--version", "F", "--node-version", "C", "--n", "8", "--steps", "1"])
     assert e.value.code == 2 and "invalid choice: 'C'" in capsys.readouterr().err

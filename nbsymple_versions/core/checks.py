@@ -148,14 +148,25 @@ def flag(value, name: str) -> bool:
     return bool(value)
 
 
+# seeds are whole numbers below 2**128 (NumPy's SeedSequence draws 128 bits of entropy): a larger
+# one was taken, and the checkpoint that recorded it (JSON reads an integer beyond float64 as
+# infinity) could not be resumed
+SEED_BOUND = 2**128
+
+
 def seed(value, name: str = "seed"):
-    """A seed for `numpy.random.default_rng`: None (a fresh one), a whole number >= 0 (not a bool,
-    a string or 1.5), or NumPy's own SeedSequence, BitGenerator or Generator as they are."""
+    """A seed for `numpy.random.default_rng`: None (a fresh one), a whole number from 0 below
+    SEED_BOUND (not a bool, a string or 1.5), or NumPy's own SeedSequence, BitGenerator or
+    Generator as they are."""
     if value is None or isinstance(value, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
         return value
     if not _is_number(value):
         raise ValueError(f"{name} must be None or a whole number of at least 0, got {short_repr(value)}")
-    return whole_number(value, name, 0)
+    number = whole_number(value, name, 0)
+    if number >= SEED_BOUND:
+        raise ValueError(f"{name} must be a whole number below 2**128 (the bits NumPy's SeedSequence draws), got "
+                         f"{short_repr(number)}")
+    return number
 
 
 def writable(array: np.ndarray, name: str) -> np.ndarray:

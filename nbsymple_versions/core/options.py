@@ -8,7 +8,7 @@ one sentence; unknown names are refused by `from_dict` with the version's own li
 import argparse
 from dataclasses import MISSING, dataclass, field, fields
 
-from .checks import named
+from .checks import SEED_BOUND, named, short_repr
 
 
 def option(default, flag: str, help: str, check=None, choices=None):
@@ -55,17 +55,28 @@ class NoOptions:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
 
 
-def whole_number_argument(minimum: int):
-    """argparse type: a whole number >= minimum."""
+def whole_number_argument(minimum: int, below: int | None = None, below_text: str = ""):
+    """argparse type: a whole number >= minimum (and < `below`, said as `below_text`); what is
+    echoed of a long text is cut short (a number beyond Python's 4300 digits is said to be one)."""
     def parse(text):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+            digits = text.strip().lstrip("+-").replace("_", "")
+            if digits.isdigit():
+                raise argparse.ArgumentTypeError(f"a whole number of {len(digits)} digits is more than it takes"
+                                                 ) from None
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {short_repr(text)}") from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {short_repr(value)}")
+        if below is not None and value >= below:
+            raise argparse.ArgumentTypeError(f"must be below {below_text or below}, got {short_repr(value)}")
         return value
     return parse
+
+
+# argparse type of every --seed: what `checks.seed` takes
+seed_argument = whole_number_argument(0, SEED_BOUND, "2**128")
 
 
 def add_option_arguments(add, flags: dict, names=None):

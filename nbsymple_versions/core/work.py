@@ -191,4 +191,4 @@ def duration(s: float) -> str:
         if s >= 2 * length:
             value = s / length
             return "forever" if math.isinf(value) else f"{value:.3g} {unit}" if value >= 1e4 else f"{value:.0f} {unit}"
-    return f"{s:.0f} s"
+    return f"{s:.0f} s" if s >= 10 else f"{s:.2g} s"        # a limit of 0.0864 s is no "0 s"

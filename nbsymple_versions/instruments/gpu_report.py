@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ..arguments import Parser, number_above, whole_number_argument
+from ..arguments import Parser, number_above, seed_argument, whole_number_argument
 from ..core.ics import make_cluster, timing_state
 from ..core.options import add_option_arguments
 from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
@@ -41,7 +41,7 @@ def _parser():
                         f"{' '.join(map(str, SIMULATOR_SIZES))} in the CUDA simulator)")
     p.add_argument("--validate-n", type=whole_number_argument(2), default=None,
                    help="bodies in the validation runs (default 2048 on a GPU, 96 in the simulator)")
-    p.add_argument("--seed", type=whole_number_argument(0), default=None,
+    p.add_argument("--seed", type=seed_argument, default=None,
                    help="random seed of the validation runs' clusters (default: a fresh one)")
     p.add_argument("--steps", type=whole_number_argument(1), default=3,
                    help="leapfrog steps timed per version; their median is shown (default 3)")

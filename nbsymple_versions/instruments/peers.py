@@ -53,7 +53,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..arguments import Parser, whole_number_argument
+from ..arguments import Parser, seed_argument, whole_number_argument
 from ..core import reference
 from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
@@ -519,7 +519,7 @@ def main(argv=None) -> int:
     p = Parser(prog="python -m nbsymple_versions.instruments.peers", doc=__doc__)
     p.add_argument("--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
     p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
-    p.add_argument("--seed", type=whole_number_argument(0), default=1, help="random seed of the bodies (default 1)")
+    p.add_argument("--seed", type=seed_argument, default=1, help="random seed of the bodies (default 1)")
     p.add_argument("--only", nargs="+", default=None,
                    help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-row-unfused, A-loop, "
                         "A-dp-seed, A-dp-sqrt, A-dp-row and A-dp-row-unfused, A's kernel shapes, run only when "

@@ -107,7 +107,7 @@ def _ics_units(spec) -> Units:
     if stated is None:
         if spec.ics_mass is None:
             raise RunStop(f"{spec.ics} does not state the cluster mass its units are in (no {SIDECAR} of nbsymple "
-                          f"beside it), so give it with --ics-mass MSUN: the authors' files are in units of the "
+                          f"beside it names it), so give it with --ics-mass MSUN: the authors' files are in units of the "
                           f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
         try:
             return Units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
@@ -230,6 +230,9 @@ def _resumed(spec, world, loaded):
         run["steps"] = spec.steps
     if "snapshots" in spec.given:
         run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
+    elif run["snapshots"] is not None and world.broadcast_object(not os.path.isdir(run["snapshots"])):
+        raise RunStop(f"the snapshot folder of the run in {spec.resume}, {run['snapshots']}, is gone (moved or "
+                      f"removed); give --snapshots DIR for the rest of its snapshots")   # (made again: split in two)
     if "every" in spec.given:
         if run["snapshots"] is None:
             raise RunStop(f"--every needs --snapshots DIR (the run in {spec.resume} writes no snapshots)")
@@ -275,6 +278,16 @@ def _command(spec, run_, checkpoint) -> dict:
                 version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
                 options=dict(spec.options))
     return json.loads(json.dumps(same))
+
+
+def _resume_the_other(folder: Path) -> str:
+    """How to resume the run whose snapshots `folder` holds, where its record names a checkpoint
+    that is there (a killed run may have left none)."""
+    try:
+        left = read_json(folder / RUN_RECORD, "run record")["command"]["checkpoint"]
+    except (FileRefused, KeyError, TypeError):
+        return ""
+    return f", or resume that run: {resume_command(left)}" if isinstance(left, str) and os.path.isfile(left) else ""
 
 
 def _restartable(folder: Path, command: dict) -> bool:
@@ -358,7 +371,7 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | N
             try:
                 prepare_folder(folder, run_["run_id"])
             except SnapshotError as e:
-                raise RunStop(str(e)) from None
+                raise RunStop(f"{e}{_resume_the_other(folder)}") from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
         raise RunStop(problem)
     return folder, restart
@@ -589,7 +602,8 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
         step_run(sim, run_, fresh=spec.resume is None, snapshot=write_snapshot_, checkpoint=save_,
                  stop_asked=stop_asked, progress=progress)
     except NonFiniteState as e:          # every rank raises it together
-        raise RunStop(f"{e}, so the run stopped there{resume_hint()}", status=3) from None
+        raise RunStop(f"{e}, so the run stopped there (where the time step made them, not a fault, a resumed run "
+                      f"makes them again: start anew with a smaller --dt){resume_hint()}", status=3) from None
     except Stopped:
         signum = world.first(signals.signum) or signal.SIGTERM     # whichever rank caught it, the first in rank order
         name = signal.Signals(signum).name

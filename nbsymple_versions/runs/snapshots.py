@@ -293,7 +293,7 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
         other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
         if other != run_id:
             raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
-                                f"choose an empty folder, or resume that run with its checkpoint")
+                                f"choose an empty folder")
     stale = sorted(Path(folder).glob(".snap_*.npz.tmp")) + sorted(Path(folder).glob(".snap_*.txt.tmp"))
     for path in stale:
         path.unlink(missing_ok=True)

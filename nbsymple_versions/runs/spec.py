@@ -8,11 +8,12 @@ builds it directly:
 
 A value that cannot be used raises `RunStop` (one sentence, status 2), as the CLI's refusals do.
 """
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 
-from ..core.checks import one_of, positive_number, whole_number
+from ..core.checks import instance, one_of, positive_number, seed, whole_number
 from ..core.schemes import SCHEMES
 from ..core.units import CONSTANTS
 from ..core.vocabulary import PRECISIONS
@@ -65,11 +66,12 @@ class RunSpec:
                        "scheme": one_of(self.scheme, tuple(SCHEMES), "scheme"),
                        "precision": one_of(self.precision, PRECISIONS, "precision"),
                        "constants": one_of(self.constants, tuple(CONSTANTS), "constants"),
-                       "options": MappingProxyType(dict(self.options))}
+                       "options": MappingProxyType(dict(instance(self.options, Mapping, "options",
+                                                                    "a dict of the version's options")))}
             if self.snapshot_format is not None:
                 checked["snapshot_format"] = one_of(self.snapshot_format, SNAPSHOT_FORMATS, "snapshot format")
             if self.seed is not None:
-                checked["seed"] = whole_number(self.seed, flag("seed"), 0)
+                checked["seed"] = seed(self.seed, flag("seed"))
             for name, minimum in _COUNTS.items():
                 if getattr(self, name) is not None:
                     checked[name] = whole_number(getattr(self, name), flag(name), minimum)
