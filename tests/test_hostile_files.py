@@ -660,6 +660,39 @@ def test_migrate_refuses_a_results_file_it_cannot_read(tmp_path, kind):
             module="tools.migrate")
 
 
+def _results_file(folder: Path) -> Path:
+    return next(p for p in sorted(folder.glob("*.json")) if p.name != "machine.json")
+
+
+@pytest.mark.parametrize("case", ["two environments", "into another machine's file", "a row cut short"])
+def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
+    """Found by a hunt: one commit's results of two environments were written to one name (the
+    first lost), a folder migrated onto a machine folder that holds the same commit replaced its
+    file, and a row of 41 values for 42 combinations was written shifted (paper then reported
+    each N's time as the next N's). Each is refused naming the files, the dry run too; nothing
+    is written."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    folder, args = tmp_path / "res" / MACHINE, ["--isa", "avx2", "--uarch", "znver4"]
+    first = _results_file(folder)
+    data = json.loads(first.read_text())
+    if case == "two environments":
+        (folder / first.name.replace("existing", "virtualenv")).write_text(json.dumps({**data, "env_name": "venv"}))
+        named = ["would both become"]
+    elif case == "into another machine's file":
+        shutil.copytree(folder, tmp_path / "res" / "again")
+        rc, _, err = nbsymple(tmp_path, "res/" + MACHINE, *args, module="tools.migrate")     # the first of two
+        assert rc == 0, err
+        folder = tmp_path / "res" / "again"
+        named = ["already holds", "would replace"]
+    else:
+        name = next(k for k, row in data["results"].items() if isinstance(row[0], list) and len(row[0]) > 2)
+        data["results"][name][0] = data["results"][name][0][1:]
+        first.write_text(json.dumps(data))
+        named = [name, "values for its", "combinations"]
+    for dry in ([], ["--dry-run"]):
+        refused(tmp_path, [f"res/{folder.name}", *args, *dry], named, module="tools.migrate")
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()

@@ -45,11 +45,16 @@ RESHAPES = {
 
 def reshape(old, name: str, new, new_name: str, spec: dict, key=lambda *t: t) -> int:
     """Copy benchmark `name` of asv Results `old` into `new` as `new_name` with the current
-    params and version of `spec` (its benchmarks.json entry); returns the rows with a value."""
+    params and version of `spec` (its benchmarks.json entry); returns the rows with a value.
+    ValueError where the row holds fewer or more values than its combinations of parameters."""
     import itertools
     import math
     old_params = old.get_result_params(name)
-    values = dict(zip(map(tuple, itertools.product(*old_params)), zip(
+    combinations = list(itertools.product(*old_params))
+    if (held := len(old._results[name])) != len(combinations):    # asv pads it: every value would move
+        raise ValueError(f"{name} holds {held} values for its {len(combinations)} combinations of "
+                         f"parameters, so no value can be matched to its own")
+    values = dict(zip(map(tuple, combinations), zip(
         old.get_result_value(name, old_params), old.get_result_stats(name, old_params),
         old.get_result_samples(name, old_params))))
     moved = {}
@@ -123,27 +128,11 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
         except Exception as e:  # noqa: BLE001 - asv's own errors (UserError, KeyError...): one sentence
             raise ValueError(f"{folder.name}/{path.name} is not an asv results file asv can read "
                              f"({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
-        version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
-        new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,   # the run's Python
-                      tracking.fixed_env_name(version), {})
-        new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
-        for name in old.get_all_result_keys():
-            new_name, key = RESHAPES.get(name, (name, lambda *t: t))
-            if new_name in tracking.RETIRED:        # left the suite; its recorded rows stay as they are
-                spec = {"params": old.get_result_params(name), "version": old._benchmark_version.get(name)}
-                kept = reshape(old, name, new, new_name, spec, key)
-                print(f"  {name}: retired ({tracking.RETIRED[new_name]}), {kept} values kept")
-                continue
-            if new_name not in benchmarks:
-                print(f"  {name}: no such benchmark now, dropped")
-                continue
-            kept = reshape(old, name, new, new_name, benchmarks[new_name], key)
-            print(f"  {name} -> {new_name}: {kept} values" + ("" if kept else " (none: row left out)"))
-        runs = (data.get("provenance") if isinstance(data, dict) else None) or []
-        note = ("recorded before the results kept provenance (libraries, threads, load)" if not runs else
-                "machine renamed to today's identity; values untouched")
-        entry = {"migrated_from": f"{folder.name}/{path.name}", **given, "note": note}
-        written.append((path, new, runs + [dict(entry, evidence=evidence) if evidence else entry]))
+        try:
+            written.append((path, *_migrated(old, folder, path, data, info, given, benchmarks, evidence)))
+        except ValueError as e:
+            raise ValueError(f"{folder.name}/{path.name}: {e}; nothing was written") from None
+    _check_targets(folder, target, [(path, new._filename) for path, new, _ in written])
     if dry_run:
         return target
     for path, new, runs in written:
@@ -161,6 +150,50 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
             folder.rmdir()
     tracking.write_benchmarks_json(root / "benchmarks.json")
     return target
+
+
+def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benchmarks: dict, evidence):
+    """(the new asv Results, its provenance) of results file `path` (`old` as asv read it, `data`
+    as JSON): its benchmarks renamed and reshaped, each said on stdout."""
+    from asv.results import Results
+    version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
+    new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,   # the run's Python
+                  tracking.fixed_env_name(version), {})
+    new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
+    for name in old.get_all_result_keys():
+        new_name, key = RESHAPES.get(name, (name, lambda *t: t))
+        if new_name in tracking.RETIRED:        # left the suite; its recorded rows stay as they are
+            spec = {"params": old.get_result_params(name), "version": old._benchmark_version.get(name)}
+            kept = reshape(old, name, new, new_name, spec, key)
+            print(f"  {name}: retired ({tracking.RETIRED[new_name]}), {kept} values kept")
+            continue
+        if new_name not in benchmarks:
+            print(f"  {name}: no such benchmark now, dropped")
+            continue
+        kept = reshape(old, name, new, new_name, benchmarks[new_name], key)
+        print(f"  {name} -> {new_name}: {kept} values" + ("" if kept else " (none: row left out)"))
+    runs = (data.get("provenance") if isinstance(data, dict) else None) or []
+    note = ("recorded before the results kept provenance (libraries, threads, load)" if not runs else
+            "machine renamed to today's identity; values untouched")
+    entry = {"migrated_from": f"{folder.name}/{path.name}", **given, "note": note}
+    return new, runs + [dict(entry, evidence=evidence) if evidence else entry]
+
+
+def _check_targets(folder: Path, target: Path, renames: list[tuple[Path, str]]):
+    """ValueError, before anything is written, where two results files would be written under one
+    name (one environment name for every file: a virtualenv's and an existing Python's of one
+    commit) or where one would replace a file of another folder's results (`target` holds them)."""
+    taken = {}
+    for path, name in renames:
+        if name in taken:
+            raise ValueError(f"{folder.name}/{taken[name].name} and {path.name} would both become "
+                             f"{target.name}/{Path(name).name} (one commit's results, of two environments): "
+                             f"keep one of them; nothing was written")
+        taken[name] = path
+        out = target.parent / name
+        if target != folder and out.exists():
+            raise ValueError(f"{target.name}/ already holds {out.name}, which {folder.name}/{path.name} would "
+                             f"replace: move one of them away; nothing was written")
 
 
 def _check_machine(folder: Path):
