@@ -318,7 +318,10 @@ def _one_sentence(p, *words):
     (["--rounds", "0"], "--rounds"), (["--rounds", "nan"], "--rounds"), (["--bench", "("], "--bench"),
     (["--bench", "nomatch"], "matches none"), (["--bench", "nomatch", "--noise", "2"], "matches none"),
     (["--bench", "x", "--tiers", "counts"], "--bench"),
-    (["--base", "a..b"], "--base"), (["--base="], "--base"), (["--tiers", "bogus"], "--tiers")])
+    (["--base", "a..b"], "--base"), (["--base="], "--base"), (["--tiers", "bogus"], "--tiers"),
+    (["--noise", "2", "--tiers", "counts"], "so --tiers cannot be given with it"),      # it timed all the same
+    (["--noise", "2", "--base", "HEAD~1", "--factor", "2", "--rounds", "3", "--report-timings"],
+     "so --base, --factor, --rounds, --report-timings cannot be given with it")])
 def test_gate_refuses_values_that_mean_nothing(args, named):
     """Each before asv starts: a --bench that matches no gate benchmark ran the whole suite
     under --noise, and the counts tier's minute before the timing tier said so."""
@@ -331,7 +334,9 @@ def test_gate_refuses_values_that_mean_nothing(args, named):
     (["machine", "--bogus"], "--bogus"), (["history", "--bench", "(", "--dry-run"], "--bench"),
     (["history", "--bench", "nomatch", "--dry-run"], "selects nothing"), (["run", "--results", "../x"], "--results"),
     (["run", "--results", ""], "--results"), (["find", "nosuch..HEAD", "tasks"], "nosuch is not a commit"),
-    (["find", "HEAD..HEAD", "nomatch"], "matches no benchmark"), (["find", "HEAD..HEAD", "time_"], "bisects one")])
+    (["find", "HEAD~1..HEAD", "nomatch"], "matches no benchmark"), (["find", "HEAD~1..HEAD", "time_"], "bisects one"),
+    (["find", "HEAD..HEAD~1", "tasks"], "HEAD is not in the history of HEAD~1"),       # asv: "No commit hashes
+    (["find", "HEAD..HEAD", "tasks"], "the same commit")])                              # selected", status 1
 def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, named):
     """Each before asv starts: a history or find of a pattern that selects nothing, or a commit
     that is none, went on to build environments (minutes) or ended in asv's traceback; a
@@ -378,6 +383,19 @@ def test_a_checkout_whose_commits_git_cannot_read_is_named_before_asv_starts(tmp
     for module, *args in COMMANDS_OF_COMMITS:
         _one_sentence(_tool(module, *args, cwd=root, env=env), *named)
     assert sorted(root.rglob("*")) == before            # nothing written
+
+
+def test_a_history_since_a_commit_of_another_branch_is_refused(tmp_path):
+    """`history --since side`, a commit off HEAD's line, listed side itself among the commits to
+    measure into the dashboard's line of HEAD."""
+    root = _checkout_of_tools(tmp_path, 2)
+    _git(root, "checkout", "-q", "-b", "side", "HEAD~1")
+    (root / "SIDE").write_text("x")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "side")
+    _git(root, "checkout", "-q", "-")
+    _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "side", cwd=root),
+                  "--since side is not in the history of HEAD")
 
 
 def test_the_suite_refuses_a_checkout_whose_commits_git_cannot_read(tmp_path, monkeypatch):

@@ -327,16 +327,16 @@ def noise(runs: int, bench: str | None = None) -> int:
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m tools.gate", doc=__doc__)
-    p.add_argument("--base", default="main", type=commit_argument, help="the commit to compare with (default: main)")
+    p.add_argument("--base", type=commit_argument, help="the commit to compare with (default: main)")
     p.add_argument("--factor", type=number_above(1), help=f"slowdown that fails the gate, above 1, for every "
                                                           f"benchmark (default {FACTOR}, {THREADED_FACTOR} for timings "
                                                           f"on all cores, {BUSY_FACTOR} on a busy machine)")
-    p.add_argument("--rounds", type=whole_number_argument(1), default=ROUNDS,
+    p.add_argument("--rounds", type=whole_number_argument(1),
                    help=f"BASE/HEAD alternations, at least 1 (default {ROUNDS})")
     p.add_argument("--bench", "-b", type=regex, help="only gate benchmarks whose name(params) matches this regex")
     p.add_argument("--noise", type=whole_number_argument(2), metavar="RUNS",
                    help="measure the spread of RUNS runs of HEAD instead (at least 2)")
-    p.add_argument("--tiers", default=",".join(TIERS), help="the tiers to run, comma-separated: counts (instructions "
+    p.add_argument("--tiers", help="the tiers to run, comma-separated: counts (instructions "
                                                             "per interaction), timings (default: both)")
     p.add_argument("--report-timings", action="store_true", help="print the timing tier without letting it fail")
     try:
@@ -344,12 +344,17 @@ def main(argv=None) -> int:
     except SystemExit as e:
         return USAGE if e.code else 0
     try:
-        tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
+        tiers = tuple(t.strip() for t in (args.tiers or ",".join(TIERS)).split(",") if t.strip())
         if not tiers or set(tiers) - set(TIERS):
             raise GateError(USAGE, f"gate: --tiers takes {' and/or '.join(TIERS)}, comma-separated; got {args.tiers!r}.")
-        if args.noise:
+        if args.noise:                          # HEAD's timings alone: nothing compared, nothing to fail
+            comparing = (("--base", args.base), ("--factor", args.factor), ("--rounds", args.rounds),
+                         ("--tiers", args.tiers), ("--report-timings", args.report_timings))
+            if ignored := [flag for flag, given in comparing if given]:
+                raise GateError(USAGE, f"gate: --noise measures the spread of HEAD's timings, with nothing to compare "
+                                       f"or fail, so {', '.join(ignored)} cannot be given with it.")
             return noise(args.noise, args.bench)
-        return gate(args.base, args.factor, args.rounds, args.bench, tiers, args.report_timings)
+        return gate(args.base or "main", args.factor, args.rounds or ROUNDS, args.bench, tiers, args.report_timings)
     except GateError as e:
         tracking.log(str(e))
         return e.status

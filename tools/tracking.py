@@ -76,6 +76,16 @@ def not_a_commit(name: str) -> str:
         "fetches the others" if shallow else "")
 
 
+def ancestor_problem(older: str, newer: str) -> str | None:
+    """Why the commits after `older` up to `newer` are no line of history to measure: the same
+    commit, or `older` not in `newer`'s history (another branch); None where they are."""
+    if commit_hash(older) == commit_hash(newer):
+        return f"{older} and {newer} are the same commit, with no commit between them"
+    if subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=ROOT, capture_output=True).returncode:
+        return f"{older} is not in the history of {newer} (another branch, or a later commit)"
+    return None
+
+
 def checkout_problem(root: Path = ROOT) -> str | None:
     """Why git cannot read this checkout's commits, which asv measures, in one sentence: no git, a
     folder that is no clone (a source archive, or GIT_DIR naming none), a clone another user owns
@@ -498,6 +508,9 @@ def find(commits: str, bench: str) -> int:
         if commit_hash(side) is None:
             log(f"find: {not_a_commit(side)}")
             return 2
+    if (problem := ancestor_problem(*commits.split(".."))) is not None:
+        log(f"find: {problem}; give GOOD..BAD, GOOD an older commit of BAD's history")
+        return 2
     names = matching(bench)
     if not names or (len(names) > 1 and bench not in names):
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
@@ -580,6 +593,9 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
         return 2
     if commit_hash(since) is None:
         log(f"history: --since {not_a_commit(since)}")
+        return 2
+    if commit_hash(since) != commit_hash("HEAD") and (problem := ancestor_problem(since, "HEAD")) is not None:
+        log(f"history: --since {problem}: the dashboard's line is HEAD's history")
         return 2
     patterns = selection(bench=bench)
     if not patterns:
