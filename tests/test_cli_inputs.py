@@ -341,3 +341,11 @@ def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoi
 def test_a_time_below_ten_seconds_keeps_two_digits():
     from nbsymple_versions.core.work import duration
     assert [duration(s) for s in (0.0864, 0.864, 9.5, 42.0)] == ["0.086 s", "0.86 s", "9.5 s", "42 s"]
+
+
+@pytest.mark.parametrize("machine", ["../results/m", "m/", "./m", ".."])
+def test_paper_takes_a_machine_folder_by_its_name_alone(machine):
+    """`paper --machine ../res/NAME` read a folder outside --results and printed the path as the
+    machine's name in REPORT.md."""
+    rc, out, err = call(["paper", "--no-science", "--machine", machine])
+    assert rc == 2 and "argument --machine: " in err and "is a path" in err and out == "", err

@@ -85,6 +85,29 @@ def test_reader_reads_the_fixture():
     assert load_results(FIXTURE, commit=res.commit[:8]).commit == res.commit
 
 
+def test_a_later_file_of_the_commit_fills_gaps_and_never_erases_a_value(tmp_path):
+    """Found by a hunt: a later results file of the same commit whose row of a benchmark was all
+    null (a run of a few other benchmarks) erased the measured values, and `paper` said the
+    commit held every benchmark it needs. A later value wins; a later null keeps the earlier."""
+    results = _results_copy(tmp_path)
+    first = results / _results_file().parent.name / _results_file().name
+    data = json.loads(first.read_text())
+    name = "steps.Step.time_step_leapfrog"
+    key, value = _first_finite(name)
+    cols = data["result_columns"]
+    row = dict(zip(cols, data["results"][name]))
+    at = list(itertools.product(*row["params"])).index(tuple(map(repr, key)))
+    later = [None] * len(row["result"])
+    later[at + 1] = 123.0                                      # one combination measured again, after the rest
+    last = max(dict(zip(cols, r)).get("started_at") or 0 for r in data["results"].values())
+    data["results"] = {name: [{"result": later, "started_at": last + 1}.get(c, row.get(c)) for c in cols]}
+    data["env_name"] = "later"
+    (first.parent / first.name.replace("existing", "later")).write_text(json.dumps(data))
+    got = load_results(results).get(name)
+    assert got[key] == value and got[list(got)[list(got).index(key) + 1]] == 123.0, got
+    assert len(load_results(results).files) == 2
+
+
 def test_reader_errors_name_the_file(tmp_path):
     results = _results_copy(tmp_path)
     bad = results / _results_file().parent.name / _results_file().name

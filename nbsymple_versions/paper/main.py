@@ -84,6 +84,8 @@ def _name(text: str) -> str:
     if not text.isprintable():
         raise argparse.ArgumentTypeError(f"{text!r} holds a control character or a line break, which no asv "
                                          f"machine name or commit has")
+    if "/" in text or text in (".", ".."):      # a path would read a folder outside --results, named as typed
+        raise argparse.ArgumentTypeError(f"{text!r} is a path; give the folder's name alone, as --results holds it")
     return text
 
 

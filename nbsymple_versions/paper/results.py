@@ -166,6 +166,28 @@ def _number(value) -> float:
         return math.nan
 
 
+def _merged(earlier: dict | None, later: dict) -> dict:
+    """A benchmark's row from two results files of one commit: the later file's, each combination it
+    left empty (null, NaN) keeping the earlier file's value (and its statistics) where both have
+    the same parameters; the earlier row whole where the later holds no value at all (a later run
+    of a few benchmarks wrote all-null rows of the others, which erased their measured values)."""
+    values = later.get("result")
+    if earlier is None:
+        return later
+    if not any(math.isfinite(_number(v)) for v in (values if isinstance(values, list) else [values])):
+        return earlier
+    if not isinstance(values, list) or later.get("params") != earlier.get("params"):
+        return later
+    empty = [not math.isfinite(_number(v)) for v in values]
+    merged = dict(later)
+    for column, column_values in later.items():
+        old = earlier.get(column)
+        if column != "params" and isinstance(column_values, list) and isinstance(old, list) \
+                and len(column_values) == len(old) == len(values):
+            merged[column] = [e if from_earlier else v for from_earlier, e, v in zip(empty, old, column_values)]
+    return merged
+
+
 @dataclass
 class ResultFile:
     """One parsed asv results file (one commit, one environment)."""
@@ -511,8 +533,9 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
             warnings.append(str(exc))
 
     rows = {}
-    for f in selected:          # later files win
-        rows.update(f.rows)
+    for f in selected:          # later files win, where they hold a value
+        for bench, row in f.rows.items():
+            rows[bench] = _merged(rows.get(bench), row)
     last = selected[-1]
     env_vars = {}
     for f in selected:
