@@ -18,6 +18,12 @@ class Scheme:
     def force_evaluations(self) -> int:
         return sum(1 for d in self.kick if d != 0.0)
 
+    @property
+    def drift_kick_pairs(self) -> float:
+        """A step's drifts and kicks in pairs of one drift and one kick, what the host's integrate
+        task is timed over (`tasks.HostTasks.time_integrate`): leapfrog 1.5, SI6A 7.5."""
+        return (len(self.drift) + self.force_evaluations) / 2
+
 
 # Leapfrog, drift-kick-drift: 2nd order, one force evaluation per step.
 LEAPFROG = Scheme("leapfrog", 2, (0.5, 0.5), (1.0, 0.0))

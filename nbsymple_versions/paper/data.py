@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..core.schemes import LEAPFROG
 from ..core.vocabulary import TASKS
 from ..versions import CPU_LETTERS, GPU_LETTERS, LETTERS, get_version
 from .results import Results
@@ -102,7 +103,8 @@ def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curv
 def task_share_table(res: Results) -> tuple[list[dict], str]:
     """Rows {version, n, pairwise, galactic, integrate, transfer} in % of a dp leapfrog step, and
     where they came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark
-    is absent, from the four `tasks.Tasks.time_*` timings in dp (share of their sum)."""
+    is absent, from the four `tasks.Tasks.time_*` timings in dp, each times the number a leapfrog
+    step makes of it (share of their sum: one force evaluation, 1.5 of integrate's drift and kick)."""
     rows: dict[tuple, dict] = {}
     if SHARE in res:
         for (version, n, task), value in res.get(SHARE).items():
@@ -111,10 +113,11 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
         origin = f"{SHARE} (TaskClock shares of a dp leapfrog step)"
     elif TASK_TIMES["pairwise"][0] in res:
         times: dict[tuple, dict] = {}
+        per_step = {"integrate": LEAPFROG.drift_kick_pairs}           # the others: one per force evaluation
         for task, (name, has_precision) in TASK_TIMES.items():
             for key, value in (res.get(name).items() if name in res else ()):
                 if not has_precision or key[2] == "dp":
-                    times.setdefault((str(key[0]), int(key[1])), {})[task] = value
+                    times.setdefault((str(key[0]), int(key[1])), {})[task] = value * per_step.get(task, 1.0)
         incomplete = {}
         for key, t in times.items():
             missing = [k for k in get_version(key[0]).tasks if k in TASK_TIMES and k not in t]
@@ -123,7 +126,7 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
                 incomplete.setdefault(key[0], []).append(f"{key[1]} ({', '.join(missing)})")
             elif total > 0:
                 rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
-        origin = "the tasks.* timings in dp (share of the tasks' sum)" + "".join(
+        origin = "the tasks.* timings in dp, as many of each as a leapfrog step makes (share of their sum)" + "".join(
             f"; {v} left out at N = {', '.join(ns)}: no timing of that task" for v, ns in sorted(incomplete.items()))
     else:
         raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor "

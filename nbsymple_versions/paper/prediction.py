@@ -140,7 +140,7 @@ def step_tasks(letter: str, n: int, kernel: Kernel, gpu: Gpu, host: HostTimes, s
     times = dict.fromkeys(TASKS, 0.0)
     times.update(pairwise=e * per["pairwise"], transfer=e * per["transfer"],
                  galactic=0.0 if version.fused_galactic else e * host.galactic,
-                 integrate=(len(s.drift) + e) / 2 * host.integrate)
+                 integrate=s.drift_kick_pairs * host.integrate)
     return times
 
 
