@@ -230,6 +230,7 @@ def cmd_profile(args) -> int:
 
     from .core.work import check_time
     from .runs.memory import memory_problem
+    args.n = list(dict.fromkeys(args.n))         # an N given twice is timed once, its row printed once
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
         raise UsageError(f"--versions: unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
@@ -246,6 +247,10 @@ def cmd_profile(args) -> int:
     letters = list(dict.fromkeys(args.versions))
     if not letters:
         raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")
+    given = {name: d["flag"] for name, (d, _) in option_flags().items() if getattr(args, name, None) is not None}
+    if unused := [flag for name, flag in given.items() if all(name not in get_version(v).option_names for v in letters)]:
+        raise UsageError(f"{', '.join(unused)}: no version of --versions {''.join(letters)} takes "
+                         f"{'it' if len(unused) == 1 else 'them'}")
     why_not = {}
     for letter in letters:
         ok, reason = get_version(letter).available(version_options(args, get_version(letter)).get("backend", "numba"))

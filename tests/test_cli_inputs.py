@@ -349,3 +349,12 @@ def test_paper_takes_a_machine_folder_by_its_name_alone(machine):
     machine's name in REPORT.md."""
     rc, out, err = call(["paper", "--no-science", "--machine", machine])
     assert rc == 2 and "argument --machine: " in err and "is a path" in err and out == "", err
+
+
+def test_profile_refuses_an_option_no_version_takes_and_times_an_n_once():
+    """`profile --versions A --gpu-kernel plain` ran A and ignored the option (run refuses it);
+    `--n 64 64` printed two rows of one N."""
+    rc, out, err = call(["profile", "--versions", "A", "--gpu-kernel", "plain", "--n", 64, "--steps", 2])
+    assert rc == 2 and "--gpu-kernel: no version of --versions A takes it" in err and out == "", err
+    rc, out, err = call(["profile", "--versions", "AA", "--n", 64, 64, "--steps", 2])
+    assert rc == 0 and len(out.strip().splitlines()) == 3, out          # the scheme, the header, one row

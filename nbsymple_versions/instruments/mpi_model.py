@@ -40,8 +40,7 @@ NETWORKS = {                        # (bandwidth bytes/s, latency s): assumed, t
     "100 Gb/s InfiniBand": (12.5e9, 1.5e-6),
     "25 Gb/s Ethernet": (3.125e9, 20e-6),
 }
-NODE_RATES = {                      # dp pair interactions per second per node
-    "this CPU (B, 2 cores)": None,  # measured: `measure_rate()` or --rate
+NODE_RATES = {                      # dp pair interactions per second per node, besides the CPU's (measured or --rate)
     "H200 (E, predicted)": 1.05e12,     # docs/gpu.md: numba dp tiled kernel, FP64-bound prediction
 }
 KS = (2, 8, 64)
@@ -82,9 +81,18 @@ def n_half(k, rate, network):
     return _bisect(lambda n: compute_seconds(n, k, rate) - communicate_seconds(n, k, network))
 
 
-def tables(rate_cpu: float) -> str:
-    """The model's markdown tables (docs/mpi.md) for this CPU's measured dp rate."""
-    rates = {**NODE_RATES, "this CPU (B, 2 cores)": rate_cpu}
+def cpu_node(measured: list[dict], rate_given: bool) -> str:
+    """The CPU node's name in the tables and the plot: the threads of the 1-rank runs its rate
+    came from (a file of another machine's runs names that machine's), or --rate's."""
+    threads = sorted({r["threads_per_rank"] for r in measured if r["ranks"] == 1})
+    if rate_given or not threads:
+        return "the CPU of --rate (B)"
+    return f"the measured CPU (B, {'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''})"
+
+
+def tables(rate_cpu: float, node: str = "the CPU of --rate (B)") -> str:
+    """The model's markdown tables (docs/mpi.md) for a CPU node (`node`, its name) of dp rate `rate_cpu`."""
+    rates = {node: rate_cpu, **NODE_RATES}
     lines = ["| node | network | " + " | ".join(f"K = {k}: N_break / N_half" for k in KS) + " |",
              "|---|---|" + "---:|" * len(KS)]
     for node, rate in rates.items():
@@ -190,7 +198,7 @@ def cpu_rate(measured: list[dict]) -> float | None:
     return r["n"] ** 2 * r["steps"] / r["task_seconds"]["pairwise"]
 
 
-def plot(path, measured: list[dict], rate_cpu: float):
+def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --rate (B)"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -198,18 +206,18 @@ def plot(path, measured: list[dict], rate_cpu: float):
 
     ns = np.logspace(np.log10(256), np.log10(4e6), 200)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
-    for ax, (node, rate) in zip(axes, (("this CPU (B, 2 cores)", rate_cpu), ("H200 (E, predicted)", NODE_RATES["H200 (E, predicted)"]))):
+    for ax, (node, rate) in zip(axes, ((cpu, rate_cpu), ("H200 (E, predicted)", NODE_RATES["H200 (E, predicted)"]))):
         ax.plot(ns, [step_seconds(n, 1, rate, next(iter(NETWORKS))) for n in ns], "k-", label="1 node")
         for k, color in zip(KS, ("#1f77b4", "#2ca02c", "#d62728")):
             for net, style in zip(NETWORKS, ("-", "--")):
                 ax.plot(ns, [step_seconds(n, k, rate, net) for n in ns], style, color=color,
                         label=f"{k} nodes, {net}")
-        if node.startswith("this CPU"):
+        if node == cpu:
             pts = best(measured)
             for k, marker in ((1, "o"), (2, "s")):
                 xs = sorted(n for (kk, n) in pts if kk == k)
                 ax.plot(xs, [pts[k, n]["seconds_per_step"] for n in xs], marker, color="k" if k == 1 else "#ff7f0e",
-                        mfc="none", ms=7, label=f"measured: {k} rank{'s' if k > 1 else ''} on this 2-core machine")
+                        mfc="none", ms=7, label=f"measured: {k} rank{'s' if k > 1 else ''}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("N")
@@ -267,11 +275,12 @@ def main(argv=None) -> int:
     for (k, n), r in sorted(best(measured).items()):
         print(f"measured: {k} rank(s), N = {n}: {r['seconds_per_step']:.4g} s per step, "
               f"communicate {r['task_shares']['communicate']:.2f} %, {r['threads_per_rank']} thread(s) per rank")
-    print(f"this CPU: {rate:.3g} dp interactions/s\n")
-    print(tables(rate))
+    node = cpu_node(measured, a.rate is not None)
+    print(f"{node}: {rate:.3g} dp interactions/s\n")
+    print(tables(rate, node))
     if a.plot:
         try:
-            plot(a.plot, measured, rate)
+            plot(a.plot, measured, rate, node)
         except OSError as e:
             p.refuse(f"cannot write --plot {a.plot}: {os_reason(e)}", fault_status(e))
     return 0

@@ -534,6 +534,7 @@ def main(argv=None) -> int:
                         "NUMBA_CPU_NAME and NUMBA_CPU_FEATURES name, where they are set)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = p.parse_args(argv)
+    args.n, args.only = list(dict.fromkeys(args.n)), args.only and list(dict.fromkeys(args.only))   # once each
     known = candidates() + shape_candidates() + gpu_candidates()
     if unknown := [name for name in args.only or () if not select(known, [name])]:
         names = ", ".join(dict.fromkeys(c.name for c in known))
