@@ -156,6 +156,15 @@ def version_reason(letter: str):
     return None
 
 
+def left_out(letter: str):
+    """Why `letter` is left out where NBSYMPLE_BENCH_VERSIONS names the letters to run (F's job
+    across ranks and the peers' A-/B- candidates too: they run by default), or None."""
+    chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
+    if chosen and letter in AXES["version"] and letter not in VERSIONS:
+        return f"version {letter} is left out by NBSYMPLE_BENCH_VERSIONS={chosen}"
+    return None
+
+
 def galactic_reason(letter: str):
     """Why `letter` has no separate galactic task (its GPU kernel adds the Galaxy, E), or None."""
     if letter in FUSED_GALACTIC:

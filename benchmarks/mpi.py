@@ -23,7 +23,7 @@ from importlib.util import find_spec
 import numba
 
 from .common import Benchmark, cached_result, measure_each
-from .grid import AXES, NS, budget_reason
+from .grid import AXES, NS, budget_reason, left_out
 from .package import public
 
 RANKS = (1, 2)
@@ -69,6 +69,8 @@ class MpiStep(Benchmark):
 
     def skip_reason(self, ranks, n):
         """Why (ranks, n) does not run on this machine and grid, or None (cheap, builds nothing)."""
+        if reason := left_out("F"):
+            return reason
         reason = mpi_reason()
         if reason:
             return f"version F: {reason}"

@@ -16,7 +16,7 @@ as `python -m nbsymple_versions.instruments.peers` prints them.
 """
 import math
 
-from .grid import GRID, configure_threads
+from .grid import GRID, configure_threads, left_out
 from .package import public
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
@@ -45,7 +45,7 @@ class Peers:
         in `setup`)."""
         if n not in GRID_PEER_NS:
             return f"N = {n} is not in the '{GRID}' grid's peer comparison (N = {', '.join(map(str, GRID_PEER_NS))})"
-        return None
+        return left_out(candidate.split("-")[0])        # this suite's versions (A-dp); a peer's name is no letter
 
     def setup(self, candidate, n):
         reason = self.skip_reason(candidate, n)

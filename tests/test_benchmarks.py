@@ -592,3 +592,17 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
     """)
     r = _run([sys.executable, "-c", code], env={"NUMBA_ENABLE_CUDASIM": "1"})
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_letters_to_run_hold_for_the_peers_and_fs_job_too(monkeypatch):
+    """NBSYMPLE_BENCH_VERSIONS=C still timed the peers' A- and B- candidates and F's job across
+    ranks (found by a hunt); a peer's own candidates (NumPy, REBOUND, Warp) are no version's."""
+    from benchmarks.mpi import MpiStep
+    from benchmarks.peers import Peers
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "C")
+    monkeypatch.setattr(grid, "VERSIONS", ("C",))
+    assert "left out by NBSYMPLE_BENCH_VERSIONS=C" in Peers().skip_reason("A-dp", 4096)
+    assert "left out" not in (Peers().skip_reason("NumPy-dp", 4096) or "")
+    assert "left out by NBSYMPLE_BENCH_VERSIONS=C" in MpiStep().skip_reason(2, 256)
+    monkeypatch.delenv("NBSYMPLE_BENCH_VERSIONS")
+    assert "left out" not in (MpiStep().skip_reason(2, 256) or "")                  # by default F's job runs
