@@ -222,3 +222,11 @@ def test_snapshots_that_cannot_fit_on_their_disk_are_refused_before_anything_is_
     _free(monkeypatch, None)                   # a file system that does not say: the run goes on
     rc, _, err = call(["run", "--resume", "c.ck", "--steps", 8])
     assert rc == 0 and (tmp_path / "S" / "snap_00000008.npz").is_file(), err
+
+
+@pytest.mark.parametrize("option, path", [("--snapshots", "/proc"), ("--snapshots", "/proc/nbsymple-x"),
+                                          ("--checkpoint", "/proc/nbsymple-x.ck")])
+def test_a_virtual_file_system_is_named_as_one(option, path):
+    """/proc makes no file and says ENOENT: "No such file or directory" of a folder that exists."""
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, option, path])
+    assert rc == 2 and one_sentence(err) and "a virtual file system, such as /proc" in err, err

@@ -62,9 +62,12 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
         listing = True
         os.listdir(folder)
     except OSError as e:
+        virtual = isinstance(e, FileNotFoundError) and folder.parent.is_dir()    # /proc makes nothing: ENOENT
         why = ("it is a file, not a folder" if isinstance(e, FileExistsError)           # mkdir's EEXIST
                else "a folder on its path is a file" if isinstance(e, NotADirectoryError)
                else f"it cannot be read ({os_reason(e)}), so what it holds cannot be checked" if listing
+               else f"its file system makes no new file or folder there ({os_reason(e)}, in a folder that exists: "
+                    f"a virtual file system, such as /proc)" if virtual
                else os_reason(e))
         message = f"cannot write {what} into {folder}: {why}"
         raise (RunStop(message, fault_status(e)) if error is RunStop else error(message)) from None
