@@ -336,8 +336,8 @@ def main(argv=None) -> int:
     p.add_argument("--bench", "-b", type=regex, help="only gate benchmarks whose name(params) matches this regex")
     p.add_argument("--noise", type=whole_number_argument(2), metavar="RUNS",
                    help="measure the spread of RUNS runs of HEAD instead (at least 2)")
-    p.add_argument("--tiers", help="the tiers to run, comma-separated: counts (instructions "
-                                                            "per interaction), timings (default: both)")
+    p.add_argument("--tiers", help="the tiers to run, comma-separated: counts (instructions per interaction), "
+                                   "timings (default: both)")
     p.add_argument("--report-timings", action="store_true", help="print the timing tier without letting it fail")
     try:
         args = p.parse_args(argv)
