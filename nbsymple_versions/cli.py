@@ -248,7 +248,8 @@ def cmd_profile(args) -> int:
     if not letters:
         raise UsageError(f"--versions needs at least one letter from {''.join(LETTERS)}")
     given = {name: d["flag"] for name, (d, _) in option_flags().items() if getattr(args, name, None) is not None}
-    if unused := [flag for name, flag in given.items() if all(name not in get_version(v).option_names for v in letters)]:
+    takes = {name for v in letters for name in get_version(v).option_names}
+    if unused := [flag for name, flag in given.items() if name not in takes]:
         raise UsageError(f"{', '.join(unused)}: no version of --versions {''.join(letters)} takes "
                          f"{'it' if len(unused) == 1 else 'them'}")
     why_not = {}

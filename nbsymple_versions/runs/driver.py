@@ -107,8 +107,8 @@ def _ics_units(spec) -> Units:
     if stated is None:
         if spec.ics_mass is None:
             raise RunStop(f"{spec.ics} does not state the cluster mass its units are in (no {SIDECAR} of nbsymple "
-                          f"beside it names it), so give it with --ics-mass MSUN: the authors' files are in units of the "
-                          f"total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
+                          f"beside it names it), so give it with --ics-mass MSUN: the authors' files are in units of "
+                          f"the total mass of their input.txt, 480 Msun for their N = 480 example (--ics-mass 480)")
         try:
             return Units(Units().r_cl_pc if spec.ics_radius is None else spec.ics_radius, spec.ics_mass,
                          spec.constants)
