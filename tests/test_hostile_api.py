@@ -533,3 +533,40 @@ def test_a_double_dash_still_ends_the_options():
     p.add_argument("--name")
     p.add_argument("rest", nargs="*")
     assert vars(p.parse_args(["--name=--", "--", "--name", "x"])) == {"name": "--", "rest": ["--name", "x"]}
+
+
+def test_snapshot_and_checkpoint_writers_refuse_what_could_not_be_read_back(tmp_path, monkeypatch):
+    """Found by a hunt, through the API: snapshots in the authors' layout of another scale
+    rewrote the folder's snapshots.json, so an earlier one read back at the new units and
+    softening; `write_snapshot` into no folder, of step -1 (listed, never read), 2.5 or True,
+    or of None ended in tracebacks or wrote what could not be read (a folder that is gone is
+    named, not the temporary file that could not be made in it); `checkpoint.save` with a run
+    of no bodies wrote checkpoints nothing could load. A run of bodies all at one point is
+    refused at its start (its checkpoint could not be loaded)."""
+    from nbsymple_versions.runs import checkpoint
+    from nbsymple_versions.runs.snapshots import read_snapshot, write_snapshot
+    from cli_call import call
+    monkeypatch.chdir(tmp_path)
+    a, b = make_cluster(16, seed=2), make_cluster(64, seed=2, units=Units(5, 1000))
+    Path("e").mkdir()
+    Path("d").mkdir()
+    write_snapshot("e", a, 1, fmt="nbsymple")
+    with pytest.raises(ValueError, match=r"another mass_msun, r_cl_pc, softening .* write it into another folder"):
+        write_snapshot("e", b, 2, fmt="nbsymple")
+    assert read_snapshot("e/snap_00000001.txt")[0].eps == a.eps
+    with pytest.raises(FileNotFoundError, match="No such file or directory: 'new/deep'"):
+        write_snapshot("new/deep", a, 4)
+    for step in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="step must be a whole number of at least 0"):
+            write_snapshot("d", a, step)
+    with pytest.raises(TypeError, match="state must be a State, got NoneType"):
+        write_snapshot("d", None, 5)
+    sim = Simulation(make_cluster(32, seed=2), "A", "leapfrog", "dp", 1e-3)
+    sim.step(2)
+    for run, why in (({}, "hold run.n bodies"), (None, "field run: null")):
+        with pytest.raises(ValueError, match=rf"would not load \(.*{why}.*\), so it was not written"):
+            checkpoint.save("api.ck", run, sim)
+    assert not Path("api.ck").exists()
+    Path("same.txt").write_text("0 0 0 0 0 0 0.5\n0 0 0 0 0 0 0.5\n")
+    rc, out, err = call(["run", "--ics", "same.txt", "--ics-mass", 480, "--steps", 1, "--checkpoint", "s.ck"])
+    assert rc == 2 and "all 2 bodies stand at one point" in err and not Path("s.ck").exists(), err

@@ -69,7 +69,9 @@ def temporary_files(path) -> list[Path]:
 
 
 def save(path, run: dict, sim) -> Path:
-    """Write `sim`'s state and record and the run's parameters to `path`, atomically."""
+    """Write `sim`'s state and record and the run's parameters to `path`, atomically. ValueError
+    in one sentence, before anything is written, where `load` would refuse what it wrote (a `run`
+    without the number of bodies, or not a dict: it wrote checkpoints nothing could read)."""
     path = Path(path)
     s = sim.state
     arrays = {"x": s.x, "v": s.v, "m": s.m}
@@ -77,7 +79,15 @@ def save(path, run: dict, sim) -> Path:
               "state": {"eps": s.eps, "t": s.t, "units": {"r_cl_pc": s.units.r_cl_pc, "mass_msun": s.units.mass_msun,
                                                         "constants": s.units.constants}},
               "arrays": [[k, list(a.shape)] for k, a in arrays.items()]}
-    head = json.dumps(header, allow_nan=False).encode()
+    try:
+        head = json.dumps(header, allow_nan=False).encode()
+    except (TypeError, ValueError) as e:            # a NumPy integer, a NaN in `run`
+        raise ValueError(f"checkpoint {path}: its run parameters are not JSON ({e})") from None
+    written = json.loads(head)                       # as `load` will read it
+    if problem := (_problem(written, _HEADER)
+                   or _disagreement(written, {k: np.asarray(a, dtype=float) for k, a in arrays.items()})):
+        raise ValueError(f"checkpoint {path} would not load ({problem}), so it was not written; `run` holds the "
+                         f"run's parameters as `nbsymple run` records them (`check_run`: what a resume needs)")
 
     def write(f):
         digest = hashlib.sha256()

@@ -211,9 +211,12 @@ def _check_record(record):
 
 
 def _state_problem(state, what):
-    """RunStop where the bodies of `state` (from `what`) have energies float64 cannot hold."""
+    """RunStop where the bodies of `state` (from `what`) have energies float64 cannot hold, or
+    all stand at one point (no cluster: a checkpoint of them is refused as one, `checkpoint.AGREEMENTS`)."""
     if (problem := energy_problem(state)) is not None:
         raise RunStop(f"{what}: {problem}")
+    if state.n > 1 and (state.x == state.x[:, :1]).all():
+        raise RunStop(f"{what}: all {state.n} bodies stand at one point, which is no cluster")
 
 
 def _resumed(spec, world, loaded):

@@ -18,6 +18,7 @@ name, `sixth<q>.txt` and `leapfrog<q>.txt` (their frame q, written every n / FRA
 files hold no time), at the scale of a `snapshots.json` beside them, else this suite's `Units()`.
 """
 from contextlib import contextmanager
+import errno
 import json
 import lzma
 import math
@@ -30,7 +31,7 @@ import zlib
 
 import numpy as np
 
-from ..core.checks import as_float
+from ..core.checks import as_float, instance, whole_number
 from ..core.ics import State
 from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
@@ -57,8 +58,14 @@ def least_bytes(n: int, fmt: str = "npz") -> int:
 
 
 def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str = "npz") -> Path:
-    """Write `state` at `step` into `folder` atomically, as `.npz` or (`fmt="nbsymple"`) in the
-    authors' ASCII layout; returns the file's path."""
+    """Write `state` at `step` (a whole number from 0) into `folder`, which exists, atomically, as
+    `.npz` or (`fmt="nbsymple"`) in the authors' ASCII layout; returns the file's path. TypeError
+    or ValueError in one sentence for what is no state or no step; FileNotFoundError naming the
+    folder where it is gone (a run's folder removed mid-run is a fault that stops it)."""
+    instance(state, State, "state", "a State")
+    step = whole_number(step, "step", 0)            # snap_-0000001.npz could be listed, never read back
+    if not Path(folder).is_dir():                   # (tempfile named its own temporary file instead)
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(folder))
     if fmt == "nbsymple":
         return _write_nbsymple(folder, state, step, run_id)
     if fmt != "npz":
@@ -165,6 +172,13 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     side = _sidecar(folder)
     if side.get("run_id") != run_id:
         side = {}
+    units = state.units.as_dict()                 # (time and velocity units follow from these)
+    scale = {"softening": state.eps, **{k: units[k] for k in ("r_cl_pc", "mass_msun", "constants")}}
+    if side.get("times") and (differs := sorted(k for k, v in scale.items() if side.get(k) != v)):
+        raise ValueError(f"{folder} holds snapshots in the authors' layout of another {', '.join(differs)} "
+                         f"({', '.join(f'{k} {side.get(k)!r}' for k in differs)}), which its {SIDECAR} keeps for "
+                         f"all of them: a state of {', '.join(f'{k} {scale[k]!r}' for k in differs)} would change "
+                         f"how they read; write it into another folder")
     side.update(format="nbsymple", layout="x y z vx vy vz m, one body per line, cluster units "
                 "(G = M = r_cl = 1), Galactic frame", run_id=run_id, softening=state.eps, **state.units.as_dict())
     side.setdefault("times", {})[str(step)] = state.t
