@@ -358,3 +358,12 @@ def test_profile_refuses_an_option_no_version_takes_and_times_an_n_once():
     assert rc == 2 and "--gpu-kernel: no version of --versions A takes it" in err and out == "", err
     rc, out, err = call(["profile", "--versions", "AA", "--n", 64, 64, "--steps", 2])
     assert rc == 0 and len(out.strip().splitlines()) == 3, out          # the scheme, the header, one row
+
+
+def test_a_run_from_an_ics_file_names_no_seed(tmp_path, monkeypatch):
+    """`run --ics F --json` reported a drawn seed with seed_chosen true, though no seed drew the
+    bodies (found by a hunt)."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "T", "--snapshot-format", "nbsymple"])[0] == 0
+    rc, out, err = call(["run", "--ics", "T/snap_00000002.txt", "--steps", 1, "--json"])
+    assert rc == 0 and json.loads(out)["seed"] is None and json.loads(out)["seed_chosen"] is False, err

@@ -22,7 +22,10 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
-        "dt": sim.dt, "steps": run_["steps"], "seed": run_["seed"], "seed_chosen": run_["seed_chosen"],
+        "dt": sim.dt, "steps": run_["steps"],
+        # bodies from --ics were drawn by no seed of ours: none is named (the checkpoint keeps the one drawn)
+        "seed": None if run_.get("ics") else run_["seed"],
+        "seed_chosen": False if run_.get("ics") else run_["seed_chosen"],
         "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"), "constants": sim.state.units.constants,
         **errors, "undefined": why, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
         "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares(), "threads": sim.threads,
