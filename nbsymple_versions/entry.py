@@ -306,9 +306,11 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the command runs in one process, and an MPI launcher of several is refused), stdout guarded,
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
-    from .core.ranks import one_process_problem
-    if (found := environment.process_problem() or environment.problem(draws=draws)
-            or (None if ranks else one_process_problem("this command"))) is not None:
+    found = environment.process_problem() or environment.problem(draws=draws)
+    if found is None and not ranks:
+        from .core.ranks import one_process_problem      # (NumPy: after the limits are checked)
+        found = one_process_problem("this command")
+    if found is not None:
         if speaks():
             _say(sentence(f"{name}: {found}"))
         return USAGE

@@ -23,7 +23,7 @@ from ..core.ranks import OneRank
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
-SHARED_MEMORY = "/dev/shm/"          # where MPICH keeps a node's shared segment (Linux)
+SHARED_MEMORY = "/dev/shm/mpich_shm_"   # MPICH's shared segment of a node's ranks (Linux): no other file is touched
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
 
 
@@ -147,7 +147,7 @@ class World(OneRank):
 
 
 def release_shared_memory():
-    """Unlink the shared-memory files this process maps that still have a name: MPICH's segment
+    """Unlink MPICH's shared-memory files this process maps that still have a name: its segment
     for the ranks of one node (/dev/shm/mpich_shm_*), which MPI_Finalize unlinks and MPI_Abort
     leaves behind, 2 MB of the machine's memory for every stopped job until a reboot. The pages
     stay mapped until the ranks end; a rank that comes to it after another rank of its node
