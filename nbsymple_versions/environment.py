@@ -94,8 +94,13 @@ def _letters(text: str) -> bool:
     return bool(chosen) and chosen <= set(VERSION_LETTERS)
 
 
-def _machine_name(text: str) -> bool:              # a folder name under results/
-    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", text.strip()) is not None
+MACHINE_NAME_CHARS = 128         # a folder name under results/ and in the dashboard (at most 255 bytes)
+
+
+def _machine_name(text: str) -> bool:              # a folder name under results/, beside benchmarks.json
+    name = text.strip()
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name) is not None and len(name) <= MACHINE_NAME_CHARS \
+        and name != "benchmarks.json"
 
 
 def _thread_list(text: str) -> bool:               # OpenMP: "4" or a nested "4,2"
@@ -108,7 +113,8 @@ OWN = {
     "NBSYMPLE_BENCH_GRID": (lambda t: t.strip().lower() in BENCH_GRIDS, f"one of {', '.join(BENCH_GRIDS)}"),
     "NBSYMPLE_BENCH_VERSIONS": (_letters, f"letters of {VERSION_LETTERS}, e.g. AB"),
     "NBSYMPLE_BENCH_THREADS": _whole(1),
-    "BENCH_MACHINE": (_machine_name, "a machine name of letters, digits, '.', '_', '+' and '-'"),
+    "BENCH_MACHINE": (_machine_name, f"a machine name of letters, digits, '.', '_', '+' and '-', at most "
+                                     f"{MACHINE_NAME_CHARS} of them, not benchmarks.json (a file of results/)"),
 }
 THREADS = {
     "NUMBA_NUM_THREADS": _whole(1),

@@ -391,7 +391,9 @@ def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threa
 
 def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     """asv writes under a name taken from the interpreter's path; the file gets the fixed name,
-    keeps its rows across runs and lists every run's provenance."""
+    keeps its rows across runs and lists every run's provenance; a run in which asv saved
+    nothing (a mistyped option in ASV_ARGS, --dry-run) leaves the file as it was (a hunt found
+    one provenance entry more per such run)."""
     from asv.results import get_filename
     commit = "0123456789abcdef0123456789abcdef01234567"
     asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
@@ -406,6 +408,10 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
         assert not asv_file.exists() and data["env_name"] == tracking.fixed_env_name()
         assert data["params"]["python"] == data["python"] == f"{sys.version_info.major}.{sys.version_info.minor}"
         assert [p["run"] for p in data["provenance"]] == list(range(1, run + 1))
+    held = fixed.read_bytes()
+    with tracking.fixed_environment(tmp_path, "m", commit, {"run": 3}):
+        assert asv_file.exists() and not fixed.exists()
+    assert fixed.read_bytes() == held and not asv_file.exists()      # asv saved nothing: no run recorded
 
 
 # ---------------------------------------------------------------- validation before timing

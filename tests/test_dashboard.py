@@ -105,8 +105,10 @@ INDEXES = {   # index.json -> the status views.py ends with (2: refused, nothing
     "odd benchmarks": (json.dumps({"benchmarks": {"b[*]": {"params": 5}, "c": 3, "d": {"params": [[1]]},
                                                   "e": {"params": [["'A'"]], "param_names": []},
                                                   "f": {"params": [["x"] * 1000] * 9, "param_names": ["p"] * 9},
-                                                  "a": {"params": [["'A'"]], "param_names": ["v"]}}}).encode(), 0),
-}
+                                                  "a": {"params": [["'A'"]], "param_names": ["v"]},
+                                                  "/etc/passwd": {"params": [["1"]], "param_names": ["x"]},  # a
+                                                  "a/../../b": {"params": [], "param_names": []}}}).encode(), 0),
+}                                                                        # NotImplementedError traceback (a hunt)
 
 
 @pytest.mark.parametrize("case", sorted(INDEXES))
@@ -131,18 +133,29 @@ def test_views_takes_any_index_and_graphs_or_names_what_it_refuses(tmp_path, cap
     else:
         index = json.loads((html / "index.json").read_text())
         assert index["benchmarks"]["a"][views.DEFAULTS_KEY] == {"p-v": ["'A'"]}
-        assert {"b[*]", "c", "d", "e", "f"} <= set(index["benchmarks"]), index
+        assert {"b[*]", "c", "d", "e", "f", "/etc/passwd", "a/../../b"} <= set(index["benchmarks"]), index
 
 
-def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_text(tmp_path, capsys):
+@pytest.mark.parametrize("link", ["a file", "a folder", "vendor"])
+def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_text(tmp_path, capsys, link):
+    """A link at a file's name, at a folder's or at vendor/ itself is replaced, never written
+    through (a hunt found 27 files written into the folder a link at vendor/ named)."""
     html = _published(tmp_path)
-    victim = tmp_path / "victim.txt"
+    victim, outside = tmp_path / "victim.txt", tmp_path / "outside"
     victim.write_text("precious\n")
+    outside.mkdir()
     planted = html / "vendor" / offline.ASSETS["https://code.jquery.com/jquery-3.3.1.min.js"]
-    planted.parent.mkdir(parents=True)
-    planted.symlink_to(victim)
+    if link == "vendor":
+        (html / "vendor").symlink_to(outside, target_is_directory=True)
+    elif link == "a folder":
+        planted.parent.parent.mkdir(parents=True)
+        planted.parent.symlink_to(outside, target_is_directory=True)
+    else:
+        planted.parent.mkdir(parents=True)
+        planted.symlink_to(victim)
     assert offline.main([str(html)]) == 0
-    assert victim.read_text() == "precious\n" and not planted.is_symlink()
+    assert victim.read_text() == "precious\n" and list(outside.iterdir()) == []
+    assert not any(p.is_symlink() for p in (html / "vendor").rglob("*")) and not (html / "vendor").is_symlink()
     assert planted.read_bytes() == (offline.VENDOR / planted.relative_to(html / "vendor")).read_bytes()
     capsys.readouterr()
     (html / "index.html").write_bytes(b"\xff<html>")

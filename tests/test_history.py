@@ -35,7 +35,8 @@ def test_the_commits_a_machine_lacks_from_the_reference_on(tmp_path):
     _results(results / "m", commits[1], 2, {STEP: [1.0], SHARE: [99.0]})      # complete
     _results(results / "m", commits[2], 3, {STEP: [1.0], SHARE: [None]})      # stopped midway: share all null
     _results(results / "other", commits[0], 1, {STEP: [1.0], SHARE: [99.0]})  # another machine's
-    assert reference_commit(results) == commits[0]
+    _results(results / "m", "f" * 40, 0, {STEP: [1.0], SHARE: [99.0]})       # a fork's commit: passed over
+    assert reference_commit(results, repo) == commits[0]
     names = {STEP, SHARE}
     assert missing_commits(commits[0], "m", names, results, repo=repo) == [commits[0], commits[2], commits[3]]
     assert missing_commits(commits[1], "m", names, results, repo=repo) == [commits[2], commits[3]]

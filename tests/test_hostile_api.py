@@ -336,12 +336,67 @@ def test_gate_refuses_values_that_mean_nothing(args, named):
     (["run", "--results", ""], "--results"), (["find", "nosuch..HEAD", "tasks"], "nosuch is not a commit"),
     (["find", "HEAD~1..HEAD", "nomatch"], "matches no benchmark"), (["find", "HEAD~1..HEAD", "time_"], "bisects one"),
     (["find", "HEAD..HEAD~1", "tasks"], "HEAD is not in the history of HEAD~1"),       # asv: "No commit hashes
-    (["find", "HEAD..HEAD", "tasks"], "the same commit")])                              # selected", status 1
+    (["find", "HEAD..HEAD", "tasks"], "the same commit"),                               # selected", status 1
+    (["find", "HEAD~1..HEAD", "throughput.Throughput.track_gflops"], "taken out of the suite"),  # asv built an
+    (["history", "--since=", "--dry-run"], "--since"), (["history", "--since=a\nb", "--dry-run"], "--since")])
 def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, named):
     """Each before asv starts: a history or find of a pattern that selects nothing, or a commit
     that is none, went on to build environments (minutes) or ended in asv's traceback; a
-    scratch results name of '../x' wrote outside .asv/."""
+    scratch results name of '../x' wrote outside .asv/; a find of a retired benchmark built an
+    environment, then said it found none (status 1); an empty --since was ignored, and one
+    holding a line feed split the sentence."""
     _one_sentence(_tool("tracking", *args), named)
+
+
+def _home(tmp_path) -> dict:
+    """HOME for a tool that registers the machine (asv's ~/.asv-machine.json): the test's own."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return {"HOME": str(tmp_path / "home")}
+
+
+def test_a_bench_pattern_that_selects_nothing_is_named(tmp_path):
+    """`make bench ASV_ARGS='-b time_pairwise$'` said that nothing of the suite runs on this
+    machine and grid (a hunt): the pattern is named, with what it is searched in."""
+    _one_sentence(_tool("tracking", "run", "--results", "t", "-b", "time_pairwise$", env=_home(tmp_path)),
+                  "--bench 'time_pairwise$' selects nothing", "name(params)")
+
+
+@pytest.mark.parametrize("kind", ["a file", "a link to a folder"])
+@pytest.mark.parametrize("args, status, scratch", [
+    (["tracking", "run", "--results", "t"], 2, "t"), (["tracking", "smoke"], 2, "smoke"),
+    (["gate", "--base", "HEAD~1", "--tiers", "counts"], 3, "gate-base-tree")])
+def test_a_scratch_folder_that_is_a_file_or_a_link_is_named(tmp_path, kind, args, status, scratch):
+    """A file at .asv/NAME (a tool's scratch folder) ended in a FileExistsError traceback (the
+    gate's with status 1, its "regression"), and a link there had asv's files written where it
+    points (a hunt): one sentence, nothing written through the link."""
+    root, outside = _checkout_of_tools(tmp_path, 2), tmp_path / "outside"
+    outside.mkdir()
+    (root / ".asv").mkdir()
+    if kind == "a file":
+        (root / ".asv" / scratch).write_text("x\n")
+    else:
+        (root / ".asv" / scratch).symlink_to(outside, target_is_directory=True)
+    p = _tool(*args, cwd=root, env=_home(tmp_path))
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == status and len(lines) == 1 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    assert f".asv/{scratch}" in lines[0] and ("is a file" if kind == "a file" else "symbolic link") in lines[0], lines
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, place, kind", [
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "a FIFO"),
+    (["history", "--since", "HEAD~1"], "results/m/0123abcd-existing-py3.11.json", "a FIFO"),
+    (["run", "--results", "t"], ".asv/t/results/benchmarks.json", "a FIFO"),
+    (["benchmarks-json"], "results/benchmarks.json", "a FIFO"),
+    (["benchmarks-json"], "results/benchmarks.json", "a folder")])
+def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path, args, place, kind):
+    """A FIFO among the results made `make dashboard` (asv publish) and `benchmarks-json` wait
+    for ever, and a folder at benchmarks.json ended in a traceback (a hunt): one sentence naming
+    it, before asv runs."""
+    root = _checkout_of_tools(tmp_path, 2)
+    (root / place).parent.mkdir(parents=True)
+    os.mkfifo(root / place) if kind == "a FIFO" else (root / place).mkdir()
+    _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), place, f"is {kind}")
 
 
 def _git(root, *args):

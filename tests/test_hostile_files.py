@@ -664,13 +664,16 @@ def _results_file(folder: Path) -> Path:
     return next(p for p in sorted(folder.glob("*.json")) if p.name != "machine.json")
 
 
-@pytest.mark.parametrize("case", ["two environments", "into another machine's file", "a row cut short"])
+@pytest.mark.parametrize("case", ["two environments", "into another machine's file", "a row cut short",
+                                  "onto another machine.json", "a link to the folder"])
 def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
-    """Found by a hunt: one commit's results of two environments were written to one name (the
+    """Found by hunts: one commit's results of two environments were written to one name (the
     first lost), a folder migrated onto a machine folder that holds the same commit replaced its
     file, and a row of 41 values for 42 combinations was written shifted (paper then reported
-    each N's time as the next N's). Each is refused naming the files, the dry run too; nothing
-    is written."""
+    each N's time as the next N's); a folder migrated onto one whose machine.json says more
+    replaced it, and a link to the folder had its results written beside the link, out of the
+    results folder, the originals removed. Each is refused naming the files, the dry run too;
+    nothing is written."""
     shutil.copytree(FIXTURE, tmp_path / "res")
     folder, args = tmp_path / "res" / MACHINE, ["--isa", "avx2", "--uarch", "znver4"]
     first = _results_file(folder)
@@ -684,6 +687,20 @@ def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
         assert rc == 0, err
         folder = tmp_path / "res" / "again"
         named = ["already holds", "would replace"]
+    elif case == "onto another machine.json":
+        shutil.copytree(folder, tmp_path / "res" / "again")
+        rc, out, err = nbsymple(tmp_path, "res/" + MACHINE, *args, module="tools.migrate")
+        assert rc == 0, err
+        target = tmp_path / "res" / out.split(" -> ")[1].split()[0]        # "old -> new (...)"
+        for path in target.glob("*.json"):
+            path.unlink() if path.name != "machine.json" else path.write_text(
+                json.dumps({**json.loads(path.read_text()), "ram": "512 GiB", "note": "keep"}))
+        folder = tmp_path / "res" / "again"
+        named = [f"{target.name}/machine.json", "otherwise"]
+    elif case == "a link to the folder":
+        (tmp_path / "res" / "link").symlink_to(MACHINE)
+        folder = tmp_path / "res" / "link"
+        named = ["res/link is a symbolic link", "give the machine folder it names"]
     else:
         name = next(k for k, row in data["results"].items() if isinstance(row[0], list) and len(row[0]) > 2)
         data["results"][name][0] = data["results"][name][0][1:]
@@ -767,14 +784,18 @@ def _repo_config() -> dict:
 
 def test_an_asv_configuration_without_its_folders_takes_asvs_defaults(tmp_path, monkeypatch):
     """The folders (benchmark_dir, env_dir, results_dir, html_dir) may be left out, as asv allows;
-    given, each must be a path."""
+    given, each must be a path, and results_dir the results/ the tools read."""
     conf = {k: v for k, v in _repo_config().items() if not k.endswith("_dir")}
     (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
     monkeypatch.setattr(tracking, "CONFIG", tmp_path / "asv.conf.json")
     assert tracking.load_config() == conf
-    (tmp_path / "asv.conf.json").write_text(json.dumps({**conf, "results_dir": 5}))
-    with pytest.raises(FileRefused, match=r"results_dir \(a path, if given\)"):
+    (tmp_path / "asv.conf.json").write_text(json.dumps({**conf, "env_dir": 5}))
+    with pytest.raises(FileRefused, match=r"env_dir \(a path, if given\)"):
         tracking.load_config()
+    for other in (5, "results-alt"):       # asv wrote there, while the tools said results/ (found by a hunt)
+        (tmp_path / "asv.conf.json").write_text(json.dumps({**conf, "results_dir": other}))
+        with pytest.raises(FileRefused, match=r'results_dir \("results", if given\)'):
+            tracking.load_config()
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_CONFIGS))
@@ -858,20 +879,24 @@ def _tool_in_process(argv) -> tuple[int, str]:
     return rc, err.getvalue()
 
 
-@pytest.mark.parametrize("home", ["/proc", "a file", "nowhere/at/all"])
-def test_a_home_where_the_machine_file_cannot_be_written_is_named(tmp_path, monkeypatch, home):
+@pytest.mark.parametrize("home, why", [("/proc", "a virtual file system"), ("a file", "is a file, not a folder"),
+                                       ("nowhere/at/all", "does not exist"), ("", "set but empty")])
+def test_a_home_where_the_machine_file_cannot_be_written_is_named(tmp_path, monkeypatch, home, why):
     """HOME naming a folder this user cannot write (/proc, for root too), a file, or nothing:
-    asv's traceback (FileNotFoundError), now one sentence asking for a HOME one can write."""
+    asv's traceback (FileNotFoundError); then (a hunt) /proc said "No such file or directory", a
+    missing HOME was made in silence and an empty one put the file at /. One sentence asking
+    for a HOME, saying why."""
     (tmp_path / "a file").write_text("x")
-    monkeypatch.setenv("HOME", home if home.startswith("/") else str(tmp_path / home))
-    err = refused(tmp_path, ["machine"], [MACHINE_FILE, "HOME"], module="tools.tracking")
-    assert "cannot be written" in err
+    monkeypatch.setenv("HOME", home if home.startswith("/") or not home else str(tmp_path / home))
+    err = refused(tmp_path, ["machine"], [MACHINE_FILE, "HOME", why], module="tools.tracking")
+    assert "set HOME to your home folder" in err and not (tmp_path / "nowhere").exists()
 
 
 def test_the_machine_file_keeps_other_machines_and_is_written_through_a_link_in_home(tmp_path, monkeypatch):
     """The description is added to what the file holds (asv's layout: one entry per machine and
     `version`), and a link at ~/.asv-machine.json (dotfiles kept elsewhere) is followed as asv
-    follows it: the file it names is replaced whole, the link stays."""
+    follows it: the file it names is replaced whole, the link stays; a link to a file not made yet
+    is asv's first run, not "does not exist" (a hunt)."""
     (tmp_path / "dotfiles").mkdir()
     (tmp_path / "dotfiles" / "asv.json").write_text('{"version": 1, "other": {"machine": "other"}}')
     (tmp_path / MACHINE_FILE).symlink_to("dotfiles/asv.json")
@@ -886,6 +911,10 @@ def test_the_machine_file_keeps_other_machines_and_is_written_through_a_link_in_
 
     from asv.machine import Machine               # asv reads it back as `asv run --machine NAME` does
     assert Machine.load(machine_name=name).machine == name
+    (tmp_path / "dotfiles" / "asv.json").unlink()   # a link to a file not made yet: it was "does not exist"
+    rc, _, err = nbsymple(tmp_path, "machine", module="tools.tracking")
+    assert rc == 0 and not err and set(json.loads((tmp_path / "dotfiles" / "asv.json").read_text())) == {
+        "version", name}, err
 
 
 @pytest.mark.long            # each makes the paper's figures

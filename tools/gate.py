@@ -74,9 +74,9 @@ def _commit(name: str) -> str:
 
 
 def _extract(commit: str, dest: Path):
-    """BASE's tree, as committed, into `dest`."""
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
+    """BASE's tree, as committed, into `dest` (a folder under .asv/)."""
+    shutil.rmtree(dest, ignore_errors=True)           # never through a link (rmtree refuses one)
+    tracking.scratch_folder(dest.name, "BASE's tree")
     archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=tracking.ROOT, capture_output=True,
                              check=True).stdout
     import io

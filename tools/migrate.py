@@ -17,6 +17,7 @@ the axis' default value:
     "tasks.Tasks.time_pairwise": ("tasks.Tasks.time_pairwise", lambda v, n, p: (v, n, p, "'numba'")),
 """
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -132,7 +133,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
             written.append((path, *_migrated(old, folder, path, data, info, given, benchmarks, evidence)))
         except ValueError as e:
             raise ValueError(f"{folder.name}/{path.name}: {e}; nothing was written") from None
-    _check_targets(folder, target, [(path, new._filename) for path, new, _ in written])
+    _check_targets(folder, target, [(path, new._filename) for path, new, _ in written], info)
     if dry_run:
         return target
     for path, new, runs in written:
@@ -179,10 +180,17 @@ def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benc
     return new, runs + [dict(entry, evidence=evidence) if evidence else entry]
 
 
-def _check_targets(folder: Path, target: Path, renames: list[tuple[Path, str]]):
+def _check_targets(folder: Path, target: Path, renames: list[tuple[Path, str]], info: dict):
     """ValueError, before anything is written, where two results files would be written under one
     name (one environment name for every file: a virtualenv's and an existing Python's of one
-    commit) or where one would replace a file of another folder's results (`target` holds them)."""
+    commit), where one would replace a file of another folder's results (`target` holds them), or
+    where `target`'s machine.json says other than `info`, the machine.json it would be replaced by."""
+    if target != folder and (target / "machine.json").exists():
+        held = read_json(target / "machine.json", "asv machine file")
+        if not isinstance(held, dict) or {k: v for k, v in held.items() if k != "version"} != info:
+            raise ValueError(f"{target.name}/machine.json describes its machine otherwise than the one "
+                             f"{folder.name}/ would be given, which would replace it: compare the two, and move "
+                             f"{folder.name}/ or {target.name}/ away; nothing was written")
     taken = {}
     for path, name in renames:
         if name in taken:
@@ -226,6 +234,9 @@ def main(argv=None) -> int:
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     args = p.parse_args(argv)
     try:
+        if args.folder.is_symlink() and args.folder.is_dir():     # its results went beside the link, not in its folder
+            raise ValueError(f"{args.folder} is a symbolic link (to {os.path.realpath(args.folder)}); give the machine "
+                             f"folder it names")
         if (why := not_a_folder(args.folder)) is not None:
             raise ValueError(f"{args.folder} {why}; give the machine's folder under results/")
         if not (args.folder / "machine.json").is_file():

@@ -33,7 +33,7 @@ from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.environment import os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
-from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
+from nbsymple_versions.runs.paths import FileRefused, not_a_folder, odd_kind, read_bytes, read_json, write_file
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,10 +140,12 @@ def register_machine() -> str:
     it is not a machine file (a folder, a FIFO, text that is not asv's) or cannot be written
     (HOME naming a folder this user cannot write: asv raised a traceback, and waited for ever on a FIFO)."""
     from asv.machine import MachineCollection
+    if (problem := home_problem()) is not None:
+        raise FileRefused(problem)
     info = machine_info()
     name = MachineCollection.get_machine_file_path()
     path = os.path.realpath(name)
-    machines = read_json(path, "asv machine file", name) if os.path.lexists(name) else {}
+    machines = read_json(path, "asv machine file", name) if os.path.lexists(path) else {}   # a dangling link: none yet
     if not isinstance(machines, dict) or not all(isinstance(v, dict) for k, v in machines.items() if k != "version"):
         raise FileRefused(f"asv machine file {name} is not one asv writes (a JSON object of machines, each an "
                           f"object): move it away, and asv's next run writes a new one")
@@ -155,6 +157,26 @@ def register_machine() -> str:
         raise FileRefused(f"asv machine file {name} cannot be written ({os_reason(e)}): give HOME a folder "
                           f"this user can write") from None
     return info["machine"]
+
+
+def home_problem() -> str | None:
+    """Why HOME names no folder for asv's machine file (~/.asv-machine.json), else None: empty (asv
+    wrote /.asv-machine.json), a folder that is not there (asv made it, in silence), or one that
+    is no folder or cannot be written (/proc: "No such file or directory" of a folder that exists)."""
+    home = os.environ.get("HOME")
+    if home is None:
+        return None                              # asv takes the account's home folder
+    if not home.strip():
+        return ("HOME is set but empty, and asv would keep its machine file (.asv-machine.json) at / instead; set HOME "
+                "to your home folder")
+    remedy = "set HOME to your home folder"
+    if (why := not_a_folder(home)) is not None:
+        return f"HOME={home!r}, where asv keeps its machine file (.asv-machine.json), {why}; {remedy}"
+    try:
+        writable(Path(home), "asv's machine file (.asv-machine.json)", FileRefused)
+    except FileRefused as e:
+        return f"HOME={home!r}: {e}; {remedy}"
+    return None
 
 
 # ---------------------------------------------------------------- provenance of a run
@@ -250,19 +272,24 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
     """Around `asv run --python=same --set-commit-hash COMMIT`: asv reads and writes the
     results under its path-derived environment name; before, the fixed-name file (if any) is
     handed to asv so that it merges the new rows into it; after, the file gets its fixed name,
-    `python` is the interpreter's version, and `provenance` is appended to its list of runs."""
+    `python` is the interpreter's version, and `provenance` is appended to its list of runs.
+    Where asv saved nothing (a usage mistake, `--dry-run`, a stop before the first benchmark)
+    the file goes back as it was: no run is recorded that measured nothing."""
     from asv.results import get_filename
     fixed = results_dir / get_filename(machine, commit, fixed_env_name())
     asv_path = results_dir / get_filename(machine, commit, _asv_env_name())
-    runs = []
+    runs, handed = [], None
     if fixed.exists():
         runs = _recorded_runs(fixed)
+        handed = fixed.read_bytes()
         asv_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(fixed, asv_path)
     try:
         yield
     finally:
-        if asv_path.exists():
+        if handed is not None and asv_path.exists() and asv_path.read_bytes() == handed:
+            os.replace(asv_path, fixed)
+        elif asv_path.exists():
             data = json.loads(asv_path.read_text())
             version = f"{sys.version_info.major}.{sys.version_info.minor}"
             data["env_name"], data["python"] = fixed_env_name(), version
@@ -293,7 +320,9 @@ CONFIG_NEEDS = {"version": ("1", lambda v: v == 1), "repo": ("a path", lambda v:
                 "pythons": ("a list of Python versions", lambda v: isinstance(v, list) and v
                             and all(isinstance(x, str) and x for x in v)),
                 **{key: ("a path, if given", lambda v: v is None or isinstance(v, str) and v)
-                   for key in ("benchmark_dir", "env_dir", "results_dir", "html_dir")}}
+                   for key in ("benchmark_dir", "env_dir", "html_dir")},
+                # the tools, `paper` and the gate read the results in results/ (asv's default)
+                "results_dir": ('"results", if given', lambda v: v in (None, "results"))}
 
 
 def load_config() -> dict:
@@ -340,13 +369,21 @@ def exclusive(name: str, where: str):
         yield
 
 
+def scratch_folder(name: str, what: str = "asv's scratch files") -> Path:
+    """.asv/NAME, made if needed; FileRefused, one sentence naming it, where a file or a link
+    stands there (a link to a folder would have had asv's files written wherever it points)."""
+    folder = SCRATCH / name
+    if folder.is_symlink():
+        raise FileRefused(f"cannot write {what} into {folder}: it is a symbolic link, not a folder; remove it")
+    return writable(folder, what, FileRefused)
+
+
 def scratch_config(name: str) -> Path:
     """A copy of asv.conf.json under .asv/<name>/ whose results (and benchmarks.json) and
     dashboard go there; every other path points back into the checkout (relative paths: asv
     reads them from the configuration's folder)."""
     conf = load_config()
-    folder = SCRATCH / name
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = scratch_folder(name)
     back = os.path.relpath(ROOT, folder)
     for key in ("repo", "benchmark_dir", "env_dir"):
         conf[key] = os.path.normpath(os.path.join(back, conf.get(key, ".")))
@@ -426,10 +463,10 @@ def run(results: str | None = None, bench: str | None = None, quick: bool = Fals
     --python=same of HEAD on this grid's selection, then the fixed environment name and the
     run's provenance (load average included) in the results file."""
     machine = register_machine()
-    config = CONFIG if results is None else scratch_config(results)
-    results_dir = config.parent / "results"
+    results_dir = ROOT / "results" if results is None else SCRATCH / results / "results"
     try:
         with exclusive(results or "results", f"{os.path.relpath(results_dir, ROOT)}/"):
+            config = CONFIG if results is None else scratch_config(results)
             return _run(machine, config, results_dir, bench, quick, extra)
     except Busy as e:
         log(f"asv: {e}; nothing was run")
@@ -437,10 +474,15 @@ def run(results: str | None = None, bench: str | None = None, quick: bool = Fals
 
 
 def _run(machine: str, config: Path, results_dir: Path, bench: str | None, quick: bool, extra) -> int:
+    if (problem := special_results(results_dir)) is not None:
+        log(f"asv: {problem}; nothing was run")
+        return 2
     commit = git("rev-parse", "HEAD")
     patterns = selection(bench=bench)
     if not patterns:
-        log("asv: nothing of the suite runs on this machine and grid")
+        log(f"asv: --bench {bench!r} selects nothing that runs on this machine and grid (it is searched in "
+            f"name(params), as in tasks.Tasks.time_pairwise('A', 4096, 'dp'))" if bench is not None and selection()
+            else "asv: nothing of the suite runs on this machine and grid")
         return 2
     prov = run_provenance()
     dirty = prov["commit"].endswith("+dirty")
@@ -517,9 +559,23 @@ def find(commits: str, bench: str) -> int:
         log(f"find: {bench!r} matches " + (f"{len(names)} benchmarks ({shown}); asv find bisects one: give its name"
                                            if names else "no benchmark of the suite (benchmarks/)"))
         return 2
+    good, bad = commits.split("..")
+    first = git("rev-list", "--reverse", "--first-parent", f"{good}..{bad}").split()[:1]
+    name = bench if bench in names else names[0]
+    if name in RETIRED and not (first and _defined_at(first[0], name)):
+        log(f"find: {name} was taken out of the suite ({RETIRED[name]}), and the range's first commit after "
+            f"{good}, where asv looks for it, has it no longer; give a range in which it is still defined")
+        return 2
     machine = register_machine()
     with exclusive("find", ".asv/find/"):
         return asv("find", "--machine", machine, "--skip-save", commits, bench, config=scratch_config("find"))
+
+
+def _defined_at(commit: str, name: str) -> bool:
+    """Whether the suite of `commit` defines the benchmark `name` (module.Class.method)."""
+    module, method = name.split(".")[0], name.split(".")[-1]
+    r = subprocess.run(["git", "show", f"{commit}:benchmarks/{module}.py"], cwd=ROOT, capture_output=True, text=True)
+    return r.returncode == 0 and re.search(rf"\bdef {re.escape(method)}\b", r.stdout) is not None
 
 
 # ---------------------------------------------------------------- the history
@@ -527,10 +583,24 @@ def find(commits: str, bench: str) -> int:
 HISTORY_BENCH = r"^(tasks|steps)\."          # the paper's task and step timings
 
 
-def reference_commit(results_dir: Path = ROOT / "results") -> str | None:
-    """The committed reference commit: the oldest (by commit date) that results/ holds for any machine."""
-    oldest = min(_result_files(results_dir.glob("*/*.json")), key=lambda f: f.date, default=None)
+def reference_commit(results_dir: Path = ROOT / "results", repo: Path = ROOT) -> str | None:
+    """The committed reference commit: the oldest (by commit date) that results/ holds for any
+    machine among the commits of HEAD's history (a results file of a fork's commit, or of one a
+    rebase left behind, is passed over: no line of history starts there)."""
+    ours = set(git("rev-list", "HEAD", cwd=repo).split())
+    oldest = min((f for f in _result_files(results_dir.glob("*/*.json")) if f.commit in ours),
+                 key=lambda f: f.date, default=None)
     return oldest.commit if oldest else None
+
+
+def special_results(results_dir: Path) -> str | None:
+    """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
+    results) and that is no regular file, in a sentence: a FIFO there made `make dashboard` wait
+    for ever; else None."""
+    for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
+        if (kind := odd_kind(path)) is not None:
+            return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
+    return None
 
 
 def _result_files(paths):
@@ -597,6 +667,9 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     if commit_hash(since) != commit_hash("HEAD") and (problem := ancestor_problem(since, "HEAD")) is not None:
         log(f"history: --since {problem}: the dashboard's line is HEAD's history")
         return 2
+    if not dry_run and (problem := special_results(ROOT / "results")) is not None:
+        log(f"history: {problem}")
+        return 2
     patterns = selection(bench=bench)
     if not patterns:
         log(f"history: --bench {bench!r} selects nothing that runs on this machine and grid")
@@ -615,8 +688,7 @@ def _history(since: str, bench: str, patterns: list[str], machine: str, quick: b
     if dry_run or not todo:
         print("\n".join(todo))
         return 0
-    hashfile = SCRATCH / "history" / "hashes.txt"
-    hashfile.parent.mkdir(parents=True, exist_ok=True)
+    hashfile = scratch_folder("history") / "hashes.txt"
     write_file(hashfile, "\n".join(todo) + "\n")
     args = ["run", "--machine", machine, "--skip-existing-successful", "--durations", "10",
             *(["--quick"] if quick else [])]
@@ -656,11 +728,14 @@ def discovered_benchmarks() -> dict:
 
 
 def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json"):
-    """Rewrite the committed benchmarks.json from discovery, as asv writes it."""
-    from asv import util
+    """Rewrite the committed benchmarks.json from discovery, as asv writes it (indented, keys
+    sorted), replaced whole (`runs.paths.write_file`) while no other asv command of this checkout
+    writes results/; FileRefused where a folder or a FIFO stands at its name."""
+    if (kind := odd_kind(path)) is not None:
+        raise FileRefused(f"{os.path.relpath(path, ROOT)} is {kind}, not asv's benchmarks.json: move it away")
     data = discovered_benchmarks()
-    data.pop("version")
-    util.write_json(str(path), data, api_version=2)
+    with exclusive("results", "results/"):
+        write_file(path, json.dumps(data, indent=4, sort_keys=True))
 
 
 def commit_range(text):
@@ -690,7 +765,8 @@ def main(argv=None) -> int:
     s.add_argument("--gate", action="store_true")
     h = sub.add_parser("history", help="asv run of every commit since the reference that results/<machine>/ "
                                         "lacks (resumable: the same command goes on)")
-    h.add_argument("--since", help="first commit (default: the oldest commit results/ holds, the reference)")
+    h.add_argument("--since", type=commit,
+                   help="first commit (default: the oldest commit of HEAD's history results/ holds, the reference)")
     h.add_argument("--bench", "-b", default=HISTORY_BENCH, type=regex,
                    help=f"benchmarks whose name(params) matches this regex (default {HISTORY_BENCH})")
     h.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
@@ -727,6 +803,8 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "find":
         return find(args.commits, args.bench)
     elif args.cmd == "publish":
+        if (problem := special_results(ROOT / "results")) is not None:
+            raise FileRefused(problem)
         with exclusive("results", "results/"):
             return asv("publish")
     elif args.cmd == "select":

@@ -71,13 +71,22 @@ def remote(html: str) -> list[str]:
 
 
 def copy_vendor(out: Path):
-    """vendor/ into `out`/vendor/, each file written anew (`write_file`): a link planted at one of
-    its names is replaced, never written through."""
-    for path in sorted(VENDOR.rglob("*")):
-        if path.is_file():
-            target = out / "vendor" / path.relative_to(VENDOR)
-            target.parent.mkdir(parents=True, exist_ok=True)
+    """vendor/ into `out`/vendor/, each file written anew (`write_file`) in folders made here: a
+    link planted at one of its names, a folder's too, is replaced, never written through."""
+    _folder(out / "vendor")
+    for path in sorted(VENDOR.rglob("*")):          # a folder before what it holds
+        target = out / "vendor" / path.relative_to(VENDOR)
+        if path.is_dir():
+            _folder(target)
+        elif path.is_file():
             write_file(target, path.read_bytes())
+
+
+def _folder(path: Path):
+    """`path` a folder of its own: a link there is removed (the files it led to stay), not followed."""
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(exist_ok=True)
 
 
 def main(argv) -> int:

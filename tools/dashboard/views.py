@@ -17,6 +17,7 @@ import glob
 import itertools
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -39,6 +40,7 @@ PATCHES = {
     # a summary of one or two commits is a dot or two, which flot draws only as points
     "summarygrid.js": ("[{data: data}]", "[{data: data, points: {show: data.length < 3, radius: 2}}]"),
 }
+BENCHMARK_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")     # asv's: module.Class.method
 PREFERRED = ("'dp'", "'pairwise'")   # among equally full views, the paper's precision and its task 1
 
 
@@ -140,6 +142,9 @@ def _apply(out: Path, index: dict, scripts: dict) -> int:
         if new not in scripts[name]:
             write_file(out / name, scripts[name].replace(old, new).encode("utf-8", "surrogateescape"))
     for name, bench in sorted(index["benchmarks"].items()):
+        if not BENCHMARK_NAME.fullmatch(name):      # a path ('/etc/passwd', 'a/../b') is no name to look up
+            print(f"{name!r}: not the name of an asv benchmark (module.Class.method); left as it is")
+            continue
         if (parameters := _parameters(bench)) is None:
             print(f"{name}: its parameters in index.json are not asv's; left as it is")
             continue
