@@ -14,7 +14,7 @@ from cli_call import call
 from drawn import hostile
 from nbsymple_versions.core.diagnostics import potential_energy
 from nbsymple_versions.runs import memory
-from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot, write_snapshot
+from nbsymple_versions.runs.snapshots import SnapshotError, list_snapshots, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
 
 HUGE = 10**13                       # bodies no machine holds: refused by the memory estimate
@@ -191,6 +191,47 @@ def test_a_folder_with_another_runs_snapshots_is_refused_and_left_alone(tmp_path
     rc, out, err = call(["run", "--n", 8, "--steps", 4, "--seed", 1, "--snapshots", folder])
     assert rc == 2 and "already holds snapshots of another run" in err and out == ""
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("seed", [[], ["--seed", 1]], ids=["drawn seed", "seed given"])
+def test_a_killed_run_without_a_checkpoint_is_started_again_only_where_the_same_command_remakes_it(tmp_path, seed):
+    """A hunt: a run of a drawn seed and no --checkpoint, killed, then given again, had its
+    snapshots removed without a word: they can never be made again (the seed was not printed).
+    Refused and kept; with its seed given, the same command writes the same snapshots again."""
+    folder = tmp_path / "snaps"
+    argv = ["run", "--n", 8, "--steps", 2, *seed, "--snapshots", folder]
+    rc, _, err = call(argv)
+    record = json.loads((folder / "nbsymple-run.json").read_text())
+    (folder / "nbsymple-run.json").write_text(json.dumps({**record, "finished": False}))     # as a kill left it
+    before, bodies = {p.name: p.read_bytes() for p in folder.iterdir()}, _snapshot_bodies(folder)
+    rc, out, err = call(argv)
+    if seed:
+        assert rc == 0 and json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True, err
+        assert _snapshot_bodies(folder) == bodies
+    else:
+        assert rc == 2 and "already holds snapshots of another run" in err and out == ""
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def _snapshot_bodies(folder) -> list:
+    return [(read_snapshot(p)[1], read_snapshot(p)[0].x.tobytes()) for p in list_snapshots(folder)]
+
+
+def test_a_resume_into_a_new_snapshot_folder_records_the_run_it_continues(tmp_path):
+    """A hunt: the record of a resume into another --snapshots folder named the defaults (A,
+    leapfrog, 5e-4), not the checkpoint's run; and a run of --steps 0 resumed to 300 wrote a
+    snapshot at every step (its cadence frozen at 1), where a new run of 300 writes two."""
+    ck = tmp_path / "c.ck"
+    rc, _, err = call(["run", "--version", "B", "--scheme", "si6a", "--dt", "1e-3", "--n", 16, "--seed", 2,
+                       "--steps", 4, "--checkpoint", ck, "--snapshots", tmp_path / "s1"])
+    rc, _, err = call(["run", "--resume", ck, "--steps", 8, "--snapshots", tmp_path / "s2"])
+    assert rc == 0, err
+    command = json.loads((tmp_path / "s2" / "nbsymple-run.json").read_text())["command"]
+    assert (command["version"], command["scheme"], command["dt"]) == ("B", "si6a", 1e-3), command
+    rc, _, err = call(["run", "--n", 16, "--seed", 1, "--steps", 0, "--snapshots", tmp_path / "s3", "--checkpoint",
+                       tmp_path / "z.ck"])
+    rc, _, err = call(["run", "--resume", tmp_path / "z.ck", "--steps", 300])
+    assert rc == 0 and [read_snapshot(p)[1] for p in list_snapshots(tmp_path / "s3")] == [0, 300], err
 
 
 def test_the_same_run_resumed_cleans_stale_temporaries(tmp_path):

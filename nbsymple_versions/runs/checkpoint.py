@@ -137,7 +137,7 @@ _PARTS = {"mass": _number, "base": _vector(_number), "velocity": _vector(_number
 _SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "sessions": _count(1),
             "interrupted": _count(0), "written": lambda v: isinstance(v, list) and all(map(_STR, v))}
 _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _count(1),
+        "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _optional(_count(1)),
         "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
         "snapshot_format": lambda v: v in SNAPSHOT_FORMATS,
         # a science run's (paper/resumable.py): the steps it snapshots, its sessions; absent elsewhere

@@ -59,7 +59,7 @@ from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, lock_file
-from .loop import Stopped, snapshots_after, step_run
+from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress, launcher_on_terminal
@@ -165,7 +165,7 @@ def _fresh(spec, world):
     run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
            "seed_chosen": spec.seed is None, "steps": spec.steps,
            "snapshots": None if spec.snapshots is None else str(_resolved(spec.snapshots, "--snapshots")),
-           "every": spec.every or spec.steps or 1,
+           "every": spec.every or spec.steps or None,            # None: a run of no steps (`loop.cadence`)
            "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
            "ics": None if initial is None else str(spec.ics),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
@@ -231,6 +231,7 @@ def _resumed(spec, world, loaded):
         if spec.steps < done:
             raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
         run["steps"] = spec.steps
+        run["every"] = run["every"] or spec.steps or None     # a run of no steps takes its new total's
     if "snapshots" in spec.given:
         run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
     elif run["snapshots"] is not None and world.broadcast_object(not os.path.isdir(run["snapshots"])):
@@ -273,13 +274,16 @@ def _check_work(world, n: int, steps: int, asked: str, option: str, simulated: b
         raise RunStop(str(e)) from None
 
 
-def _command(spec, run_, checkpoint) -> dict:
-    """What makes two runs the same run (the run id and a drawn seed aside), as JSON values."""
+def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
+    """What makes two runs the same run (the run id and a drawn seed aside), as JSON values; the
+    version, scheme, precision, step and options are `spec`'s, or those of the checkpoint's
+    `record` for a resumed run (a resume names none of them: the record said the defaults')."""
     same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
     same.update(seed=None if run_["seed_chosen"] else run_["seed"],
                 checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
-                version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
-                options=dict(spec.options))
+                **({key: record[key] for key in ("version", "scheme", "precision", "dt", "options")} if record else
+                   dict(version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
+                        options=dict(spec.options))))
     return json.loads(json.dumps(same))
 
 
@@ -295,7 +299,9 @@ def _resume_the_other(folder: Path) -> str:
 
 def _restartable(folder: Path, command: dict) -> bool:
     """True when `folder` holds snapshots of an unfinished run of the same command that left no
-    checkpoint to resume (killed before its first one): the same command may start it again."""
+    checkpoint to resume (killed before its first one, or run without one) and whose bodies the
+    same command makes again (its seed given, or its bodies read from a file): that command may
+    start it again. A drawn seed's snapshots could never be written again: they are kept."""
     try:
         record = read_json(folder / RUN_RECORD, "run record")
     except FileRefused:
@@ -304,6 +310,7 @@ def _restartable(folder: Path, command: dict) -> bool:
         return False
     left = record["command"].get("checkpoint")
     return (not record.get("finished") and record["command"] == command
+            and (command["seed"] is not None or command["ics"] is not None)
             and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
 
@@ -324,7 +331,7 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
                        if p.stem[5:].isdigit() and int(p.stem[5:]) > start and p.is_file())
         writes.insert(0, (folder, k * least_bytes(n, fmt) - replaced,
                           f"{count(k)} snapshot{'s' if k != 1 else ''} of N = {bodies(n)} ({fmt}, "
-                          f"{_every(run_['every'])} to step {run_['steps']})"))
+                          f"{_every(cadence(run_))} to step {run_['steps']})"))
     for where, size_, what in writes:
         try:
             info, device = os.statvfs(where), where.stat().st_dev
@@ -380,9 +387,10 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | N
     return folder, restart
 
 
-def _claim(spec, run_, checkpoint, folder, restart):
+def _claim(spec, run_, checkpoint, folder, restart, record=None):
     """Once the simulation is built (every refusal is behind): the snapshot folder becomes this
-    run's, its record written, a killed run of the same command (`restart`) replaced."""
+    run's, its record written (a resumed run's from its checkpoint's `record`), a killed run of
+    the same command (`restart`) replaced."""
     if folder is None:
         return
     if restart:
@@ -390,7 +398,7 @@ def _claim(spec, run_, checkpoint, folder, restart):
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
     if spec.resume is None or not (folder / RUN_RECORD).exists():
-        _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint),
+        _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
                                "finished": False})
 
 
@@ -519,7 +527,7 @@ def _run(spec, world, signals, loaded) -> int:
 
             def claim():
                 with stop_on_write_fault(nothing_run):
-                    _claim(spec, run_, checkpoint, folder, restart)
+                    _claim(spec, run_, checkpoint, folder, restart, loaded[1] if loaded else None)
             folder, restart = on_root(world, check_paths)
             signals.catching = checkpoint is not None or world.size > 1     # ranks must stop after the same step
             sim = build()

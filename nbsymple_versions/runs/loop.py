@@ -10,10 +10,16 @@ class Stopped(Exception):
     """A stop asked for (a signal) ended the run after a whole step; its checkpoint is written."""
 
 
+def cadence(run: dict) -> int:
+    """The run's snapshot cadence: its `every`, or where none was given to a run of no steps yet
+    (None), its steps (so that its resume to more steps snapshots as a new run of them would)."""
+    return run["every"] or max(run["steps"], 1)
+
+
 def snapshot_due(run: dict, step: int) -> bool:
-    """Whether the run writes a snapshot of `step`: every `every` steps, at its last step and at
+    """Whether the run writes a snapshot of `step`: every `cadence` steps, at its last step and at
     each of its `snapshot_steps` (where it lists some), into its `snapshots` folder (if any)."""
-    return run["snapshots"] is not None and (step % run["every"] == 0 or step == run["steps"]
+    return run["snapshots"] is not None and (step % cadence(run) == 0 or step == run["steps"]
                                              or step in (run.get("snapshot_steps") or ()))
 
 
@@ -22,7 +28,7 @@ def snapshots_after(run: dict, start: int) -> int:
     without stepping."""
     if run["snapshots"] is None:
         return 0
-    total, every = run["steps"], run["every"]
+    total, every = run["steps"], cadence(run)
     others = {s for s in (*(run.get("snapshot_steps") or ()), total) if start < s <= total and s % every}
     return max(total // every - start // every, 0) + len(others)
 
