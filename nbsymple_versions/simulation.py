@@ -157,7 +157,7 @@ class Simulation:
             raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.compile_seconds = self.forces.warm_up(state.x)
-        self.steps_done = 0
+        self.steps_done, self._stepping = 0, False
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
         self._acc = np.zeros_like(state.x)
         self.energy_parts0 = self.energy_parts(progress) if diagnostics else None
@@ -177,6 +177,8 @@ class Simulation:
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))
         callable_or_none(on_step, "on_step")
+        if self._stepping:                 # the bodies would move on while steps_done and t did not
+            raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns")
         base = self.steps_done
 
         def after(k):
@@ -184,7 +186,11 @@ class Simulation:
             self._check_finite()
             if on_step is not None:
                 on_step(k)
-        advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
+        self._stepping = True
+        try:
+            advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
+        finally:
+            self._stepping = False
 
     def _check_finite(self):
         """O(N): one sum per array of this rank's slice; only a non-finite sum looks for the

@@ -8,7 +8,7 @@ import pytest
 
 from cli_call import call
 from nbsymple_versions import make_cluster
-from nbsymple_versions.runs.authors_format import FormatError, read_nbsymple, write_nbsymple
+from nbsymple_versions.runs.authors_format import FormatError, format_lines, read_nbsymple, write_nbsymple
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.runs.snapshots import SnapshotError, prepare_folder, read_snapshot, write_snapshot
 
@@ -45,12 +45,31 @@ def test_nbsymple_snapshots_carry_time_and_units_in_their_sidecar(tmp_path):
         write_snapshot(tmp_path, state, 13, fmt="hdf5")
 
 
+def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut_short_is_named(tmp_path):
+    """A hunt: `--ics` of a snapshot this suite wrote in the authors' layout took N's default
+    softening and t = 0 where read_snapshot took its sidecar's; and one cut short by a line (or
+    its last mass cut to fewer digits) was read as fewer bodies (or a mass 100 times larger).
+    Its sidecar keeps each snapshot's SHA-256; a file that differs is named."""
+    state = make_cluster(16, seed=1, eps=0.05)
+    state.t = 0.375
+    path = write_snapshot(tmp_path, state, 12, "run-a", fmt="nbsymple")
+    from nbsymple_versions.runs.checkpoint import load
+    rc, _, err = call(["run", "--ics", path, "--steps", 0, "--checkpoint", tmp_path / "c.ck"])
+    assert rc == 0 and (load(tmp_path / "c.ck")[2].eps, load(tmp_path / "c.ck")[2].t) == (0.05, 0.375), err
+    for cut in (lambda b: b[: b.rindex(b"\n", 0, -1) + 1], lambda b: b[:-5]):     # a line; a mass's exponent
+        path.write_bytes(cut(format_lines(state).encode()))
+        with pytest.raises(SnapshotError, match="is not the file that was written .* cut short or changed"):
+            read_snapshot(path)
+        rc, out, err = call(["run", "--ics", path, "--steps", 1])
+        assert rc == 2 and "is not the file that was written" in err and out == "", err
+
+
 @pytest.mark.parametrize("body, where", [
     ("1 2 3 4 5 6\n", "line 2: expected 7 numbers"),
     ("1 2 3 4 5 6 x7\n", "line 2: 'x7' is not a number"),
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
-    ("", "holds 1 bodies"),
+    ("", "holds 1 body;"),
 ])
 def test_a_bad_file_names_its_line(tmp_path, body, where):
     path = tmp_path / "ExtData.txt"
@@ -130,8 +149,22 @@ def test_a_file_of_another_kind_is_named_so_before_its_scale_is_asked(tmp_path):
     snap = write_snapshot(tmp_path / "s", make_cluster(8, seed=1), 2)
     for extra in ([], ["--ics-mass", "480"]):
         rc, out, err = call(["run", "--ics", snap, "--steps", "1", *extra])
-        assert rc == 2 and out == "" and "not plain ASCII text, so not an NBSymple file" in err, err
+        assert rc == 2 and out == "" and "is a zip archive (an .npz snapshot" in err, err
         assert "--ics-mass" not in err, err
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"\xef\xbb\xbf" + AUTHORS_LINE.encode() + AUTHORS_LINE.replace("+8.5", "-8.5").encode(), None),
+    (AUTHORS_LINE.encode("utf-16"), "is UTF-16 text"),
+    (AUTHORS_LINE.encode() + b"\0" * 5000 + b"\n", "line 2: longer than 4096 characters")])
+def test_a_byte_order_mark_utf16_and_a_line_longer_than_any_are_taken_as_what_they_are(tmp_path, data, said):
+    """A hunt: a UTF-8 byte-order mark (an editor's) made a file in the authors' layout "not
+    plain ASCII"; UTF-16 text was "line 1: not plain ASCII"; a sparse file of NULs was read whole
+    (1.9 GB: 6 GB and 42 s) before its line 1 was refused. The mark is passed over, the others
+    named at once."""
+    (tmp_path / "ic.txt").write_bytes(data)
+    rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
+    assert (rc, said is None or said in err) == ((0, True) if said is None else (2, True)), err
 
 
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):

@@ -625,3 +625,57 @@ def test_snapshot_and_checkpoint_writers_refuse_what_could_not_be_read_back(tmp_
     Path("same.txt").write_text("0 0 0 0 0 0 0.5\n0 0 0 0 0 0 0.5\n")
     rc, out, err = call(["run", "--ics", "same.txt", "--ics-mass", 480, "--steps", 1, "--checkpoint", "s.ck"])
     assert rc == 2 and "all 2 bodies stand at one point" in err and not Path("s.ck").exists(), err
+
+
+def test_writers_refuse_a_state_that_is_not_finite_and_snapshots_list_by_step(tmp_path, monkeypatch):
+    """A second hunt: `write_snapshot` and `checkpoint.save` wrote a state holding a NaN, which
+    their readers refuse (a snapshot's as "truncated or corrupted"); `list_snapshots` put step
+    10**8 before step 99999999 (sorted by name), the order `paper` reads a run in."""
+    from nbsymple_versions.runs import checkpoint
+    from nbsymple_versions.runs.snapshots import SnapshotError, list_snapshots, read_snapshot, write_snapshot
+    monkeypatch.chdir(tmp_path)
+    sim = Simulation(make_cluster(16, seed=1), "A", "leapfrog", "dp", 1e-3)
+    sim.state.x[0, 3] = np.nan
+    run = {"run_id": "x", "n": 16, "seed": 1, "seed_chosen": False, "steps": 1, "snapshots": None, "every": 1,
+           "checkpoint_every": 1, "ics": None, "mass_classes": None, "snapshot_format": "npz"}
+    for write in (lambda: checkpoint.save("nan.ck", run, sim), lambda: write_snapshot(".", sim.state, 1),
+                  lambda: write_snapshot(".", sim.state, 2, fmt="nbsymple")):
+        with pytest.raises(ValueError, match="x must be finite"):
+            write()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    good = make_cluster(4, seed=1)
+    np.savez("snap_00000003.npz", positions=good.positions * np.nan, velocities=good.velocities, masses=good.m,
+             time=0.0, softening=good.eps, step=3, run_id="", **good.units.as_dict())
+    with pytest.raises(SnapshotError, match="holds no state a run could have written: positions must be finite"):
+        read_snapshot("snap_00000003.npz")
+    for step in (5, 100000000, 99999999, 1000000000):
+        write_snapshot(".", good, step)
+    assert [p.name[5:-4] for p in list_snapshots(".")] == ["00000003", "00000005", "99999999", "100000000",
+                                                           "1000000000"]
+
+
+def test_reading_a_small_file_maps_no_buffer_of_the_largest_one_allowed(tmp_path):
+    """A hunt: `paths.read_bytes` asked for LIMITS[kind] + 1 bytes at once, a buffer of 2 GB (an
+    initial-condition file's limit) for a file of two bodies: under a `ulimit -v` that the run
+    itself fits in (2.3 GB), `--ics` of two bodies ran out of memory."""
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29)); "
+            "from nbsymple_versions.runs.paths import read_bytes; "
+            "print(len(read_bytes(sys.argv[1], 'initial-condition file')))")
+    (tmp_path / "ic.txt").write_text("1 0 0 0 0 0 1\n")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ic.txt")], capture_output=True, text=True,
+                       timeout=HANG_GUARD)
+    assert p.returncode == 0 and p.stdout.strip() == "14", p.stderr
+
+
+def test_a_step_from_its_own_callback_is_refused(small):
+    """A hunt: `sim.step(4, lambda k: sim.step(2))` moved the bodies six steps while steps_done
+    said 4 and t 4 dt (and a checkpoint of it would have said so too)."""
+    state = small[0]
+    sim = Simulation(state.copy(), "A", "leapfrog", "dp", 1e-3)
+    with pytest.raises(RuntimeError, match="Simulation.step was called from its own on_step"):
+        sim.step(4, lambda k: sim.step(2))
+    assert sim.steps_done == 1
+    sim.step(3)                            # stepping again after it returned
+    reference = Simulation(state.copy(), "A", "leapfrog", "dp", 1e-3)
+    reference.step(4)
+    assert sim.steps_done == 4 and np.array_equal(sim.state.x, reference.state.x)

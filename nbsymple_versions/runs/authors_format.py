@@ -32,8 +32,10 @@ N = 480 example from their `sixth0.txt`: tests/data/authors), not against their 
 """
 from __future__ import annotations
 
+import array
 import math
 from pathlib import Path
+import re
 
 import numpy as np
 
@@ -42,6 +44,12 @@ from ..core.units import Units
 from .paths import FileRefused, read_bytes, write_file
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
+LONGEST_LINE = 4096          # seven numbers of 17 digits and their exponents take about 170 characters
+LONG_LINE = re.compile(rb"[^\n\r]{%d}" % (LONGEST_LINE + 1))
+UTF8_BOM = b"\xef\xbb\xbf"
+NOT_TEXT = {b"PK\x03\x04": "a zip archive (an .npz snapshot of nbsymple run --snapshots is read with "
+                          "read_snapshot; --snapshot-format nbsymple writes text --ics reads)",
+            b"\xff\xfe": "UTF-16 text (save it as plain ASCII)", b"\xfe\xff": "UTF-16 text (save it as plain ASCII)"}
 
 
 class FormatError(ValueError):
@@ -75,17 +83,31 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
     lines and lines starting with `#` are skipped (the authors' reader skips blank lines only).
     A line without exactly seven finite numbers, a mass that is not positive, fewer than two
     bodies or a file that cannot be read (no regular file, or larger than any:
-    `paths.read_bytes`, `kind` naming it) raises FormatError naming the line."""
+    `paths.read_bytes`, `kind` naming it) raises FormatError naming the line; so does a line
+    longer than any of seven numbers (`LONGEST_LINE`), found before any is read. A UTF-8
+    byte-order mark (an editor's) is passed over; a zip archive (a `.npz` snapshot) or UTF-16
+    text is named as what it is. The rows are kept as float64, 56 bytes a body (a list of
+    Python floats took 27 times the file's size)."""
     path = Path(path)
     try:
         data = read_bytes(path, kind)
-        text = data.decode("ascii")
     except FileRefused as e:
         raise FormatError(str(e)) from None
+    for start, what in NOT_TEXT.items():
+        if data.startswith(start):
+            raise FormatError(f"{path} is {what}, not a text file in the authors' layout (x y z vx vy vz m)")
+    data = data.removeprefix(UTF8_BOM)
+    if (long := LONG_LINE.search(data)) is not None:
+        line = data[:long.start()].count(b"\n") + 1
+        raise FormatError(f"{path} line {line}: longer than {LONGEST_LINE} characters, which no line of seven "
+                          f"numbers is")
+    try:
+        text = data.decode("ascii")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
-    rows = []
+    del data
+    rows = array.array("d")
     for number, line in enumerate(text.splitlines(), start=1):
         words = line.split()
         if not words or words[0].startswith("#"):
@@ -101,11 +123,12 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
             raise FormatError(f"{path} line {number}: holds a value that is not finite")
         if row[6] <= 0:
             raise FormatError(f"{path} line {number}: the mass {words[6]} is not positive")
-        rows.append(row)
-    if len(rows) < 2:
-        raise FormatError(f"{path} holds {len(rows)} bodies; a cluster needs at least 2 (one line each: "
-                          f"x y z vx vy vz m)")
-    return np.array(rows, dtype=np.float64)
+        rows.extend(row)
+    bodies = len(rows) // len(COLUMNS)
+    if bodies < 2:
+        raise FormatError(f"{path} holds {bodies} {'body' if bodies == 1 else 'bodies'}; a cluster needs at least 2 "
+                          f"(one line each: x y z vx vy vz m)")
+    return np.frombuffer(rows, dtype=np.float64).reshape(bodies, len(COLUMNS))
 
 
 def _is_float(word: str) -> bool:

@@ -71,9 +71,10 @@ def temporary_files(path) -> list[Path]:
 def save(path, run: dict, sim) -> Path:
     """Write `sim`'s state and record and the run's parameters to `path`, atomically. ValueError
     in one sentence, before anything is written, where `load` would refuse what it wrote (a `run`
-    without the number of bodies, or not a dict: it wrote checkpoints nothing could read)."""
+    without the number of bodies, or not a dict: it wrote checkpoints nothing could read; a
+    state holding a NaN or an infinity)."""
     path = Path(path)
-    s = sim.state
+    s = sim.state.check()                            # a NaN written is a checkpoint `load` refuses
     arrays = {"x": s.x, "v": s.v, "m": s.m}
     header = {"run": run, "simulation": sim.record(),
               "state": {"eps": s.eps, "t": s.t, "units": {"r_cl_pc": s.units.r_cl_pc, "mass_msun": s.units.mass_msun,

@@ -65,8 +65,8 @@ from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_ato
 from .progress import Progress, launcher_on_terminal
 from .report import report
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import (SIDECAR, SnapshotError, least_bytes, list_snapshots, prepare_folder, stated_units,
-                        write_snapshot)
+from .snapshots import (SIDECAR, SnapshotError, least_bytes, list_snapshots, prepare_folder, read_snapshot,
+                        stated_units, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -137,6 +137,11 @@ def _initial_state(spec):
     except FormatError as e:
         raise RunStop(str(e)) from None
     state = state_of(table, _ics_units(spec))
+    if stated_units(spec.ics) is not None:   # a snapshot of ours: its softening and time too, and its digest
+        try:                                 # (read as a bare table it took N's default softening and t = 0)
+            state = read_snapshot(spec.ics)[0]
+        except SnapshotError as e:
+            raise RunStop(str(e)) from None
     with np.errstate(all="ignore"):
         total = float(state.m.sum())
     if not math.isfinite(total):
@@ -394,7 +399,7 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
     if folder is None:
         return
     if restart:
-        for old in list_snapshots(folder) + sorted(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
+        for old in list_snapshots(folder) + list(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
     if spec.resume is None or not (folder / RUN_RECORD).exists():

@@ -133,13 +133,16 @@ def open_file(path, kind: str, name=None):
 def read_bytes(path, kind: str, name=None) -> bytes:
     """The bytes of regular file `path` (`open_file`), never more than LIMITS[kind]: a file that
     grows past it while read (or a /proc file of size 0 that never ends) is refused."""
-    name = path if name is None else name
+    name, limit = path if name is None else name, LIMITS[kind]
     try:
         with open_file(path, kind, name) as f:
-            data = f.read(LIMITS[kind] + 1)
+            size = os.fstat(f.fileno()).st_size      # not read(limit): its buffer is mapped whole, 2 GB for
+            data = f.read(min(size, limit) + 1)      # two bodies of --ics, beyond a `ulimit -v` that suffices
+            while len(data) <= limit and (more := f.read(min(16 << 20, limit + 1 - len(data)))):
+                data += more                         # grown while read, or a /proc file of size 0
     except OSError as e:
         raise _os_error(e, kind, name) from None
-    if len(data) > LIMITS[kind]:
+    if len(data) > limit:
         raise _too_large(kind, name)
     return data
 

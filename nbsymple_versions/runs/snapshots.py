@@ -19,6 +19,7 @@ files hold no time), at the scale of a `snapshots.json` beside them, else this s
 """
 from contextlib import contextmanager
 import errno
+import hashlib
 import json
 import lzma
 import math
@@ -35,7 +36,7 @@ from ..core.checks import as_float, instance, whole_number
 from ..core.ics import State
 from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
-from .paths import LIMITS, FileRefused, open_file, read_json, write_atomically
+from .paths import LIMITS, FileRefused, open_file, read_bytes, read_json, write_atomically
 
 SNAPSHOT_FORMATS = ("npz", "nbsymple")
 SIDECAR = "snapshots.json"          # for the nbsymple format
@@ -60,10 +61,12 @@ def least_bytes(n: int, fmt: str = "npz") -> int:
 def write_snapshot(folder, state: State, step: int, run_id: str = "", fmt: str = "npz") -> Path:
     """Write `state` at `step` (a whole number from 0) into `folder`, which exists, atomically, as
     `.npz` or (`fmt="nbsymple"`) in the authors' ASCII layout; returns the file's path. TypeError
-    or ValueError in one sentence for what is no state or no step; FileNotFoundError naming the
+    or ValueError in one sentence for what is no state (a non-finite value too: no reader would
+    take it back) or no step; FileNotFoundError naming the
     folder where it is gone (a run's folder removed mid-run is a fault that stops it)."""
     instance(state, State, "state", "a State")
     step = whole_number(step, "step", 0)            # snap_-0000001.npz could be listed, never read back
+    state.check()                                   # a NaN written is a snapshot no reader takes back
     if not Path(folder).is_dir():                   # (tempfile named its own temporary file instead)
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(folder))
     if fmt == "nbsymple":
@@ -98,6 +101,8 @@ SIDECAR_FIELDS = {
     "softening": (False, _positive, "a positive finite number"),
     "times": (False, _times, "an object of step: finite time"),
     "constants": (False, lambda v: v if isinstance(v, str) else None, "a name of constants"),
+    "sha256": (False, lambda v: v if isinstance(v, dict) and all(isinstance(d, str) for d in v.values()) else None,
+               "an object of step: SHA-256 digest"),      # each snapshot's, as written: one cut short is named
 }
 
 
@@ -182,8 +187,9 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     side.update(format="nbsymple", layout="x y z vx vy vz m, one body per line, cluster units "
                 "(G = M = r_cl = 1), Galactic frame", run_id=run_id, softening=state.eps, **state.units.as_dict())
     side.setdefault("times", {})[str(step)] = state.t
-    body = (json.dumps(side, indent=1) + "\n").encode()
     text = format_lines(state).encode("ascii")
+    side.setdefault("sha256", {})[str(step)] = hashlib.sha256(text).hexdigest()
+    body = (json.dumps(side, indent=1) + "\n").encode()
     path = write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
     write_atomically(Path(folder) / SIDECAR, lambda f: f.write(body), ".snapshots.", ".json.tmp")
     return path
@@ -254,9 +260,12 @@ def read_snapshot(path) -> tuple[State, int]:
         return _read_nbsymple(path)
     with _npz(path) as d:
         units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path))
-        state = State.from_arrays(d["positions"], d["velocities"], d["masses"], eps=_npz_number(d, "softening", path),
-                                  t=_npz_number(d, "time", path), units=units)
-        return state, _npz_number(d, "step", path, whole=True)
+        arrays = d["positions"], d["velocities"], d["masses"]
+        eps, t, step = _npz_number(d, "softening", path), _npz_number(d, "time", path), _npz_number(d, "step", path, True)
+    try:                                 # read whole: what it holds is no state (a NaN), not a damaged file
+        return State.from_arrays(*arrays, eps=eps, t=t, units=units), step
+    except ValueError as e:
+        raise SnapshotError(f"snapshot {path} holds no state a run could have written: {_one_line(e)}") from None
 
 
 def _read_nbsymple(path: Path) -> tuple[State, int]:
@@ -270,6 +279,15 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
                             f"step is unknown (read_nbsymple reads a file of any name)")
     number = int(match.group(1))
     side = _sidecar(path.parent)
+    if (digest := side.get("sha256", {}).get(str(number))) is not None:
+        try:
+            changed = hashlib.sha256(read_bytes(path, "snapshot")).hexdigest() != digest
+        except FileRefused as e:
+            raise SnapshotError(str(e)) from None
+        if changed:                      # a line cut off, or a mass cut to fewer digits, read as bodies
+            raise SnapshotError(f"snapshot {path} is not the file that was written (its {SIDECAR} holds another "
+                                f"SHA-256 of it): cut short or changed since; copy it out of that folder to read it "
+                                f"as an initial-condition file")
     try:
         units = _sidecar_units(side) if side else Units()
         state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0),
@@ -294,13 +312,22 @@ def snapshot_run_id(path) -> str:
 
 
 def list_snapshots(folder) -> list[Path]:
-    return sorted(Path(folder).glob("snap_*.npz"))
+    """The folder's `snap_<step>.npz` in step order (by number: step 10**8 after 99999999)."""
+    return by_step(Path(folder).glob("snap_*.npz"))
+
+
+def by_step(paths) -> list[Path]:
+    """Snapshot files in the order of their steps; a name that is no step's last."""
+    def step(path: Path):
+        digits = path.stem[5:]
+        return (0, int(digits), path.name) if digits.isdigit() else (1, 0, path.name)
+    return sorted(paths, key=step)
 
 
 def prepare_folder(folder, run_id: str) -> list[Path]:
     """Make `folder` ready for run `run_id`: refuse it if it holds snapshots of another run (or
     unreadable ones, or a `snapshots.json` that is not a valid sidecar), then remove temporaries left by a killed writer; returns those removed."""
-    text = sorted(Path(folder).glob("snap_*.txt"))
+    text = by_step(Path(folder).glob("snap_*.txt"))
     side = _sidecar(folder)              # checked now, before anything is written (SnapshotError)
     ascii_run = side.get("run_id") if text else run_id
     for path in list_snapshots(folder) + text[:1]:
