@@ -261,7 +261,8 @@ def read_snapshot(path) -> tuple[State, int]:
     with _npz(path) as d:
         units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path))
         arrays = d["positions"], d["velocities"], d["masses"]
-        eps, t, step = _npz_number(d, "softening", path), _npz_number(d, "time", path), _npz_number(d, "step", path, True)
+        eps, t = _npz_number(d, "softening", path), _npz_number(d, "time", path)
+        step = _npz_number(d, "step", path, whole=True)
     try:                                 # read whole: what it holds is no state (a NaN), not a damaged file
         return State.from_arrays(*arrays, eps=eps, t=t, units=units), step
     except ValueError as e:
