@@ -14,6 +14,7 @@ from nbsymple_versions.core.diagnostics import energy_parts, internal_energy_err
 from nbsymple_versions.core.ics import State
 from nbsymple_versions.paper import dt_series, report, resumable, science_plots, stats
 from nbsymple_versions.runs.locks import hold
+from nbsymple_versions.paper.resumable import OtherRun
 from nbsymple_versions.paper.science_runs import run_tidal_tails
 from nbsymple_versions.paper.tides import fraction_beyond, jacobi_radius, point_mass_radius
 from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
@@ -68,8 +69,12 @@ def test_signal_stops_a_science_run_and_the_same_call_resumes_it_bit_for_bit(tmp
     for name in a:
         assert np.array_equal(a[name].x, b[name].x) and np.array_equal(a[name].v, b[name].v), name
         assert a[name].t == b[name].t
-    # other parameters start afresh; a finished run is reused as it is
-    assert run_tidal_tails(folder, **{**TINY, "orbits": 0.5})["sessions"] == 1
+    # a finished run of other parameters is kept, refused (a hunt: hours of a run of another
+    # version were removed in silence); --rerun replaces it
+    with pytest.raises(OtherRun, match=r"holds a finished run of orbits .* \(asked: orbits 0\.5\), which is kept; "
+                                       r"give --rerun to replace it"):
+        run_tidal_tails(folder, **{**TINY, "orbits": 0.5})
+    assert run_tidal_tails(folder, **{**TINY, "orbits": 0.5}, rerun=True)["sessions"] == 1
 
 
 def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
@@ -80,6 +85,34 @@ def test_a_second_process_on_the_same_run_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "is in use by another run (process " in err and len(err.strip().splitlines()) == 1
     assert not any(folder.glob("snap_*"))
+
+
+def test_a_full_run_of_another_version_is_kept_and_a_damaged_one_named(tmp_path, capsys):
+    """A hunt: `paper --full` of another --science-version (or precision; the folder's name says
+    neither) removed a finished run in silence and ran its own; a finished run with a snapshot
+    cut short, or one its run.json lists gone, ended in a traceback (read_snapshot's, or
+    matplotlib's of no columns). Refused, the run kept (status 2); named, status 1."""
+    out = tmp_path / "plots"
+    argv = ["--full", "--out", str(out), "--tidal-n", "16", "--tidal-dt", "0.125", "--tidal-orbits", "0.5", "--quiet"]
+    assert paper.main([*argv, "--science-version", "A"]) == 0, capsys.readouterr().err
+    folder = next((out / "runs").iterdir())
+    kept = {p.name: p.read_bytes() for p in folder.iterdir()}
+    capsys.readouterr()
+    assert paper.main([*argv, "--science-version", "B"]) == 2
+    err = capsys.readouterr().err
+    assert "holds a finished run of version 'A' (asked: version 'B'), which is kept; give --rerun" in err, err
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == kept
+    snaps = list_snapshots(folder)
+    snaps[1].write_bytes(kept[snaps[1].name][:1000])
+    for science in ("--science", "--no-science"):
+        assert paper.main([*argv, "--science-version", "A", science]) == 1
+        err = capsys.readouterr().err
+        assert f"{snaps[1].name} is truncated or corrupted" in err and "Traceback" not in err, err
+    snaps[1].write_bytes(kept[snaps[1].name])
+    snaps[-1].unlink()
+    assert paper.main([*argv, "--science-version", "A", "--no-science"]) == 1
+    err = capsys.readouterr().err
+    assert f"lacks 1 of the snapshots its run.json lists ({snaps[-1].name})" in err, err
 
 
 def test_paper_full_writes_the_figure_and_the_table(tmp_path, capsys):

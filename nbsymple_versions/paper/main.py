@@ -28,6 +28,7 @@ from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import writable
 from ..runs.paths import FileRefused, read_bytes, read_json, write_file
+from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
@@ -38,7 +39,7 @@ from . import records
 from .report import science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
-from .resumable import RUN_FILE, Busy, Interrupted, WriteFault
+from .resumable import RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
 from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
                            check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
@@ -354,7 +355,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                 _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
-        except (Interrupted, Busy, WriteFault):
+        except (Interrupted, Busy, WriteFault, OtherRun):
             raise
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
@@ -380,7 +381,7 @@ def _full(args, out: Path) -> int:
         else:                   # --no-science and the run's snapshots gone: the series from its JSON
             files = write_series(out, {"n": tidal["n"], "orbits": tidal["orbits"], "scheme": "leapfrog",
                                        "precision": tidal["precision"], "snapshots_per_orbit": 4})
-    except (FileNotFoundError, FileRefused) as exc:      # no run, or a record or table that is none
+    except (FileNotFoundError, FileRefused, SnapshotError) as exc:   # no run; a record, table, snapshot that is none
         _say(f"the full-size figure was not written: {exc}.")
         return 1
     except OSError as exc:              # a folder in a file's place, a full disk
@@ -412,7 +413,7 @@ def main(argv=None) -> int:
     except Interrupted as exc:
         _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
         return 128 + exc.signum
-    except Busy as exc:
+    except (Busy, OtherRun) as exc:
         _say(f"{exc}" + ("; nothing was written." if args.full else "; REPORT.md was not rewritten."))
         return 2
     except WriteFault as exc:           # a fault of the machine (a full disk): status 4, the checkpoint named

@@ -4,7 +4,9 @@ SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2 write a last checkpoint and stop w
 all by `nbsymple run`'s loop (`runs.loop.step_run`) and its checkpoint header; a write that fails (a
 full disk) stops it with `WriteFault`, naming the last good checkpoint. The same call then resumes
 where the checkpoint left off, bit for bit (`Simulation.restore`), as long as the run's parameters
-are unchanged; other parameters, or `rerun=True`, start afresh.
+are unchanged; `rerun=True` starts afresh. A folder holding a run of other parameters (finished,
+or stopped with its checkpoint) is refused with `OtherRun`: hours of a run of another version or
+precision were removed in silence before.
 
 A run folder holds `snap_<step>.npz`, `checkpoint.nbsc` while the run is unfinished, and
 `run.json` once it is finished (its parameters, wall time summed over sessions, how many
@@ -23,7 +25,7 @@ from ..environment import os_reason
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
 from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.loop import Stopped, step_run
-from ..runs.paths import write_file
+from ..runs.paths import FileRefused, read_json, write_file
 from ..runs.progress import Progress
 from ..runs.signals import StopSignals
 from ..runs.snapshots import list_snapshots, write_snapshot
@@ -40,6 +42,10 @@ class Interrupted(Exception):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.signum = signum
+
+
+class OtherRun(ValueError):
+    """The run's folder holds a run of other parameters, kept: `rerun=True` replaces it."""
 
 
 class WriteFault(Exception):
@@ -71,6 +77,27 @@ def _header(folder: Path, params: dict, targets: list[int], checkpoint_every: in
             "snapshot_steps": targets, "checkpoint_every": checkpoint_every, "ics": None, "mass_classes": None,
             "snapshot_format": "npz",
             "science": {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0, "written": []}}
+
+
+def _other_run(folder: Path, params: dict) -> str | None:
+    """What `folder` holds of a run with other parameters than `params`, in words; None where it
+    holds none (or one nothing can read: that is no run to keep)."""
+    held, what = None, ""
+    try:
+        record = read_json(folder / RUN_FILE, "run record") if (folder / RUN_FILE).exists() else None
+        if isinstance(record, dict) and isinstance(record.get("params"), dict):
+            held, what = record["params"], "a finished run"
+        elif (folder / CHECKPOINT).exists():
+            run, record, _ = load(folder / CHECKPOINT)
+            held, what = run["science"]["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
+    except (FileRefused, CheckpointError, KeyError, TypeError):
+        return None
+    wanted = json.loads(json.dumps(params))
+    if not isinstance(held, dict) or held == wanted:
+        return None
+    differs = [k for k in sorted(set(held) | set(wanted), key=str) if held.get(k) != wanted.get(k)]
+    return f"{what} of {', '.join(f'{k} {held.get(k)!r}' for k in differs)} (asked: " \
+           f"{', '.join(f'{k} {wanted.get(k)!r}' for k in differs)})"
 
 
 def _clean(folder: Path):
@@ -121,6 +148,9 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
     t0 = time.perf_counter()
     with StopSignals() as signals:
         found = None if rerun else _resumable(folder, params)
+        if found is None and not rerun and (other := _other_run(folder, params)) is not None:
+            raise OtherRun(f"{label}: {folder} holds {other}, which is kept; give --rerun to replace it, or "
+                           f"another --out")
         if found is None:
             _clean(folder)
             sim = build()

@@ -291,6 +291,10 @@ def load_run(folder) -> tuple[dict, list]:
     run = run_record(folder)
     if run is None:
         raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first")
+    listed = run.get("snapshots") if isinstance(run.get("snapshots"), list) else []
+    if missing := [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]:
+        raise FileNotFoundError(f"{folder.name}/ lacks {len(missing)} of the snapshots its {RUN_FILE} lists "
+                                f"({missing[0]}{', ...' if len(missing) > 1 else ''}): run it again (--rerun)")
     snaps = [read_snapshot(p) for p in list_snapshots(folder)]
     if not snaps:
         raise FileNotFoundError(f"{folder.name}/ holds no snapshots: run the simulation first")
