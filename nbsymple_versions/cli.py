@@ -195,6 +195,15 @@ def cmd_check(args) -> int:
     args.n = CHECK_N if args.n is None else args.n
     if problem := memory_problem(args.n):
         raise UsageError(problem)
+    from .core.work import WorkRefused, check_time
+    from .versions import simulated
+    for version in all_versions():       # the GPU versions in the CUDA simulator, at its pace: before any check
+        if simulated(version.letter, version_options(args, version)):
+            try:                         # (each precision: a warm-up and the checked evaluation)
+                check_time(args.n, 2 * len(PRECISIONS), f"--n {args.n} for version {version.letter}", "a smaller --n",
+                           simulated=True)
+            except WorkRefused as e:
+                raise UsageError(str(e)) from None
 
     checks, unavailable = [], []
     for version in all_versions():

@@ -135,7 +135,8 @@ RANK_OF_SIZE = {"PMI_RANK": "PMI_SIZE", "OMPI_COMM_WORLD_RANK": "OMPI_COMM_WORLD
 # silence; matplotlib: a temporary folder, its font cache built again at every start, and two
 # lines of warning)
 FOLDERS = {"NUMBA_CACHE_DIR": "numba can keep its cache in",
-           "MPLCONFIGDIR": "matplotlib can keep its settings and cache in"}
+           "MPLCONFIGDIR": "matplotlib can keep its settings and cache in",
+           "NBSYMPLE_WARP_CACHE": "Warp (peers) can keep its kernel cache in"}     # a file: the Warp rows lost
 # where MPLCONFIGDIR is not set, matplotlib keeps them in a folder `matplotlib` under these (Linux),
 # and where one of them is not set either, under its default in the home folder
 XDG_FOLDERS = {"XDG_CONFIG_HOME": "under which matplotlib can keep its settings",

@@ -66,6 +66,8 @@ def populate(root: Path):
     (root / "runs.jsonl").write_text(json.dumps(MEASURED_RUN) + "\n" + json.dumps({**MEASURED_RUN, "ranks": 2}) + "\n")
     (root / "bad.jsonl").write_bytes(b'{"ranks": 1, "n": \xff}\n')
     (root / "slow.jsonl").write_text(json.dumps({**MEASURED_RUN, "task_seconds": {"pairwise": 1e300}}) + "\n")
+    (root / "si6a.jsonl").write_text(json.dumps({**MEASURED_RUN, "scheme": "si6a"}) + "\n")
+    (root / "sp.jsonl").write_text(json.dumps({**MEASURED_RUN, "precision": "sp"}) + "\n")
     (root / "folder").mkdir()
     os.mkfifo(root / "fifo")
     with socket.socket(socket.AF_UNIX) as s:
@@ -107,6 +109,13 @@ REFUSED = [   # (instrument, argv, what the sentence names)
     ("gpu_report", ["--sizes", "1"], "--sizes"), ("gpu_report", ["--validate-n", "0"], "--validate-n"),
     ("gpu_report", ["--steps", "0"], "--steps"), ("gpu_report", ["--min-seconds", "nan"], "--min-seconds"),
     ("gpu_report", ["--sizes", "99999999999"], "--sizes"),
+    # found by a hunt: the measured runs replaced by the figure; an si6a run's rate read 16 times too
+    # low (several force evaluations a step), an sp run's as dp; an empty table; a report without end
+    ("mpi_model", ["--measured", "runs.jsonl", "--plot", "runs.jsonl"], "--plot runs.jsonl names the measured-runs"),
+    ("mpi_model", ["--measured", "si6a.jsonl"], "has no valid scheme (leapfrog"),
+    ("mpi_model", ["--measured", "sp.jsonl"], "has no valid precision (dp"),
+    ("peers", ["--only", "C-dp", "--no-gpu", "--n", "32"], "which --no-gpu leaves out"),
+    ("gpu_report", ["--sizes", "32", "--min-seconds", "1e300"], "--min-seconds 1e+300 times at least 6"),
 ]
 
 
@@ -126,9 +135,37 @@ def test_a_mistake_is_one_sentence_naming_it(instrument, argv, named):
 
 def test_mpi_timing_keeps_min_steps_beyond_its_usual_cap(one_thread):
     """--min-steps is the least number of steps timed, also above the 1000 steps that
-    --min-seconds asks for at most: never cut silently."""
+    --min-seconds asks for at most: never cut silently; a --min-seconds of 1e308 asks the 1000
+    (an OverflowError's traceback before: a hunt)."""
     result = mpi_timing.measure(8, min_steps=1003, min_seconds=0.0)
     assert result["steps"] == 1003
+    assert mpi_timing.measure(8, min_steps=1, min_seconds=1e308)["steps"] == 1000
+
+
+def test_work_the_cuda_simulator_cannot_end_is_refused_by_every_instrument(monkeypatch, capsys):
+    """A hunt: `gpu_report --validate-n`, `peers --gpu` and `nbsymple check` ran GPU versions in
+    the CUDA simulator at any N (killed at a timeout), where `profile` refused what it cannot end."""
+    from nbsymple_versions import cli
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    monkeypatch.setenv("NBSYMPLE_MAX_DAYS", "0.0001")
+    for run, argv, named in ((RUN["gpu_report"], ["--sizes", "32", "--validate-n", "4096"], "--validate-n 4096"),
+                             (RUN["peers"], ["--gpu", "--only", "C-dp", "--n", "4096", "--no-bound"], "--repeats"),
+                             (cli.main, ["check", "--n", "4096"], "--n 4096 for version C")):
+        with hang_guard():
+            rc, out, err = call(argv, run)
+        assert rc == 2 and named in err and "CUDA simulator" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_peers_says_why_there_is_no_bound_where_the_code_has_no_vector_loop(monkeypatch):
+    """A hunt: with NUMBA_CPU_NAME=x86-64 (no AVX: the setting peers' own sentence offers) the
+    table printed, then a ValueError's traceback from counting the loops, status 1."""
+    from nbsymple_versions.instruments import cpu_asm
+
+    def no_loop(*args, **kwargs):
+        raise ValueError("no loop with a square root or its reciprocal in this function: not a pairwise kernel")
+    monkeypatch.setattr(cpu_asm, "count_all", no_loop)
+    row = peers.Row("A", "dp", 64, 1e8, 1.0, "ok", 2.7e-16, 1e-12, 1, 1e-5)
+    assert peers._pipe_bound([row]).startswith("No pipe bound: the pairwise loops of the code timed")
 
 
 def test_mpi_model_reads_a_measured_run_and_names_a_bad_line(tmp_path):

@@ -216,6 +216,7 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"BENCH_MACHINE": "../../elsewhere"}, ["info"]),
     ({"BENCH_MACHINE": "a" * 300}, ["info"]),           # a hunt: an OSError (name too long) in `make bench`
     ({"BENCH_MACHINE": "benchmarks.json"}, ["info"]),   # asv's NotADirectoryError: results/benchmarks.json/
+    ({"NBSYMPLE_WARP_CACHE": "/dev/null"}, ["info"]),   # a hunt: peers' Warp rows skipped with an exception's repr
     ({"NUMBA_CACHE_DIR": "/dev/null"}, ["run", "--n", "16", "--steps", "1"]),
     ({"NUMBA_CACHE_DIR": "/dev/null/cache"}, ["check", "--n", "16"]),
     ({"MPLCONFIGDIR": "/dev/null"}, ["paper", "--no-science"]),           # matplotlib's warning, a new font cache

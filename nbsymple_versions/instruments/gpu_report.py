@@ -24,7 +24,7 @@ from ..arguments import Parser, number_above, seed_argument, whole_number_argume
 from ..core.ics import make_cluster, timing_state
 from ..core.options import add_option_arguments
 from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
-from ..core.work import WorkRefused, check_time, memory_problem
+from ..core.work import MAX_DAYS_VARIABLE, WorkRefused, check_time, duration, max_days, memory_problem
 from ..gpu_pairwise.options import KERNEL_KINDS
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
@@ -51,6 +51,9 @@ def _parser():
     return p
 
 
+FIGURES_PER_SIZE = 2          # per size and precision: the kernel's and the transfer's rates, at least
+
+
 def _repeat(fn, min_seconds, least=2):
     """Seconds per call of fn, averaged over at least `least` calls and `min_seconds`."""
     calls, start = 0, time.perf_counter()
@@ -73,7 +76,7 @@ def main(argv=None, **options) -> int:
     p = _parser()
     args = p.parse_args(argv)
     sim = cuda_simulator()
-    args.sizes = args.sizes or list(SIMULATOR_SIZES if sim else DEFAULT_SIZES)
+    args.sizes = list(dict.fromkeys(args.sizes or (SIMULATOR_SIZES if sim else DEFAULT_SIZES)))   # each N once
     for option, n in [("--sizes", n) for n in args.sizes] + [("--validate-n", args.validate_n or 2)]:
         if (problem := memory_problem(n, option)) is not None:
             p.refuse(problem)
@@ -81,8 +84,15 @@ def main(argv=None, **options) -> int:
         for n in args.sizes:
             check_time(n, len(PRECISIONS) * (3 + len(LETTERS) * (1 + args.steps)), f"--sizes {n}",
                        "smaller --sizes or fewer --steps", simulated=sim)
+        check_time(args.validate_n or 2, len(PRECISIONS) * len(LETTERS), f"--validate-n {args.validate_n}",
+                   "a smaller --validate-n", simulated=sim)            # (it ran for ever at 2000000)
     except WorkRefused as e:
         p.refuse(str(e))
+    timed = FIGURES_PER_SIZE * len(args.sizes) * len(PRECISIONS)
+    if args.min_seconds * timed > (limit := max_days() * 86400.0):   # each figure takes at least that long
+        p.refuse(f"--min-seconds {args.min_seconds:g} times at least {timed} timed figures is "
+                 f"{duration(args.min_seconds * timed)}, beyond the limit of {duration(limit)} (set "
+                 f"{MAX_DAYS_VARIABLE}, in days, to raise it); choose a smaller --min-seconds")
     from ..simulation import Simulation
     from ..validation import validate
 

@@ -139,6 +139,10 @@ def _whole(least: int):
 POSITIVE = (lambda v: type(v) in (int, float) and math.isfinite(v) and v > 0), "a positive number"
 # what `best`, `cpu_rate` and the tables read of each run (dotted: a key inside a key), and what it must be
 RECORD = {"ranks": _whole(1), "n": _whole(2), "steps": _whole(1), "threads_per_rank": _whole(1),
+          # the model's rate is of dp leapfrog steps, N^2 pair forces each (an si6a step makes several:
+          # its rate read 16 times too low, a hunt found)
+          "scheme": ((lambda v: v == "leapfrog"), "leapfrog, whose step is the one force evaluation the model counts"),
+          "precision": ((lambda v: v == "dp"), "dp, the precision of the model's rate"),
           "seconds_per_step": POSITIVE, "task_seconds.pairwise": POSITIVE,
           "task_shares.communicate": ((lambda v: type(v) in (int, float) and 0 <= v <= 100), "a share from 0 to 100")}
 
@@ -243,6 +247,9 @@ def main(argv=None) -> int:
                    help="this CPU's dp interactions/s (default: from --measured)")
     p.add_argument("--plot", type=path_argument, metavar="PNG", help="write the figure")
     a = p.parse_args(argv)
+    if a.plot is not None and any(other is not None and os.path.realpath(other) == os.path.realpath(a.plot)
+                                  for other in (a.measure, a.measured)):       # the runs replaced by a PNG
+        p.refuse(f"--plot {a.plot} names the measured-runs file; give the figure another name")
     for option, path in (("--measure", a.measure), ("--plot", a.plot)):     # before minutes of measuring
         if path is not None:
             if (kind := odd_kind(path)) is not None:

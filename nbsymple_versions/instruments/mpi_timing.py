@@ -30,7 +30,7 @@ def measure(n: int, scheme: str = "leapfrog", precision: str = "dp", min_steps: 
     sim = Simulation(state, "F", scheme, precision, diagnostics=False, **options)
     sim.step(1)
     first = sim.clock.total
-    more = max(min_steps, min(max_steps, math.ceil(min_seconds / max(first, 1e-9)))) - 1
+    more = max(min_steps, math.ceil(min(max_steps, min_seconds / max(first, 1e-9)))) - 1    # (1e308 s: inf)
     sim.step(sim.world.broadcast_object(more))
     return {"ranks": sim.world.size, "n": n, "scheme": scheme, "precision": precision, "steps": sim.steps_done,
             "seconds_per_step": sim.seconds_per_step, "task_seconds": dict(sim.clock.seconds),

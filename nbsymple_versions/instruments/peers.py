@@ -59,6 +59,7 @@ from ..core.ics import make_cluster
 from ..core.vocabulary import PRECISIONS
 from ..core.work import WorkRefused, check_time, memory_problem
 from ..entry import stood_still
+from ..gpu_pairwise.simulator import cuda_simulator
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
 from .provenance import machine_line
@@ -499,7 +500,12 @@ def _pipe_bound(rows: list[Row]) -> str | None:
     other = compiled_for_another_cpu()
     timed = {k: v for k, v in (("NUMBA_CPU_NAME", numba.config.CPU_NAME),
                                ("NUMBA_CPU_FEATURES", numba.config.CPU_FEATURES)) if v is not None} if other else None
-    text = bound_table(rows, count_all((HOST,), host_cpu=timed), core_frequency_hz(), other)
+    try:
+        counted = count_all((HOST,), host_cpu=timed)
+    except ValueError as e:             # no vector loop in it (NUMBA_CPU_NAME=x86-64: no AVX): a traceback before
+        timed_as = f" ({other})" if other else ""
+        return f"No pipe bound: the pairwise loops of the code timed{timed_as} were not found ({e})."
+    text = bound_table(rows, counted, core_frequency_hz(), other)
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > cores:
         text += (f"\n\nTaken under load (1-min load {load:.2f} on {cores} cores): A's rates are wall-time "
@@ -540,19 +546,22 @@ def main(argv=None) -> int:
         names = ", ".join(dict.fromkeys(c.name for c in known))
         p.error(f"argument --only: no candidate {', '.join(map(repr, unknown))}; the candidates: {names} "
                 "(or a name and its precision, e.g. B-sp)")
+    gpu = args.gpu
+    if gpu is None:      # the GPU field where Warp (1 s to import) sees a device, or where --only names
+        # one of its candidates: its rows then say why they were skipped, never an empty table
+        gpu = bool(select(gpu_candidates(), args.only)) if args.only else warp_sees_a_gpu()
+    if args.only and not gpu and not select(candidates() + shape_candidates(), args.only):
+        p.refuse(f"--only {' '.join(args.only)} names only GPU candidates, which --no-gpu leaves out: an empty table")
+    simulated = gpu and cuda_simulator()   # C, D and E in numba's CUDA simulator, at its pace
     for n in args.n:
         if (problem := memory_problem(n, "--n")) is not None:
             p.refuse(problem)
         try:            # each round evaluates every candidate's pairwise forces once: a leapfrog step's work
             check_time(n, args.repeats, "--repeats (one pairwise evaluation per candidate and round)",
-                       "a smaller --n or --repeats")
+                       "a smaller --n or --repeats", simulated=simulated)
         except WorkRefused as e:
             p.refuse(str(e))
     progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    gpu = args.gpu
-    if gpu is None:      # the GPU field where Warp (1 s to import) sees a device, or where --only names
-        # one of its candidates: its rows then say why they were skipped, never an empty table
-        gpu = bool(select(gpu_candidates(), args.only)) if args.only else warp_sees_a_gpu()
     load_before = _load()
     rows = table(args.n, args.repeats, args.seed, args.only, progress=progress,
                  field=candidates() + (shape_candidates() if args.only else []) + (gpu_candidates() if gpu else []))
