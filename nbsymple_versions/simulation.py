@@ -159,6 +159,7 @@ class Simulation:
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done, self._stepping = 0, False
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
+        self._built_for = self._cluster()
         self._acc = np.zeros_like(state.x)
         self.energy_parts0 = self.energy_parts(progress) if diagnostics else None
         if diagnostics and not self.energy_parts0.finite:
@@ -179,6 +180,7 @@ class Simulation:
         callable_or_none(on_step, "on_step")
         if self._stepping:                 # the bodies would move on while steps_done and t did not
             raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns")
+        self._check_state()
         base = self.steps_done
 
         def after(k):
@@ -191,6 +193,33 @@ class Simulation:
             advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
         finally:
             self._stepping = False
+
+    def _cluster(self) -> tuple:
+        """What the force pipeline was built for, beside the bodies' positions: N, the masses'
+        digest, the softening and the units (a pipeline keeps copies of them)."""
+        s = self.state
+        return s.n, _masses_digest(s.m), s.eps, s.units
+
+    def _check_state(self):
+        """ValueError in one sentence where the state was changed since the pipeline was built
+        (the forces would use the old masses, softening or units: in silence, differently per
+        precision) or moved by another simulation (its t then says fewer steps than its bodies made);
+        arrays assigned since are made C-ordered float64 (a transposed view assigned to x was
+        stepped as a copy in sp: the positions stood still). O(N) per call of `step`."""
+        s = self.state
+        s.check()
+        for name in ("x", "v"):
+            if not getattr(s, name).flags.c_contiguous:
+                setattr(s, name, np.ascontiguousarray(getattr(s, name)))
+            writable(getattr(s, name), f"state.{name}")
+        if (now := self._cluster()) != self._built_for:
+            changed = [name for name, a, b in zip(("N", "masses", "eps", "units"), now, self._built_for) if a != b]
+            raise ValueError(f"state.{'/'.join(changed)} changed since the Simulation was built for it, which its "
+                             f"forces do not follow: make a new Simulation of the state")
+        if s.t != self.t0 + self.steps_done * self.dt:
+            raise ValueError(f"state.t = {s.t!r} is not this simulation's t0 + steps_done * dt = "
+                             f"{self.t0 + self.steps_done * self.dt!r}: another Simulation stepped the state, or t "
+                             f"was set; give each Simulation a state of its own (state.copy())")
 
     def _check_finite(self):
         """O(N): one sum per array of this rank's slice; only a non-finite sum looks for the
@@ -291,6 +320,7 @@ class Simulation:
         """What a checkpoint needs besides the state's arrays: plain JSON values, with the number
         of bodies and a digest of their masses, by which `restore` knows the cluster again."""
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
+                "eps": self.state.eps, "units": self.state.units.as_dict(),
                 "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": self.options, "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
                 "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None
@@ -391,6 +421,12 @@ def check_record(state, record):
     if "masses_sha256" in record and record["masses_sha256"] != _masses_digest(state.m):
         raise ValueError("the record was taken of bodies with other masses than the state's: it belongs to "
                          "another cluster")
+    if "eps" in record and record["eps"] != state.eps:
+        raise ValueError(f"the record was taken with the softening eps = {record['eps']!r}, not the state's "
+                         f"{state.eps!r}: it belongs to another cluster")
+    if "units" in record and record["units"] != state.units.as_dict():
+        raise ValueError(f"the record was taken in the units {record['units']!r}, not the state's "
+                         f"{state.units.as_dict()!r}: it belongs to another cluster")
     if state.t != t0 + done * dt:
         raise ValueError(f"the state's time t = {state.t!r} is not the record's t0 + steps_done * dt = "
                          f"{t0 + done * dt!r}: the state is not the one the record was taken with")

@@ -13,6 +13,7 @@ import numpy as np
 from .core import reference
 from .core.galaxy import SUN_RADIUS_KPC
 from .core.checks import instance, positive_number
+from .core.integrator import built_for, pipeline_mismatch
 from .core.ics import State, make_cluster
 from .versions import get_version
 
@@ -48,6 +49,8 @@ def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
     """Compare a force pipeline's pairwise accelerations of `state` with the reference."""
     instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     tolerance = positive_number(tolerance, "tolerance")
+    if (built := getattr(forces, "built_for", None)) is not None and not built_for(built, state):
+        raise ValueError(pipeline_mismatch(built, state))        # a right kernel said to fail, or a traceback
     out = np.zeros_like(state.x)
     forces.pairwise(state.x, out)
     acc = out.T

@@ -103,13 +103,17 @@ class Version:
         return self.package.availability(self.options_from(given))
 
     def pipeline(self, state, precision: str = "dp", clock: TaskClock | None = None, **options) -> ForcePipeline:
-        """A ready force pipeline for `state` (masses, softening, units) in `precision`."""
+        """A ready force pipeline for `state` (masses, softening, units) in `precision`; it keeps
+        copies of them, and says what it was built for (`built_for`: N, softening, units), which
+        `advance` and `check_pipeline` compare with the state they are given."""
         check_precision(precision)
         typed = self.options_from(options)
         ok, reason = self.package.availability(typed)
         if not ok:
             raise VersionUnavailable(f"version {self.letter} is not available: {reason}")
-        return self.package.build_pipeline(state, precision, clock, typed)
+        forces = self.package.build_pipeline(state, precision, clock, typed)
+        forces.built_for = (state.n, state.eps, state.units)
+        return forces
 
 
 ONE, ALL = "1 CPU core", "all CPU cores"

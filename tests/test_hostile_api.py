@@ -667,6 +667,54 @@ def test_reading_a_small_file_maps_no_buffer_of_the_largest_one_allowed(tmp_path
     assert p.returncode == 0 and p.stdout.strip() == "14", p.stderr
 
 
+def test_a_state_changed_or_shared_under_its_simulation_is_refused_or_followed():
+    """A hunt: the force pipeline keeps copies of the masses, softening and units, so a state
+    changed under its Simulation was stepped with the old ones (differently per precision); a
+    state shared by two simulations ended with t saying half the steps its bodies made; a
+    transposed view assigned to x stood still in sp (stepped as a copy); a record restored onto
+    a state of another softening or units gave garbage errors; a pipeline of 8 bodies stepped a
+    state of 512 reading masses out of bounds, and check_pipeline called a right kernel wrong."""
+    import dataclasses
+    for precision in ("sp", "dp"):
+        state = make_cluster(64, seed=1)
+        reference = state.copy()
+        sim, ref = (Simulation(s, "A", precision=precision, dt=1e-3) for s in (state, reference))
+        sim.step(1), ref.step(1)
+        state.x = np.ascontiguousarray(state.positions).T         # the same values, Fortran-ordered
+        sim.step(5), ref.step(5)
+        assert np.array_equal(state.x, reference.x), precision
+    for change, named in ((lambda s: setattr(s, "eps", 0.05), "state.eps"), (lambda s: s.m.__imul__(3), "masses"),
+                          (lambda s: setattr(s, "units", Units(10, 480, "authors")), "state.units")):
+        state = make_cluster(16, seed=1)
+        sim = Simulation(state, "A", dt=1e-3)
+        change(state)
+        with pytest.raises(ValueError, match=f"{named}.* changed since the Simulation was built for it"):
+            sim.step(1)
+    state = make_cluster(16, seed=1)
+    a, b = Simulation(state, "A", dt=1e-3), Simulation(state, "A", dt=1e-3)
+    a.step(2)
+    with pytest.raises(ValueError, match=r"another Simulation stepped the state, or t was set"):
+        b.step(2)
+    record = a.record()
+    for other, named in ((dataclasses.replace(state.copy(), eps=state.eps * 2), "softening"),
+                         (dataclasses.replace(state.copy(), units=Units(10, 480, "authors")), "units")):
+        with pytest.raises(ValueError, match=f"the record was taken .*{named}|the record was taken in the {named}"):
+            Simulation.restore(other, record)
+    small, big = make_cluster(8, seed=2), make_cluster(512, seed=3)
+    forces = get_version("A").pipeline(small, "dp")
+    with pytest.raises(ValueError, match="forces was built for N = 8, .* not this state's N = 512"):
+        advance(big, forces, get_scheme("leapfrog"), 1e-3, 1, np.zeros_like(big.x))
+    with pytest.raises(ValueError, match="forces was built for N = 8"):
+        check_pipeline(forces, big, 1e-12)
+    acc = np.zeros_like(small.x)
+    for bad in ({"t0": math.nan}, {"step0": -1}, {"step0": 2.5}, {"step0": True}, {"step0": "3"}):
+        with pytest.raises(ValueError, match="(t0|step0) must be"):
+            advance(small, forces, get_scheme("leapfrog"), 1e-3, 1, acc, None, **bad)
+    for w in ("x", True, [1.0]):
+        with pytest.raises(ValueError, match="w \\(the potential energy\\) must be a real number"):
+            energy_parts(small, w=w)
+
+
 def test_a_step_from_its_own_callback_is_refused(small):
     """A hunt: `sim.step(4, lambda k: sim.step(2))` moved the bodies six steps while steps_done
     said 4 and t 4 dt (and a checkpoint of it would have said so too)."""

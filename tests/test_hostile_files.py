@@ -1215,5 +1215,5 @@ def test_bench_refuses_a_results_file_it_cannot_read_before_asv_runs(tmp_path, m
         rc = tracking.run(results="scratch")
     err = capsys.readouterr().err
     assert rc == 2 and fixed.name in err and err.rstrip().endswith("nothing was run"), err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 2, err     # the run's heading, the refusal
+    assert "Traceback" not in err and len(err.strip().splitlines()) in (1, 2), err   # (the run's heading,) the refusal
     assert stat.S_ISFIFO(fixed.lstat().st_mode) if kind == "fifo" else fixed.is_file()

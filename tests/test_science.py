@@ -3,6 +3,7 @@ a signal, the lock against two processes on one run, and `nbsymple paper --full`
 import json
 import math
 import shutil
+from pathlib import Path
 import signal
 
 import numpy as np
@@ -17,6 +18,7 @@ from nbsymple_versions.runs.locks import hold
 from nbsymple_versions.paper.resumable import OtherRun
 from nbsymple_versions.paper.science_runs import run_tidal_tails
 from nbsymple_versions.paper.tides import fraction_beyond, jacobi_radius, point_mass_radius
+from nbsymple_versions.runs.paths import FileRefused
 from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot
 
 TINY = dict(n=64, dt=0.125, orbits=1.5, version="A", progress=False, checkpoint_every=40)
@@ -113,6 +115,43 @@ def test_a_full_run_of_another_version_is_kept_and_a_damaged_one_named(tmp_path,
     assert paper.main([*argv, "--science-version", "A", "--no-science"]) == 1
     err = capsys.readouterr().err
     assert f"lacks 1 of the snapshots its run.json lists ({snaps[-1].name})" in err, err
+
+
+def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
+    """A hunt: a science run refused for its other parameters ended with status 2 after the
+    benchmarks' figures were rewritten (an artefact not written: status 1 now, REPORT.md says
+    why); a checkpoint that cannot be read was removed and the run started at step 0 in silence;
+    two --bh-ratios agreeing to 6 digits shared a folder; a series file with one stray comma was
+    replaced, losing the numbers of runs whose snapshots were gone; --no-science beside a stopped
+    run said to run the simulation first."""
+    from nbsymple_versions.paper.science_runs import check_black_hole_work
+    fixture = Path(__file__).parent / "data" / "asv_fixture"
+    argv = ["--results", str(fixture), "--out", str(tmp_path / "out"), "--tidal-n", "8", "--tidal-dt", "0.5",
+            "--tidal-orbits", "0.25", "--bh-n", "8", "--bh-dt", "0.5", "--bh-t-end", "1", "--bh-ratios", "1",
+            "--science-version", "A", "--quiet"]
+    assert paper.main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert paper.main([*argv, "--tidal-orbits", "0.5"]) == 1
+    err = capsys.readouterr().err
+    assert "tidal_tails.png not written: " in err and "which is kept; give --rerun" in err, err
+    assert "holds a finished run of orbits 0.25" in (tmp_path / "out" / "REPORT.md").read_text()
+    folder = tmp_path / "out" / "runs" / "tidal_tails"
+    (folder / "run.json").unlink()
+    (folder / "checkpoint.nbsc").write_bytes(b"NBSC damaged")
+    with pytest.raises(OtherRun, match="holds a checkpoint nbsymple cannot resume .* which is kept"):
+        run_tidal_tails(folder, n=8, dt=0.5, orbits=0.25, version="A", progress=False)
+    assert (folder / "checkpoint.nbsc").read_bytes() == b"NBSC damaged" and list_snapshots(folder)
+    assert paper.main([*argv, "--no-science"]) == 0            # the earlier figure kept, as --no-science does
+    err = capsys.readouterr().err
+    assert "kept tidal_tails.png from its earlier run (no finished run in" in err, err
+    assert "the same command without --no-science resumes the run stopped there" in err, err
+    with pytest.raises(ValueError, match="gives two runs the folder ratio_1"):
+        check_black_hole_work(8, 0.5, 1.0, (1.0, 1.0000001))
+    series = tmp_path / "series.json"
+    series.write_text('{"a": 1,}')
+    with pytest.raises(FileRefused, match="it is kept, not rewritten"):
+        dt_series.update(series, [])
+    assert series.read_text() == '{"a": 1,}'
 
 
 def test_paper_full_writes_the_figure_and_the_table(tmp_path, capsys):

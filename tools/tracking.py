@@ -463,11 +463,11 @@ def run(results: str | None = None, bench: str | None = None, quick: bool = Fals
     --python=same of HEAD on this grid's selection, then the fixed environment name and the
     run's provenance (load average included) in the results file."""
     machine = register_machine()
-    results_dir = ROOT / "results" if results is None else SCRATCH / results / "results"
+    where = "results/" if results is None else f".asv/{results}/results/"
     try:
-        with exclusive(results or "results", f"{os.path.relpath(results_dir, ROOT)}/"):
+        with exclusive(results or "results", where):        # before its scratch folder is made
             config = CONFIG if results is None else scratch_config(results)
-            return _run(machine, config, results_dir, bench, quick, extra)
+            return _run(machine, config, config.parent / "results", bench, quick, extra)
     except Busy as e:
         log(f"asv: {e}; nothing was run")
         return 2

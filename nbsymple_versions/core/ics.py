@@ -170,8 +170,11 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
 
 
 def place_on_orbit(state: State, radius_kpc: float = SUN_RADIUS_KPC, speed_kms: float = SUN_SPEED_KMS) -> State:
-    """Move the cluster to (radius, 0, 0) with velocity (0, speed, 0): a quasi-circular orbit in
-    the disk plane (defaults: the Sun's radius and circular speed of the paper)."""
+    """A copy of the cluster shifted by (radius, 0, 0) in position and (0, speed, 0) in velocity:
+    a cluster centred at rest (as `uniform_sphere` and `make_cluster` build it) is then at (radius,
+    0, 0) with velocity (0, speed, 0), a quasi-circular orbit in the disk plane (defaults: the
+    Sun's radius and circular speed of the paper). The shift is added to every body (a black hole
+    added at the origin moves with them); a cluster not centred at rest keeps its offset."""
     instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     radius_kpc = finite_number(radius_kpc, "radius_kpc", minimum=0.0)
     speed_kms = finite_number(speed_kms, "speed_kms")

@@ -3,9 +3,11 @@
 Time advancing always happens on the host in float64 (the paper's "time advancing on the
 CPU in DP"); only the forces depend on the version and precision.
 """
+import math
+
 import numpy as np
 
-from .checks import callable_or_none, instance, positive_number, whole_number, writable
+from .checks import callable_or_none, finite_number, instance, positive_number, whole_number, writable
 from .schemes import Scheme
 
 
@@ -18,6 +20,11 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
     split into several calls (or resumed from a checkpoint) lands on the same bits."""
     if not _plain_arguments(state, scheme, dt, steps, acc, on_step):     # else one sentence on what is wrong
         dt, steps = _checked_arguments(state, scheme, dt, steps, acc, on_step)
+    if type(step0) is not int or step0 < 0 or not (t0 is None or type(t0) is float and math.isfinite(t0)):
+        step0 = whole_number(step0, "step0", 0)                 # (t0 nan made state.t nan; step0 "3" a TypeError)
+        t0 = None if t0 is None else finite_number(t0, "t0")
+    if (built := getattr(forces, "built_for", None)) is not None and not built_for(built, state):
+        raise ValueError(pipeline_mismatch(built, state))        # it read masses out of bounds, in silence
     x, v = state.x, state.v
     t0 = state.t if t0 is None else t0
     for k in range(1, steps + 1):
@@ -29,6 +36,17 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
         state.t = t0 + (step0 + k) * dt
         if on_step is not None:
             on_step(k)
+
+
+def built_for(built: tuple, state) -> bool:
+    """Whether a pipeline's `built_for` (N, eps, units) is `state`'s (a few hundred ns: the timed loop)."""
+    return built[0] == state.n and built[1] == state.eps and (built[2] is state.units or built[2] == state.units)
+
+
+def pipeline_mismatch(built: tuple, state) -> str:
+    """The sentence for a force pipeline built for another cluster than `state`."""
+    return (f"forces was built for N = {built[0]}, eps = {built[1]!r}, {built[2]}, not this state's N = {state.n}, "
+            f"eps = {state.eps!r}, {state.units}: build it for the state (get_version(v).pipeline(state, ...))")
 
 
 def _plain_arguments(state, scheme, dt, steps, acc, on_step) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,8 +81,20 @@ def read(path) -> dict:
 
 def update(path, entries: list[dict]) -> dict:
     """Merge `entries` into the file at `path` (a run of the same parameters replaces its entry;
-    the others are kept as they were) and return its entries that are what paper wrote."""
-    data = _stored(path)
+    the others are kept as they were) and return its entries that are what paper wrote. A file
+    there that cannot be read as one is refused (FileRefused), not replaced: it may hold the only
+    numbers of runs whose snapshots are gone (a hunt found them lost to one stray comma)."""
+    if os.path.lexists(path):
+        try:
+            data = read_json(path, "run record")
+        except FileRefused as e:
+            raise FileRefused(f"{e}; it is kept, not rewritten: mend it, or move it away to start the series "
+                              f"again") from None
+        if not isinstance(data, dict):
+            raise FileRefused(f"{path} holds a JSON {type(data).__name__}, not the series paper writes; it is kept, "
+                              f"not rewritten: move it away to start the series again")
+    else:
+        data = {}
     for e in entries:
         data[_key(e["params"])] = e
     write_file(path, json.dumps(data, indent=1, sort_keys=True) + "\n")

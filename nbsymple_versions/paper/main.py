@@ -39,7 +39,7 @@ from . import records
 from .report import science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
-from .resumable import RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
+from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
 from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
                            check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
@@ -339,15 +339,16 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
         try:
             if args.science:
                 run()
-            elif not folder.exists():
+            elif not (folder / RUN_FILE).exists() and not any(folder.glob(f"*/{RUN_FILE}")):   # no finished run
+                why = f"no finished run in {out.name}/runs/{folder.name}/ and --no-science given" + (
+                    "; the same command without --no-science resumes the run stopped there"
+                    if folder.exists() and any(folder.rglob(CHECKPOINT)) else "")
                 if (out / fname).exists() and key in kept:
-                    _say(f"kept {fname} from its earlier run (no snapshots in {out.name}/runs/{folder.name}/ "
-                         f"and --no-science given).")
+                    _say(f"kept {fname} from its earlier run ({why}).")
                     summaries[key] = kept[key]
                     written[key] = fname
                 else:
-                    note(f"{fname} not written: no finished run in {out.name}/runs/{folder.name}/ and "
-                         f"--no-science given.")
+                    note(f"{fname} not written: {why}.")
                 continue
             _, summaries[key] = plot(folder, out / fname)
             written[key] = fname
@@ -355,8 +356,11 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                 _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
-        except (Interrupted, Busy, WriteFault, OtherRun):
+        except (Interrupted, Busy, WriteFault):
             raise
+        except OtherRun as exc:          # kept; the benchmarks' artefacts are written by now: status 1, not 2
+            failed.append(fname)
+            note(f"{fname} not written: {exc}.")
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
             note(f"{fname} not written: {exc}.")

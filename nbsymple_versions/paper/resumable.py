@@ -90,7 +90,9 @@ def _other_run(folder: Path, params: dict) -> str | None:
         elif (folder / CHECKPOINT).exists():
             run, record, _ = load(folder / CHECKPOINT)
             held, what = run["science"]["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
-    except (FileRefused, CheckpointError, KeyError, TypeError):
+    except CheckpointError as e:        # the run it holds is not thrown away in silence
+        return f"a checkpoint nbsymple cannot resume ({e})"
+    except (FileRefused, KeyError, TypeError):
         return None
     wanted = json.loads(json.dumps(params))
     if not isinstance(held, dict) or held == wanted:

@@ -146,10 +146,19 @@ def check_tidal_work(n: int, dt: float, orbits: float, snapshots_per_orbit: int 
     return every, total
 
 
+def ratio_folder(ratio: float) -> str:
+    """The run folder of a black hole of `ratio` x the cluster's mass (6 significant digits)."""
+    return f"ratio_{ratio:g}"
+
+
 def check_black_hole_work(n: int, dt: float, t_end: float, ratios, version: str = BH_DEFAULTS["version"]) -> int:
     """`black_hole_steps` of each run, once its n bodies and the black hole fit in memory and the
     steps of all `ratios` can end within `core.work`'s limit on `version`; ValueError (one
-    sentence) otherwise."""
+    sentence) otherwise, or where two ratios would share a run folder (`ratio_folder`)."""
+    names = [ratio_folder(r) for r in ratios]
+    if shared := sorted({name for name in names if names.count(name) > 1}):
+        raise ValueError(f"--bh-ratios {' '.join(f'{r!r}' for r in ratios)} gives two runs the folder "
+                         f"{shared[0]} (ratios that agree to 6 digits, or one given twice): give distinct ratios")
     steps = black_hole_steps(dt, t_end)
     check_memory(n + 1, "--bh-n")
     check_time(n + 1, steps * len(ratios), f"{len(ratios)} black-hole runs (--bh-ratios) with --bh-dt {dt:g} to "
@@ -222,7 +231,7 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
     check_black_hole_work(n, dt, t_end, ratios, version)
     runs = []
     for ratio in ratios:
-        sub = folder / f"ratio_{ratio:g}"
+        sub = folder / ratio_folder(ratio)
         params = {"kind": "black_hole", "n": int(n), "ratio": float(ratio), "dt": float(dt), "t_end": float(t_end),
                   "radius_kpc": float(radius_kpc), "speed_kms": float(speed_kms), "version": str(version),
                   "scheme": scheme, "precision": precision, "seed": int(seed), "snapshots": int(snapshots),
