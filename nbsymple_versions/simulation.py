@@ -321,7 +321,8 @@ class Simulation:
         of bodies and a digest of their masses, by which `restore` knows the cluster again."""
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
                 "eps": self.state.eps, "units": self.state.units.as_dict(),
-                "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": self.options, "steps_done": self.steps_done, "t0": self.t0,
+                "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": self.options,
+                "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
                 "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None
                 else _json_floats(self.angular_momentum0),

@@ -123,7 +123,8 @@ def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     why); a checkpoint that cannot be read was removed and the run started at step 0 in silence;
     two --bh-ratios agreeing to 6 digits shared a folder; a series file with one stray comma was
     replaced, losing the numbers of runs whose snapshots were gone; --no-science beside a stopped
-    run said to run the simulation first."""
+    run said to run the simulation first; the black-hole figure of --bh-ratios 2 drew the folder's
+    earlier ratio-1 run beside it, under its title."""
     from nbsymple_versions.paper.science_runs import check_black_hole_work
     fixture = Path(__file__).parent / "data" / "asv_fixture"
     argv = ["--results", str(fixture), "--out", str(tmp_path / "out"), "--tidal-n", "8", "--tidal-dt", "0.5",
@@ -135,6 +136,9 @@ def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "tidal_tails.png not written: " in err and "which is kept; give --rerun" in err, err
     assert "holds a finished run of orbits 0.25" in (tmp_path / "out" / "REPORT.md").read_text()
+    assert paper.main([*argv, "--bh-ratios", "2"]) == 0, capsys.readouterr().err
+    drawn = json.loads((tmp_path / "out" / "science_runs.json").read_text())["black_hole"]["runs"]
+    assert len(drawn) == 1 and drawn[0]["run"].endswith("= 2"), drawn    # not ratio 1's earlier run beside it
     folder = tmp_path / "out" / "runs" / "tidal_tails"
     (folder / "run.json").unlink()
     (folder / "checkpoint.nbsc").write_bytes(b"NBSC damaged")

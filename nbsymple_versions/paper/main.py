@@ -332,7 +332,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
         ("black_hole", "black_hole_passage.png", runs / "black_hole",
          lambda: run_black_hole(runs / "black_hole", n=args.bh_n, ratios=tuple(args.bh_ratios), dt=args.bh_dt,
                                 t_end=args.bh_t_end, version=version, progress=progress, rerun=args.rerun),
-         plot_black_hole),
+         lambda folder, path: plot_black_hole(folder, path, tuple(args.bh_ratios) if args.science else None)),
     ]
     kept = _read_science_summaries(out, note)
     for key, fname, folder, run, plot in jobs:

@@ -208,15 +208,19 @@ def _internal_energy_errors(states: list) -> np.ndarray:
     return np.array([abs(energy_change(energy_parts(s), parts0, s.units)) / scale for s in states])
 
 
-def plot_black_hole(folder, path) -> tuple[Path, dict]:
+def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
     """Left: x-y tracks (pc) of the cluster's density centre for each mass ratio, the black hole
     at the centre. Right: the energy error |E(t) - E0| vs time (Myr), computed from the reloaded
     snapshots (E includes the black hole and the Galaxy), relative to |E0| (solid) and to the
     cluster's internal energy (dashed, `_internal_energy_errors`), with INTERNAL_LIMIT drawn; the
     title gives each run's internal error at the end, and a run above the limit is stamped NOT
-    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record per ratio]})."""
+    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record per ratio]}). With
+    `ratios`, the runs of those alone (the ones just run: an earlier run of another ratio, N and
+    dt in the folder was drawn beside them, under their title); else every finished run there."""
     folder = Path(folder)
-    subs = sorted((d for d in folder.glob("ratio_*") if (d / RUN_FILE).exists()),
+    chosen = None if ratios is None else {science_runs.ratio_folder(r) for r in ratios}
+    subs = sorted((d for d in folder.glob("ratio_*")
+                   if (d / RUN_FILE).exists() and (chosen is None or d.name in chosen)),
                   key=lambda d: science_runs.run_record(d)["params"]["ratio"])   # whatever the folder is named
     if not subs:
         raise FileNotFoundError(f"{folder.name}/ holds no black-hole runs: run them first")
