@@ -481,6 +481,17 @@ def test_setup_rejects_a_wrong_kernel(monkeypatch, letter, precision, factor):
             run()
 
 
+def test_the_mpi_step_validates_f_before_any_job_is_timed(monkeypatch):
+    """A hunt: `MpiStep` timed version F under mpiexec without checking it (a wrong F was
+    recorded where `Step` refused it); now its cache validates F first, and no job starts."""
+    from benchmarks import mpi
+    monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_factory(1.01))
+    monkeypatch.setattr(mpi.MpiStep, "skip_reason", lambda self, ranks, n: None)
+    monkeypatch.setattr(mpi.MpiStep, "measure", lambda self, ranks, n: pytest.fail("a job was timed"))
+    with pytest.raises(ValidationError, match="version F dp: .* refusing to time"):
+        mpi.MpiStep().setup_cache()
+
+
 def test_setup_accepts_the_right_kernel():
     """The same set-ups pass with the real pipelines (the rejection above is the kernel's)."""
     for cls, run in _setups("A", "dp"):
