@@ -283,17 +283,27 @@ class Simulation:
     def energy_error(self) -> float | None:
         """|E - E0| / |E0| since the simulation was created: the paper's figure, dominated by
         the orbital energy (see `core.diagnostics`); None where E0 = 0 (`undefined_reasons`)."""
+        self._has_initial()
         return relative_error(self.energy(), self.energy0)
+
+    def _has_initial(self):
+        """ValueError where the simulation was made with diagnostics=False: no E0 or L0 to compare
+        with (the errors said that an argument the caller never passed was None)."""
+        if self.energy_parts0 is None:
+            raise ValueError("this Simulation was made with diagnostics=False, so it has no initial energy and "
+                             "angular momentum to compare with; make it with diagnostics=True")
 
     def internal_energy_error(self) -> float | None:
         """|E - E0| / |K_int0 + W0|: the change of the same total in units of the cluster's
         internal energy, computed below float64 rounding of the orbital term; None where
         K_int0 + W0 = 0 (a lone body)."""
+        self._has_initial()
         return internal_energy_error(self.energy_parts(), self.energy_parts0, self.state.units)
 
     def errors(self) -> dict:
         """All three errors from one O(N^2) evaluation: energy_error, internal_energy_error,
         angular_momentum_error, each a float or None where undefined (`undefined_reasons`)."""
+        self._has_initial()
         parts = self.energy_parts()
         return {"energy_error": relative_error(parts.total, self.energy0),
                 "internal_energy_error": internal_energy_error(parts, self.energy_parts0, self.state.units),
@@ -302,6 +312,7 @@ class Simulation:
     def angular_momentum_error(self) -> float | None:
         """|L_z - L_z0| / |L0| since the simulation was created (see `diagnostics`); None where
         L0 = 0 (bodies at rest)."""
+        self._has_initial()
         return angular_momentum_error(self.angular_momentum(), self.angular_momentum0)
 
     def undefined_reasons(self, errors: dict) -> dict:

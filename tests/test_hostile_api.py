@@ -715,6 +715,17 @@ def test_a_state_changed_or_shared_under_its_simulation_is_refused_or_followed()
             energy_parts(small, w=w)
 
 
+def test_the_errors_of_a_simulation_without_diagnostics_say_why_there_are_none():
+    """A hunt: `energy_error()` of a Simulation made with diagnostics=False said that "initial
+    must be a real number" and `internal_energy_error()` that "parts0 must be EnergyParts":
+    arguments the caller never passed."""
+    sim = Simulation(make_cluster(16, seed=1), "A", dt=1e-3, diagnostics=False)
+    sim.step(1)
+    for error in (sim.energy_error, sim.internal_energy_error, sim.angular_momentum_error, sim.errors):
+        with pytest.raises(ValueError, match="made with diagnostics=False, so it has no initial energy"):
+            error()
+
+
 def test_a_step_from_its_own_callback_is_refused(small):
     """A hunt: `sim.step(4, lambda k: sim.step(2))` moved the bodies six steps while steps_done
     said 4 and t 4 dt (and a checkpoint of it would have said so too)."""
