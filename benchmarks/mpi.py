@@ -109,7 +109,9 @@ class MpiStep(Benchmark):
     track_seconds_per_step.unit = "seconds"
 
     def track_communicate_share(self, results, ranks, n):
-        """Percentage of that step spent exchanging positions between ranks (`communicate`)."""
+        """Percentage of that step in the ranks' blocking collectives (`communicate`): the exchange
+        of positions at each force evaluation and the finite check's one-flag Allreduce, each with
+        the wait for the slower rank."""
         return self.result["task_shares"]["communicate"]
 
     track_communicate_share.unit = "%"

@@ -298,7 +298,7 @@ class Simulation:
         internal energy, computed below float64 rounding of the orbital term; None where
         K_int0 + W0 = 0 (a lone body)."""
         self._has_initial()
-        return internal_energy_error(self.energy_parts(), self.energy_parts0, self.state.units)
+        return internal_energy_error(self.energy_parts(), self.energy_parts0)
 
     def errors(self) -> dict:
         """All three errors from one O(N^2) evaluation: energy_error, internal_energy_error,
@@ -306,7 +306,7 @@ class Simulation:
         self._has_initial()
         parts = self.energy_parts()
         return {"energy_error": relative_error(parts.total, self.energy0),
-                "internal_energy_error": internal_energy_error(parts, self.energy_parts0, self.state.units),
+                "internal_energy_error": internal_energy_error(parts, self.energy_parts0),
                 "angular_momentum_error": self.angular_momentum_error()}
 
     def angular_momentum_error(self) -> float | None:
@@ -354,7 +354,7 @@ class Simulation:
         if record["energy0"] is not None:
             sim.energy0 = float(record["energy0"])
             sim.angular_momentum0 = np.array([math.nan if c is None else float(c) for c in record["angular_momentum0"]])
-            sim.energy_parts0 = EnergyParts.from_dict(record["energy_parts0"])
+            sim.energy_parts0 = EnergyParts.from_dict(record["energy_parts0"], state.units)
         return sim
 
     @property
@@ -374,7 +374,7 @@ def _masses_digest(m: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(m, dtype=np.float64).tobytes()).hexdigest()
 
 
-ENERGY_PARTS = tuple(EnergyParts.__dataclass_fields__)
+ENERGY_PARTS = tuple(f for f in EnergyParts.__dataclass_fields__ if f != "units")
 
 
 def _check_numbers(value, name: str, none: bool = False):

@@ -147,6 +147,36 @@ def test_energy_parts_add_up_to_the_total():
     assert abs(p.cross) < 1e-10
 
 
+def test_the_energies_compared_must_be_of_one_units():
+    """`internal_energy_error(parts, parts0, units)` took units the parts were not computed in
+    (or parts of two clusters of other units) and scaled the Galaxy's terms by them in silence.
+    The parts carry their units now: another is a ValueError naming both; parts read back
+    from a record without them need `units`."""
+    from nbsymple_versions.core.units import Units
+    s = make_cluster(64, seed=2)
+    moved = s.copy()
+    moved.x[:, 0] += 1e-3
+    p0, p1 = dg.energy_parts(s), dg.energy_parts(moved)
+    error = dg.internal_energy_error(p1, p0)
+    assert error > 1e-6 and error == dg.internal_energy_error(p1, p0, s.units)
+    other = Units(r_cl_pc=5.0, mass_msun=1e4)
+    far = dg.energy_parts(make_cluster(64, seed=2, units=other))
+    for call, said in ((lambda: dg.internal_energy_error(p1, p0, other), "parts and parts0 in r_cl = 10 pc, "
+                        "M = 15360 Msun (exact constants); units in r_cl = 5 pc, M = 10000 Msun"),
+                       (lambda: dg.internal_energy_error(far, p0), "parts in r_cl = 5 pc, M = 10000 Msun (exact "
+                        "constants); parts0 in r_cl = 10 pc"),
+                       (lambda: dg.energy_change(far, p0, s.units), "parts in r_cl = 5 pc, M = 10000 Msun (exact "
+                        "constants); parts0 and units in r_cl = 10 pc")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value).startswith("the energies compared are in other units: " + said), str(e.value)
+    bare = dg.EnergyParts.from_dict(p0.as_dict())
+    assert bare == p0 and bare.units is None and "units" not in p0.as_dict()
+    with pytest.raises(ValueError, match="units of the energies are not known"):
+        dg.internal_energy_error(dg.EnergyParts.from_dict(p1.as_dict()), bare)
+    assert dg.internal_energy_error(p1, bare) == error == dg.internal_energy_error(p1, bare, s.units)
+
+
 def test_the_accuracy_benchmark_tracks_both_figures():
     """asv's `track_internal_energy_error` beside `track_energy_error`: the same change of E,
     in the cluster's units (checked where the change is far above E's rounding: sp)."""

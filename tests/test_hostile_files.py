@@ -1171,9 +1171,10 @@ def test_full_with_a_table_that_is_no_file_is_one_sentence(tmp_path):
     a FIFO in the table's place made it wait for ever."""
     (tmp_path / "out").mkdir()
     shutil.copy(REPO / "plots" / "tidal_tails_n4096_series.json", tmp_path / "out")
-    os.mkfifo(tmp_path / "out" / "tidal_tails_n4096.md")
+    os.mkfifo(tmp_path / "out" / "tidal_tails_n4096_0.5orb_dp.md")
     err = refused(tmp_path, ["paper", "--full", "--no-science", "--tidal-n", "4096", "--tidal-orbits", "0.5",
-                             "--tidal-precision", "dp", "--out", "out"], ["out/tidal_tails_n4096.md is a FIFO"],
+                             "--tidal-precision", "dp", "--out", "out"],
+                  ["out/tidal_tails_n4096_0.5orb_dp.md is a FIFO"],
                   status=1)
     assert err.startswith("nbsymple paper: the full-size figure was not written"), err
 

@@ -117,6 +117,50 @@ def test_a_full_run_of_another_version_is_kept_and_a_damaged_one_named(tmp_path,
     assert f"lacks 1 of the snapshots its run.json lists ({snaps[-1].name})" in err, err
 
 
+def test_full_runs_of_other_orbits_or_precision_write_their_own_files(tmp_path, capsys):
+    """`paper --full` named its figure and table by N alone and its run folders by N, dt, orbits
+    and seed: a run of other orbits or precision overwrote another series' `tidal_tails_n<N>.md`
+    and `.png` (the committed N = 4096 ones too), and one of another precision was refused the
+    folder of the first. Each series has its files (`dt_series.stem`), each precision its folder;
+    a run that an earlier version kept in the folder without its precision is still found."""
+    from nbsymple_versions.paper.full_size import run_folder
+    out = tmp_path / "plots"
+    argv = ["--full", "--out", str(out), "--tidal-n", "16", "--tidal-dt", "0.125", "--tidal-orbits", "0.5",
+            "--science-version", "A", "--quiet"]
+    assert paper.main(argv) == 0, capsys.readouterr().err
+    first = {p.name: p.read_bytes() for p in out.glob("tidal_tails_n16_0.5orb.*")}
+    assert sorted(first) == ["tidal_tails_n16_0.5orb.md", "tidal_tails_n16_0.5orb.png"]
+    runs = {p.name: sorted(q.name for q in p.iterdir()) for p in (out / "runs").iterdir()}
+    assert paper.main([*argv, "--tidal-precision", "dp"]) == 0, capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.glob("tidal_tails_n16_0.5orb.*")} == first
+    assert {p: sorted(q.name for q in (out / "runs" / p).iterdir()) for p in runs} == runs
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["tidal_tails_n16_dt2^-3_0.5orb",
+                                                                 "tidal_tails_n16_dt2^-3_0.5orb_dp"]
+    assert "version A in dp" in (out / "tidal_tails_n16_0.5orb_dp.md").read_text()
+    assert (out / "tidal_tails_n16_0.5orb_dp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(json.loads((out / "tidal_tails_n16_series.json").read_text())) == 2
+    older = tmp_path / "older" / "runs" / "tidal_tails_n16_dt2^-3_0.5orb"     # an earlier version's name
+    shutil.copytree(out / "runs" / "tidal_tails_n16_dt2^-3_0.5orb_dp", older)
+    assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "dp") == older
+    assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "sp").name == "tidal_tails_n16_dt2^-3_0.5orb_sp"
+    older_argv = [*argv, "--tidal-precision", "dp", "--no-science", "--out", str(tmp_path / "older")]
+    assert paper.main(older_argv) == 0, capsys.readouterr().err
+    assert "version A in dp" in (tmp_path / "older" / "tidal_tails_n16_0.5orb_dp.md").read_text()
+
+
+def test_the_committed_full_size_series_have_their_files():
+    """Every series in the committed `tidal_tails_n<N>_series.json` has its table and figures
+    under the name `paper --full` gives them (`dt_series.stem`), which REPORT.md shows."""
+    plots = Path(__file__).resolve().parents[1] / "plots"
+    report_text = (plots / "REPORT.md").read_text()
+    series = {dt_series.stem(e["params"]): e["params"] for path in plots.glob("tidal_tails_n*_series.json")
+              for e in json.loads(path.read_text()).values()}
+    assert sorted(series) == ["tidal_tails_n15360", "tidal_tails_n4096_0.5orb_dp"]
+    for stem, params in series.items():
+        for name in (f"{stem}.md", f"{stem}.png", dt_series.figure_name(params)):
+            assert (plots / name).is_file() and f"({name})" in report_text, name
+
+
 def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     """A hunt: a science run refused for its other parameters ended with status 2 after the
     benchmarks' figures were rewritten (an artefact not written: status 1 now, REPORT.md says

@@ -28,7 +28,7 @@ float64 energies are finite: `energy_problem` names the states that are not (bod
 or so fast that the squares their energies sum leave float64's range), which `Simulation`
 refuses before it starts.
 """
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
 import math
@@ -210,6 +210,8 @@ class EnergyParts:
     cross: float                 # V . sum_i m_i (v_i - V): ~0, kept so the split is exact
     tidal: float                 # sum_i m_i [Phi(x_i) - Phi(B)]
     total: float                 # E as the paper's code sums it (for the paper's error)
+    units: Units | None = field(default=None, compare=False)    # those they were computed in; a
+    # record keeps them beside its parts (`as_dict` leaves them out, `from_dict` takes them)
 
     @property
     def finite(self) -> bool:
@@ -223,12 +225,13 @@ class EnergyParts:
         return self.kinetic_internal + self.potential
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The parts as plain numbers, without the units."""
+        return {k: v for k, v in asdict(self).items() if k != "units"}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "EnergyParts":
+    def from_dict(cls, d: dict, units: Units | None = None) -> "EnergyParts":
         d = dict(d)
-        return cls(**{**d, "base": tuple(d["base"]), "velocity": tuple(d["velocity"])})
+        return cls(**{**d, "base": tuple(d["base"]), "velocity": tuple(d["velocity"]), "units": units})
 
 
 def _scaled_square(a, s) -> tuple[float, float]:
@@ -292,7 +295,7 @@ def _energy_parts(state, progress, w) -> EnergyParts:
         mass=mass, base=tuple(base.tolist()), velocity=tuple(vel.tolist()),
         kinetic_internal=0.5 * _sum(m * (dv * dv).sum(axis=0)), potential=w,
         cross=float(vel @ np.array([_sum(m * dv[k]) for k in range(3)])),
-        tidal=_sum(m * dphi) * u.galaxy_potential_scale, total=energy(state, w))
+        tidal=_sum(m * dphi) * u.galaxy_potential_scale, total=energy(state, w), units=u)
 
 
 def _potential_decimal(R2: float, z2: float) -> Decimal:
@@ -321,10 +324,33 @@ def _square_difference(a, b) -> float:
         return math.copysign(math.inf, exact)
 
 
-def energy_change(parts: EnergyParts, parts0: EnergyParts, units) -> float:
+def common_units(parts: EnergyParts, parts0: EnergyParts, units=None) -> Units:
+    """The units that `parts` and `parts0` were computed in and `units` names, where given; a
+    ValueError in one sentence where they differ (the Galaxy's terms would be scaled by the
+    wrong ones) or none is known (parts from `from_dict` without units, and no `units`)."""
+    instance(parts, EnergyParts, "parts", "EnergyParts (energy_parts(state))")
+    instance(parts0, EnergyParts, "parts0", "EnergyParts (energy_parts(state))")
+    if units is not None:
+        _units(units)
+    named = {}              # units -> the arguments in them, in order
+    for name, u in (("parts", parts.units), ("parts0", parts0.units), ("units", units)):
+        if u is not None:
+            named.setdefault(u, []).append(name)
+    if len(named) > 1:
+        raise ValueError("the energies compared are in other units: " + "; ".join(
+            f"{' and '.join(names)} in r_cl = {u.r_cl_pc:g} pc, M = {u.mass_msun:g} Msun ({u.constants} constants)"
+            for u, names in named.items()))
+    if not named:
+        raise ValueError("the units of the energies are not known: give units (the State's)")
+    return next(iter(named))
+
+
+def energy_change(parts: EnergyParts, parts0: EnergyParts, units=None) -> float:
     """E - E0 from the differences of the parts: the orbital term M [Phi(B) - Phi(B0)] in
     40-digit decimals at the parts' own base points, 1/2 M (|V|^2 - |V0|^2) exactly. NaN where
-    a part is not finite."""
+    a part is not finite. The units are the parts' own (`common_units`: `units`, where given,
+    must be those)."""
+    units = common_units(parts, parts0, units)
     s = units.galaxy_length_scale
 
     def phi(p):
@@ -342,13 +368,11 @@ def energy_change(parts: EnergyParts, parts0: EnergyParts, units) -> float:
                  -parts0.potential, parts.cross, -parts0.cross, parts.tidal, -parts0.tidal])
 
 
-def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units) -> float | None:
+def internal_energy_error(parts: EnergyParts, parts0: EnergyParts, units=None) -> float | None:
     """|E - E0| / |K_int0 + W0|: the change of the total energy (cluster + Galaxy) in units of
     the cluster's initial internal energy; None where that is 0 (a lone body has none) or a
-    value is not representable (`undefined_reason(parts0.internal, "K_int0 + W0")` says which)."""
-    instance(parts, EnergyParts, "parts", "EnergyParts (energy_parts(state))")
-    instance(parts0, EnergyParts, "parts0", "EnergyParts (energy_parts(state))")
-    _units(units)
+    value is not representable (`undefined_reason(parts0.internal, "K_int0 + W0")` says which).
+    `units`, where given, must be those the parts were computed in (`common_units`)."""
     return _ratio(abs(energy_change(parts, parts0, units)), abs(parts0.internal))
 
 

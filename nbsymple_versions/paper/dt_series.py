@@ -5,7 +5,7 @@ Each finished run's numbers at every snapshot (every quarter orbit) are kept in
 `tidal_tails_n<N>_series.json` beside the figures, one entry per run (dt and seed), so that a
 series gathered over several sessions (and machines) is drawn and judged without the runs'
 snapshots. From it: a Markdown table (per run: stars beyond r_J, the internal-energy error and
-whether it stays below `INTERNAL_LIMIT`), `tidal_tails_n<N>_dt_series.png`, and a verdict computed
+whether it stays below `INTERNAL_LIMIT`), `<stem>_dt_series.png` (`stem`), and a verdict computed
 from the numbers by `share_test`: a chi^2 test of "the share does not depend on dt" against the
 noise of one run. Runs of a chaotic system from other seeds, or at other steps, are different
 realisations, so that noise is the run-to-run scatter of the seeds at one dt (pooled over the dts,
@@ -24,6 +24,7 @@ import numpy as np
 from ..runs.paths import FileRefused, read_json, write_file
 from . import records
 from .science_plots import INTERNAL_LIMIT, fmt_dt, fmt_wall, not_converged
+from .science_runs import TIDAL_FULL
 from .stats import chi2_sf, f_sf
 from .style import plt, save, style
 
@@ -32,12 +33,27 @@ ALPHA = 0.05                     # "depends on dt" where the test's p-value is b
 LEAPFROG_ORDER = 2
 
 
+# what `--full`'s runs are, beside N and dt: their series' files carry N alone in their names
+FULL_SERIES = {"orbits": TIDAL_FULL["orbits"], "scheme": "leapfrog", "precision": TIDAL_FULL["precision"],
+               "snapshots_per_orbit": 4}
+
+
 def series_path(out, n: int) -> Path:
+    """The file of every finished run of N bodies, of any series."""
     return Path(out) / f"tidal_tails_n{n}_series.json"
 
 
-def figure_name(n: int) -> str:
-    return f"tidal_tails_n{n}_dt_series.png"
+def stem(params: dict) -> str:
+    """The name of the figures and table of the series of runs like `params` (`like`):
+    `tidal_tails_n<N>`, then what sets the series apart from `--full`'s (`FULL_SERIES`), as
+    `tidal_tails_n4096_0.5orb_dp`, so that a run of other orbits or precision writes its own files."""
+    shown = {"orbits": "{:g}orb", "scheme": "{}", "precision": "{}", "snapshots_per_orbit": "{}spo"}
+    return "_".join([f"tidal_tails_n{params['n']}"] + [shown[k].format(params[k]) for k, v in FULL_SERIES.items()
+                                                       if params.get(k, v) != v])
+
+
+def figure_name(params: dict) -> str:
+    return f"{stem(params)}_dt_series.png"
 
 
 def like(params: dict) -> tuple:
@@ -448,15 +464,16 @@ def plot(series: list[dict], path) -> Path:
         return save(fig, path, _provenance(series))
 
 
-def section(series: list[dict], n: int, scatter: tuple[float, int, int] | None = None) -> list[str]:
+def section(series: list[dict], scatter: tuple[float, int, int] | None = None) -> list[str]:
     """The Markdown of the series: heading, figure, table, test and verdict (`verdict`'s `scatter`)."""
+    n = series[-1]["params"]["n"]
     steps = sorted({e["params"]["dt"] for e in series}, reverse=True)
     if len(steps) < 2:
         return verdict(series)
     dts = ", ".join(fmt_dt(dt) for dt in steps)
     seeds = sorted({e["params"]["seed"] for e in series})
     return ([f"### The time-step series (dt = {dts} T; seed{'s' if len(seeds) > 1 else ''} "
-             f"{', '.join(map(str, seeds))})", "", f"![time-step series]({figure_name(n)})", ""]
+             f"{', '.join(map(str, seeds))})", "", f"![time-step series]({figure_name(series[-1]['params'])})", ""]
             + table(series) + [""]
             + [f"- Stars beyond r_J: share of the {n} stars farther than r_J from the density centre, ± its "
                f"counting noise sqrt(f (1 - f) / N); internal error: the energy error in units of the cluster's "

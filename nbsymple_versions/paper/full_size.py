@@ -1,9 +1,11 @@
 """The paper's tidal tails at full size (`nbsymple paper --full`, Figs. 6-8): from the finished
-run's snapshots, `tidal_tails_n<N>.png` (the tails near the cluster, unrolled along the orbit,
-and the star counts along it, where the clumps show) and `tidal_tails_n<N>.md`, a small table:
-stars beyond the Jacobi radius at 0.5, 1 and 1.5 orbits, the energy error in both definitions,
-and the wall time. Each dt runs in its own folder, `runs/tidal_tails_n<N>_dt<dt>`; the figure and
-the first table show the smallest dt that finished, and `dt_series` adds the series over dt."""
+run's snapshots, `<stem>.png` (the tails near the cluster, unrolled along the orbit, and the star
+counts along it, where the clumps show) and `<stem>.md`, a small table: stars beyond the Jacobi
+radius at 0.5, 1 and 1.5 orbits, the energy error in both definitions, and the wall time. The stem
+is `tidal_tails_n<N>` for `--full`'s orbits and precision, and names those of any other series
+(`dt_series.stem`). Each dt runs in its own folder, `runs/tidal_tails_n<N>_dt<dt>...`
+(`run_folder`); the figure and the first table show the smallest dt that finished, and
+`dt_series` adds the series over dt."""
 from __future__ import annotations
 
 import math
@@ -42,12 +44,24 @@ def _at_orbits(run: dict, snaps: list) -> list:
     return out
 
 
-def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1) -> Path:
+def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1,
+               precision: str = TIDAL_FULL["precision"]) -> Path:
     """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt, and
-    per number of orbits and seed where they are not the defaults (1.5 orbits, seed 1)."""
-    name = (f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
-            + ("" if seed == 1 else f"_seed{seed}"))
-    return Path(out) / "runs" / name
+    per number of orbits, precision and seed where they are not the defaults (1.5 orbits, dsp,
+    seed 1). A run of another precision that an earlier version kept in the folder without it
+    stays there (its checkpoint resumed, its snapshots read)."""
+    runs = Path(out) / "runs"
+    base = f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
+    last = "" if seed == 1 else f"_seed{seed}"
+    folder = runs / (base + ("" if precision == TIDAL_FULL["precision"] else f"_{precision}") + last)
+    older = runs / (base + last)
+    if folder != older and not os.path.lexists(folder):
+        try:
+            if ((run_record(older) or {}).get("params") or {}).get("precision") == precision:
+                return older
+        except FileRefused:
+            pass
+    return folder
 
 
 def finished_runs(out, n: int) -> list[Path]:
@@ -246,17 +260,17 @@ def measured_scatter(out, n: int) -> tuple[float, int, int] | None:
     return None
 
 
-def _series_section(out, series: list[dict], n: int) -> list[str]:
+def _series_section(out, series: list[dict]) -> list[str]:
     """The series' Markdown (`dt_series.section`), with the scatter measured at another N where
     this series has one seed per step."""
     single = len({e["params"]["seed"] for e in series}) == 1
-    scatter = measured_scatter(out, n) if single else None
-    return dt_series.section(series, n, scatter)
+    scatter = measured_scatter(out, series[-1]["params"]["n"]) if single else None
+    return dt_series.section(series, scatter)
 
 
 def write_series(out, params: dict) -> list[Path]:
     """Redraw the series of runs like `params` from `tidal_tails_n<N>_series.json` alone (its runs'
-    snapshots gone): `tidal_tails_n<N>_dt_series.png` and the series section of `tidal_tails_n<N>.md`
+    snapshots gone): `<stem>_dt_series.png` and the series section of `<stem>.md` (`dt_series.stem`)
     (the part before it kept as it is). FileNotFoundError (one sentence) without such runs."""
     out, n = Path(out), params["n"]
     path = dt_series.series_path(out, n)
@@ -264,21 +278,21 @@ def write_series(out, params: dict) -> list[Path]:
     if not series:
         raise FileNotFoundError(f"neither a finished run nor an entry like it in {path.name}: run the simulation "
                                 f"first")
-    md = out / f"tidal_tails_n{n}.md"
+    md = out / f"{dt_series.stem(params)}.md"
     head = read_bytes(md, "Markdown table").decode("utf-8", "replace").split("### The time-step series")[0] \
         .rstrip("\n") if os.path.lexists(md) else f"# Tidal tails at N = {n} (cf. paper Figs. 6-8)"
     written = [md]
     if len({e["params"]["dt"] for e in series}) > 1:
-        written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
-    write_file(md, head + "\n\n" + "\n".join(_series_section(out, series, n)) + "\n")
+        written.append(dt_series.plot(series, out / dt_series.figure_name(params)))
+    write_file(md, head + "\n\n" + "\n".join(_series_section(out, series)) + "\n")
     return written
 
 
 def write_full_size(folder, out) -> list[Path]:
     """From the finished run in `folder` and the other finished runs of its N in OUT/runs: add
-    them to the dt series (`tidal_tails_n<N>_series.json`), then write into `out`
-    `tidal_tails_n<N>.png` and `.md` of the smallest dt like it that finished (same parameters
-    but dt and seed; its own seed first) and, with the series, `tidal_tails_n<N>_dt_series.png`.
+    them to the dt series (`tidal_tails_n<N>_series.json`), then write into `out` `<stem>.png`
+    and `.md` of the smallest dt like it that finished (same parameters but dt and seed; its own
+    seed first; `dt_series.stem` names them) and, with the series, `<stem>_dt_series.png`.
     Without the run's folder, the series alone is redrawn (`write_series`)."""
     folder, out = Path(folder), Path(out)
     params = (run_record(folder) or {}).get("params")
@@ -294,11 +308,11 @@ def write_full_size(folder, out) -> list[Path]:
                                      summaries[d]["run"]["params"]["seed"] != params["seed"]))
     summary = summaries[shown]
     series = dt_series.series_like(data, params)
-    stem = f"tidal_tails_n{n}"
+    stem = dt_series.stem(params)
     md = out / f"{stem}.md"
     written = [plot(summary, shown, out / f"{stem}.png"), md]
     if len({e["params"]["dt"] for e in series}) > 1:
-        written.append(dt_series.plot(series, out / dt_series.figure_name(n)))
+        written.append(dt_series.plot(series, out / dt_series.figure_name(params)))
     written.append(dt_series.series_path(out, n))
-    write_file(md, table(summary) + "\n" + "\n".join(_series_section(out, series, n)) + "\n")
+    write_file(md, table(summary) + "\n" + "\n".join(_series_section(out, series)) + "\n")
     return written

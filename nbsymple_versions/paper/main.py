@@ -113,9 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help=f"only the paper's science at full size: the tidal-tail run at N = {TIDAL_FULL_N} over "
                         f"{TIDAL_FULL['orbits']:g} orbits ({TIDAL_FULL['precision']}), checkpointed and resumed by the "
-                        f"same command, drawn as tidal_tails_n<N>.png with its table tidal_tails_n<N>.md; each "
+                        f"same command, drawn as tidal_tails_n<N>.png with its table tidal_tails_n<N>.md (other "
+                        f"orbits or precision named after N, as tidal_tails_n4096_0.5orb_dp.md); each "
                         f"--tidal-dt runs in its own folder and joins the series over dt (its table, verdict and "
-                        f"tidal_tails_n<N>_dt_series.png; the figure shows the smallest dt that finished); "
+                        f"..._dt_series.png; the figure shows the smallest dt that finished); "
                         f"version {FULL_N_VERSIONS[0]} where a GPU is available, else {TIDAL_DEFAULTS['version']}")
     p.add_argument("--science-version", default=None, type=str.upper, choices=SCIENCE_LETTERS,
                    help=f"version for the simulations (default {TIDAL_DEFAULTS['version']}; "
@@ -374,7 +375,7 @@ def _full(args, out: Path) -> int:
     """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
     its figure and its table; nothing else is touched."""
     tidal = _tidal(args)
-    folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed)
+    folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])
     if args.science:
         run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
                         version=_science_version(args), seed=args.tidal_seed, progress=not args.quiet,
