@@ -89,6 +89,36 @@ def test_a_spec_is_checked_as_it_is_built(field, value, sentence):
         RunSpec(**{field: value})
 
 
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_a_signal_during_the_report_says_the_run_finished(tmp_path, capsys, monkeypatch, checkpointed):
+    """A hunt: a signal after the last step, while the report computed its O(N^2) errors, was
+    said to have stopped the run "during the set-up, before the first step; no step had run" (or,
+    resumed, that the checkpoint was unchanged), though every step ran and the run was marked
+    finished; a checkpointed run swallowed the first. Now it stops at once and says so."""
+    made = driver.report
+
+    def report_then_signal(*a):
+        signal.raise_signal(signal.SIGTERM)
+        return made(*a)
+    monkeypatch.setattr(driver, "report", report_then_signal)
+    ck = tmp_path / "r.ck"
+    spec = RunSpec(**{**SMALL, "steps": 1, "every": 1}, snapshots=tmp_path / "snaps",
+                   **({"checkpoint": ck} if checkpointed else {}))
+    with pytest.raises(RunStop) as e:
+        run(spec)
+    kept = f"; its checkpoint {ck} (step 1) is written" if checkpointed else ""
+    assert str(e.value) == f"the run finished its 1 step{kept}; stopped by SIGTERM before its report was printed"
+    assert e.value.status == 128 + signal.SIGTERM and capsys.readouterr().out == ""
+    assert json.loads((tmp_path / "snaps" / "nbsymple-run.json").read_text())["finished"] is True
+    if checkpointed:
+        assert load(ck)[1]["steps_done"] == 1
+        with pytest.raises(RunStop) as e:
+            run(RunSpec(resume=ck, steps=3, json=True))
+        assert str(e.value) == (f"the run finished its 3 steps; its checkpoint {ck} (step 3) is written; stopped by "
+                                f"SIGTERM before its report was printed")
+        assert load(ck)[1]["steps_done"] == 3
+
+
 def test_a_spec_is_frozen_and_knows_what_was_given():
     spec = RunSpec(version="b", n=2048, steps=1000, scheme="LEAPFROG", options={"tile": 128})
     assert spec.version == "B" and spec.given == {"version", "n", "tile"}       # steps, scheme: the defaults

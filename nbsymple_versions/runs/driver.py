@@ -471,6 +471,8 @@ def run(spec: RunSpec) -> int:
         if joining and "world" not in ranks:
             return                       # the first one, in `signals.signum`, is answered once joined
         if ranks.get("world") is not None and ranks["world"].size > 1:
+            if signals.done is not None:
+                _abort_at_once(signum, ranks["world"], _report_stop(signum, signals.done))
             if signals.immediate:
                 _abort_at_once(signum, ranks["world"], _set_up_stop(signum, spec.resume))
             checkpoint = spec.checkpoint or spec.resume
@@ -540,17 +542,24 @@ def _run(spec, world, signals, loaded) -> int:
             undo.pop_all()
         start = sim.steps_done
         _steps(spec, run_, sim, folder, checkpoint, signals)
-        done = f"the run finished its {run_['steps']} steps" + (
+        steps = run_["steps"]
+        done = f"the run finished its {steps} step{'s' if steps != 1 else ''}" + (
             "" if checkpoint is None else f"; its checkpoint {checkpoint} (step {sim.steps_done}) is written")
 
         def finish():
             with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
                 record = read_json(folder / RUN_RECORD, "run record")
                 _write_record(folder, {**record, "finished": True})
-        if folder is not None:
-            on_root(world, finish)
+        signals.done = done             # a signal from here on stops the report (its O(N^2) errors) at once
         try:
+            if folder is not None:
+                on_root(world, finish)
+            if (caught := world.first(signals.signum)) is not None:    # after the last step's check
+                raise StopNow(caught)
+            signals.immediate = True
             return report(spec, run_, sim, folder, checkpoint, start)
+        except StopNow as e:
+            raise RunStop(_report_stop(e.signum, done), status=128 + e.signum) from None
         except OutputFailed as e:       # stdout is full or gone: `entry.command` says so, and what is kept
             e.add_note(done)
             raise
@@ -561,6 +570,12 @@ def _set_up_stop(signum: int, resume) -> str:
     nothing), or, without a checkpoint, during a step."""
     kept = f"; {resume} is unchanged" if resume else "; no step had run: the same command starts it again"
     return f"stopped by {signal.Signals(signum).name} during the set-up, before the first step{kept}"
+
+
+def _report_stop(signum: int, done: str) -> str:
+    """The sentence of a signal after the last step, while the report was made: nothing is lost
+    but the report."""
+    return f"{done}; stopped by {signal.Signals(signum).name} before its report was printed"
 
 
 def _abort_at_once(signum: int, world, message: str):

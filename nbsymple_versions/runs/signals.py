@@ -59,6 +59,7 @@ class StopSignals:
     def __init__(self, at_once=None, immediate: bool = False):
         self.catching = True
         self.signum, self.previous, self.immediate = None, {}, immediate
+        self.done = None                 # what the run finished, once its steps are: said if a signal stops its report
         self.at_once = at_once or self._raise
 
     @staticmethod
