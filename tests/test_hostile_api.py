@@ -590,6 +590,33 @@ def test_a_double_dash_still_ends_the_options():
     assert vars(p.parse_args(["--name=--", "--", "--name", "x"])) == {"name": "--", "rest": ["--name", "x"]}
 
 
+def test_snapshots_of_another_run_keep_their_times_and_scale(tmp_path):
+    """A hunt: `write_snapshot(..., fmt="nbsymple")` with another run id (the default "" too)
+    started the folder's sidecar afresh, so the snapshots of the run already there read back at
+    the new state's units, softening and t = 0; a snapshot whose time the sidecar lacks (a run
+    killed between the file's rename and the sidecar's) was read at t = 0. Both refused."""
+    from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot, write_snapshot
+    a = make_cluster(16, seed=2)
+    a.t = 0.25
+    write_snapshot(tmp_path, a, 5, "run-1", fmt="nbsymple")
+    kept = (tmp_path / "snapshots.json").read_bytes()
+    other = make_cluster(16, seed=9, units=Units(20, 480, "authors"))
+    for run_id in ("", "run-2"):
+        with pytest.raises(ValueError, match=r"holds snapshots of another run in the authors' layout "
+                                             r"\(snap_00000005.txt\), whose times and scale its snapshots.json keeps"):
+            write_snapshot(tmp_path, other, 99, run_id, fmt="nbsymple")
+    assert (tmp_path / "snapshots.json").read_bytes() == kept
+    state = read_snapshot(tmp_path / "snap_00000005.txt")[0]
+    assert state.t == 0.25 and state.units == a.units and state.eps == a.eps
+    (tmp_path / "snap_00000007.txt").write_bytes((tmp_path / "snap_00000005.txt").read_bytes())
+    with pytest.raises(SnapshotError, match="snap_00000007.txt has no time in its folder's snapshots.json"):
+        read_snapshot(tmp_path / "snap_00000007.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_snapshot(empty, other, 3, fmt="nbsymple")          # a folder without another run's: as before
+    assert read_snapshot(empty / "snap_00000003.txt")[0].units == other.units
+
+
 def test_snapshot_and_checkpoint_writers_refuse_what_could_not_be_read_back(tmp_path, monkeypatch):
     """Found by a hunt, through the API: snapshots in the authors' layout of another scale
     rewrote the folder's snapshots.json, so an earlier one read back at the new units and

@@ -176,6 +176,9 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     is read and checked before anything is written, so a bad one leaves the folder as it was."""
     side = _sidecar(folder)
     if side.get("run_id") != run_id:
+        if held := by_step(Path(folder).glob("snap_*.txt")):     # their times and scale are in `side` alone
+            raise ValueError(f"{folder} holds snapshots of another run in the authors' layout ({held[0].name}), "
+                             f"whose times and scale its {SIDECAR} keeps: write into another folder")
         side = {}
     units = state.units.as_dict()                 # (time and velocity units follow from these)
     scale = {"softening": state.eps, **{k: units[k] for k in ("r_cl_pc", "mass_msun", "constants")}}
@@ -289,10 +292,14 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
             raise SnapshotError(f"snapshot {path} is not the file that was written (its {SIDECAR} holds another "
                                 f"SHA-256 of it): cut short or changed since; copy it out of that folder to read it "
                                 f"as an initial-condition file")
+    times = side.get("times", {})
+    if path.name.startswith("snap_") and side and str(number) not in times:    # its rename, not its sidecar's
+        raise SnapshotError(f"snapshot {path} has no time in its folder's {SIDECAR} (written when a run was "
+                            f"killed between the two, or copied in from another folder): copy it out of that folder "
+                            f"to read it as an initial-condition file")
     try:
         units = _sidecar_units(side) if side else Units()
-        state = read_nbsymple(path, units, eps=side.get("softening"), t=side.get("times", {}).get(str(number), 0.0),
-                              kind="snapshot")
+        state = read_nbsymple(path, units, eps=side.get("softening"), t=times.get(str(number), 0.0), kind="snapshot")
     except FormatError as e:
         raise SnapshotError(str(e)) from None
     except ValueError as e:
