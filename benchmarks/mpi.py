@@ -76,6 +76,9 @@ class MpiStep(Benchmark):
             return f"version F: {reason}"
         if n not in NS:
             return f"N = {n} is not in this grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
+        threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()     # checked whole by `environment`
+        if threads.isdigit() and int(threads) < ranks:      # each rank runs one thread at least: more than k
+            return f"{ranks} ranks run {ranks} threads at least, more than NBSYMPLE_BENCH_THREADS={threads}"
         return budget_reason("F", n)
 
     def setup_cache(self):

@@ -156,6 +156,7 @@ class Simulation:
                        or position_problem(state, self.precision)):
             raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
+        self.options.update(self.forces.chosen)     # in the record: a resumed run takes them again
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done, self._stepping = 0, False
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly

@@ -184,12 +184,13 @@ def test_unavailable_without_gpu():
 _DRIVER_SCRIPT = r"""
 import json, sys
 from nbsymple_versions.gpu_pairwise import backends
+from nbsymple_versions.core.ranks import ONE_RANK
 from nbsymple_versions.mpi.pipeline import default_node_version
 if len(sys.argv) > 1:
     backends.DRIVER_LIBRARIES = tuple(sys.argv[1:])
 from nbsymple_versions.instruments import provenance
 no_driver = backends.no_driver()
-node = default_node_version()          # what each rank of F asks at its start
+node = default_node_version(ONE_RANK)  # what each rank of F asks at its start
 gpus, driver = provenance.gpus(), provenance.cuda_driver()      # what `info` and machine names ask
 print(json.dumps({"no_driver": no_driver, "node": node, "gpus": gpus, "driver": driver,
                   "numba_cuda_imported": "numba.cuda" in sys.modules}))

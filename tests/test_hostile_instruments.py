@@ -68,6 +68,7 @@ def populate(root: Path):
     (root / "slow.jsonl").write_text(json.dumps({**MEASURED_RUN, "task_seconds": {"pairwise": 1e300}}) + "\n")
     (root / "si6a.jsonl").write_text(json.dumps({**MEASURED_RUN, "scheme": "si6a"}) + "\n")
     (root / "sp.jsonl").write_text(json.dumps({**MEASURED_RUN, "precision": "sp"}) + "\n")
+    (root / "gpu.jsonl").write_text(json.dumps({**MEASURED_RUN, "node_version": "E"}) + "\n")   # a hunt: taken as B
     (root / "folder").mkdir()
     os.mkfifo(root / "fifo")
     with socket.socket(socket.AF_UNIX) as s:
@@ -114,6 +115,7 @@ REFUSED = [   # (instrument, argv, what the sentence names)
     ("mpi_model", ["--measured", "runs.jsonl", "--plot", "runs.jsonl"], "--plot runs.jsonl names the measured-runs"),
     ("mpi_model", ["--measured", "si6a.jsonl"], "has no valid scheme (leapfrog"),
     ("mpi_model", ["--measured", "sp.jsonl"], "has no valid precision (dp"),
+    ("mpi_model", ["--measured", "gpu.jsonl"], "has no valid node_version (B, the CPU node"),
     ("peers", ["--only", "C-dp", "--no-gpu", "--n", "32"], "which --no-gpu leaves out"),
     ("gpu_report", ["--sizes", "32", "--min-seconds", "1e300"], "--min-seconds 1e+300 times at least 6"),
 ]

@@ -228,6 +228,56 @@ def test_without_mpi4py_f_is_one_rank_and_refuses_a_launcher():
     assert p.returncode != 0 and "mpi4py is not installed" in p.stderr, p.stderr[-2000:]
 
 
+def test_f_joins_its_ranks_after_the_warm_up_and_records_its_node_version(monkeypatch):
+    """Hunts: each rank started stepping as soon as its own warm-up ended, so a timing job without
+    diagnostics (`mpi_timing`, the asv `MpiStep`) counted the other ranks' compilation as its
+    first step's `communicate`; F's default node version was not recorded, so a run resumed
+    where a GPU was (or was not) seen ran another node version, not bit for bit; GPU options given
+    to node version B were dropped in silence."""
+    from nbsymple_versions import VersionUnavailable
+    from nbsymple_versions.core.pipeline import ForcePipeline
+    from nbsymple_versions.mpi.comm import World
+    seen, warm, any_ = [], ForcePipeline.warm_up, World.any
+    monkeypatch.setattr(ForcePipeline, "warm_up", lambda self, x: seen.append("warm-up") or warm(self, x))
+    monkeypatch.setattr(World, "any", lambda self, flag: seen.append("any") or any_(self, flag))
+    sim = Simulation(make_cluster(16, seed=1), "F", diagnostics=False)
+    assert seen[:2] == ["warm-up", "any"], seen
+    record = sim.record()
+    assert record["options"] == {"node_version": "B"} and sim.forces.node_version == "B"
+    gpu = {**record, "options": {"node_version": "E"}}
+    with pytest.raises(VersionUnavailable, match="version F is not available: node version E on rank 0: "):
+        Simulation.restore(sim.state, gpu)
+    for options, said in (({"tile": 1024}, "--tile 1024 is"), ({"backend": "cupy", "kernel": "plain"},
+                                                              "--gpu-kernel plain and --gpu-backend cupy are")):
+        with pytest.raises(VersionUnavailable) as e:
+            Simulation(make_cluster(16, seed=1), "F", diagnostics=False, **options)
+        assert str(e.value) == (f"version F is not available: {said} for a GPU node version (D, E), and the node "
+                                f"version is B (not every rank sees a GPU)")
+    with pytest.raises(VersionUnavailable, match="the node version is B$"):
+        Simulation(make_cluster(16, seed=1), "F", diagnostics=False, node_version="B", tile=64)
+
+
+_NODE = r"""
+import json
+from nbsymple_versions import Simulation, make_cluster
+sim = Simulation(make_cluster(16, seed=1), "F", "leapfrog", "sp", diagnostics=False)
+print(json.dumps([sim.forces.world.rank, sim.forces.node_version, sim.record()["options"]]), flush=True)
+"""
+
+
+@JOB
+def test_ranks_that_see_a_gpu_and_ranks_that_do_not_run_one_node_version():
+    """A hunt: each rank chose its default node version alone, so a job whose ranks differed
+    (mixed nodes; here the CUDA simulator on one rank) ran B on one rank and E on another, in sp
+    with other numbers than B's. They agree now: E where every rank sees a GPU, else B."""
+    p = subprocess.run([MPIEXEC, "-n", "1", sys.executable, "-c", _NODE, ":", "-n", "1", "env",
+                        "NUMBA_ENABLE_CUDASIM=1", sys.executable, "-c", _NODE], cwd=REPO, env=_env(),
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    lines = sorted(json.loads(line) for line in p.stdout.splitlines() if line.startswith("["))
+    assert lines == [[0, "B", {"node_version": "B"}], [1, "B", {"node_version": "B"}]], p.stdout
+
+
 def test_cli_refusals(capsys):
     assert cli(["run", "--version", "A", "--node-version", "B", "--n", "8", "--steps", "1"]) == 2
     assert "version A takes no option node_version (--node-version) (its options: none)" in capsys.readouterr().err
@@ -626,17 +676,18 @@ def test_f_under_mpiexec_on_a_terminal_shows_its_progress(tmp_path):
 
 
 def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monkeypatch):
-    """`mpi_model --measure` adds each run to the runs already in its file, whole at every step;
-    `--plot` replaces a link at its path with the figure and leaves the link's target alone."""
+    """`mpi_model --measure` adds each run to the runs already in its file, whole at every step,
+    each of node version B (on a GPU machine it measured E's, a hunt found); `--plot` replaces a
+    link at its path with the figure and leaves the link's target alone."""
     from types import SimpleNamespace
 
     from nbsymple_versions.instruments import mpi_model
     made = iter(range(100))
-    monkeypatch.setattr(mpi_model.subprocess, "run",
-                        lambda *a, **k: SimpleNamespace(stdout=f'log\n{{"run": {next(made)}}}\n'))
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"run": "earlier"}\n')
-    mpi_model.measure(runs, ns=(8,), ranks=(1, 2), repeats=1)
+    monkeypatch.setattr(mpi_model.subprocess, "run", lambda argv, **k: SimpleNamespace(
+        stdout=f'log\n{{"run": {next(made)}}}\n') if argv[-2:] == ["--node-version", "B"] else None)
+    mpi_model.measure(runs, ns=(8,), ranks=(1, 2), repeats=1)       # the CPU node the model's rate is of
     assert runs.read_text() == '{"run": "earlier"}\n{"run": 0}\n{"run": 1}\n'
     victim, png = tmp_path / "victim.txt", tmp_path / "model.png"
     victim.write_text("precious\n")

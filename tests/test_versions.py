@@ -29,10 +29,12 @@ import pytest
 from nbsymple_versions.core import reference
 from nbsymple_versions.core.clock import TaskClock
 from nbsymple_versions.core.ics import State, make_cluster
+from nbsymple_versions.core.ranks import ONE_RANK
 from nbsymple_versions.core.schemes import get_scheme
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.validation import FRAME_KPC, TOLERANCE, check_pipeline, max_relative_error, validate
+from nbsymple_versions.mpi.pipeline import default_node_version
 from nbsymple_versions.versions import GPU_LETTERS, LETTERS, TABLE, get_version
 
 TESTS = Path(__file__).resolve().parent
@@ -81,6 +83,8 @@ class VersionBattery:
         super().__init_subclass__(**kwargs)
         cls.version = get_version(cls.letter)
         cls.options = {k: v for k, v in CHEAP_OPTIONS.items() if k in cls.version.option_names}
+        if cls.version.distributed and default_node_version(ONE_RANK) == "B":
+            cls.options = {}            # F on B's cores: GPU options are refused there
         cls.__test__ = cls.version.available()[0]     # pytest collects only what can run here
         BATTERIES.append(cls)
 

@@ -78,6 +78,7 @@ class ForcePipeline:
         self.clock.device = backend.device
         self.clock.threads = host.threads
         self.compile_seconds = None
+        self.chosen = {}            # options chosen where none was given (F's node version): `Simulation` records them
 
     @contextmanager
     def off_the_clock(self):

@@ -124,7 +124,8 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
         for n in ns:
             for k in ranks:
                 p = subprocess.run([mpiexec(), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
-                                    "--min-seconds", "2"], capture_output=True, text=True, timeout=900, check=True)
+                                    "--min-seconds", "2", "--node-version", "B"],     # the model's CPU node
+                                   capture_output=True, text=True, timeout=900, check=True)
                 runs += p.stdout.strip().splitlines()[-1] + "\n"
                 write_file(path, runs)          # each run kept as it ends; never through a link at `path`
 
@@ -143,6 +144,8 @@ RECORD = {"ranks": _whole(1), "n": _whole(2), "steps": _whole(1), "threads_per_r
           # its rate read 16 times too low, a hunt found)
           "scheme": ((lambda v: v == "leapfrog"), "leapfrog, whose step is the one force evaluation the model counts"),
           "precision": ((lambda v: v == "dp"), "dp, the precision of the model's rate"),
+          # a GPU node's run (E, the default on a GPU machine) was taken as the CPU's rate
+          "node_version": ((lambda v: v == "B"), "B, the CPU node the model's rate is of"),
           "seconds_per_step": POSITIVE, "task_seconds.pairwise": POSITIVE,
           "task_shares.communicate": ((lambda v: type(v) in (int, float) and 0 <= v <= 100), "a share from 0 to 100")}
 

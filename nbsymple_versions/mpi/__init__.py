@@ -3,7 +3,8 @@
 Each of K ranks owns a contiguous slice of the N bodies (`comm.bounds`: any N and K, slices
 differ by at most one body) and runs the best *node version* it has on the pairwise forces of
 its targets against all N sources: B's threaded CPU kernels, or the GPU kernels of D or E
-when the rank sees a GPU (`node_version`, default E with a GPU, else B; one rank per GPU).
+when the ranks see a GPU (`node_version`, default E where every rank sees one, else B; one rank
+per GPU).
 Each rank drifts and kicks only its slice, so the O(N) work splits too; energy and angular
 momentum are sums of each rank's share (`MPI_Allreduce`); rank 0 alone prints and writes.
 
@@ -59,11 +60,11 @@ def check_node_version(letter):
 
 @dataclass(frozen=True)
 class Options(GpuOptions):
-    """The node version each rank runs (default E where this rank sees a GPU, else B), and C's GPU
+    """The node version each rank runs (default E where every rank sees a GPU, else B), and C's GPU
     options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
     node_version: str | None = option(None, "--node-version", "the version each MPI rank runs, B, D or "
-                                      "E (default E with a GPU, else B)", check_node_version, NODE_VERSIONS)
+                                      "E (default E where every rank sees a GPU, else B)", check_node_version, NODE_VERSIONS)
 
 
 def availability(options: Options) -> tuple[bool, str]:

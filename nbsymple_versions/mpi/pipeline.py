@@ -39,6 +39,7 @@ class MpiPipeline(ForcePipeline):
     def __init__(self, backend, host, units, clock, world, n: int, node_version: str):
         super().__init__(backend, host, units, clock, world)
         self.n, self.node_version = n, node_version
+        self.chosen = {"node_version": node_version}
         self.start, self.stop = world.slice(n)
         self.clock.device = f"{world.size} MPI rank{'s' if world.size > 1 else ''} x {backend.device}"
         self._gather = False        # diagnostics: also gather the accelerations
@@ -51,6 +52,14 @@ class MpiPipeline(ForcePipeline):
                 yield
             finally:
                 self._gather = gather
+
+    def warm_up(self, x):
+        """A-E's warm-up on this rank, then every rank waits for the others, off the clock: a rank
+        that compiled sooner would otherwise count the others' compilation as the first step's
+        `communicate` (a timing job that starts stepping at once, `mpi_timing`, timed it)."""
+        seconds = super().warm_up(x)
+        self.world.any(False)
+        return seconds
 
     def exchange(self, a):
         """All ranks' slices of the (3, N) array `a` to every rank, timed as `communicate`."""
@@ -96,21 +105,28 @@ class MpiPipeline(ForcePipeline):
         self._axpy_slice(v, a, h)
 
 
-def default_node_version(backend: str = "numba") -> str:
-    """F's node version where none is asked for: E when this rank sees a GPU through `backend`
-    (or the CUDA simulator is on), else B."""
+def default_node_version(world, backend: str = "numba") -> str:
+    """F's node version where none is asked for: E when every rank sees a GPU through `backend`
+    (or the CUDA simulator is on), else B; the same on every rank (collective)."""
     from ..gpu_pairwise.backends import availability
-    return "E" if availability(backend)[0] else "B"
+    return "E" if world.agree(availability(backend)[0])[0] else "B"
 
 
 def build(state, precision, clock, world, options) -> MpiPipeline:
     """F's pipeline on this rank of `world`, with node version `options.node_version` (B, D or E;
-    default as `default_node_version`) and those of F's `options` that version takes; it must be
-    available on every rank: all ranks raise together (`VersionUnavailable`), with the failing
-    rank's reason."""
+    default as `default_node_version`, which the pipeline's `chosen` records, so that a resumed
+    run takes it again) and those of F's `options` that version takes; it must be available on
+    every rank: all ranks raise together (`VersionUnavailable`), with the failing rank's reason.
+    GPU options given to node version B are refused (it has no GPU to use them on)."""
     from .. import gpu_full, gpu_threaded, threaded
-    node = options.node_version or default_node_version(options.backend)
+    node = options.node_version or default_node_version(world, options.backend)
     package = {"B": threaded, "D": gpu_threaded, "E": gpu_full}[node]
+    if not package.GPU and (unused := {k: v for k, v in options.given().items() if k != "node_version"}):
+        flags = {d["name"]: d["flag"] for d in options.describe()}
+        given = [f"{flags[k]} {v}" for k, v in unused.items()]
+        given = ", ".join(given[:-1]) + " and " + given[-1] + " are" if len(given) > 1 else given[0] + " is"
+        raise VersionUnavailable(f"version F is not available: {given} for a GPU node version (D, E), and the node "
+                                 f"version is B" + ("" if options.node_version else " (not every rank sees a GPU)"))
     node_options = package.Options(**{name: getattr(options, name) for name in package.Options.names()
                                       if name in options.names()})
     ok, reason = world.agree(*package.availability(node_options))
