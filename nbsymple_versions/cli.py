@@ -190,7 +190,8 @@ def cmd_check(args) -> int:
         if not ok:
             raise UsageError(f"--gpu-report needs the GPU versions, which are not available here: {reason}")
         given = (("--validate-n", args.n), ("--seed", args.seed))
-        return gpu_report([str(word) for flag, value in given if value is not None for word in (flag, value)], **options)
+        return gpu_report([str(word) for flag, value in given if value is not None for word in (flag, value)],
+                          prog="nbsymple check --gpu-report", validate_flag="--n", **options)
     from .validation import validate
     args.n = CHECK_N if args.n is None else args.n
     if problem := memory_problem(args.n):

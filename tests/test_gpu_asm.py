@@ -372,6 +372,7 @@ def test_layout_packs_records():
         else:
             np.testing.assert_array_equal(bodies[:2, 0:3], x.T.astype(bodies.dtype))
     assert engine.slices(5, 3) == [(0, 1), (1, 3), (3, 5)] and engine.slices(2, 3) == [(0, 1), (1, 2)]
+    assert engine.slices(3, 10**12) == [(0, 1), (1, 2), (2, 3)] and engine.slices(0, 4) == []   # no list of 10**12
 
 
 @pytest.mark.parametrize("precision", ["sp", "dsp"])

@@ -152,10 +152,13 @@ def test_work_the_cuda_simulator_cannot_end_is_refused_by_every_instrument(monke
     monkeypatch.setenv("NBSYMPLE_MAX_DAYS", "0.0001")
     for run, argv, named in ((RUN["gpu_report"], ["--sizes", "32", "--validate-n", "4096"], "--validate-n 4096"),
                              (RUN["peers"], ["--gpu", "--only", "C-dp", "--n", "4096", "--no-bound"], "--repeats"),
-                             (cli.main, ["check", "--n", "4096"], "--n 4096 for version C")):
+                             (cli.main, ["check", "--n", "4096"], "--n 4096 for version C"),
+                             (cli.main, ["check", "--gpu-report", "--n", "4096"], "nbsymple check --gpu-report: --n "
+                              "4096")):       # a hunt: it named --validate-n, which `check` does not take
         with hang_guard():
             rc, out, err = call(argv, run)
         assert rc == 2 and named in err and "CUDA simulator" in err and len(err.strip().splitlines()) == 1, err
+        assert "--validate-n" not in err or run is RUN["gpu_report"], err
 
 
 def test_peers_says_why_there_is_no_bound_where_the_code_has_no_vector_loop(monkeypatch):

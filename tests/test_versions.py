@@ -47,7 +47,8 @@ CHEAP_OPTIONS = {"tile": 32, "devices": 2}
 BAD_VALUES = {
     "tile": [(48, "power of two"), (16, "power of two"), (2048, "power of two"), (256.0, "power of two"),
              (True, "power of two")],
-    "devices": [(0, ">= 1"), (1.5, ">= 1"), (True, ">= 1")],
+    "devices": [(0, "from 1 to 1024"), (1.5, "from 1 to 1024"), (True, "from 1 to 1024"),
+                (10**12, "from 1 to 1024")],       # a hunt: 10**12 slices of 8 bodies filled the memory
     "kernel": [("shared", "unknown GPU kernel"), (None, "unknown GPU kernel")],
     "backend": [("opencl", "unknown GPU backend"), (None, "unknown GPU backend")],
     "node_version": [("A", "node_version must be one of"), ("F", "node_version must be one of"),

@@ -24,9 +24,13 @@ HOST_KERNELS = "threaded"
 GALAXY_IN_KERNEL = True
 
 
+DEVICES_LIMIT = 1024        # slices: far more than the GPUs of any node (each has a stream and buffers)
+
+
 def check_devices(devices) -> int:
-    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or devices < 1:
-        raise ValueError(f"devices must be a whole number >= 1 (slices of targets, one per device), got {devices!r}")
+    if isinstance(devices, bool) or not isinstance(devices, (int, np.integer)) or not 1 <= devices <= DEVICES_LIMIT:
+        raise ValueError(f"devices must be a whole number from 1 to {DEVICES_LIMIT} (slices of targets, one per "
+                         f"device), got {devices!r}")
     return int(devices)
 
 

@@ -12,14 +12,17 @@ from .records import WIDTH, fill_masses, pack, padded, real_type
 
 
 def slices(n: int, devices: int) -> list[tuple[int, int]]:
-    """`devices` contiguous slices [start, stop) of the n targets; empty ones are dropped."""
-    bounds = [n * s // devices for s in range(devices + 1)]
+    """`devices` contiguous slices [start, stop) of the n targets, one body each at least: more
+    slices than bodies give one per body."""
+    k = min(devices, n)
+    bounds = [n * s // k for s in range(k + 1)] if k else [0]
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 def device_text(names: list[str], devices: int, used: int) -> str:
-    """Where an engine runs, in words ('NVIDIA H200', 'NVIDIA H200 (2 slices on 1 device)')."""
-    if devices == 1:
+    """Where an engine runs, in words ('NVIDIA H200', 'NVIDIA H200 (2 slices on 1 device)'): one
+    slice, or none (an MPI rank without targets), is the device's name alone."""
+    if devices <= 1:
         return names[0]
     where = names[0] if len(set(names)) == 1 else " + ".join(names)
     return f"{where} ({devices} slices on {used} device{'s' if used > 1 else ''})"
@@ -109,7 +112,7 @@ class GpuEngine:
         self.slices = [Slice(self, gpus[s % len(gpus)], start + a, start + b)
                        for s, (a, b) in enumerate(slices(stop - start, devices))]
         used = sorted({s.gpu for s in self.slices}) or gpus[:1]
-        self.device = device_text(self.device_names(used), devices, len(used))
+        self.device = device_text(self.device_names(used), len(self.slices), len(used))
 
     def synchronize(self):
         for s in self.slices:

@@ -34,8 +34,11 @@ SIMULATOR_SIZES = (256,)                               # the default under the C
 OPTIONS = ("tile", "devices", "backend", "kernel")     # the versions' options it takes: E's
 
 
-def _parser():
-    p = Parser(prog="nbsymple check --gpu-report", doc=__doc__)
+PROG = "python -m nbsymple_versions.instruments.gpu_report"
+
+
+def _parser(prog=PROG):
+    p = Parser(prog=prog, doc=__doc__)
     p.add_argument("--sizes", "--n", type=whole_number_argument(2), nargs="+", default=None, metavar="N",
                    help=f"body counts to time (default {' '.join(map(str, DEFAULT_SIZES))} on a GPU, "
                         f"{' '.join(map(str, SIMULATOR_SIZES))} in the CUDA simulator)")
@@ -70,22 +73,25 @@ def _devices(letter: str, devices: int) -> dict:
     return dict(devices=devices) if "devices" in get_version(letter).option_names else {}
 
 
-def main(argv=None, **options) -> int:
+def main(argv=None, *, prog=PROG, validate_flag="--validate-n", **options) -> int:
     """The report; `options` (the versions' options, as `nbsymple check` parsed them) stand in for
-    the flags of the same names. Exit status 0, 1 (a check failed, or no GPU), 2 (bad input)."""
-    p = _parser()
+    the flags of the same names, and `nbsymple check --gpu-report` names itself `prog` and its
+    validation bodies `validate_flag` (its --n) in what it refuses. Exit status 0, 1 (a check
+    failed, or no GPU), 2 (bad input)."""
+    p = _parser(prog)
     args = p.parse_args(argv)
     sim = cuda_simulator()
     args.sizes = list(dict.fromkeys(args.sizes or (SIMULATOR_SIZES if sim else DEFAULT_SIZES)))   # each N once
-    for option, n in [("--sizes", n) for n in args.sizes] + [("--validate-n", args.validate_n or 2)]:
+    validate_n = args.validate_n or (96 if sim else 2048)
+    for option, n in [("--sizes", n) for n in args.sizes] + [(validate_flag, validate_n)]:
         if (problem := memory_problem(n, option)) is not None:
             p.refuse(problem)
     try:                          # per size and precision: a warm-up, 2 timed calls, E's and each version's steps
         for n in args.sizes:
             check_time(n, len(PRECISIONS) * (3 + len(LETTERS) * (1 + args.steps)), f"--sizes {n}",
                        "smaller --sizes or fewer --steps", simulated=sim)
-        check_time(args.validate_n or 2, len(PRECISIONS) * len(LETTERS), f"--validate-n {args.validate_n}",
-                   "a smaller --validate-n", simulated=sim)            # (it ran for ever at 2000000)
+        check_time(validate_n, len(PRECISIONS) * len(LETTERS), f"{validate_flag} {validate_n}",
+                   f"a smaller {validate_flag}", simulated=sim)            # (it ran for ever at 2000000)
     except WorkRefused as e:
         p.refuse(str(e))
     timed = FIGURES_PER_SIZE * len(args.sizes) * len(PRECISIONS)
@@ -100,23 +106,22 @@ def main(argv=None, **options) -> int:
         given = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
         chosen = get_version("E").Options.from_dict({**given, **options}, "E")
     except ValueError as e:
-        print(f"nbsymple check --gpu-report: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     for name in OPTIONS:
         setattr(args, name, getattr(chosen, name))
     version = get_version("C")
     ok, reason = version.available(args.backend)
     if not ok:
-        print(f"nbsymple check --gpu-report: the GPU versions are not available: {reason}", file=sys.stderr)
+        print(f"{prog}: the GPU versions are not available: {reason}", file=sys.stderr)
         return 1
     from ..gpu_pairwise.backends import engine_class
 
     options = dict(tile=args.tile, backend=args.backend, kernel=args.kernel)
-    validate_n = args.validate_n or (96 if sim else 2048)
     engine = engine_class(args.backend)
     names = engine.device_names(range(engine.device_count()))
     print(f"GPU report: {', '.join(names)}" + (" (simulator: numbers below are meaningless)" if sim else ""))
-    print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s); "
+    print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s) (one per body at most); "
           f"{FLOPS} flops per interaction")
 
     cluster = "fresh random cluster" if args.seed is None else f"random cluster of seed {args.seed}"
