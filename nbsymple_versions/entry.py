@@ -187,11 +187,11 @@ def stopped_and_continued() -> int:
     return len(_CONTINUED)
 
 
-def stood_still() -> str | None:
-    """Where the command under way was stopped and continued (`stopped_and_continued`), the words
-    said beside the times it reports ("stopped and continued 2 times: its times include the time
-    it stood still"), else None."""
-    n = len(_CONTINUED)
+def stood_still(n: int | None = None) -> str | None:
+    """Where the command under way was stopped and continued (`stopped_and_continued`, or `n`
+    times: a run's count over its sessions), the words said beside the times it reports
+    ("stopped and continued 2 times: its times include the time it stood still"), else None."""
+    n = len(_CONTINUED) if n is None else n
     return f"stopped and continued {n} time{'s' * (n > 1)}: its times include the time it stood still" if n else None
 
 

@@ -211,6 +211,49 @@ def test_a_run_that_was_stopped_and_continued_says_its_times_include_the_stop(tm
     assert signal.getsignal(signal.SIGCONT) is signal.SIG_DFL          # the command's handler is gone with it
 
 
+def test_a_resumed_run_reports_every_sessions_stops_and_devices(tmp_path, capsys, monkeypatch):
+    """A hunt: a run stopped and continued, then resumed, reported 0 stops though its times (kept
+    by the checkpoint) held the stop; a stop during the set-up was said to be in the times; a run
+    resumed on other threads named only the last session's; the JSON gave no final time nor
+    scale, `--steps 0` shares summing to 0, and a drawn seed was written to no file."""
+    from nbsymple_versions.runs import driver
+    write, build = driver.write_snapshot, driver.Simulation.restore
+
+    def write_then_continue(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 3:
+            signal.raise_signal(signal.SIGCONT)          # while stepping: in the times
+        return path
+    made = Simulation(make_cluster(8, seed=1), "A", diagnostics=False)
+    now, before = f"{made.device}; threads: {made.threads}", f"{made.device}; threads: 7"
+    monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
+    monkeypatch.setattr(Simulation, "threads", property(lambda self: 7))
+    ck = tmp_path / "a.ck"
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 3, "--every", 3, "--snapshots",
+                        tmp_path / "a", "--checkpoint", ck, "--json")
+    first = json.loads(out)
+    assert rc == 0 and first["stopped_and_continued"] == 1 and first["devices_by_session"] == [before]
+    monkeypatch.undo()
+
+    def continue_then_build(*a):
+        signal.raise_signal(signal.SIGCONT)              # during the set-up: not in the times
+        return build(*a)
+    monkeypatch.setattr(driver.Simulation, "restore", continue_then_build)
+    rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 6)
+    assert rc == 0 and "(it was stopped and continued 1 time: its times include the time it stood still)" in out
+    assert f"device: {now} (earlier sessions: {before})" in out, out
+    rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 6, "--json")
+    resumed = json.loads(out)
+    assert resumed["devices_by_session"] == [before, now], resumed
+    assert resumed["t"] == 6 * resumed["dt"] and resumed["t_myr"] > 0, resumed
+    assert (resumed["r_cl_pc"], resumed["mass_msun"]) == (10.0, 15360.0), resumed
+    rc, out, err = main(capsys, "run", "--n", 16, "--steps", 0, "--snapshots", tmp_path / "drawn", "--json")
+    drawn = json.loads(out)
+    assert rc == 0 and drawn["task_shares"] is None and drawn["seconds_per_step"] is None, drawn
+    record = json.loads((tmp_path / "drawn" / "nbsymple-run.json").read_text())
+    assert drawn["seed_chosen"] and record["seed"] == drawn["seed"] is not None, record
+
+
 # ------------------------------------------------------------------ damaged files
 
 @pytest.fixture

@@ -143,7 +143,9 @@ _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and
         "snapshot_format": lambda v: v in SNAPSHOT_FORMATS,
         # a science run's (paper/resumable.py): the steps it snapshots, its sessions; absent elsewhere
         "snapshot_steps": _optional(lambda v: isinstance(v, list) and all(map(_count(1), v))),
-        "science": _optional(_SCIENCE)}
+        "science": _optional(_SCIENCE),
+        # `nbsymple run`'s sessions: their stops (SIGSTOP and SIGCONT) while stepping, their devices
+        "stood_still": _optional(_count(0)), "devices": _optional(lambda v: isinstance(v, list) and all(map(_STR, v)))}
 _HEADER = {
     "run": lambda v: isinstance(v, dict),       # the run's header: `check_run`
     "simulation": {"version": _STR, "scheme": _STR, "precision": _STR, "dt": _number,
@@ -202,7 +204,7 @@ def _disagreement(header: dict, arrays: dict) -> str | None:
 def check_run(path, run: dict):
     """CheckpointError unless `run` (as `load` returns it) holds every parameter a run resumes
     from (`runs.driver`, `paper.resumable`), each of its type."""
-    older = {"snapshot_steps": None, "science": None}     # absent from files written before them
+    older = {"snapshot_steps": None, "science": None, "stood_still": None, "devices": None}   # absent from older files
     if (problem := _problem({**older, **run}, _RUN, "run")) is not None:
         raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
 

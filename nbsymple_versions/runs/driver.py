@@ -50,7 +50,7 @@ from ..core.schemes import get_scheme
 from ..core.units import Units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, bodies, check_time, count, size
-from ..entry import OutputFailed
+from ..entry import OutputFailed, stopped_and_continued
 from ..environment import os_reason
 from ..mpi.comm import launched, release_shared_memory
 from ..simulation import NonFiniteState, Simulation
@@ -283,7 +283,7 @@ def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
     """What makes two runs the same run (the run id and a drawn seed aside), as JSON values; the
     version, scheme, precision, step and options are `spec`'s, or those of the checkpoint's
     `record` for a resumed run (a resume names none of them: the record said the defaults')."""
-    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps")}
+    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps", "stood_still", "devices")}
     same.update(seed=None if run_["seed_chosen"] else run_["seed"],
                 checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
                 **({key: record[key] for key in ("version", "scheme", "precision", "dt", "options")} if record else
@@ -404,7 +404,7 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
         prepare_folder(folder, run_["run_id"])
     if spec.resume is None or not (folder / RUN_RECORD).exists():
         _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
-                               "finished": False})
+                               "seed": None if run_.get("ics") else run_["seed"], "finished": False})
 
 
 def resume_command(checkpoint) -> str:
@@ -603,6 +603,16 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
     # written under its one real name, the one locked (`_checked_paths`), not through a link's
     target = resolved(checkpoint, "--checkpoint") if checkpoint is not None and world.is_root else None
 
+    continued, stood_still = stopped_and_continued(), run_.get("stood_still") or 0
+    session = f"{sim.device}; threads: {sim.threads}"
+    run_["devices"] = list(dict.fromkeys([*(run_.get("devices") or []), session]))    # each session's, in order
+
+    def count_stops():
+        """The stops (SIGSTOP and SIGCONT) of every rank while it stepped, this session's added
+        to the earlier sessions' (collective): the report says its times include them."""
+        mine = stopped_and_continued() - continued
+        run_["stood_still"] = stood_still + int(world.sum(np.array([float(mine)]))[0])
+
     def write_snapshot_(step):
         sim.gather()
         if world.is_root:
@@ -612,6 +622,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
         if checkpoint is None:
             return
         sim.gather()
+        count_stops()
         if world.is_root:
             save(target, run_, sim)
         saved["step"] = sim.steps_done
@@ -632,6 +643,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
         signals.immediate = not signals.catching     # from here on a signal stops after a whole step
         step_run(sim, run_, fresh=spec.resume is None, snapshot=write_snapshot_, checkpoint=save_,
                  stop_asked=stop_asked, progress=progress)
+        count_stops()
     except NonFiniteState as e:          # every rank raises it together
         raise RunStop(f"{e}, so the run stopped there (where the time step made them, not a fault, a resumed run "
                       f"makes them again: start anew with a smaller --dt){resume_hint()}", status=3) from None

@@ -3,7 +3,7 @@ is undefined (a zero reference, e.g. L0 of bodies at rest) is `null` in JSON and
 (L0 = 0)" in the text: every figure is a number or says why it is none."""
 import json
 
-from ..entry import stood_still, stopped_and_continued
+from ..entry import stood_still
 
 
 def _figure(value, reason) -> str:
@@ -14,10 +14,15 @@ def _figure(value, reason) -> str:
 def report(args, run_, sim, folder, checkpoint, start) -> int:
     """Print the finished run: one JSON object (`--json`) or the text summary; status 0. The
     errors are collective (every rank computes them); rank 0 alone prints. Its times are
-    wall-clock: where the run was stopped and continued, they include the stops, and it says so."""
+    wall-clock, summed over the run's sessions: where a rank was stopped and continued while it
+    stepped (`run_["stood_still"]`, any session), they include the stops, and it says so; where
+    the sessions ran on other devices or threads (`run_["devices"]`), it names them."""
     errors = sim.errors()
     if not sim.is_root:
         return 0
+    stops, devices = run_.get("stood_still") or 0, run_.get("devices") or []
+    now = f"{sim.device}; threads: {sim.threads}"
+    earlier = [d for d in devices if d != now]
     why = sim.undefined_reasons(errors)
     shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}
     result = {
@@ -27,12 +32,15 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         "seed": None if run_.get("ics") else run_["seed"],
         "seed_chosen": False if run_.get("ics") else run_["seed_chosen"],
         "ics": run_.get("ics"), "mass_classes": run_.get("mass_classes"), "constants": sim.state.units.constants,
+        "r_cl_pc": sim.state.units.r_cl_pc, "mass_msun": sim.state.units.mass_msun,
+        "t": sim.state.t, "t_myr": sim.state.units.to_myr(sim.state.t),
         **errors, "undefined": why, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
-        "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares(), "threads": sim.threads,
-        "device": sim.device, "compile_seconds": sim.compile_seconds,
+        "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares() if sim.steps_done else None,
+        "threads": sim.threads, "device": sim.device, "devices_by_session": devices or [now],
+        "compile_seconds": sim.compile_seconds,
         "checkpoint": None if checkpoint is None else str(checkpoint),
         "resumed_from_step": start if args.resume else None, "run_id": run_["run_id"],
-        "stopped_and_continued": stopped_and_continued(),
+        "stopped_and_continued": stops,
     }
     if args.json:
         print(json.dumps(result, allow_nan=False))
@@ -49,7 +57,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     else:
         chosen = " (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"]) if run_["seed_chosen"] else ""
         print(f"seed {run_['seed']}{chosen}; {scale}")
-    print(f"device: {sim.device}; threads: {sim.threads}")
+    print(f"device: {now}" + (f" (earlier sessions: {', '.join(earlier)})" if earlier else ""))
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
           "(the paper's definition)")
     print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "
@@ -57,8 +65,8 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     print(f"angular momentum error  {shown['angular_momentum_error']}")
     if sim.steps_done:
         print(f"seconds per step        {result['seconds_per_step']:.4g}"
-              + (f"   (it was {stood_still()})" if stood_still() else ""))
-    print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
+              + (f"   (it was {stood_still(stops)})" if stops else ""))
+        print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
     if folder is not None:
         print(f"snapshots in {folder}")
     if checkpoint is not None:
