@@ -595,7 +595,7 @@ def test_snapshots_of_another_run_keep_their_times_and_scale(tmp_path):
     started the folder's sidecar afresh, so the snapshots of the run already there read back at
     the new state's units, softening and t = 0; a snapshot whose time the sidecar lacks (a run
     killed between the file's rename and the sidecar's) was read at t = 0. Both refused."""
-    from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot, write_snapshot
+    from nbsymple_versions.runs.snapshots import SnapshotError, list_snapshots, read_snapshot, write_snapshot
     a = make_cluster(16, seed=2)
     a.t = 0.25
     write_snapshot(tmp_path, a, 5, "run-1", fmt="nbsymple")
@@ -609,6 +609,7 @@ def test_snapshots_of_another_run_keep_their_times_and_scale(tmp_path):
     state = read_snapshot(tmp_path / "snap_00000005.txt")[0]
     assert state.t == 0.25 and state.units == a.units and state.eps == a.eps
     (tmp_path / "snap_00000007.txt").write_bytes((tmp_path / "snap_00000005.txt").read_bytes())
+    assert [p.name for p in list_snapshots(tmp_path)] == ["snap_00000005.txt", "snap_00000007.txt"]   # it listed none
     with pytest.raises(SnapshotError, match="snap_00000007.txt has no time in its folder's snapshots.json"):
         read_snapshot(tmp_path / "snap_00000007.txt")
     empty = tmp_path / "empty"

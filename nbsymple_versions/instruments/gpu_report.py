@@ -121,8 +121,8 @@ def main(argv=None, *, prog=PROG, validate_flag="--validate-n", **options) -> in
     engine = engine_class(args.backend)
     names = engine.device_names(range(engine.device_count()))
     print(f"GPU report: {', '.join(names)}" + (" (simulator: numbers below are meaningless)" if sim else ""))
-    print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s) (one per body at most); "
-          f"{FLOPS} flops per interaction")
+    print(f"{args.backend} backend, {args.kernel} kernel, tile {args.tile}; version E on {args.devices} slice(s) "
+          f"(one per body at most); {FLOPS} flops per interaction")
 
     cluster = "fresh random cluster" if args.seed is None else f"random cluster of seed {args.seed}"
     print(f"\nvalidation against the float64 reference, n = {validate_n} ({cluster})")

@@ -64,7 +64,8 @@ class Options(GpuOptions):
     options for a GPU node version (D, E: either backend, any tile and kernel)."""
 
     node_version: str | None = option(None, "--node-version", "the version each MPI rank runs, B, D or "
-                                      "E (default E where every rank sees a GPU, else B)", check_node_version, NODE_VERSIONS)
+                                      "E (default E where every rank sees a GPU, else B)", check_node_version,
+                                      NODE_VERSIONS)
 
 
 def availability(options: Options) -> tuple[bool, str]:

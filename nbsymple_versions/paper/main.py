@@ -101,8 +101,9 @@ def _parser() -> argparse.ArgumentParser:
                     "from simulation runs) into one folder.")
     p.add_argument("--results", default="results", type=path_argument,
                    help="asv results folder (default: results)")
-    p.add_argument("--machine", default=None, type=_name, help="machine folder under --results (default: the only one, "
-                                                     "or the one whose chosen results ran last)")
+    p.add_argument("--machine", default=None, type=_name,
+                   help="machine folder under --results (default: the only one, or, of those whose chosen commit "
+                        "lacks the fewest benchmarks the figures need, the one that ran last)")
     p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the newest commit whose "
                                                     "results hold every benchmark the figures need; stdout names it)")
     p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")

@@ -399,7 +399,7 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
     if folder is None:
         return
     if restart:
-        for old in list_snapshots(folder) + list(folder.glob("snap_*.txt")) + [folder / SIDECAR]:
+        for old in list_snapshots(folder) + [folder / SIDECAR]:
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
     if spec.resume is None or not (folder / RUN_RECORD).exists():

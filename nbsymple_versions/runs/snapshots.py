@@ -320,8 +320,10 @@ def snapshot_run_id(path) -> str:
 
 
 def list_snapshots(folder) -> list[Path]:
-    """The folder's `snap_<step>.npz` in step order (by number: step 10**8 after 99999999)."""
-    return by_step(Path(folder).glob("snap_*.npz"))
+    """The folder's snapshots, `snap_<step>.npz` and (`--snapshot-format nbsymple`) `snap_<step>.txt`,
+    in step order (by number: step 10**8 after 99999999)."""
+    folder = Path(folder)
+    return by_step([*folder.glob("snap_*.npz"), *folder.glob("snap_*.txt")])
 
 
 def by_step(paths) -> list[Path]:
@@ -338,7 +340,7 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
     text = by_step(Path(folder).glob("snap_*.txt"))
     side = _sidecar(folder)              # checked now, before anything is written (SnapshotError)
     ascii_run = side.get("run_id") if text else run_id
-    for path in list_snapshots(folder) + text[:1]:
+    for path in [p for p in list_snapshots(folder) if p.suffix == ".npz"] + text[:1]:
         other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
         if other != run_id:
             raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
