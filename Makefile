@@ -80,5 +80,5 @@ paper: $(STAMP)
 	echo "paper: total wall time $$(( $$(date +%s) - $$(cat $(VENV)/.paper-start) )) s; open plots/REPORT.md"; \
 	exit $$rc
 
-clean:
-	rm -rf $(VENV) html .asv
+clean:           # the venv, the dashboard and .asv's scratch; not `make paper`'s measured results (.asv/paper)
+	rm -rf $(VENV) html $(filter-out .asv/paper,$(wildcard .asv/*))

@@ -18,6 +18,7 @@ import math
 
 from .grid import GRID, configure_threads, left_out
 from .package import public
+from .validation import ValidationError
 
 # literal, so that the parameters (and the history they key) stay the same on every commit;
 # tests/test_benchmarks.py checks them against the keys of `peers.candidates()`
@@ -61,7 +62,11 @@ class Peers:
             raise NotImplementedError(f"{candidate}: {reason}")
         state = public.make_cluster(int(n), seed=1, radius_kpc=None)
         run, status, err = peers.prepare(c, state)
-        if run is None:
+        if status.startswith("disagrees"):          # a wrong kernel fails, never a skip (asv's n/a)
+            raise ValidationError(f"{candidate} at N = {n}: {status}")
+        if run is None and c.name in {v.letter for v in public.all_versions()} and " failed: " in status:
+            raise RuntimeError(f"{candidate} at N = {n}: {status}")      # the suite's own kernel raised
+        if run is None:                              # a peer that is not installed, or cannot run here
             raise NotImplementedError(f"{candidate} at N = {n}: {status}")
         self.run, self.max_relative_error = run, err
 

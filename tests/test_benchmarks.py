@@ -314,7 +314,8 @@ def test_parameters_are_the_same_on_every_grid_and_machine():
         assert key(_discover(**env)) == default, env
 
 
-NEUTRAL = ("steps.TaskShares.track_share", "throughput.Threads.track_threads")   # neither way is worse
+NEUTRAL = ("steps.TaskShares.track_share", "throughput.Threads.track_threads",   # neither way is worse
+           "mpi.MpiStep.track_communicate_share")      # (a faster kernel raises it: a hunt found it searched)
 LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%", "instructions")   # instructions per interaction
 
 
@@ -623,3 +624,41 @@ def test_the_letters_to_run_hold_for_the_peers_and_fs_job_too(monkeypatch):
     assert "left out by NBSYMPLE_BENCH_VERSIONS=C" in MpiStep().skip_reason(2, 256)
     monkeypatch.delenv("NBSYMPLE_BENCH_VERSIONS")
     assert "left out" not in (MpiStep().skip_reason(2, 256) or "")                  # by default F's job runs
+
+
+def test_a_wrong_or_failing_kernel_of_the_suite_fails_its_peers_benchmark(monkeypatch):
+    """A hunt: a candidate of the suite's own versions (A-dp) whose forces disagreed with the
+    reference, or that raised, was a skip (n/a) in asv, where docs/tracking_performance.md says a
+    wrong kernel is a failed benchmark: it fails now; a peer that cannot run here stays a skip."""
+    from benchmarks import peers
+    from benchmarks.validation import ValidationError
+    from nbsymple_versions.instruments import peers as package_peers
+    n = peers.GRID_PEER_NS[0]
+    for status, raised in (("disagrees: max relative error 1.00e-02 > 1e-12", ValidationError),
+                           ("skipped: A failed: ZeroDivisionError: no", RuntimeError)):
+        monkeypatch.setattr(package_peers, "prepare", lambda c, state, s=status: (None, s, math.nan))
+        with pytest.raises(raised, match=f"A-dp at N = {n}: {status}"):
+            peers.Peers().setup("A-dp", n)
+    monkeypatch.setattr(package_peers, "prepare", lambda c, state: (None, "skipped: NumPy failed: MemoryError: x",
+                                                                    math.nan))
+    with pytest.raises(NotImplementedError, match="NumPy failed"):
+        peers.Peers().setup("NumPy-dp", n)
+
+
+def test_the_letters_to_run_leave_out_the_conservation_runs_of_b(monkeypatch):
+    """A hunt: NBSYMPLE_BENCH_VERSIONS=C still ran `accuracy.Conservation`'s six runs of B."""
+    from benchmarks.accuracy import Conservation
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "C")
+    monkeypatch.setattr(grid, "VERSIONS", ("C",))
+    assert "version B is left out by NBSYMPLE_BENCH_VERSIONS=C" in Conservation().skip_reason("leapfrog", "dp")
+    with pytest.raises(NotImplementedError, match="left out"):
+        Conservation().integrate("leapfrog", "dp")
+    monkeypatch.delenv("NBSYMPLE_BENCH_VERSIONS")
+    assert Conservation().skip_reason("leapfrog", "dp") is None
+
+
+def test_make_clean_keeps_the_papers_measured_results():
+    """A hunt: `make clean` removed .asv whole, `make paper`'s measured results (.asv/paper) too."""
+    p = subprocess.run(["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("rm -rf .venv html"), p.stdout + p.stderr
+    assert ".asv/paper" not in p.stdout.split() and ".asv " not in p.stdout + " ", p.stdout

@@ -361,6 +361,22 @@ def test_a_bench_pattern_that_selects_nothing_is_named(tmp_path):
                   "--bench 'time_pairwise$' selects nothing", "name(params)")
 
 
+def test_every_bench_pattern_given_is_kept(monkeypatch):
+    """`tools.tracking run -b X -b Y` (and `make bench ASV_ARGS='-b X -b Y'`, `history`) ran what
+    the last pattern selects alone, in silence (a hunt): any of them is selected now."""
+    import re
+    from tools import tracking
+    seen = []
+    monkeypatch.setattr(tracking, "run", lambda results, bench, quick, extra: seen.append(bench) or 0)
+    monkeypatch.setattr(tracking, "history", lambda since, bench, *a: seen.append(bench) or 0)
+    for argv in (["run", "-b", "Threads", "-b", "Compile"], ["run", "-b", "Threads"], ["run"],
+                 ["history", "-b", "^tasks", "-b", "^steps", "--dry-run"], ["history", "--dry-run"]):
+        assert tracking.main(argv) == 0
+    assert seen == ["(?:Threads)|(?:Compile)", "Threads", None, "(?:^tasks)|(?:^steps)", tracking.HISTORY_BENCH]
+    assert re.search(seen[0], "compile.Compile.track_compile_seconds('A', 'dp')") and re.search(seen[0], "Threads.x")
+    assert re.search(seen[3], "steps.Step.time_step_leapfrog('A', 256, 'dp')")
+
+
 @pytest.mark.parametrize("kind", ["a file", "a link to a folder"])
 @pytest.mark.parametrize("args, status, scratch", [
     (["tracking", "run", "--results", "t"], 2, "t"), (["tracking", "smoke"], 2, "smoke"),

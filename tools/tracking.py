@@ -757,7 +757,8 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
     r.add_argument("--results", type=name_argument, help="a scratch results folder under .asv/ (its name) instead of "
                                                   "results/")
-    r.add_argument("--bench", "-b", type=regex, help="only benchmarks whose name(params) matches this regex")
+    r.add_argument("--bench", "-b", type=regex, action="append",
+                   help="only benchmarks whose name(params) matches this regex (given again: any of them)")
     r.add_argument("--quick", action="store_true")
     sub.add_parser("smoke", help="asv check and the smoke grid, nothing saved")
     sub.add_parser("benchmarks-json", help="rewrite results/benchmarks.json from discovery")
@@ -767,8 +768,9 @@ def main(argv=None) -> int:
                                         "lacks (resumable: the same command goes on)")
     h.add_argument("--since", type=commit,
                    help="first commit (default: the oldest commit of HEAD's history results/ holds, the reference)")
-    h.add_argument("--bench", "-b", default=HISTORY_BENCH, type=regex,
-                   help=f"benchmarks whose name(params) matches this regex (default {HISTORY_BENCH})")
+    h.add_argument("--bench", "-b", type=regex, action="append",
+                   help=f"benchmarks whose name(params) matches this regex (given again: any of them; default "
+                        f"{HISTORY_BENCH})")
     h.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
     h.add_argument("--dry-run", action="store_true", help="print the commits it would measure, run nothing")
     sub.add_parser("publish", help="asv publish: the dashboard of results/ into html/ (`make dashboard`)")
@@ -776,6 +778,9 @@ def main(argv=None) -> int:
     f.add_argument("commits", type=commit_range)
     f.add_argument("bench", type=regex)
     args, extra = p.parse_known_args(argv)
+    if args.cmd in ("run", "history"):          # several -b: any of them (the last alone was kept, a hunt found)
+        args.bench = (HISTORY_BENCH if args.cmd == "history" else None) if not args.bench else \
+            args.bench[0] if len(args.bench) == 1 else "|".join(f"(?:{b})" for b in args.bench)
     if extra and args.cmd != "run":             # `run` hands the rest to asv
         p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
