@@ -38,8 +38,10 @@ class GpuCode(Benchmark):
             return {"skip": str(e)}
         try:
             rows = gpu_asm.count_all(ARCH)
-        except (gpu_asm.ToolMissing, gpu_asm.CompileFailed, ImportError) as e:
+        except (gpu_asm.ToolMissing, ImportError) as e:
             return {"skip": f"the CUDA assembler and disassembler are needed to count instructions: {e}"}
+        except gpu_asm.CompileFailed as e:      # the commit's kernels (or this arch) do not compile: a failure
+            return {"error": f"the GPU kernels could not be compiled: {e}"}      # (it was a skip: a hunt)
         return {(r.backend, r.precision, r.kernel): r.instructions_per_interaction for r in rows}
 
     setup_cache.timeout = 900
@@ -47,6 +49,8 @@ class GpuCode(Benchmark):
     def setup(self, counts, backend, precision, kernel):
         if "skip" in counts:
             raise NotImplementedError(counts["skip"])
+        if "error" in counts:
+            raise RuntimeError(counts["error"])
         self.count = counts[backend, precision, kernel]
 
     def track_instructions_per_interaction(self, counts, backend, precision, kernel):

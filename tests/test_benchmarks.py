@@ -662,3 +662,35 @@ def test_make_clean_keeps_the_papers_measured_results():
     p = subprocess.run(["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.startswith("rm -rf .venv html"), p.stdout + p.stderr
     assert ".asv/paper" not in p.stdout.split() and ".asv " not in p.stdout + " ", p.stdout
+
+
+def test_gpu_kernels_that_do_not_compile_fail_the_gpu_counts(monkeypatch):
+    """A hunt: GPU kernels broken at the commit measured (`CompileFailed`) made every `GpuCode`
+    row a skip, as if the CUDA tools were missing; a failure now. Missing tools stay a skip."""
+    from benchmarks.gpu import GpuCode
+    from nbsymple_versions.instruments import gpu_asm
+
+    def broken(arch):
+        raise gpu_asm.CompileFailed("NVRTC could not compile nbody.cu (sp, sm_90): error")
+    monkeypatch.setattr(gpu_asm, "count_all", broken)
+    counts = GpuCode().setup_cache()
+    with pytest.raises(RuntimeError, match="the GPU kernels could not be compiled: NVRTC could not compile"):
+        GpuCode().setup(counts, "numba", "sp", "tiled")
+
+    def missing(arch):
+        raise gpu_asm.ToolMissing("ptxas is not installed")
+    monkeypatch.setattr(gpu_asm, "count_all", missing)
+    with pytest.raises(NotImplementedError, match="ptxas is not installed"):
+        GpuCode().setup(GpuCode().setup_cache(), "numba", "sp", "tiled")
+
+
+def test_the_gate_times_threaded_kernels_only_where_they_take_long_enough(monkeypatch):
+    """A hunt: on the smoke grid (N = 256) the gate timed B's pairwise task, tens of microseconds,
+    and failed HEAD against itself (237x once). Threaded timings are gated from
+    `GATE_THREADED_LEAST_N` bodies on; A's, serial, at any N."""
+    def versions():
+        return {i.split(", ")[0] for name, ids in tracking.selected(gate=True) if name == "tasks.Tasks.time_pairwise"
+                for i in ids}
+    assert {"'A'", "'B'"} <= versions()
+    monkeypatch.setattr(tracking, "GATE_THREADED_LEAST_N", 10**9)      # beyond every N of the grid
+    assert "'A'" in versions() and "'B'" not in versions()

@@ -164,6 +164,22 @@ def test_counts_tier_passes_a_commit_against_itself_under_load(counted):
     assert same.returncode == 0 and "no count rose" in same.stdout + same.stderr, same.stdout + same.stderr
 
 
+def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monkeypatch, tmp_path):
+    """A hunt: with nbody.cu broken at HEAD, the counts tier logged "HEAD has no GPU counts:
+    CompileFailed ...", listed BASE's 24 GPU kernels as "renamed or removed" and passed (0). The
+    same tools count both trees, so a kind BASE's code gave and HEAD's does not fails the gate."""
+    from tools import code_counts, gate
+    base = {"cpu-asm znver4 pairwise sp": 1.0, "gpu-asm sm_90 numba tiled sp": 20.0}
+    head = {"cpu-asm znver4 pairwise sp": 1.0}
+    broken = {"gpu": "CompileFailed: NVRTC could not compile nbody.cu"}
+    for missing_base, missing_head, status in (({}, broken, 1), ({}, {}, 0), (broken, broken, 0)):
+        heads = head if missing_head else base
+        counted = {k: v for k, v in base.items() if not (missing_base and k.startswith("gpu-asm"))}
+        monkeypatch.setattr(code_counts, "count_trees", lambda *trees, c=counted, mb=missing_base, h=heads,
+                            mh=missing_head: [(c, mb), (h, mh)])
+        assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == status, (missing_base, missing_head)
+
+
 def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     path, normal, _ = repo
     r = _gate(path, "no-such-commit")

@@ -185,7 +185,8 @@ def _tiers(base, head, label, tiers, factor, rounds, bench, report_timings) -> i
 
 
 def counts_tier(tree: Path, root: Path, label: str) -> int:
-    """The deterministic tier: 1 where a count rose beyond `code_counts.TOLERANCE`, else 0."""
+    """The deterministic tier: 1 where a count rose beyond `code_counts.TOLERANCE`, or where HEAD's
+    kernels of a kind (CPU, GPU) could not be counted while BASE's were, else 0."""
     tracking.log(f"gate, counts: {label}: instructions per interaction for fixed targets (any load)")
     start = time.monotonic()
     try:
@@ -202,9 +203,15 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     gone = sorted(set(base) - set(head))
     tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.monotonic() - start:.0f} s"
                  + (f"; counted at BASE only (renamed or removed): {', '.join(gone)}" if gone else ""))
+    # the same tools count both trees: a kind BASE's code gave and HEAD's does not is HEAD's failure (a kernel
+    # that no longer compiles passed as "renamed or removed", a hunt found)
+    lost = {kind: why for kind, why in missing_head.items() if any(name.startswith(f"{kind}-asm ") for name in base)}
+    for kind, why in lost.items():
+        tracking.log(f"gate: REGRESSION: HEAD's {kind.upper()} kernels could not be counted, where BASE's were: {why}")
     if risen:
         what = "; ".join(f"{n} rose" for n in risen)
         tracking.log(f"gate: REGRESSION in the instruction counts (above {code_counts.TOLERANCE:.0%}): {what}.")
+    if risen or lost:
         return 1
     tracking.log("gate, counts: no count rose.")
     return 0

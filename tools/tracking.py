@@ -50,6 +50,9 @@ BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
 GATE_BENCHMARKS = ("tasks.Tasks.time_pairwise", "tasks.HostTasks.time_galactic",
                    "tasks.HostTasks.time_integrate", "tasks.Transfer.time_transfer")
 GATE_SERIAL_HOST_ONLY = ("tasks.HostTasks.time_galactic", "tasks.HostTasks.time_integrate")
+# a threaded kernel's timing at fewer bodies is tens of microseconds, where a busy core decides it
+# (the smoke grid's B pairwise at N = 256 read 237x once, a hunt found): gated from this N on only
+GATE_THREADED_LEAST_N = 1024
 
 
 def log(msg: str):
@@ -430,9 +433,10 @@ def selected(gate: bool = False, bench: str | None = None) -> list[tuple[str, li
         if gate:
             if name not in GATE_BENCHMARKS:
                 continue
+            from benchmarks.grid import SERIAL_HOST
             if name in GATE_SERIAL_HOST_ONLY:
-                from benchmarks.grid import SERIAL_HOST
                 keep = [(i, p) for i, p in keep if p[0] in SERIAL_HOST]
+            keep = [(i, p) for i, p in keep if p[0] in SERIAL_HOST or p[1] >= GATE_THREADED_LEAST_N]
             largest = {}
             for _, p in keep:
                 largest[p[0]] = max(largest.get(p[0], 0), p[1])     # (version, n, ...)
