@@ -41,7 +41,9 @@ BASE ?= main
 # a variable's value as given, as one word of the shell's: a branch name may hold ' and $, a
 # regex $ and \ (`$(call quoted,NAME)`)
 quoted = '$(subst ','\'',$(value $(1)))'
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))     # make -n: say the gate's command, run nothing
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
+ifeq ($(DRY_RUN),)
 GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
 GATE_OUT := $(shell $(BIN)/python -m tools.gate --base $(call quoted,BASE) $(GATE_ARGS) >&2)
 GATE_STATUS := $(.SHELLSTATUS)
@@ -51,8 +53,9 @@ else ifneq ($(GATE_STATUS),0)
 $(error gate: not run to the end (status $(GATE_STATUS)); the line above says why)
 endif
 endif
+endif
 gate:
-	@:
+	$(if $(DRY_RUN),$(BIN)/python -m tools.gate --base $(call quoted,BASE) $(GATE_ARGS),@:)
 
 # find: bisect GOOD..BAD for the commit that slowed BENCH, a regex naming one benchmark and its
 # parameters (asv builds an environment per commit; results/ stays as it is)

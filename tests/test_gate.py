@@ -180,6 +180,16 @@ def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monke
         assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == status, (missing_base, missing_head)
 
 
+def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():
+    """A hunt: `make -n gate` (a dry run) ran the whole gate while make read the Makefile, and
+    `make venv` with it."""
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run(["make", "-n", "gate", "GATE_ARGS=--tiers counts", "BASE=HEAD~1"], cwd=root,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout.strip().endswith("/python -m tools.gate --base 'HEAD~1' --tiers counts"), p.stdout
+
+
 def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     path, normal, _ = repo
     r = _gate(path, "no-such-commit")
