@@ -224,8 +224,10 @@ def test_a_resumed_run_reports_every_sessions_stops_and_devices(tmp_path, capsys
         if step == 3:
             signal.raise_signal(signal.SIGCONT)          # while stepping: in the times
         return path
+    from nbsymple_versions.serial.kernels import compiled_for
     made = Simulation(make_cluster(8, seed=1), "A", diagnostics=False)
-    now, before = f"{made.device}; threads: {made.threads}", f"{made.device}; threads: 7"
+    code = f"; code for {compiled_for()}"
+    now, before = f"{made.device}; threads: {made.threads}{code}", f"{made.device}; threads: 7{code}"
     monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
     monkeypatch.setattr(Simulation, "threads", property(lambda self: 7))
     ck = tmp_path / "a.ck"

@@ -13,7 +13,7 @@ import pytest
 from cli_call import call
 from drawn import hostile
 from nbsymple_versions.core.diagnostics import potential_energy
-from nbsymple_versions.runs import memory
+from nbsymple_versions.runs import driver, memory
 from nbsymple_versions.runs.snapshots import SnapshotError, list_snapshots, read_snapshot, write_snapshot
 from nbsymple_versions import make_cluster
 
@@ -211,6 +211,63 @@ def test_a_killed_run_without_a_checkpoint_is_started_again_only_where_the_same_
     else:
         assert rc == 2 and "already holds snapshots of another run" in err and out == ""
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_a_killed_run_is_started_again_only_by_its_own_command(tmp_path, monkeypatch):
+    """A hunt: a killed run (no checkpoint) was started again, its snapshots removed, by a command
+    of other `--steps`, or of an `--ics` file of the same name and other bodies: they were another
+    run's. Refused and kept now; the run's own command still starts it again."""
+    from nbsymple_versions.runs.authors_format import format_lines
+    monkeypatch.chdir(tmp_path)
+    Path("ics.txt").write_text(format_lines(make_cluster(16, seed=1)))
+    argv = ["run", "--ics", "ics.txt", "--ics-mass", "15360", "--steps", 4, "--snapshots", "s", "--every", 1]
+
+    def killed():
+        record = json.loads(Path("s/nbsymple-run.json").read_text())
+        Path("s/nbsymple-run.json").write_text(json.dumps({**record, "finished": False}))
+        return {p.name: p.read_bytes() for p in Path("s").iterdir()}
+    assert call(argv)[0] == 0
+    before = killed()
+    for other in (argv[:5] + ["--steps", 2] + argv[7:], None):
+        if other is None:                     # the same name, other bodies
+            Path("ics.txt").write_text(format_lines(make_cluster(16, seed=2)))
+        rc, out, err = call(other or argv)
+        assert rc == 2 and "already holds snapshots of another run" in err, (rc, err)
+        assert {p.name: p.read_bytes() for p in Path("s").iterdir()} == before
+    Path("ics.txt").write_text(format_lines(make_cluster(16, seed=1)))
+    rc, out, err = call(argv)
+    assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, err
+
+
+def test_snapshots_without_their_sidecar_and_a_finished_run_resumed_further(tmp_path):
+    """Hunts: ASCII snapshots whose snapshots.json was removed made a resume refuse the folder as
+    "another run's" and offer the very resume refused; a run resumed to fewer steps than its
+    first total, then on to more and killed, kept "finished": true; the sidecar's and the run
+    record's temporaries of a killed writer stayed for good."""
+    folder, ck = tmp_path / "s", tmp_path / "k.ck"
+    rc, _, err = call(["run", "--n", 16, "--seed", 1, "--steps", 4, "--snapshots", folder, "--every", 2,
+                       "--snapshot-format", "nbsymple", "--checkpoint", ck])
+    assert rc == 0 and json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True, err
+    (folder / ".snapshots.4242.x1.json.tmp").write_text("{")
+    (folder / ".nbsymple-run.json.4242.x2.tmp").write_text("{")
+    (tmp_path / "kept.json").write_bytes((folder / "snapshots.json").read_bytes())
+    (folder / "snapshots.json").unlink()
+    rc, _, err = call(["run", "--resume", ck, "--steps", 6])
+    assert rc == 2 and "without their snapshots.json, which keeps their times and scale" in err, err
+    assert "--resume" not in err and len(err.strip().splitlines()) == 1, err
+    (folder / "snapshots.json").write_bytes((tmp_path / "kept.json").read_bytes())
+    original = driver.step_run
+
+    def killed_after_the_claim(*a, **k):
+        assert json.loads((folder / "nbsymple-run.json").read_text())["finished"] is False     # claimed: not yet
+        return original(*a, **k)
+    driver.step_run = killed_after_the_claim
+    try:
+        rc, _, err = call(["run", "--resume", ck, "--steps", 6])
+    finally:
+        driver.step_run = original
+    assert rc == 0 and json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True, err
+    assert not list(folder.glob(".*.tmp")), list(folder.glob(".*"))
 
 
 def _snapshot_bodies(folder) -> list:

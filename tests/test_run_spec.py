@@ -119,9 +119,19 @@ def test_a_signal_during_the_report_says_the_run_finished(tmp_path, capsys, monk
         assert load(ck)[1]["steps_done"] == 3
 
 
-def test_a_spec_is_frozen_and_knows_what_was_given():
+def test_a_spec_is_frozen_and_knows_what_was_given(tmp_path):
+    """What is passed by name is given, a default's value too (a hunt: `RunSpec(resume=ck,
+    steps=1000)`, the default, stopped at the checkpoint's step 200 and said nothing)."""
     spec = RunSpec(version="b", n=2048, steps=1000, scheme="LEAPFROG", options={"tile": 128})
-    assert spec.version == "B" and spec.given == {"version", "n", "tile"}       # steps, scheme: the defaults
+    assert spec.version == "B" and spec.given == {"version", "n", "steps", "scheme", "tile"}
+    assert RunSpec("B", 2048).given == {"version", "n"}           # positional: those not at their defaults
+    ck = tmp_path / "b.ck"
+    assert run(RunSpec(n=16, seed=1, steps=3, checkpoint=ck)) == 0
+    with pytest.raises(RunStop, match="--n cannot be given with it"):
+        run(RunSpec(resume=ck, n=1024))
+    with pytest.raises(RunStop, match="runs with the exact constants, so it cannot go on with --constants authors"):
+        run(RunSpec(resume=ck, constants="authors"))
+    assert run(RunSpec(resume=ck, steps=1000, json=True)) == 0 and load(ck)[1]["steps_done"] == 1000
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.n = 4
     with pytest.raises(TypeError):

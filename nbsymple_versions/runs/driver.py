@@ -29,6 +29,7 @@ and checkpoint that rank 0 alone writes, a signal caught by any rank stops all o
 the same step, and rank 0 alone prints. On one process every collective does nothing.
 """
 from contextlib import ExitStack
+import hashlib
 import json
 import math
 import os
@@ -63,10 +64,10 @@ from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress, launcher_on_terminal
-from .report import report
+from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import (SIDECAR, SnapshotError, least_bytes, list_snapshots, prepare_folder, read_snapshot,
-                        stated_units, write_snapshot)
+from .snapshots import (SIDECAR, SidecarMissing, SnapshotError, least_bytes, list_snapshots, prepare_folder,
+                        read_snapshot, stated_units, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -173,6 +174,7 @@ def _fresh(spec, world):
            "every": spec.every or spec.steps or None,            # None: a run of no steps (`loop.cadence`)
            "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
            "ics": None if initial is None else str(spec.ics),
+           "ics_sha256": None if initial is None else _bodies_digest(initial),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
            "ics_mass_msun": None if initial is None else initial.units.mass_msun,
            "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz",
@@ -279,11 +281,22 @@ def _check_work(world, n: int, steps: int, asked: str, option: str, simulated: b
         raise RunStop(str(e)) from None
 
 
+def _bodies_digest(state) -> str:
+    """SHA-256 of the bodies (positions, velocities, masses), softening, time and scale: what makes
+    two `--ics` files of one name the same run's."""
+    h = hashlib.sha256()
+    for a in (state.x, state.v, state.m):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    h.update(repr((state.eps, state.t, state.units)).encode())
+    return h.hexdigest()
+
+
 def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
-    """What makes two runs the same run (the run id and a drawn seed aside), as JSON values; the
+    """What makes two runs the same run (the run id and a drawn seed aside: its steps, its bodies
+    from `--ics` by their digest, not the file's name, a hunt found), as JSON values; the
     version, scheme, precision, step and options are `spec`'s, or those of the checkpoint's
     `record` for a resumed run (a resume names none of them: the record said the defaults')."""
-    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps", "stood_still", "devices")}
+    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "stood_still", "devices")}
     same.update(seed=None if run_["seed_chosen"] else run_["seed"],
                 checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
                 **({key: record[key] for key in ("version", "scheme", "precision", "dt", "options")} if record else
@@ -385,6 +398,8 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | N
         if not restart:
             try:
                 prepare_folder(folder, run_["run_id"])
+            except SidecarMissing as e:          # resuming would meet it again: no hint to
+                raise RunStop(str(e)) from None
             except SnapshotError as e:
                 raise RunStop(f"{e}{_resume_the_other(folder)}") from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
@@ -405,6 +420,13 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
     if spec.resume is None or not (folder / RUN_RECORD).exists():
         _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
                                "seed": None if run_.get("ics") else run_["seed"], "finished": False})
+        return
+    try:                                 # resumed on to more steps: not finished until they are
+        kept = read_json(folder / RUN_RECORD, "run record")
+    except FileRefused:
+        return
+    if isinstance(kept, dict) and kept.get("finished"):
+        _write_record(folder, {**kept, "finished": False})
 
 
 def resume_command(checkpoint) -> str:
@@ -604,7 +626,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
     target = resolved(checkpoint, "--checkpoint") if checkpoint is not None and world.is_root else None
 
     continued, stood_still = stopped_and_continued(), run_.get("stood_still") or 0
-    session = f"{sim.device}; threads: {sim.threads}"
+    session = session_device(sim)
     run_["devices"] = list(dict.fromkeys([*(run_.get("devices") or []), session]))    # each session's, in order
 
     def count_stops():

@@ -11,6 +11,14 @@ def _figure(value, reason) -> str:
     return f"undefined ({reason})" if value is None else f"{value:.3e}"
 
 
+def session_device(sim) -> str:
+    """Where a session of the run ran: device, threads and the CPU its kernels were compiled for
+    (NUMBA_CPU_NAME, or the host's: another gives other kernels, so a run resumed there goes on
+    within rounding, not bit for bit)."""
+    from ..serial.kernels import compiled_for
+    return f"{sim.device}; threads: {sim.threads}; code for {compiled_for()}"
+
+
 def report(args, run_, sim, folder, checkpoint, start) -> int:
     """Print the finished run: one JSON object (`--json`) or the text summary; status 0. The
     errors are collective (every rank computes them); rank 0 alone prints. Its times are
@@ -21,7 +29,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     if not sim.is_root:
         return 0
     stops, devices = run_.get("stood_still") or 0, run_.get("devices") or []
-    now = f"{sim.device}; threads: {sim.threads}"
+    now = session_device(sim)
     earlier = [d for d in devices if d != now]
     why = sim.undefined_reasons(errors)
     shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}

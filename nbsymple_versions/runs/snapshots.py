@@ -48,6 +48,10 @@ class SnapshotError(ValueError):
     """A snapshot that cannot be read, or a folder that holds another run's; one sentence."""
 
 
+class SidecarMissing(SnapshotError):
+    """ASCII snapshots in a folder without the sidecar that holds their times and scale."""
+
+
 def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
     return Path(folder) / f"snap_{step:08d}.{'txt' if fmt == 'nbsymple' else 'npz'}"
 
@@ -339,13 +343,20 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
     unreadable ones, or a `snapshots.json` that is not a valid sidecar), then remove temporaries left by a killed writer; returns those removed."""
     text = by_step(Path(folder).glob("snap_*.txt"))
     side = _sidecar(folder)              # checked now, before anything is written (SnapshotError)
+    if text and not side:                # their times and scale are gone: read back, they would be wrong
+        raise SidecarMissing(f"{folder} holds snapshots in the authors' layout ({text[0].name}) without their "
+                             f"{SIDECAR}, which keeps their times and scale, so no run can go on in it: move them "
+                             f"out, or choose another folder")
     ascii_run = side.get("run_id") if text else run_id
     for path in [p for p in list_snapshots(folder) if p.suffix == ".npz"] + text[:1]:
         other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
         if other != run_id:
             raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
                                 f"choose an empty folder")
-    stale = sorted(Path(folder).glob(".snap_*.npz.tmp")) + sorted(Path(folder).glob(".snap_*.txt.tmp"))
+    # the temporaries of `write_atomically` (snapshots, the sidecar, the driver's nbsymple-run.json): the
+    # folder's lock is held, so no writer is alive
+    stale = [p for pattern in (".snap_*.npz.tmp", ".snap_*.txt.tmp", f".{Path(SIDECAR).stem}.*.json.tmp",
+                               ".nbsymple-run.json.*.tmp") for p in sorted(Path(folder).glob(pattern))]
     for path in stale:
         path.unlink(missing_ok=True)
     return stale

@@ -35,8 +35,10 @@ def flag(name: str) -> str:
 class RunSpec:
     """One run of any version: a fresh one, or `resume` a checkpointed one. `options` are the
     version's own (`Version.Options`: tile, devices, ...), checked against the version when the
-    run starts. `given` names the fields the user set (the CLI: the flags typed); left out, it is
-    the fields that differ from their defaults."""
+    run starts. `given` names the fields the user set (the CLI: the flags typed); left out, the
+    fields passed by name (and the options'), so that a value equal to its default, such as
+    `RunSpec(resume="run.nbsc", steps=1000)`, still counts; from positional arguments, the
+    fields that differ from their defaults."""
     version: str = "A"
     n: int = 1024
     scheme: str = "leapfrog"
@@ -94,3 +96,19 @@ class RunSpec:
         checked["given"] = frozenset(checked.get("given", self.given))
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+
+_dataclass_init = RunSpec.__init__
+
+
+def _init(self, *args, **kwargs):
+    """The dataclass's own __init__, with `given` the fields passed by name where it is left out
+    (a resume to `steps=1000`, the default, went unseen: a hunt found the run stop at the
+    checkpoint's step and say nothing)."""
+    if kwargs.get("given") is None and not args:
+        kwargs["given"] = frozenset(k for k in kwargs if k not in ("options", "given")) \
+            | frozenset(kwargs.get("options") or ())
+    _dataclass_init(self, *args, **kwargs)
+
+
+RunSpec.__init__ = _init
