@@ -142,9 +142,10 @@ def get_version(letter: str) -> Version:
 def simulated(letter: str, options=None) -> bool:
     """Whether version `letter`'s pairwise forces run in numba's CUDA simulator here: a GPU
     version (C, D, E; F on a GPU node version, D or E) while NUMBA_ENABLE_CUDASIM is on, where
-    a step takes about ten million times a GPU's time (`core.work.SIMULATOR_RATE`)."""
+    a step takes about ten million times a GPU's time (`core.work.SIMULATOR_RATE`). F's default
+    node version there is E (every rank sees the simulator's GPU), as `Simulation` records it."""
     version = get_version(letter)
-    node = str((options or {}).get("node_version") or "").upper()
+    node = str((options or {}).get("node_version") or "E").upper()
     return cuda_simulator() and (version.gpu or (version.distributed and node in ("D", "E")))
 
 

@@ -659,7 +659,9 @@ def test_the_letters_to_run_leave_out_the_conservation_runs_of_b(monkeypatch):
 
 def test_make_clean_keeps_the_papers_measured_results():
     """A hunt: `make clean` removed .asv whole, `make paper`'s measured results (.asv/paper) too."""
-    p = subprocess.run(["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}   # (under make test)
+    p = subprocess.run(["make", "--no-print-directory", "-n", "clean"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.startswith("rm -rf .venv html"), p.stdout + p.stderr
     assert ".asv/paper" not in p.stdout.split() and ".asv " not in p.stdout + " ", p.stdout
 

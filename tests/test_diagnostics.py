@@ -209,3 +209,11 @@ def test_a_softening_whose_square_underflows_gives_w_without_a_warning(eps):
         warnings.simplefilter("error")
         w = dg.potential_energy(pos, m, eps)
     assert w == pytest.approx(-math.fsum(pairs), rel=1e-14)
+
+
+def test_a_difference_of_squares_beyond_float64_is_an_infinity_of_its_sign():
+    """A hostile checkpoint's velocities of 1e308 (found by the hostile-input battery): the exact
+    difference of their squares, beyond float64, ended in an OverflowError's traceback from
+    `math.copysign`, which takes it as a float."""
+    assert dg._square_difference((1e308, 1e308, 0.0), (0.0, 0.0, 0.0)) == math.inf
+    assert dg._square_difference((0.0, 0.0, 0.0), (1e308, 1e308, 0.0)) == -math.inf

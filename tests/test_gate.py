@@ -184,8 +184,9 @@ def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():
     """A hunt: `make -n gate` (a dry run) ran the whole gate while make read the Makefile, and
     `make venv` with it."""
     root = Path(__file__).resolve().parents[1]
-    p = subprocess.run(["make", "-n", "gate", "GATE_ARGS=--tiers counts", "BASE=HEAD~1"], cwd=root,
-                       capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}   # (under make test)
+    p = subprocess.run(["make", "--no-print-directory", "-n", "gate", "GATE_ARGS=--tiers counts", "BASE=HEAD~1"],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stderr == "", p.stderr
     assert p.stdout.strip().endswith("/python -m tools.gate --base 'HEAD~1' --tiers counts"), p.stdout
 

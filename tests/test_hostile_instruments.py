@@ -154,7 +154,9 @@ def test_work_the_cuda_simulator_cannot_end_is_refused_by_every_instrument(monke
                              (RUN["peers"], ["--gpu", "--only", "C-dp", "--n", "4096", "--no-bound"], "--repeats"),
                              (cli.main, ["check", "--n", "4096"], "--n 4096 for version C"),
                              (cli.main, ["check", "--gpu-report", "--n", "4096"], "nbsymple check --gpu-report: --n "
-                              "4096")):       # a hunt: it named --validate-n, which `check` does not take
+                              "4096"),        # a hunt: it named --validate-n, which `check` does not take
+                             (cli.main, ["run", "--version", "F", "--n", "4096", "--steps", "1000"], "--steps 1000")):
+        # (F's default node version in the simulator, E, was recorded after the run's own check: a traceback)
         with hang_guard():
             rc, out, err = call(argv, run)
         assert rc == 2 and named in err and "CUDA simulator" in err and len(err.strip().splitlines()) == 1, err

@@ -184,7 +184,7 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     assert not any(simulated(v) for v in LETTERS)
     assert paper_main._science_version(full) == paper_main.FULL_N_VERSIONS[0]           # a GPU's
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
-    assert [v for v in LETTERS if simulated(v)] == ["C", "D", "E"]
+    assert [v for v in LETTERS if simulated(v)] == ["C", "D", "E", "F"]      # F's default node there: E
     assert simulated("F", {"node_version": "d"}) and not simulated("F", {"node_version": "B"})
     assert paper_main._science_version(full) == "B"
     assert "the CUDA simulator is not one" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import signal
 import numpy as np
 import pytest
 
-from nbsymple_versions import paper
+from nbsymple_versions import Simulation, make_cluster, paper
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.core.diagnostics import energy_parts, internal_energy_error, relative_error
 from nbsymple_versions.core.ics import State
@@ -122,7 +122,8 @@ def test_full_runs_of_other_orbits_or_precision_write_their_own_files(tmp_path, 
     and seed: a run of other orbits or precision overwrote another series' `tidal_tails_n<N>.md`
     and `.png` (the committed N = 4096 ones too), and one of another precision was refused the
     folder of the first. Each series has its files (`dt_series.stem`), each precision its folder;
-    a run that an earlier version kept in the folder without its precision is still found."""
+    a run that an earlier version kept in the folder without its precision is still found,
+    finished or stopped (a review: a stopped one started again at step 0), and dsp goes elsewhere."""
     from nbsymple_versions.paper.full_size import run_folder
     out = tmp_path / "plots"
     argv = ["--full", "--out", str(out), "--tidal-n", "16", "--tidal-dt", "0.125", "--tidal-orbits", "0.5",
@@ -146,6 +147,13 @@ def test_full_runs_of_other_orbits_or_precision_write_their_own_files(tmp_path, 
     older_argv = [*argv, "--tidal-precision", "dp", "--no-science", "--out", str(tmp_path / "older")]
     assert paper.main(older_argv) == 0, capsys.readouterr().err
     assert "version A in dp" in (tmp_path / "older" / "tidal_tails_n16_0.5orb_dp.md").read_text()
+    assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "dsp").name == "tidal_tails_n16_dt2^-3_0.5orb_dsp"
+    from nbsymple_versions.runs.checkpoint import save
+    (older / "run.json").unlink()            # stopped, not finished: its checkpoint says its precision
+    sim = Simulation(make_cluster(16, seed=1), "A", "leapfrog", "dp", 0.125)
+    save(older / "checkpoint.nbsc", resumable._header(older, {"precision": "dp", "seed": 1}, [1], 10, sim), sim)
+    assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "dp") == older
+    assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "dsp").name == "tidal_tails_n16_dt2^-3_0.5orb_dsp"
 
 
 def test_the_committed_full_size_series_have_their_files():

@@ -321,7 +321,7 @@ def _square_difference(a, b) -> float:
     try:
         return float(exact)
     except OverflowError:
-        return math.copysign(math.inf, exact)
+        return math.inf if exact > 0 else -math.inf      # (copysign would take `exact` as a float)
 
 
 def common_units(parts: EnergyParts, parts0: EnergyParts, units=None) -> Units:

@@ -84,6 +84,10 @@ class OneRank:
         None if none has one (the signal that stopped the job, whichever rank caught it)."""
         return value
 
+    def max(self, value: float) -> float:
+        """The largest of the ranks' `value`, on every rank."""
+        return value
+
     def any(self, flag: bool) -> bool:
         """True on every rank if `flag` is true on any (a signal caught by one rank, say)."""
         return bool(self.sum([1.0 if flag else 0.0])[0])

@@ -134,6 +134,9 @@ class World(OneRank):
             return value
         return next((v for v in self.comm.allgather(value) if v is not None), None)
 
+    def max(self, value: float) -> float:
+        return value if self.size == 1 else max(self.comm.allgather(value))
+
     def abort(self, status: int = 1):
         """End the whole job at once with `status` (`MPI_Abort`), this rank's output flushed first,
         its node's shared memory released and MPICH's own line about the abort left out (what

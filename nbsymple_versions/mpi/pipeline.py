@@ -15,6 +15,7 @@ every rank, as A-E do.
 """
 from contextlib import contextmanager
 import os
+import sys
 
 import numba
 
@@ -117,7 +118,9 @@ def build(state, precision, clock, world, options) -> MpiPipeline:
     default as `default_node_version`, which the pipeline's `chosen` records, so that a resumed
     run takes it again) and those of F's `options` that version takes; it must be available on
     every rank: all ranks raise together (`VersionUnavailable`), with the failing rank's reason.
-    GPU options given to node version B are refused (it has no GPU to use them on)."""
+    GPU options given with node version B asked for are refused (it has no GPU to use them on);
+    where B is the default (no GPU on some rank), rank 0 says they are not used: a checkpoint of
+    an earlier version that recorded them resumes."""
     from .. import gpu_full, gpu_threaded, threaded
     node = options.node_version or default_node_version(world, options.backend)
     package = {"B": threaded, "D": gpu_threaded, "E": gpu_full}[node]
@@ -125,8 +128,12 @@ def build(state, precision, clock, world, options) -> MpiPipeline:
         flags = {d["name"]: d["flag"] for d in options.describe()}
         given = [f"{flags[k]} {v}" for k, v in unused.items()]
         given = ", ".join(given[:-1]) + " and " + given[-1] + " are" if len(given) > 1 else given[0] + " is"
-        raise VersionUnavailable(f"version F is not available: {given} for a GPU node version (D, E), and the node "
-                                 f"version is B" + ("" if options.node_version else " (not every rank sees a GPU)"))
+        if options.node_version:
+            raise VersionUnavailable(f"version F is not available: {given} for a GPU node version (D, E), and "
+                                     f"--node-version B has none")
+        if world.is_root:
+            print(f"version F: {given} for a GPU node version (D, E), not used: not every rank sees a GPU, so each "
+                  f"runs node version B", file=sys.stderr, flush=True)
     node_options = package.Options(**{name: getattr(options, name) for name in package.Options.names()
                                       if name in options.names()})
     ok, reason = world.agree(*package.availability(node_options))

@@ -44,24 +44,38 @@ def _at_orbits(run: dict, snaps: list) -> list:
     return out
 
 
+def _precision_kept(folder: Path) -> str | None:
+    """The precision of the science run kept in `folder`: a finished one's (its run.json), a
+    stopped one's (its checkpoint); None where there is none that can be read."""
+    from .resumable import CHECKPOINT
+    from ..runs.checkpoint import CheckpointError, load
+    try:
+        params = (run_record(folder) or {}).get("params")
+    except FileRefused:
+        params = None
+    if params is None and os.path.lexists(folder / CHECKPOINT):
+        try:
+            params = (load(folder / CHECKPOINT)[0].get("science") or {}).get("params")
+        except CheckpointError:
+            params = None
+    return params.get("precision") if isinstance(params, dict) else None
+
+
 def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1,
                precision: str = TIDAL_FULL["precision"]) -> Path:
     """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt, and
     per number of orbits, precision and seed where they are not the defaults (1.5 orbits, dsp,
-    seed 1). A run of another precision that an earlier version kept in the folder without it
-    stays there (its checkpoint resumed, its snapshots read)."""
+    seed 1). The folder without the precision in its name is dsp's, and that of any precision's
+    run an earlier version kept there, finished or stopped (its checkpoint resumed, its snapshots
+    read): such a run stays in it, and a dsp run then takes `_dsp`."""
     runs = Path(out) / "runs"
     base = f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
     last = "" if seed == 1 else f"_seed{seed}"
-    folder = runs / (base + ("" if precision == TIDAL_FULL["precision"] else f"_{precision}") + last)
-    older = runs / (base + last)
-    if folder != older and not os.path.lexists(folder):
-        try:
-            if ((run_record(older) or {}).get("params") or {}).get("precision") == precision:
-                return older
-        except FileRefused:
-            pass
-    return folder
+    plain = runs / (base + last)
+    kept = _precision_kept(plain)
+    if kept == precision or (kept is None and precision == TIDAL_FULL["precision"]):
+        return plain
+    return runs / f"{base}_{precision}{last}"
 
 
 def finished_runs(out, n: int) -> list[Path]:

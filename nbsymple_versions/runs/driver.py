@@ -292,11 +292,11 @@ def _bodies_digest(state) -> str:
 
 
 def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
-    """What makes two runs the same run (the run id and a drawn seed aside: its steps, its bodies
-    from `--ics` by their digest, not the file's name, a hunt found), as JSON values; the
+    """What makes two runs the same run (the run id, a drawn seed and the steps aside; bodies from
+    `--ics` by their digest, not the file's name, a hunt found), as JSON values; the
     version, scheme, precision, step and options are `spec`'s, or those of the checkpoint's
     `record` for a resumed run (a resume names none of them: the record said the defaults')."""
-    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "stood_still", "devices")}
+    same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps", "stood_still", "devices")}
     same.update(seed=None if run_["seed_chosen"] else run_["seed"],
                 checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
                 **({key: record[key] for key in ("version", "scheme", "precision", "dt", "options")} if record else
@@ -630,10 +630,10 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
     run_["devices"] = list(dict.fromkeys([*(run_.get("devices") or []), session]))    # each session's, in order
 
     def count_stops():
-        """The stops (SIGSTOP and SIGCONT) of every rank while it stepped, this session's added
-        to the earlier sessions' (collective): the report says its times include them."""
-        mine = stopped_and_continued() - continued
-        run_["stood_still"] = stood_still + int(world.sum(np.array([float(mine)]))[0])
+        """The stops (SIGSTOP and SIGCONT) while the ranks stepped, this session's added to the
+        earlier sessions' (collective): the most any rank had, since a job suspended stops every
+        rank once; the report says its times include them."""
+        run_["stood_still"] = stood_still + int(world.max(stopped_and_continued() - continued))
 
     def write_snapshot_(step):
         sim.gather()
