@@ -21,7 +21,9 @@ from . import dt_series
 from .records import markdown_text
 from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
                             source_line)
+from ..runs.checkpoint import CheckpointError
 from ..runs.paths import FileRefused, read_bytes, write_file
+from .resumable import kept_params
 from .science_runs import RUN_FILE, TIDAL_FULL, load_run, run_record
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
@@ -47,17 +49,10 @@ def _at_orbits(run: dict, snaps: list) -> list:
 def _precision_kept(folder: Path) -> str | None:
     """The precision of the science run kept in `folder`: a finished one's (its run.json), a
     stopped one's (its checkpoint); None where there is none that can be read."""
-    from .resumable import CHECKPOINT
-    from ..runs.checkpoint import CheckpointError, load
     try:
-        params = (run_record(folder) or {}).get("params")
-    except FileRefused:
-        params = None
-    if params is None and os.path.lexists(folder / CHECKPOINT):
-        try:
-            params = (load(folder / CHECKPOINT)[0].get("science") or {}).get("params")
-        except CheckpointError:
-            params = None
+        params, _ = kept_params(folder)
+    except (FileRefused, CheckpointError, KeyError, TypeError):
+        return None
     return params.get("precision") if isinstance(params, dict) else None
 
 

@@ -79,17 +79,24 @@ def _header(folder: Path, params: dict, targets: list[int], checkpoint_every: in
             "science": {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0, "written": []}}
 
 
+def kept_params(folder: Path) -> tuple[dict | None, str]:
+    """(parameters, what it is in words) of the science run kept in `folder`: a finished one's
+    (its run.json), else a stopped one's (its checkpoint); (None, "") where it holds neither.
+    FileRefused, CheckpointError, KeyError or TypeError where what it holds cannot be read."""
+    record = read_json(folder / RUN_FILE, "run record") if (folder / RUN_FILE).exists() else None
+    if isinstance(record, dict) and isinstance(record.get("params"), dict):
+        return record["params"], "a finished run"
+    if (folder / CHECKPOINT).exists():
+        run, record, _ = load(folder / CHECKPOINT)
+        return run["science"]["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
+    return None, ""
+
+
 def _other_run(folder: Path, params: dict) -> str | None:
     """What `folder` holds of a run with other parameters than `params`, in words; None where it
     holds none (or one nothing can read: that is no run to keep)."""
-    held, what = None, ""
     try:
-        record = read_json(folder / RUN_FILE, "run record") if (folder / RUN_FILE).exists() else None
-        if isinstance(record, dict) and isinstance(record.get("params"), dict):
-            held, what = record["params"], "a finished run"
-        elif (folder / CHECKPOINT).exists():
-            run, record, _ = load(folder / CHECKPOINT)
-            held, what = run["science"]["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
+        held, what = kept_params(folder)
     except CheckpointError as e:        # the run it holds is not thrown away in silence
         return f"a checkpoint nbsymple cannot resume ({e})"
     except (FileRefused, KeyError, TypeError):
