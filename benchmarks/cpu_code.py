@@ -31,8 +31,8 @@ class CpuCode(Benchmark):
             return {"skip": str(e)}
         try:
             rows = cpu_asm.count_all(TARGETS)
-        except cpu_asm.CompileFailed as e:
-            return {"skip": f"the CPU kernels could not be compiled for the fixed targets: {e}"}
+        except cpu_asm.CompileFailed as e:      # numba needs no other tool: a failure (it was a skip: a hunt)
+            return {"error": f"the CPU kernels could not be compiled for the fixed targets: {e}"}
         return {(r.target, f"{r.kernel} {r.precision}"): r.instructions_per_interaction for r in rows}
 
     setup_cache.timeout = 300
@@ -40,6 +40,8 @@ class CpuCode(Benchmark):
     def setup(self, counts, target, kernel):
         if "skip" in counts:
             raise NotImplementedError(counts["skip"])
+        if "error" in counts:
+            raise RuntimeError(counts["error"])
         self.count = counts[target, kernel]
 
     def track_instructions_per_interaction(self, counts, target, kernel):

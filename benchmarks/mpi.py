@@ -26,7 +26,7 @@ import numba
 
 from .common import Benchmark, cached_result, measure_each
 from .grid import AXES, NS, budget_reason, left_out
-from .package import public
+from .package import build_pipeline, public
 
 RANKS = (1, 2)
 LAUNCH_TIMEOUT = 900            # seconds for one mpiexec job (start, compile, steps)
@@ -90,11 +90,21 @@ class MpiStep(Benchmark):
 
     setup_cache.timeout = 3600
 
+    def node_options(self) -> dict:
+        """F's options as the timed jobs run it: the jobs' ranks start without the CUDA simulator,
+        so under it both they and the validation take node version B (a hunt: E, simulated, was
+        validated and B timed); elsewhere F's default, the same in both."""
+        return {"node_version": "B"} if numba.config.ENABLE_CUDASIM else {}
+
+    def make_pipeline(self, letter, state, precision, clock=None):
+        return build_pipeline(letter, state, precision, clock, **self.node_options())
+
     def measure(self, ranks, n) -> dict:
         reason = self.skip_reason(ranks, n)
         if reason:
             raise NotImplementedError(reason)
-        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", job(), "--n", str(n)]
+        cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", job(), "--n", str(n),
+               *(f"--{k.replace('_', '-')}={v}" for k, v in self.node_options().items())]
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR           # the ranks load the suite's kernels
         if threads := os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip():     # the machine's `-<k>threads`:

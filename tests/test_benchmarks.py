@@ -486,7 +486,7 @@ def test_the_mpi_step_validates_f_before_any_job_is_timed(monkeypatch):
     """A hunt: `MpiStep` timed version F under mpiexec without checking it (a wrong F was
     recorded where `Step` refused it); now its cache validates F first, and no job starts."""
     from benchmarks import mpi
-    monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_factory(1.01))
+    monkeypatch.setattr(mpi.MpiStep, "make_pipeline", _wrong_factory(1.01))
     monkeypatch.setattr(mpi.MpiStep, "skip_reason", lambda self, ranks, n: None)
     monkeypatch.setattr(mpi.MpiStep, "measure", lambda self, ranks, n: pytest.fail("a job was timed"))
     with pytest.raises(ValidationError, match="version F dp: .* refusing to time"):
@@ -606,6 +606,15 @@ def test_gpu_versions_through_the_suite_in_the_simulator():
             st = Step()
             st.setup(letter, {N}, "sp")
             st.time_step_leapfrog(letter, {N}, "sp")
+        from benchmarks import mpi, package         # a hunt: F's validation took E (simulated), its
+        class Done:                                # jobs, without the simulator, ran B: B in both now
+            returncode, stdout, stderr = 0, '{{"seconds_per_step": 1}}', ""
+        commands = []
+        mpi.subprocess.run = lambda cmd, **kw: commands.append(cmd) or Done
+        mpi.MpiStep.skip_reason = lambda self, ranks, n: None
+        assert mpi.MpiStep().make_pipeline("F", package.timing_state({N}), "dp").node_version == "B"
+        mpi.MpiStep().measure(2, {N})
+        assert "--node-version=B" in commands[0], commands
         print("ok")
     """)
     r = _run([sys.executable, "-c", code], env={"NUMBA_ENABLE_CUDASIM": "1"})
@@ -685,6 +694,57 @@ def test_gpu_kernels_that_do_not_compile_fail_the_gpu_counts(monkeypatch):
     monkeypatch.setattr(gpu_asm, "count_all", missing)
     with pytest.raises(NotImplementedError, match="ptxas is not installed"):
         GpuCode().setup(GpuCode().setup_cache(), "numba", "sp", "tiled")
+
+
+def test_the_package_s_own_broken_import_fails_the_gpu_counts_never_skips(monkeypatch):
+    """A hunt: an ImportError raised by the package's own modules (a name renamed) was read as
+    "the CUDA tools are missing" and every `GpuCode` row skipped; a failure now. A missing
+    third-party module stays a skip."""
+    from benchmarks.gpu import GpuCode
+    from nbsymple_versions.instruments import gpu_asm
+
+    def raising(error):
+        def count_all(arch):
+            raise error
+        return count_all
+    own = ImportError("cannot import name 'renamed_helper'", name="nbsymple_versions.gpu_pairwise.options")
+    monkeypatch.setattr(gpu_asm, "count_all", raising(own))
+    with pytest.raises(RuntimeError, match="the GPU kernels could not be imported: cannot import name") as e:
+        GpuCode().setup(GpuCode().setup_cache(), "numba", "sp", "tiled")
+    assert not isinstance(e.value, NotImplementedError)          # asv's skip is a NotImplementedError
+    monkeypatch.setattr(gpu_asm, "count_all", raising(ModuleNotFoundError("No module named 'cuda'", name="cuda")))
+    with pytest.raises(NotImplementedError, match="No module named 'cuda'"):
+        GpuCode().setup(GpuCode().setup_cache(), "numba", "sp", "tiled")
+
+
+def test_cpu_kernels_that_do_not_compile_fail_the_cpu_counts(monkeypatch):
+    """A hunt: CPU kernels broken at the commit measured made every `CpuCode` row a skip (n/a),
+    as `GpuCode` did; compiling for the CPU needs no other tool, so it is a failure."""
+    from benchmarks.cpu_code import CpuCode
+    from nbsymple_versions.instruments import cpu_asm
+
+    def broken(targets):
+        raise cpu_asm.CompileFailed("compiling the CPU kernels for skylake-avx512 failed: type inference")
+    monkeypatch.setattr(cpu_asm, "count_all", broken)
+    with pytest.raises(RuntimeError, match="could not be compiled for the fixed targets: compiling the CPU") as e:
+        CpuCode().setup(CpuCode().setup_cache(), "haswell", "axpy dp")
+    assert not isinstance(e.value, NotImplementedError)          # asv's skip is a NotImplementedError
+
+
+def test_a_broken_import_of_the_gpu_backend_is_raised_not_called_not_installed(monkeypatch):
+    """A hunt: `availability` read an ImportError of the package's own numba-cuda module (a name
+    renamed) as "numba-cuda not installed", so the GPU versions' benchmarks skipped."""
+    import sys
+    from nbsymple_versions.gpu_pairwise import backends
+    monkeypatch.setattr(backends, "no_driver", lambda: False)
+    own = ImportError("cannot import name 'renamed_helper'", name="nbsymple_versions.gpu_pairwise.options")
+    assert backends.package_defect(own)
+    assert not backends.package_defect(ModuleNotFoundError("No module named 'numba.cuda'", name="numba.cuda"))
+    import nbsymple_versions.gpu_pairwise as package
+    monkeypatch.delattr(package, "numba_cuda", raising=False)
+    monkeypatch.setitem(sys.modules, "nbsymple_versions.gpu_pairwise.numba_cuda", None)   # import fails: ours
+    with pytest.raises(ImportError):
+        backends.availability("numba")
 
 
 def test_the_gate_times_threaded_kernels_only_where_they_take_long_enough(monkeypatch):

@@ -26,6 +26,12 @@ def no_driver() -> bool:
     return True
 
 
+def package_defect(error: ImportError) -> bool:
+    """True where `error` was raised by this package's own imports (a name renamed or removed):
+    a defect to raise, never to be read as "numba-cuda is not installed"."""
+    return (getattr(error, "name", None) or "").partition(".")[0] == __name__.partition(".")[0]
+
+
 def availability(backend: str = "numba") -> tuple[bool, str]:
     """numba: numba-cuda must see a GPU, or NUMBA_ENABLE_CUDASIM=1 must be set; cupy: CuPy must
     see a GPU (it has no simulator). An unknown backend is a ValueError."""
@@ -37,6 +43,8 @@ def availability(backend: str = "numba") -> tuple[bool, str]:
     try:
         from . import numba_cuda
     except ImportError as e:    # numba-cuda (the `gpu` extra) is not installed
+        if package_defect(e):
+            raise
         return False, ("needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 for the simulator) and numba-cuda "
                        f"({INSTALL}): {e}")
     return numba_cuda.availability()

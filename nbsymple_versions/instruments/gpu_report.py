@@ -25,6 +25,7 @@ from ..core.ics import make_cluster, timing_state
 from ..core.options import add_option_arguments
 from ..core.vocabulary import FLOPS_PER_INTERACTION as FLOPS, PRECISIONS
 from ..core.work import MAX_DAYS_VARIABLE, WorkRefused, check_time, duration, max_days, memory_problem
+from ..gpu_pairwise.backends import package_defect
 from ..gpu_pairwise.options import KERNEL_KINDS
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import GPU_LETTERS as LETTERS, get_version, option_flags
@@ -248,6 +249,8 @@ def _warp_peers(args, validate_n: int, device: str = "cuda") -> None:
     try:
         from . import peers_warp
     except ImportError as exc:
+        if package_defect(exc):
+            raise
         print(f"\nWarp peers: skipped: {exc} (pip install warp-lang, or the 'peers' extra)")
         return
     ok, reason = peers_warp.availability(device)
