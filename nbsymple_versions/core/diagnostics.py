@@ -182,20 +182,26 @@ def galaxy_potential_difference(R2, z2, dR2, dz2, R2_new=None, z2_new=None):
     sd0, sd1 = np.sqrt(s2), np.sqrt(s2 + ds2)
     disk = M2 * (ds2 / (sd0 + sd1)) / (sd0 * sd1)
     r0, r1 = np.sqrt(r2), np.sqrt(R2_new + z2_new)
+    # the halo: its log form up to the cut-off c = 100 kpc, at radii held to c; beyond c, the
+    # point mass M(c): M(c) (1/c - 1/r) = M(c) (r^2 - c^2) / ((r + c) c r). Each distance to or
+    # between radii is taken from differences of squares, never of rounded radii (the plain
+    # difference of two Phi beyond c kept ~1e-12 of a cluster's E_int: a hunt)
+    c = HALO_CUTOFF
+    e0 = r2 - c * c                             # r0^2 - c^2 and r1^2 - c^2
+    e1 = e0 + dr2
+    rc0, rc1 = np.minimum(r0, c), np.minimum(r1, c)
     with np.errstate(divide="ignore", invalid="ignore"):
         dr = np.where(r0 + r1 > 0, dr2 / (r0 + r1), 0.0)
-        near = np.abs(dr) < 0.5 * r0
-        u0g = (r0 / A3) ** HALO_GAMMA
-        dug = np.where(near, u0g * np.expm1(HALO_GAMMA * np.log1p(np.where(near, dr / r0, 0.0))),
-                       (r1 / A3) ** HALO_GAMMA - u0g)
-    halo = M3 / (HALO_GAMMA * A3) * np.log1p(dug / (1.0 + u0g))
-    out = bulge + disk + halo
-    far = np.maximum(r0, r1) > HALO_CUTOFF        # beyond the halo's cut-off: the plain difference
-    if far.any():
-        R1 = np.sqrt(R2_new)
-        z0, z1 = np.sqrt(z2), np.sqrt(z2_new)
-        out = np.where(far, galaxy.potential_as91(R1, 0.0, z1) - galaxy.potential_as91(np.sqrt(R2), 0.0, z0), out)
-    return out
+        drc = np.where((e0 <= 0) & (e1 <= 0), dr, (np.minimum(e1, 0.0) - np.minimum(e0, 0.0)) / (rc0 + rc1))
+        near = np.abs(drc) < 0.5 * rc0
+        u0g = (rc0 / A3) ** HALO_GAMMA
+        dug = np.where(near, u0g * np.expm1(HALO_GAMMA * np.log1p(np.where(near, drc / rc0, 0.0))),
+                       (rc1 / A3) ** HALO_GAMMA - u0g)
+        outside = galaxy.halo_mass(c) * np.where(
+            (e0 > 0) & (e1 > 0), dr / (r0 * r1),
+            np.where(e1 > 0, e1 / ((r1 + c) * c * r1), 0.0) - np.where(e0 > 0, e0 / ((r0 + c) * c * r0), 0.0))
+    halo = M3 / (HALO_GAMMA * A3) * np.log1p(dug / (1.0 + u0g)) + outside
+    return bulge + disk + halo
 
 
 @dataclass(frozen=True)
