@@ -358,13 +358,14 @@ def cmd_info(args) -> int:
     d = provenance.describe()
     lib = d["libraries"]
     print(f"python          {lib['python']} ({d['arch']})")
-    print(f"CPU             {d['cpu']}, {d['cores']} logical CPUs, microarchitecture {d['uarch']}, "
+    cores = provenance.cores_words(d["usable_cores"] or d["cores"], d["cores"], " of ")   # taskset: "1 of 2"
+    print(f"CPU             {d['cpu']}, {cores} logical CPUs, microarchitecture {d['uarch']}, "
           f"vector ISA {d['isa']}")
     print(f"machine         {d['machine']} (the asv machine name of its results)")
     print(f"numpy           {lib['numpy']}")
     openmp = "".join(f", {k}={v}" for k, v in sorted(os.environ.items()) if k.startswith(("OMP_", "GOMP_")))
     print(f"numba           {lib['numba']} (llvmlite {lib['llvmlite']}), threading layer {d['threading_layer']}, "
-          f"{d['threads']} threads{openmp}")
+          f"{d['threads']} thread{'s' * (d['threads'] != 1)}{openmp}")
     print(f"numba-cuda      {lib['numba-cuda'] or 'not installed'}")
     print(f"GPUs            {d['gpu_description']}" + (f"; CUDA driver {d['cuda_driver']}" if d["cuda_driver"] else ""))
     print(f"commit          {d['commit']}")

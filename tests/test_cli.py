@@ -118,6 +118,17 @@ def test_info():
     assert "options: --tile (tile), --gpu-kernel (kernel), --gpu-backend (backend), --devices (devices)" in p.stdout
 
 
+def test_info_names_the_cores_this_process_may_use_and_counts_threads(monkeypatch, capsys):
+    """A hunt: under `taskset -c 0` `info` said "2 logical CPUs" beside a machine name of
+    "1of2cores", and with one numba thread "1 threads"."""
+    from nbsymple_versions import cli
+    describe = cli.provenance.describe
+    monkeypatch.setattr(cli.provenance, "describe", lambda: {**describe(), "cores": 2, "usable_cores": 1, "threads": 1})
+    assert cli.cmd_info(None) == 0
+    out = capsys.readouterr().out
+    assert ", 1 of 2 logical CPUs," in out and ", 1 thread" in out and "1 threads" not in out, out
+
+
 def test_profile_json():
     p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
     assert p.returncode == 0, p.stderr

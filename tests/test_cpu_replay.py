@@ -111,12 +111,20 @@ def test_a_loop_that_cannot_be_replayed_costs_the_child_not_the_caller():
     assert f"host (haswell): {why}; its bounds are the table's" in report.notes([r])
 
 
-def test_the_classes_that_explain_a_bound():
+def test_the_class_that_takes_the_largest_part_of_a_bound():
+    """A hunt: the label was the fewest classes whose costs summed to the bound within 10 %, and
+    several sets fitted, chosen by noise (classes on separate pipes do not add): now the largest
+    class and its part, the same for costs that differ within the noise."""
     charge = {"fma": 2.0, "mul": 1.5, "add": 2.1, "load": 0.3}
-    assert report.explained_by(charge, 2.0) == "fma"           # closest of the single classes
-    assert report.explained_by(charge, 3.5) == "fma+mul"       # two that share pipes
-    assert report.explained_by(charge, 9.0) == "mix"           # none adds up to it
+    assert report.explained_by(charge, 3.0) == "add 70%"
+    assert report.explained_by({**charge, "add": 1.9}, 3.0) == "fma 67%"
+    assert report.explained_by({"mul": 1.0, "fma": 1.0}, 2.0) == "fma 50%"     # a tie: by name
     assert report.explained_by({}, 1.0) == "mix"
+    from nbsymple_versions.instruments.cpu_asm.x86 import MIX
+    row = report.KernelCount("host", "znver3", "pairwise", "dp", 7.75, dict.fromkeys(MIX, 0.0), 1.0, 31, 4, 4, 256,
+                             2.25, "fma+add+load+mul 100%", None, "no llvm-mca", "measured", 3.0)
+    head, line = report.table([row]).splitlines()
+    assert line[head.index("costs"):].startswith(row.costs), (head, line)     # the label never runs into it
 
 
 @pytest.mark.parametrize("measured, compiled, share, says", [
@@ -127,11 +135,12 @@ def test_the_classes_that_explain_a_bound():
     (2.0, 1.25, "50%", ["it takes 1.25x the bound; outside the loop's instructions", "A takes 1.60x that loop"]),
     (1.15, 1.06, "87%", ["each within 10 %"]),
     (2.0, None, "50%", ["not a pipe of the table"]),
+    (1.23, 1.57, "81%", ["at most 1.23x the bound", "the loop took 1.57x, slower than A itself"]),   # a hunt
 ])
 def test_what_a_share_says(measured, compiled, share, says):
     """Each step from the bound to A's time that is more than 10 % is named with its factor: a Zen 1
     measured dsp at 1.8x its bound and 1.1x its loop in L1, and was told only the second."""
     got_share, gap = peers._share(measured, 1.0, compiled)
     assert got_share == share and all(s in gap for s in says), gap
-    assert ("in L1, it takes" in gap) == (compiled is not None and compiled > 1.1), gap
+    assert ("in L1, it takes" in gap) == (compiled is not None and 1.1 < compiled <= measured / 0.9), gap
     assert peers._share(measured, None, compiled) == ("—", "—")

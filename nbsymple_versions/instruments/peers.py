@@ -457,7 +457,11 @@ def _share(measured: float, bound: float | None, compiled: float | None) -> tupl
     if compiled is None:
         return share, "not a pipe of the table: latency, memory or the front end"
     parts = []
-    if compiled > 1.1 * bound:
+    if compiled > 1.1 * bound and measured < 0.9 * compiled:     # A beats its own loop's replay: that
+        parts.append(f"the loop's dependency chains (latency), at most {measured / bound:.2f}x the bound: as "
+                     f"compiled, in L1, the loop took {compiled / bound:.2f}x, slower than A itself, so that "
+                     f"replay is wrong for A")          # factor cannot be A's (a hunt: it exceeded A's whole gap)
+    elif compiled > 1.1 * bound:
         parts.append(f"the loop's dependency chains (latency): as compiled, in L1, it takes {compiled / bound:.2f}x "
                      f"the bound")
     if measured > 1.1 * compiled:

@@ -60,11 +60,11 @@ CPUS = {c.name: c for c in (
         "shuffle": Pipes(1, 256, ("shuffle", "convert")),                    # port 5
         "divider": Pipes(1 / 14, 128, ("sqrt_div",)),    # vdivsd, vsqrtsd: 14 cycles; ymm 28
         "load": Pipes(2, 256, ("load",)), "store": Pipes(1, 256, ("store",))}),
-    Cpu("skylake-avx512", "Intel Skylake-SP: ports 0, 1 FMA, multiply and add (256-bit code: LLVM prefers "
-        "256-bit vectors here), port 5 shuffle", issue=4, pipes={
-        "fma": Pipes(2, 256, ("fma", "mul", "add", "rsqrt", "convert")),     # ports 0, 1
+    Cpu("skylake-avx512", "Intel Skylake-SP (two FMA units: Gold 6000, Platinum): ports 0, 1 FMA, multiply and "
+        "add, 512-bit on ports 0+1 and 5; port 5 shuffle", issue=4, pipes={
+        "fma": Pipes(2, 512, ("fma", "mul", "add", "rsqrt", "convert")),     # ymm: ports 0, 1; zmm: 0+1, 5
         "rsqrt": Pipes(1, 256, ("rsqrt",)),      # port 0; vrsqrt14ps zmm: one per 2 cycles
-        "shuffle": Pipes(1, 256, ("shuffle", "convert")),                    # port 5
+        "shuffle": Pipes(1, 512, ("shuffle", "convert")),                    # port 5
         "divider": Pipes(1 / 4, 128, ("sqrt_div",)),     # vdivsd 3, vsqrtsd 6; ymm 5, 12
         "load": Pipes(2, 512, ("load",)), "store": Pipes(1, 512, ("store",))}),
     Cpu("znver3", "AMD Zen 3: FP pipes 0, 1 FMA and multiply, 2, 3 add and convert, 1, 2 shuffle", issue=6, pipes={

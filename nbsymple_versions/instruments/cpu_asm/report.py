@@ -1,6 +1,5 @@
 """Count every CPU kernel for each target and print the table (`nbsymple cpu-asm`) or JSON."""
 from dataclasses import asdict, dataclass
-from itertools import combinations
 import json
 from pathlib import Path
 import sys
@@ -89,15 +88,14 @@ def _charges(loop, costs: dict, n: int) -> dict[str, float]:
 
 
 def explained_by(charge: dict[str, float], cycles: float) -> str:
-    """The fewest classes whose measured charges add up to `cycles` within 10 % (the closest of
-    equally few): one class where it alone fills its pipes, several joined by "+" where they
-    share pipes or ports, "mix" where no set of them does."""
-    for size in range(1, len(charge) + 1):
-        fits = [c for c in combinations(sorted(charge), size)
-                if abs(sum(charge[k] for k in c) - cycles) <= 0.1 * cycles]
-        if fits:
-            return "+".join(min(fits, key=lambda c: abs(sum(charge[k] for k in c) - cycles)))
-    return "mix"
+    """The class whose measured charge is the largest part of `cycles`, and that part ("fma 78%");
+    "mix" where none is charged. The replay times each class alone, so it cannot tell which
+    classes share pipes (whose charges add) and which run beside each other (whose do not): a
+    sum of classes was once printed here, and any of several sets fitted within the noise (a hunt)."""
+    if not charge or cycles <= 0:
+        return "mix"
+    top = max(sorted(charge), key=charge.get)
+    return f"{top} {charge[top] / cycles:.0%}"
 
 
 def count_all(targets=TARGETS, keep: Path | None = None, host_cpu: dict[str, str] | None = None) -> list[KernelCount]:
@@ -139,14 +137,15 @@ _SHORT = {"sqrt_div": "sq/dv", "convert": "cvt", "shuffle": "shuf", "integer": "
 
 def table(rows: list[KernelCount]) -> str:
     """One line per kernel and target: instructions per interaction, the mix, the predictions."""
+    wide = max([14, *(len(r.bound) + 1 for r in rows if r.bound)])       # a label never runs into `costs`
     head = (f"{'target':15}{'cpu':15}{'kernel':9}{'prec':5}{'lanes':>5}{'instr':>7}"
             + "".join(f"{_SHORT.get(c, c):>6}" for c in MIX)
-            + f"{'predicted':>10}  {'bound':14}{'costs':9}{'mca':>7}{'as comp':>8}")
+            + f"{'predicted':>10}  {'bound':{wide}}{'costs':9}{'mca':>7}{'as comp':>8}")
     lines = [head]
     for r in rows:
         m = r.mix_per_interaction
-        predicted = (f"{r.predicted_cycles_per_interaction:10.3f}  {r.bound:14}{r.costs:9}" if r.bound
-                     else f"{'-':>10}  {'-':14}{'-':9}")
+        predicted = (f"{r.predicted_cycles_per_interaction:10.3f}  {r.bound:{wide}}{r.costs:9}" if r.bound
+                     else f"{'-':>10}  {'-':{wide}}{'-':9}")
         lines.append(f"{r.target:15}{r.cpu:15}{r.kernel:9}{r.precision:5}{r.lanes:5d}"
                      f"{r.instructions_per_interaction:7.3f}" + "".join(f"{m[c]:6.3f}" for c in MIX)
                      + predicted + (f"{r.mca_cycles_per_interaction:7.3f}" if r.mca_note is None else f"{'-':>7}")
@@ -161,8 +160,7 @@ def notes(rows: list[KernelCount]) -> list[str]:
              "predicted, mca, as comp: core cycles per interaction (the pipe bound; llvm-mca on the loop alone; "
              "the loop as compiled, replayed on this core with its operands in L1)",
              "costs: measured = the loop's instructions replayed on this core without their dependencies "
-             "(bound: the fewest classes whose measured costs add up to it within 10 %, joined by + where they "
-             "share pipes); "
+             "(bound: the class whose measured cost takes the largest part of it, and that part); "
              "table = the pipe model's figures for that CPU (bound: its busiest group of pipes)"]
     measured = next((r for r in rows if r.measured_costs), None)
     if measured:
