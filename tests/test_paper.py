@@ -359,6 +359,29 @@ def test_science_runs_at_tiny_n_and_snapshots_reload(tmp_path, science_runs):
     assert "encounter time at the softening length" in record["summary"]
 
 
+def test_a_run_of_other_orbits_shows_its_end_and_a_fall_cut_short_no_passage(tmp_path, science_runs):
+    """A hunt: a tidal run of 0.25 orbits showed t = 0 alone (the panels were taken at 0, 0.5, 1
+    and 1.5 orbits), and a black-hole run that ended before its pericentre reported a "closest
+    approach" and a "passage" at its last snapshot."""
+    tidal = tmp_path / "tidal"
+    shutil.copytree(science_runs / "tidal_tails", tidal)
+    run = json.loads((tidal / "run.json").read_text())
+    run["params"]["snapshots_per_orbit"] *= 2            # the same snapshots, read as a run of 0.25 orbits
+    (tidal / "run.json").write_text(json.dumps(run))
+    _, record = plot_tidal_tails(tidal, tmp_path / "tt.png")
+    assert "at 0, 0.5 orbits:" in record["summary"], record["summary"]     # the end, at t = 0.5 T, shown
+    bh = tmp_path / "bh" / "ratio_1"
+    shutil.copytree(science_runs / "black_hole" / "ratio_1", bh)
+    run = json.loads((bh / "run.json").read_text())
+    for name in run["snapshots"][4:]:                     # the fall cut short, long before the pericentre
+        (bh / name).unlink()
+    run["snapshots"] = run["snapshots"][:4]
+    (bh / "run.json").write_text(json.dumps(run))
+    _, record = plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    assert "no passage within the run" in record["summary"] and "closest approach" not in record["summary"], \
+        record["summary"]
+
+
 def test_module_entry_point_help():
     out = subprocess.run([sys.executable, "-m", "nbsymple_versions.paper", "--help"], capture_output=True,
                          text=True, timeout=120)

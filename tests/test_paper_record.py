@@ -157,6 +157,63 @@ def test_the_fastest_is_named_only_beyond_the_intervals():
     assert fastest_sentence({"A": 2.0, "B": 1.0}, {}) == "version B is the fastest (no noise recorded: by the values alone)"
 
 
+def _zen3(**drop):
+    """The committed Zen 3 results, with the dp leapfrog step of each (version, N) in `drop` emptied."""
+    import itertools
+    from nbsymple_versions.paper.data import PAPER_NEEDS, STEP
+    from nbsymple_versions.paper.results import load_results
+    res = load_results(REPO / "results", "amd-epyc-znver3-avx2-2cores-nogpu", needs=PAPER_NEEDS)
+    row = res._rows[STEP["leapfrog"]]
+    for i, combo in enumerate(itertools.product(*row["params"])):
+        if (combo[0].strip("'"), int(combo[1])) in drop.get("steps", ()):
+            for column in ("result", "stats_ci_99_a", "stats_ci_99_b"):
+                if isinstance(row.get(column), list):
+                    row[column][i] = None
+    return res
+
+
+def test_no_version_is_called_fastest_alone_and_each_slope_names_its_n():
+    """A hunt: with B's N = 16384 step missing, REPORT.md called A "the fastest" (the only one
+    measured there), and B's slope, taken between 1024 and 4096, read as "between the two largest N"."""
+    from nbsymple_versions.paper.report import findings
+    text = " ".join(findings(_zen3(steps={("B", 16384)}), None))
+    assert "(A); no other version was measured at this N, so none is ranked (B up to N = 4096)." in text, text
+    assert "is the fastest" not in text and re.search(r"B: \d\.\d\d \(N = 1024 to 4096\)", text), text
+    assert re.search(r"A: \d\.\d\d \(N = 4096 to 16384\)", text), text
+
+
+def test_a_machine_with_a_gpu_and_no_gpu_results_is_not_said_to_have_none():
+    """A hunt: "it has no GPU" beside a header naming the machine's H200 (C-E skipped there); and a
+    GPU machine whose results hold only the task benchmarks was "no GPU (CPU only)"."""
+    from nbsymple_versions.paper.data import describe_machine
+    from nbsymple_versions.paper.report import findings
+    from nbsymple_versions.paper.results import load_results
+    res = _zen3()
+    res.machine_info["gpu"] = "1 x NVIDIA H200"
+    text = " ".join(findings(res, None))
+    assert "it has a GPU (1 x NVIDIA H200), but their step benchmarks were skipped or failed there" in text, text
+    gpu = load_results(REPO / "results", "intel-r-xeon-r-processor-emeraldrapids-avx512-16cores-1x-nvidia-h200")
+    gpu.machine, gpu.machine_info, gpu.env_params = "gpuhost", {}, {}     # a plain `asv run`'s machine name
+    assert describe_machine(gpu)["device"] == "GPU (model not recorded in machine.json)"
+
+
+def test_a_commit_s_results_of_two_pythons_are_not_mixed(tmp_path):
+    """A hunt: one commit's results of Python 3.11 (A and B) and of 3.12 (B alone, later) were
+    merged, B's 3.12 times compared with A's 3.11 ones under "Python 3.12"."""
+    from nbsymple_versions.paper.results import load_results
+    machine = "amd-epyc-znver3-avx2-2cores-nogpu"
+    shutil.copytree(REPO / "results" / machine, tmp_path / machine)
+    shutil.copy(REPO / "results" / "benchmarks.json", tmp_path)
+    (first,) = [f for f in (tmp_path / machine).glob("*.json") if f.name != "machine.json"]
+    d = json.loads(first.read_text())
+    d["python"], d["env_name"] = "3.12", "virtualenv-py3.12"
+    d["results"] = {k: v for k, v in d["results"].items() if k == "steps.Step.time_step_leapfrog"}
+    (tmp_path / machine / (first.name.split("-")[0] + "-virtualenv-py3.12.json")).write_text(json.dumps(d))
+    res = load_results(tmp_path, machine)
+    assert res.python == "3.11" and [f for f in res.files if "py3.12" in f] == [], res.files
+    assert any("those of Python 3.12 of the same commit are left out" in w for w in res.warnings), res.warnings
+
+
 def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
     from nbsymple_versions.paper.report import against_sentence
     spans = {("B", 256): (1.0, 1.2), ("B", 1024): (4.0, 4.4), ("B", 4096): (16.0, 17.0),

@@ -220,8 +220,8 @@ def describe_machine(res: Results) -> dict:
         gpu = "no GPU (CPU only)"
     if not gpu:
         has_gpu = False
-        for name in (STEP["leapfrog"], TASK_TIMES["pairwise"]):
-            if name in res and any(str(k[0]) in GPU_LETTERS for k in res.get(name)):
+        for name in (*STEP.values(), TASK_TIMES["pairwise"][0], TASK_TIMES["transfer"][0]):   # (the name,
+            if name in res and any(str(k[0]) in GPU_LETTERS for k in res.get(name)):         # not its tuple: a hunt)
                 has_gpu = True
         # `make bench` names machines <arch>-<n>cores-<gpu name or nogpu>
         tail = res.machine.split("cores-", 1)[1] if "cores-" in res.machine else ""

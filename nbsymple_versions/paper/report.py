@@ -12,7 +12,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
                    series, speedups, step_intervals)
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .records import code_span, markdown_note, markdown_text
-from .results import Results
+from .results import Results, join_words
 from .science_plots import INTERNAL_LIMIT
 
 
@@ -44,16 +44,21 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
         nmax = max(n.max() for n, _ in data.values())
         at_max = {v: t[list(n).index(nmax)] for v, (n, t) in data.items() if nmax in n}
         if at_max:
+            others = {v: int(n.max()) for v, (n, _) in sorted(data.items()) if v not in at_max}
+            ranking = (fastest_sentence(at_max, {v: spans.get((v, int(nmax))) for v in at_max}) if len(at_max) > 1
+                       else "no other version was measured at this N, so none is ranked")     # (a hunt: "fastest")
             out.append(f"At the largest N measured ({int(nmax)}), a dp leapfrog step takes "
-                       + ", ".join(f"{_t(t)} ({v})" for v, t in sorted(at_max.items()))
-                       + f"; {fastest_sentence(at_max, {v: spans.get((v, int(nmax))) for v in at_max})}.")
-        # slope of log t vs log N over the largest N
+                       + ", ".join(f"{_t(t)} ({v})" for v, t in sorted(at_max.items())) + f"; {ranking}"
+                       + (" (" + ", ".join(f"{v} up to N = {m}" for v, m in others.items()) + ")" if others else "")
+                       + ".")
+        # slope of log t vs log N over each version's two largest N, named (they differ between versions)
         slopes = []
         for v, (n, t) in sorted(data.items()):
             if len(n) >= 2 and n[-1] > n[-2]:
-                slopes.append(f"{v}: {math.log(t[-1] / t[-2]) / math.log(n[-1] / n[-2]):.2f}")
+                slopes.append(f"{v}: {math.log(t[-1] / t[-2]) / math.log(n[-1] / n[-2]):.2f} "
+                              f"(N = {int(n[-2])} to {int(n[-1])})")
         if slopes:
-            out.append("Local slope d log t / d log N between the two largest N ("
+            out.append("Local slope d log t / d log N between each version's two largest N ("
                        + ", ".join(slopes) + "; 2 is the O(N^2) pairwise limit).")
         try:
             sp = speedups(res)
@@ -69,7 +74,10 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
                 if v in data:
                     out.append(against_sentence(v, ALL_CORES, spans))
         if not any(v in data for v in GPU_LETTERS):
-            out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: it has no GPU."
+            device = describe_machine(res)["device"]
+            why = ("it has no GPU" if device.startswith("no GPU") else       # (a hunt: said beside a named GPU)
+                   f"it has a GPU ({markdown_text(device)}), but their step benchmarks were skipped or failed there")
+            out.append(f"No GPU versions ({GPU_RANGE}) have results on this machine: {why}."
                        + (f" Their rows and dashed curves below are {prediction.label}." if prediction else ""))
     if shares:
         big = [(v, n, p) for v, n, p, source in largest_n_shares(shares) if source == MEASURED]
@@ -81,8 +89,8 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
                                                                              f"(N = {n})" for v, n, p in big)
                        + f"; the paper reports above {PAPER_PAIRWISE_SHARE} % at its largest N"
                        + ("" if low or at else ", and so do all versions here")
-                       + (f"; {_join(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown" if at else "")
-                       + (f"; {_join(low)} below it: the O(N) tasks still weigh more at these N" if low else "")
+                       + (f"; {join_words(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown" if at else "")
+                       + (f"; {join_words(low)} below it: the O(N) tasks still weigh more at these N" if low else "")
                        + ".")
     try:
         dsp = series(res, STEP["leapfrog"], "dsp")
@@ -107,11 +115,6 @@ def _overlap(a, b) -> bool:
     return a[0] <= b[1] and b[0] <= a[1]
 
 
-def _join(words) -> str:
-    words = list(words)
-    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
-
-
 def _side(value: float, threshold: float, decimals: int) -> int:
     """-1, 0 or 1: `value` below, at or above `threshold` to the `decimals` shown (a figure with no
     recorded noise is told apart from another only where the report's digits tell them apart)."""
@@ -128,7 +131,7 @@ def fastest_sentence(times: dict, spans: dict) -> str:
     if len(tied) == 1:
         return f"version {best} is the fastest (" + ("its 99 % interval lies below the others'" if all(
             lo < hi for lo, hi in spans.values()) else "no noise recorded: by the values alone") + ")"
-    return f"versions {_join(tied)} are tied for the fastest (their 99 % intervals overlap)"
+    return f"versions {join_words(tied)} are tied for the fastest (their 99 % intervals overlap)"
 
 
 def against_sentence(v: str, ref: str, spans: dict) -> str:
@@ -255,7 +258,7 @@ def prediction_findings(prediction, busy: bool = False) -> list[str]:
             out.append(listed + ": no ranking is drawn, since the host-task times they come from were taken "
                                 "under load.")
         elif len(largest) > 1:
-            out.append(listed + f": {_join(largest)} are tied at {host[largest[0]]:.1f} %, the largest share outside task 1"
+            out.append(listed + f": {join_words(largest)} are tied at {host[largest[0]]:.1f} %, the largest share outside task 1"
                        + (f" (the paper has {first}, one core, alone there)." if first in largest else "."))
         else:
             out.append(listed + (f": as in the paper, {first} (one core) spends the largest share outside task 1."

@@ -254,9 +254,37 @@ class ResultFile:
                    provenance)
 
 
+def _values(f: "ResultFile") -> int:
+    """How many finite values a results file holds."""
+    rows = (r.get("result") for r in f.rows.values())
+    return sum(math.isfinite(_number(v)) for r in rows for v in (r if isinstance(r, list) else [r]))
+
+
+def one_python(files: list["ResultFile"], warnings: list[str]) -> list["ResultFile"]:
+    """Of one commit's results files (one per asv environment), those of one Python: the one whose
+    files hold the most values, the latest where tied; the others are left out, said in
+    `warnings` (a hunt: A timed under Python 3.11 and B under 3.12 were compared as one run)."""
+    pythons = list(dict.fromkeys(f.python for f in files))
+    if len(pythons) < 2:
+        return files
+    held = {p: (sum(_values(f) for f in files if f.python == p),
+                max(f.run_date for f in files if f.python == p)) for p in pythons}
+    keep = max(pythons, key=held.get)
+    left = [f for f in files if f.python != keep]
+    warnings.append(f"results of Python {keep} are read; those of Python {join_words(p for p in pythons if p != keep)} "
+                    f"of the same commit are left out ({', '.join(f.path.name for f in left)}), so that no "
+                    f"comparison mixes interpreters.")
+    return [f for f in files if f.python == keep]
+
+
+def join_words(words) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
 @dataclass
 class Results:
-    """Results of one machine and one commit (several environment files are merged)."""
+    """Results of one machine, one commit and one Python (its environments' files are merged)."""
 
     machine: str
     commit: str
@@ -507,7 +535,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
                            f"no asv results file in {_name(folder, root)} could be read "
                            f"({'; '.join(w.rstrip('.') for w in warnings)}).")
     chosen, choice = choose_commit(files, needs, commit)
-    selected = sorted((f for f in files if f.commit == chosen), key=lambda f: f.run_date)
+    selected = one_python(sorted((f for f in files if f.commit == chosen), key=lambda f: f.run_date), warnings)
 
     info = {}
     try:

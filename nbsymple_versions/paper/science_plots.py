@@ -113,15 +113,17 @@ def _largest(errors) -> float | None:
 
 def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     """Left: the orbit in the Galactic x-y plane (kpc) with the cluster's stars at 0, 0.5, 1 and
-    1.5 orbits. Right: each of those snapshots centred on the cluster (pc), in the Galactic
+    1.5 orbits, the last panel the run's end where it ends elsewhere. Right: each of those snapshots centred on the cluster (pc), in the Galactic
     frame, showing the leading and trailing tails. The title gives the energy error at the end
     in both definitions; a run whose internal error exceeds INTERNAL_LIMIT is stamped NOT
     CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record]})."""
     run, snaps = load_run(folder)
     p = run["params"]
     per_orbit = p["snapshots_per_orbit"]
-    wanted = [0, per_orbit // 2, per_orbit, per_orbit + per_orbit // 2]
-    chosen = [snaps[i] for i in wanted if i < len(snaps)]
+    wanted = [i for i in (0, per_orbit // 2, per_orbit, per_orbit + per_orbit // 2) if i < len(snaps)]
+    if wanted[-1] != len(snaps) - 1:          # the run's end always shown (a hunt: 0.25 orbits showed t = 0 alone)
+        wanted = wanted[:3] + [len(snaps) - 1]
+    chosen = [snaps[i] for i in wanted]
     units = chosen[0][0].units
     period_myr = units.to_myr(run["orbital_period"])
     parts0 = energy_parts(snaps[0][0])
@@ -180,7 +182,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     rt = jacobi_radius(units, p.get("radius_kpc", SUN_RADIUS_KPC))
     frac = [fraction_beyond(s.positions, c, rt) for (s, _), c in zip(chosen, centres)]
     shares = (f"Fraction of stars beyond the Jacobi radius r_J = {rt * pc:.0f} pc (from the AS91 rotation curve) at "
-              + ", ".join(f"{s.t / run['orbital_period']:.1f}" for s, _ in chosen) + " orbits: "
+              + ", ".join(f"{round(s.t / run['orbital_period'], 2):g}" for s, _ in chosen) + " orbits: "
               + ", ".join(f"{100 * f:.1f} %" for f in frac))
     if not_converged(worst):
         shares += " (numbers of a run that is not converged: they measure the heating as much as the tides)"
@@ -245,23 +247,31 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
             bh = np.array([s.positions[-1] for s, _ in snaps]) * pc
             r = np.linalg.norm(centres - bh, axis=1)
             i_peri = int(np.argmin(r))
+            passed = i_peri < len(r) - 1          # else the run ended before its pericentre (a hunt: "passage")
             mass = p["ratio"] * units.mass_msun
             label = rf"$M_{{BH}}/M_{{cl}}$ = {p['ratio']:g} ({mass:.1e} M$_\odot$)"
             wide = 2.4 if sub == subs[0] else 1.2         # the first track a rim around the next where they meet
             ax0.plot(centres[:, 0], centres[:, 1], color=col, label=label, lw=wide)
-            ax0.plot(*centres[i_peri, :2], marker="o", color=col, ms=4)
             zoom.plot(centres[:, 0] - bh[i_peri, 0], centres[:, 1] - bh[i_peri, 1], color=col, marker=".", ms=2)
-            zoom.plot(*(centres[i_peri, :2] - bh[i_peri, :2]), marker="o", color=col, ms=4)
+            if passed:
+                ax0.plot(*centres[i_peri, :2], marker="o", color=col, ms=4)
+                zoom.plot(*(centres[i_peri, :2] - bh[i_peri, :2]), marker="o", color=col, ms=4)
             last = snaps[-1][0].positions[:-1] * pc
             ax0.scatter(last[:, 0], last[:, 1], s=0.6, color=col, alpha=0.35, lw=0, rasterized=True)
-            ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + f", closest {r[i_peri]:.0f} pc")
+            ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + (
+                f", closest {r[i_peri]:.0f} pc" if passed else f", no passage: {r[i_peri]:.0f} pc at the end"))
             ax1.plot(t[1:], np.maximum(internal[1:], 1e-17), color=col, ls="--", lw=1.0)
-            ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
             end, most = float(internal[-1]), float(np.max(internal))
-            summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} Myr; "
-                           f"{internal_sentence(end, most)}, {internal[max(i_peri - 2, 1)]:.1e} just before the "
-                           f"passage; "
-                           f"total energy error {err[max(i_peri - 2, 1)]:.1e} before and {err[-1]:.1e} at the end")
+            if passed:
+                ax1.axvline(t[i_peri], color=col, lw=0.7, ls=":")
+                summary.append(f"M_BH/M_cl = {p['ratio']:g}: closest approach {r[i_peri]:.1f} pc at {t[i_peri]:.1f} "
+                               f"Myr; {internal_sentence(end, most)}, {internal[max(i_peri - 2, 1)]:.1e} just before "
+                               f"the passage; total energy error {err[max(i_peri - 2, 1)]:.1e} before and "
+                               f"{err[-1]:.1e} at the end")
+            else:
+                summary.append(f"M_BH/M_cl = {p['ratio']:g}: no passage within the run: it ended at {t[-1]:.1f} Myr, "
+                               f"{r[-1]:.1f} pc from the black hole and still falling; {internal_sentence(end, most)}; "
+                               f"total energy error {err[-1]:.1e} at the end")
             records.append(run_record(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
                                       ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
             ends.append((p["ratio"], end, most))
