@@ -292,7 +292,11 @@ def _say(text: str):
 
 def speaks() -> bool:
     """False on the ranks other than 0 of an MPI job (a valid rank above 0), which leave the
-    talking to rank 0: a refusal is printed once, not once per rank."""
+    talking to rank 0: a refusal is printed once, not once per rank. A process no launcher
+    started (`core.ranks.launcher_present`) speaks whatever rank variables it inherited."""
+    from .core.ranks import launcher_present
+    if not launcher_present():
+        return True
     for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "")):
         r, n = os.environ.get(rank, "").strip(), os.environ.get(size, "").strip()
         if r.isdigit() and int(r) > 0 and (not n.isdigit() or int(r) < int(n)):
@@ -313,6 +317,13 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     if found is not None:
         if speaks():
             _say(sentence(f"{name}: {found}"))
+        from .core.ranks import launcher_rank, launcher_size
+        if ranks and launcher_size() > 1:    # the other ranks may have passed: they would wait for this one
+            try:
+                from .mpi.comm import refuse_the_job
+            except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone
+                return USAGE
+            refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
         return USAGE
     original, original_err = sys.stdout, sys.stderr
     sys.stdout = _GuardedStdout(original)

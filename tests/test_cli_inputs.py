@@ -235,6 +235,50 @@ def test_a_killed_run_is_started_again_only_by_its_own_command(tmp_path, monkeyp
     Path("ics.txt").write_text(format_lines(make_cluster(16, seed=1)))
     rc, out, err = call(argv)
     assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, err
+    record = json.loads(Path("s/nbsymple-run.json").read_text())
+    assert record["command"]["seed_chosen"] is False and record["command"]["seed"] is None   # no seed drew them
+    Path("copy.txt").write_bytes(Path("ics.txt").read_bytes())
+    for name in (tmp_path / "ics.txt", "copy.txt"):      # a hunt: the same bodies named another way were refused
+        killed()
+        rc, out, err = call([*argv[:2], name, *argv[3:]])
+        assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, (name, err)
+
+
+def test_a_resume_rewrites_its_record_and_snapshots_as_a_new_run_of_its_steps(tmp_path, monkeypatch):
+    """Hunts: a resume with another --checkpoint, --every or --checkpoint-every left the run's
+    record naming the first ones (a refusal then offered to resume the old checkpoint); a run
+    without --every resumed to more steps kept its first --steps as its cadence (a snapshot at
+    every step of a run of 1 step resumed to 10**6)."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 16, "--seed", 1, "--steps", 2, "--snapshots", "s", "--checkpoint", "a.ck"])[0] == 0
+    rc, _, err = call(["run", "--resume", "a.ck", "--steps", 10, "--checkpoint", "b.ck", "--checkpoint-every", 3])
+    assert rc == 0, err
+    command = json.loads(Path("s/nbsymple-run.json").read_text())["command"]
+    assert command["checkpoint"] == str(tmp_path / "b.ck") and command["checkpoint_every"] == 3, command
+    assert [read_snapshot(p)[1] for p in list_snapshots("s")] == [0, 2, 10]      # as a run of 10 steps would
+    rc, _, err = call(["run", "--n", 16, "--seed", 9, "--steps", 2, "--snapshots", "s"])
+    assert rc == 2 and "b.ck" in err and "a.ck" not in err, err
+
+
+def test_an_option_without_what_it_acts_on_is_refused_and_every_option_is_reported(tmp_path, monkeypatch):
+    """Hunts: `--snapshot-format` without --snapshots (or a --checkpoint) did nothing, exit 0; the
+    report named no option of the version (two runs of other --tile printed the same report), nor
+    --mass-classes; a sidecar naming no constants was said to state the exact ones."""
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = call(["run", "--n", 16, "--steps", 1, "--seed", 1, "--snapshot-format", "nbsymple"])
+    assert rc == 2 and "--snapshot-format needs --snapshots DIR" in err, err
+    rc, out, err = call(["run", "--version", "B", "--n", 16, "--steps", 1, "--seed", 1, "--json"])
+    assert rc == 0 and json.loads(out)["options"] == {}, out          # B has none
+    rc, out, err = call(["run", "--version", "F", "--n", 16, "--steps", 1, "--seed", 1, "--json"])
+    assert rc == 0 and json.loads(out)["options"]["node_version"] in "BDE", out
+    rc, out, err = call(["run", "--version", "F", "--n", 16, "--steps", 1, "--seed", 1, "--mass-classes", 3])
+    assert rc == 0 and "options: --tile 256, " in out and "--node-version " in out and ", 3 mass classes" in out, out
+    from nbsymple_versions.runs.authors_format import format_lines
+    Path("au").mkdir()
+    Path("au/sixth0.txt").write_text(format_lines(make_cluster(16, seed=1)))
+    Path("au/snapshots.json").write_text('{"r_cl_pc": 10, "mass_msun": 480}')
+    rc, _, err = call(["run", "--ics", "au/sixth0.txt", "--constants", "authors", "--steps", 1])
+    assert rc == 2 and "names no constants" in err and "as the snapshots.json beside it states" not in err, err
 
 
 def test_snapshots_without_their_sidecar_and_a_finished_run_resumed_further(tmp_path):

@@ -53,6 +53,22 @@ def test_kernel_source_matches_reference(rng):
     np.testing.assert_allclose(got, galaxy.acceleration(pos, units), rtol=1e-13, atol=0)
 
 
+@pytest.mark.parametrize("r_kpc", [1e-107, 1e-130, 1e-150, 1e-160])
+def test_the_halo_pull_is_finite_next_to_the_centre(r_kpc):
+    """A hunt: within 1e-108 kpc of the centre (not at it) r^3 underflowed and the halo's pull was
+    -inf or NaN, which a run reported as a non-finite step. Its limit: M(r)/r^2 = M3/a3^2 u^0.02
+    / (1 + u^1.02), u = r/a3 (the bulge and disk pull ~ r, nothing here)."""
+    u = r_kpc / galaxy.A3
+    want = -galaxy.M3 / galaxy.A3 ** 2 * u ** (galaxy.HALO_GAMMA - 1.0) / (1.0 + u ** galaxy.HALO_GAMMA)
+    kernel = numba.njit(as91_acceleration)
+    for x, y, z in ((r_kpc, 0.0, 0.0), (0.6 * r_kpc, 0.0, 0.8 * r_kpc)):
+        reference = np.array(galaxy.acceleration_as91(np.array([x]), np.array([y]), np.array([z])))[:, 0]
+        compiled = np.array(kernel(x, y, z, 1.0, 1.0))
+        for a in (reference, compiled):
+            rel = 1e-12 if r_kpc ** 2 > 1e-300 else 1e-3      # r^2 below 2e-308 keeps a few digits (subnormal)
+            assert np.isfinite(a).all() and np.hypot(a[0], a[2]) == pytest.approx(-want, rel=rel), (a, want)
+
+
 def test_units():
     u = Units()
     assert u.velocity_kms == pytest.approx(2.570, abs=1e-3)

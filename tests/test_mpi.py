@@ -601,6 +601,59 @@ def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
 
 
 @JOB
+@pytest.mark.parametrize("refusing", [(1,), (0,), (0, 1)], ids=["rank 1", "rank 0", "both"])
+def test_ranks_whose_start_differs_end_the_job_and_one_of_them_says_why(refusing):
+    """A hunt: the start's checks (the environment, the limits) run on each rank before MPI is up;
+    a rank that refused left the others waiting in MPI_Init for good (rank 1's refusal said
+    nothing). Now the job ends, status 2, the refusing rank saying why (rank 0 alone where all do)."""
+    parts = []
+    for rank in (0, 1):
+        env = ["-env", "NUMBA_OPT", "9"] if rank in refusing else []
+        parts += [":"] * bool(parts) + ["-n", "1", *env, sys.executable, "-m", "nbsymple_versions.cli", "run",
+                                        "--version", "F", "--n", "16", "--steps", "2", "--seed", "5"]
+    p = subprocess.run([MPIEXEC, *parts], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and "NUMBA_OPT='9'" in lines[0], p.stderr
+    assert ("rank 1: " in lines[0]) == (refusing == (1,)), lines
+
+
+@JOB
+def test_every_rank_resumes_the_checkpoint_rank_0_read(tmp_path):
+    """A hunt: each rank read `--resume FILE` itself, and ranks run from other folders read other
+    files of that name: rank 1 stepped its bodies in sp in a run reported dp (or, of another
+    scheme, the ranks hung in mismatched collectives). Refused now, status 2, in one sentence."""
+    folders = {name: tmp_path / name for name in ("a", "b")}
+    for name, precision in (("a", "dp"), ("b", "sp")):
+        folders[name].mkdir()
+        p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "16",
+                            "--steps", "2", "--seed", "5", "--precision", precision, "--checkpoint", "ck.ck"],
+                           cwd=folders[name], env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+    parts = []
+    for name in ("a", "b"):
+        parts += [":"] * bool(parts) + ["-n", "1", "-wdir", str(folders[name]), sys.executable, "-m",
+                                        "nbsymple_versions.cli", "run", "--resume", "ck.ck", "--steps", "4"]
+    p = subprocess.run([MPIEXEC, *parts], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and "is not the checkpoint rank 0 read" in lines[0], p.stderr
+
+
+def test_rank_variables_a_process_inherited_do_not_silence_it(monkeypatch):
+    """A hunt: `PMI_RANK=1 nbsymple run --n 1` (a process a rank started, say) refused in silence,
+    as if it were rank 1 of a job: no launcher started it (no PMI descriptor open here)."""
+    from nbsymple_versions.core.ranks import launcher_rank, launcher_size
+    from nbsymple_versions.entry import speaks
+    monkeypatch.setenv("PMI_RANK", "1")
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setenv("PMI_FD", "987654")            # inherited: not open in this process
+    monkeypatch.delenv("PMI_PORT", raising=False)
+    assert speaks() and launcher_rank() == 0 and launcher_size() == 1
+    with open(os.devnull) as f:
+        monkeypatch.setenv("PMI_FD", str(f.fileno()))  # open here: a launcher's
+        assert not speaks() and launcher_rank() == 1 and launcher_size() == 2
+
+
+@JOB
 def test_a_version_of_one_process_under_mpiexec_is_refused_once(tmp_path):
     """`mpiexec -n 2 nbsymple run --version A --checkpoint c.ck`: each rank ran A whole, the
     second one refused silently (its checkpoint's lock held by the first), exit 2 with nothing

@@ -182,6 +182,23 @@ def test_no_version_is_called_fastest_alone_and_each_slope_names_its_n():
     assert re.search(r"A: \d\.\d\d \(N = 4096 to 16384\)", text), text
 
 
+def test_task_shares_missing_from_the_results_are_said_to_be_left_out():
+    """A hunt: B's N = 16384 shares all null vanished from the table in silence, and A's N = 1024
+    with its galactic share null showed a blank cell, its row no longer summing to 100 %."""
+    import itertools
+    from nbsymple_versions.paper.data import SHARE, task_share_table
+    res = _zen3()
+    row = res._rows[SHARE]
+    for i, (v, n, task) in enumerate(itertools.product(*row["params"])):
+        if (v, n) == ("'B'", "16384") or (v, n, task) == ("'A'", "1024", "'galactic'"):
+            row["result"][i] = None
+    table, origin = task_share_table(res)
+    assert ("A", 1024) not in {(r["version"], r["n"]) for r in table} and ("A", 4096) in {
+        (r["version"], r["n"]) for r in table}
+    assert "A left out at N = 1024 (galactic): a share not measured" in origin, origin
+    assert "B left out at N = 16384: not measured" in origin, origin
+
+
 def test_a_machine_with_a_gpu_and_no_gpu_results_is_not_said_to_have_none():
     """A hunt: "it has no GPU" beside a header naming the machine's H200 (C-E skipped there); and a
     GPU machine whose results hold only the task benchmarks was "no GPU (CPU only)"."""

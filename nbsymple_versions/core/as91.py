@@ -27,7 +27,8 @@ def as91_acceleration(x, y, z, length_scale, accel_scale):
     halo = 0.0
     if r > 0.0:
         u = min(r, HALO_CUTOFF) / A3
-        halo = -M3 * u ** (1.0 + HALO_GAMMA) / (1.0 + u ** HALO_GAMMA) / (r2 * r)
+        q = u / r           # M(r) / r^3 without r^3, which underflows within 1e-108 kpc (a hunt: inf)
+        halo = -M3 * (q * q * q) * u ** (HALO_GAMMA - 2.0) / (1.0 + u ** HALO_GAMMA)
     fxy = (bulge + disk + halo) * accel_scale
     fz = (bulge + disk * s / zb + halo) * accel_scale
     return fxy * x, fxy * y, fz * z

@@ -55,7 +55,9 @@ def acceleration_as91(x, y, z):
     disk = -M2 / (x * x + y * y + s * s) ** 1.5
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.sqrt(r2)
-        halo = np.where(r > 0, -halo_mass(r) / (r2 * r), 0.0)  # M(r) ~ r^2.02: finite limit 0
+        u = np.minimum(r, HALO_CUTOFF) / A3              # M(r) / r^3 = M3 (u/r)^3 u^-0.98 / (1 + u^1.02):
+        halo = np.where(r > 0, -M3 * (u / r) ** 3 * u ** (HALO_GAMMA - 2.0) / (1.0 + u ** HALO_GAMMA), 0.0)
+        # no r^3, which underflows within 1e-108 kpc; the force M(r)/r^2 ~ r^0.02 has the finite limit 0
     fxy = bulge + disk + halo
     fz = bulge + disk * s / zb + halo
     return fxy * x, fxy * y, fz * z

@@ -5,13 +5,32 @@ the array as it is, a sum over ranks is the value itself). Version F's `mpi.comm
 same interface over MPI ranks; the driver (`Simulation`, `nbsymple run`) calls these hooks
 everywhere, so one code path serves all six versions.
 """
-import os
+from __future__ import annotations
 
-import numpy as np
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # where MPI launchers (MPICH/Hydra and PMI, Open MPI, PMIx) put each process's rank, and the count
 RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+
+def launcher_present() -> bool:
+    """True where an MPI launcher started this very process: Hydra's PMI descriptor open here
+    (PMI_FD) or its port (PMI_PORT), or a PMIx server (PMIX_SERVER_URI*: Open MPI, Slurm). A
+    process a rank started inherits the rank variables, not the descriptor (a hunt: a refusal
+    there was silent, as if it were rank 1's). Reads the environment alone (no NumPy)."""
+    fd = os.environ.get("PMI_FD", "").strip()
+    if fd.isdigit():
+        try:
+            os.fstat(int(fd))
+            return True
+        except (OSError, OverflowError):
+            pass
+    return "PMI_PORT" in os.environ or any(k.startswith("PMIX_SERVER_URI") for k in os.environ)
 
 
 def launcher_rank() -> int:
@@ -19,7 +38,7 @@ def launcher_rank() -> int:
     initialised (0 outside a launcher, or where the variable is not a number): a refusal made
     before the ranks are joined (a flag, a checkpoint that cannot be read) is printed by rank 0
     alone, as every later one is."""
-    for name in RANK_VARIABLES:
+    for name in RANK_VARIABLES if launcher_present() else ():
         text = os.environ.get(name, "").strip()
         if text.isdigit():
             return int(text)
@@ -29,7 +48,7 @@ def launcher_rank() -> int:
 def launcher_size() -> int:
     """How many processes the MPI launcher that started this one started (1 outside a launcher,
     or where it does not say): more than one runs a command that is no job of ranks once each."""
-    for name in SIZE_VARIABLES:
+    for name in SIZE_VARIABLES if launcher_present() else ():
         text = os.environ.get(name, "").strip()
         if text.isdigit():
             return int(text)
@@ -66,6 +85,7 @@ class OneRank:
 
     def sum(self, values) -> np.ndarray:
         """Element-wise sum over ranks of a float64 array (a copy, on every rank)."""
+        import numpy as np               # (not at import: `entry` reads the launcher's variables first)
         return np.array(values, dtype=np.float64)
 
     def broadcast(self, a: np.ndarray):

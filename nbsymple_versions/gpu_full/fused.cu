@@ -39,7 +39,8 @@ __device__ void as91(double x, double y, double z, double length_scale, double a
     double halo = 0.0;
     if (r > 0.0) {
         double u = fmin(r, AS91_HALO_CUTOFF) / AS91_A3;
-        halo = -AS91_M3 * pow(u, 1.0 + AS91_HALO_GAMMA) / (1.0 + pow(u, AS91_HALO_GAMMA)) / (r2 * r);
+        double q = u / r;              // M(r) / r^3 without r^3, which underflows within 1e-108 kpc
+        halo = -AS91_M3 * (q * q * q) * pow(u, AS91_HALO_GAMMA - 2.0) / (1.0 + pow(u, AS91_HALO_GAMMA));
     }
     double fxy = (bulge + disk + halo) * accel_scale;
     double fz = (bulge + disk * s / zb + halo) * accel_scale;

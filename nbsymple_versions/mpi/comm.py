@@ -219,6 +219,29 @@ def end_stopped_job(status: int):
         os._exit(status)
 
 
+def refuse_the_job(say, status: int):
+    """End a job of several ranks that this rank refuses at its start, before MPI is up (its
+    environment or its limits, which can differ between nodes): the ranks that passed would wait
+    for it in `MPI_Init` for good (a hunt). It joins MPI and ends the job with `MPI_Abort`; rank 0
+    at once, having said why (`say`, a callable), the others a moment later, saying why with their
+    rank (`say`) unless rank 0's abort ended them first, as it does where every rank refuses."""
+    from ..core.ranks import launcher_rank
+    rank = launcher_rank()
+    try:
+        from mpi4py import MPI           # MPI_Init: the ranks that passed are waiting in theirs
+    except Exception:   # noqa: BLE001 - no MPI to join: this rank ends alone
+        _flush()
+        os._exit(status)
+    if rank > 0:
+        time.sleep(40 * STOP_GRACE)
+        say()
+    _flush()
+    release_shared_memory()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    MPI.COMM_WORLD.Abort(status)
+    os._exit(status)
+
+
 def _abort_on_uncaught_exceptions(w: World):
     """An exception that reaches the top of one rank prints with its rank and aborts the job."""
     previous = sys.excepthook

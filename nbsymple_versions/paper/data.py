@@ -107,10 +107,26 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
     step makes of it (share of their sum: one force evaluation, 1.5 of integrate's drift and kick)."""
     rows: dict[tuple, dict] = {}
     if SHARE in res:
-        for (version, n, task), value in res.get(SHARE).items():
+        cells: dict[tuple, dict] = {}
+        for (version, n, task), value in res.get(SHARE, keep_missing=True).items():
             if task in TASKS:
-                rows.setdefault((str(version), int(n)), {})[task] = value
-        origin = f"{SHARE} (TaskClock shares of a dp leapfrog step)"
+                cells.setdefault((str(version), int(n)), {})[task] = value
+        partial: dict[str, list] = {}       # a row with a share missing, or none where others were measured,
+        for key, shares in cells.items():   # is said to be left out (a hunt: they vanished in silence)
+            if missing := [k for k, v in shares.items() if not math.isfinite(v)]:
+                if len(missing) < len(shares):
+                    partial.setdefault(key[0], []).append(f"{key[1]} ({', '.join(missing)})")
+            else:
+                rows[key] = shares
+        absent: dict[str, list] = {}        # (an N no version reached, beyond the grid's budget, is not one)
+        for key, shares in cells.items():
+            if not any(map(math.isfinite, shares.values())) and any(k[0] == key[0] for k in rows) \
+                    and any(k[1] == key[1] for k in rows):
+                absent.setdefault(key[0], []).append(str(key[1]))
+        origin = f"{SHARE} (TaskClock shares of a dp leapfrog step)" + "".join(
+            f"; {v} left out at N = {', '.join(ns)}: {why}" for notes, why in ((partial, "a share not measured"),
+                                                                            (absent, "not measured"))
+            for v, ns in sorted(notes.items()))
     elif TASK_TIMES["pairwise"][0] in res:
         times: dict[tuple, dict] = {}
         per_step = {"integrate": LEAPFROG.drift_kick_pairs}           # the others: one per force evaluation

@@ -382,11 +382,13 @@ def _largest_at(series: list[dict], dt: float) -> str:
 
 
 def _provenance(series: list[dict]) -> str:
-    """The figure's footer: the runs' machines, commits and dates (each once)."""
+    """The figure's footer: the runs' machines, devices, commits and dates (each once)."""
     machines = sorted({e["provenance"].get("machine", "?") for e in series})
+    devices = sorted({str(e["provenance"].get("device", "?")) for e in series})      # (a hunt: none named)
     commits = sorted({str(e["provenance"].get("commit", "?")) for e in series})
     dates = sorted(str(e["provenance"].get("date", "?")) for e in series)
-    return (f"simulations on {', '.join(machines)}; commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
+    return (f"simulations on {', '.join(machines)}; device{'s' if len(devices) > 1 else ''} {', '.join(devices)}; "
+            f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
             f"run {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else ""))
 
 

@@ -156,10 +156,11 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
               *authors_builds_lines(), ""]
     if si:
         per_step = si.get("per_step", math.nan)
+        has = (f"has {_sci(per_step)} per step ({_within(per_step, PAPER_SI6A_DP_ENERGY_PER_STEP)})"
+               if math.isfinite(per_step) else "has no per-step figure in these results (skipped)")  # not "has skipped"
         lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its {lo:.1e} to {hi:.1e} per step "
                      f"(their S build: float32 pair term and Galaxy) is compared with the total-energy error: here "
-                     f"SI6A dp (float64 throughout) has {_sci(per_step)} per step "
-                     f"({_within(per_step, PAPER_SI6A_DP_ENERGY_PER_STEP)}); its internal-energy error after "
+                     f"SI6A dp (float64 throughout) {has}; its internal-energy error after "
                      f"1000 steps is {_sci(si.get('internal', math.nan), internal_missing, '0')}. Its angular-momentum "
                      f"error is {_sci(si.get('angular', math.nan), zero='0')} (the paper quotes L_x and L_y; "
                      f"ours is that of L_z, the component the Galaxy conserves).")

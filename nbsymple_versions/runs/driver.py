@@ -66,8 +66,8 @@ from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_ato
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import (SIDECAR, SidecarMissing, SnapshotError, least_bytes, list_snapshots, prepare_folder,
-                        read_snapshot, stated_units, write_snapshot)
+from .snapshots import (SIDECAR, SidecarMissing, SnapshotError, least_bytes, list_snapshots, names_constants,
+                        prepare_folder, read_snapshot, stated_units, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -118,6 +118,10 @@ def _ics_units(spec) -> Units:
     for name, value in (("ics_radius", stated.r_cl_pc), ("ics_mass", stated.mass_msun),
                         ("constants", stated.constants)):
         if name in spec.given and getattr(spec, name) != value:
+            if name == "constants" and not names_constants(spec.ics):           # (a hunt: "as it states")
+                raise RunStop(f"{spec.ics} is read with the exact constants: the {SIDECAR} beside it states its "
+                              f"scale and names no constants (add \"constants\": \"{spec.constants}\" to it for "
+                              f"the {spec.constants} ones), so --constants {spec.constants} cannot be given with it")
             raise RunStop(f"{spec.ics} is at r_cl = {stated.r_cl_pc:g} pc, M = {stated.mass_msun:g} Msun with the "
                           f"{stated.constants} constants, as the {SIDECAR} beside it states, so {flag(name)} "
                           f"{getattr(spec, name)} cannot be given with it")
@@ -159,6 +163,8 @@ def _fresh(spec, world):
     """(run parameters, a function building the simulation) of a new run."""
     if spec.every is not None and spec.snapshots is None:
         raise RunStop("--every needs --snapshots DIR")
+    if "snapshot_format" in spec.given and spec.snapshots is None and spec.checkpoint is None:   # (a hunt: ignored)
+        raise RunStop("--snapshot-format needs --snapshots DIR (or a --checkpoint, whose resume may write them)")
     initial = on_root(world, lambda: _initial_state(spec))
     n = spec.n if initial is None else initial.n
     classes = spec.mass_classes
@@ -169,9 +175,10 @@ def _fresh(spec, world):
                 simulated(spec.version, spec.options))
     seed = spec.seed if spec.seed is not None else world.broadcast_object(secrets.randbits(32))
     run = {"run_id": world.broadcast_object(uuid.uuid4().hex), "n": n, "seed": seed,
-           "seed_chosen": spec.seed is None, "steps": spec.steps,
+           "seed_chosen": spec.seed is None and initial is None, "steps": spec.steps,     # (--ics: no seed drew)
            "snapshots": None if spec.snapshots is None else str(_resolved(spec.snapshots, "--snapshots")),
-           "every": spec.every or spec.steps or None,            # None: a run of no steps (`loop.cadence`)
+           "every": spec.every,          # None: its steps (`loop.cadence`), so that a resume to more steps
+                                         # snapshots as a new run of them would (a hunt: it kept the first's)
            "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
            "ics": None if initial is None else str(spec.ics),
            "ics_sha256": None if initial is None else _bodies_digest(initial),
@@ -238,7 +245,6 @@ def _resumed(spec, world, loaded):
         if spec.steps < done:
             raise RunStop(f"--steps {spec.steps} is fewer than the {done} steps {spec.resume} has already done")
         run["steps"] = spec.steps
-        run["every"] = run["every"] or spec.steps or None     # a run of no steps takes its new total's
     if "snapshots" in spec.given:
         run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
     elif run["snapshots"] is not None and world.broadcast_object(not os.path.isdir(run["snapshots"])):
@@ -291,13 +297,19 @@ def _bodies_digest(state) -> str:
     return h.hexdigest()
 
 
+def _loaded_digest(loaded) -> str:
+    """SHA-256 of what `_read_checkpoint` loaded: its run, record and bodies."""
+    run, record, state = loaded
+    return hashlib.sha256(repr((run, record)).encode() + _bodies_digest(state).encode()).hexdigest()
+
+
 def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
     """What makes two runs the same run (the run id, a drawn seed and the steps aside; bodies from
     `--ics` by their digest, not the file's name, a hunt found), as JSON values; the
     version, scheme, precision, step and options are `spec`'s, or those of the checkpoint's
     `record` for a resumed run (a resume names none of them: the record said the defaults')."""
     same = {k: v for k, v in run_.items() if k not in ("run_id", "seed", "steps", "stood_still", "devices")}
-    same.update(seed=None if run_["seed_chosen"] else run_["seed"],
+    same.update(seed=None if run_["seed_chosen"] or run_.get("ics") else run_["seed"],
                 checkpoint=None if checkpoint is None else str(_resolved(checkpoint, "--checkpoint")),
                 **({key: record[key] for key in ("version", "scheme", "precision", "dt", "options")} if record else
                    dict(version=spec.version, scheme=spec.scheme, precision=spec.precision, dt=spec.dt,
@@ -326,8 +338,9 @@ def _restartable(folder: Path, command: dict) -> bool:
         return False
     if not isinstance(record, dict) or not isinstance(record.get("command"), dict):
         return False
-    left = record["command"].get("checkpoint")
-    return (not record.get("finished") and record["command"] == command
+    left, kept = record["command"].get("checkpoint"), record["command"]
+    same = {**kept, "ics": command["ics"]} if kept.get("ics") is not None and command["ics"] is not None else kept
+    return (not record.get("finished") and same == command      # an --ics file by its digest, not its name
             and (command["seed"] is not None or command["ics"] is not None)
             and (left is None or (isinstance(left, str) and not Path(left).exists())))
 
@@ -425,8 +438,10 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
         kept = read_json(folder / RUN_RECORD, "run record")
     except FileRefused:
         return
-    if isinstance(kept, dict) and kept.get("finished"):
-        _write_record(folder, {**kept, "finished": False})
+    if isinstance(kept, dict):           # its command as resumed: another checkpoint, cadence or steps
+        command = _command(spec, run_, checkpoint, record)      # (a hunt: a refusal offered the old checkpoint)
+        if kept.get("finished") or kept.get("command") != command:
+            _write_record(folder, {**kept, "command": command, "finished": False})
 
 
 def resume_command(checkpoint) -> str:
@@ -524,6 +539,11 @@ def run(spec: RunSpec) -> int:
             signals.immediate = True
             caught = world.first(signals.signum)                   # by any rank while they were joined
             ok, reason = world.agree(not unreadable, unreadable)    # every rank read the same file, or none runs
+            if ok and loaded and world.size > 1:      # the same: ranks of other folders read other files of that
+                mine = _loaded_digest(loaded)         # name, and stepped in their own precision or hung (a hunt)
+                ok, reason = world.agree(mine == world.broadcast_object(mine),
+                                         f"{spec.resume} here is not the checkpoint rank 0 read (another file of "
+                                         f"that name); every rank must read one file: run from a folder they share")
             try:
                 if caught is not None:
                     raise RunStop(_set_up_stop(caught, spec.resume), status=128 + caught)

@@ -33,9 +33,11 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     earlier = [d for d in devices if d != now]
     why = sim.undefined_reasons(errors)
     shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}
+    typed = sim.version.options_from(sim.options)         # every option as it ran, defaults and F's chosen node
+    options = {d["name"]: getattr(typed, d["name"]) for d in typed.describe()}       # version (a hunt: none named)
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
-        "dt": sim.dt, "steps": run_["steps"],
+        "dt": sim.dt, "steps": run_["steps"], "options": options,
         # bodies from --ics were drawn by no seed of ours: none is named (the checkpoint keeps the one drawn)
         "seed": None if run_.get("ics") else run_["seed"],
         "seed_chosen": False if run_.get("ics") else run_["seed_chosen"],
@@ -59,13 +61,16 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
           + (f" (resumed at step {start})" if args.resume else "")
           + f", t = {s.t:g} T = {s.units.to_myr(s.t):.3g} Myr")
     u = s.units
-    scale = f"r_cl = {u.r_cl_pc:g} pc, M = {u.mass_msun:g} Msun, {u.constants} constants"
+    scale = f"r_cl = {u.r_cl_pc:g} pc, M = {u.mass_msun:g} Msun, {u.constants} constants" + (
+        f", {run_['mass_classes']} mass classes" if run_.get("mass_classes") else "")
     if run_.get("ics"):                  # the file fixes the bodies: no seed to repeat them with
         print(f"bodies from {run_['ics']} ({scale})")
     else:
         chosen = " (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"]) if run_["seed_chosen"] else ""
         print(f"seed {run_['seed']}{chosen}; {scale}")
     print(f"device: {now}" + (f" (earlier sessions: {', '.join(earlier)})" if earlier else ""))
+    if options:
+        print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()))
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
           "(the paper's definition)")
     print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "

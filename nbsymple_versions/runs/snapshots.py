@@ -143,6 +143,15 @@ def _sidecar(folder) -> dict:
     return side
 
 
+def names_constants(path) -> bool:
+    """Whether the `snapshots.json` beside an ASCII snapshot names its constants (one that names
+    none, hand-written, is read with the exact constants)."""
+    try:
+        return "constants" in read_json(Path(path).parent / SIDECAR, "snapshot sidecar")
+    except (FileRefused, TypeError):
+        return False
+
+
 def _sidecar_units(side: dict) -> Units:
     """The unit system a checked sidecar states."""
     return Units(side["r_cl_pc"], side["mass_msun"], side["constants"])
