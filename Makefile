@@ -80,7 +80,7 @@ paper: $(STAMP)
 	-@$(BIN)/python -m tools.tracking run --results paper --bench '^(tasks|steps|throughput|accuracy|compile)\.'
 	@echo "paper: 2/2 figures, tables and science runs into plots/"; \
 	$(BIN)/python -m nbsymple_versions.paper --results .asv/paper/results $(PAPER_ARGS); rc=$$?; \
-	echo "paper: total wall time $$(( $$(date +%s) - $$(cat $(VENV)/.paper-start) )) s; open plots/REPORT.md"; \
+	echo "paper: total wall time $$(( $$(date +%s) - $$(cat $(VENV)/.paper-start) )) s; open REPORT.md in its --out folder (plots/ by default)"; \
 	exit $$rc
 
 clean:           # the venv, the dashboard and .asv's scratch; not `make paper`'s measured results (.asv/paper)

@@ -42,7 +42,8 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, doc: str | None = None, **kwargs):
         if doc:
-            kwargs.setdefault("description", doc.split("\n\n")[0])
+            first = doc.split("\n\n")[0].rstrip()      # a paragraph that opens a list ends with ":": not
+            kwargs.setdefault("description", first[:-1] + "." if first.endswith(":") else first)    # cut short
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER
 

@@ -77,8 +77,8 @@ def _parser():
     add("--version", type=str.upper, choices=LETTERS,
             help="paper version A-E, or F across MPI ranks (default A)")
     add("--n", type=_whole_number(2), help="number of bodies (default 1024)")
-    add("--scheme", type=str.lower, choices=tuple(SCHEMES))
-    add("--precision", type=str.lower, choices=PRECISIONS)
+    add("--scheme", type=str.lower, choices=tuple(SCHEMES), help="leapfrog (default) or si6a")
+    add("--precision", type=str.lower, choices=PRECISIONS, help="sp, dp (default) or dsp")
     add("--dt", type=_positive_float, help="time step in cluster time units (default 5e-4)")
     add("--steps", type=_whole_number(0), help="number of steps (default 1000)")
     add("--seed", type=seed_argument, help="random seed of the initial conditions (a whole number from 0 below "
@@ -115,7 +115,8 @@ def _parser():
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")
     c.add_argument("--n", type=_whole_number(2), default=None,
-                   help=f"number of bodies (default {CHECK_N}; with --gpu-report, of its validation runs)")
+                   help=f"number of bodies (default {CHECK_N}; with --gpu-report, of its validation runs: "
+                        f"default 2048 on a GPU, 96 in the CUDA simulator)")
     c.add_argument("--seed", type=seed_argument, default=None, help="random seed of the inputs (a whole number from 0 "
                                                                    "below 2**128)")
     c.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
@@ -127,7 +128,8 @@ def _parser():
 
     f = sub.add_parser("profile", help="per-task time of a few warm steps for each version and N (paper Tables 4-6)")
     f.add_argument("--versions", default="".join(LETTERS), type=str.upper, help="letters to profile (default: all available)")
-    f.add_argument("--n", type=_whole_number(2), nargs="+", default=[1024, 4096], help="numbers of bodies")
+    f.add_argument("--n", type=_whole_number(2), nargs="+", default=[1024, 4096],
+                   help="numbers of bodies (default 1024 4096)")
     f.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))
     f.add_argument("--precision", default="dp", type=str.lower, choices=PRECISIONS)
     f.add_argument("--steps", type=_whole_number(1), default=5, help="warm steps timed per row (default 5)")

@@ -312,13 +312,14 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     _fill_closed_descriptors()
     found = environment.process_problem() or environment.problem(draws=draws)
     if found is None and not ranks:
-        from .core.ranks import one_process_problem      # (NumPy: after the limits are checked)
+        from .core.ranks import one_process_problem
         found = one_process_problem("this command")
     if found is not None:
         if speaks():
             _say(sentence(f"{name}: {found}"))
         from .core.ranks import launcher_rank, launcher_size
-        if ranks and launcher_size() > 1:    # the other ranks may have passed: they would wait for this one
+        if ranks and launcher_size() > 1 and not isinstance(found, environment.MpiProblem):   # the other ranks
+            # may have passed and wait for this one in MPI_Init (MPI that cannot start here is joined by none)
             try:
                 from .mpi.comm import refuse_the_job
             except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone

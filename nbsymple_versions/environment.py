@@ -333,6 +333,11 @@ def _settings(names: list[str]) -> str:
     return shown if len(names) == 1 else f"one of {shown}{more}"
 
 
+class MpiProblem(str):
+    """A problem sentence about MPI's own start: a rank that found it cannot join the job's MPI to
+    end it (`entry.command`)."""
+
+
 def _mpi_problem(names: list[str]) -> str | None:
     """MPICH's variables `names` as MPICH reads them at MPI_Init, where a value it cannot use
     ends the process with MPI's error stack (`Abort(...): Fatal error in internal_Init_thread`) or
@@ -352,8 +357,8 @@ def _mpi_problem(names: list[str]) -> str | None:
         if p.returncode != 0 and start({k: v for k, v in env.items() if k not in names}).returncode != 0:
             return None                          # MPI cannot start here at all: F says why, not these settings
     except subprocess.TimeoutExpired:
-        return (f"{_settings(names)}: MPICH did not start within {MPI_START_SECONDS} s with these settings; "
-                f"unset them or correct them")
+        return MpiProblem(f"{_settings(names)}: MPICH did not start within {MPI_START_SECONDS} s with these "
+                          f"settings; unset them or correct them")
     if p.returncode == 0:
         return None
     lines = [line.strip() for line in (p.stdout + "\n" + p.stderr).splitlines() if line.strip()]
@@ -364,8 +369,8 @@ def _mpi_problem(names: list[str]) -> str | None:
     ended = (f"was killed by {signal.Signals(-p.returncode).name}" if -p.returncode in signal.valid_signals()
              else f"ended with status {p.returncode}")
     this, it = ("this setting", "it") if len(names) == 1 else ("these settings", "them")
-    return (f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
-            f"{': ' + said if said else ''}); unset {it} or correct {it}")
+    return MpiProblem(f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
+                      f"{': ' + said if said else ''}); unset {it} or correct {it}")
 
 
 def usable_cores() -> int:

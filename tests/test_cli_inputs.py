@@ -244,6 +244,30 @@ def test_a_killed_run_is_started_again_only_by_its_own_command(tmp_path, monkeyp
         assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, (name, err)
 
 
+@pytest.mark.parametrize("which", ["snapshot folder", "checkpoint's folder"])
+def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_place(tmp_path, monkeypatch, which):
+    """A hunt: a run holds the lock of the folder it started with, but wrote by name: its folder
+    renamed (archived) mid-run, it went on writing into the folder that took the name, another
+    run's locked one included (snapshots mixed, the other's checkpoint replaced, its record
+    marked finished). Status 4 now, nothing written there."""
+    monkeypatch.chdir(tmp_path)
+    Path("ck").mkdir()
+    name, writer = ("s", "write_snapshot") if which == "snapshot folder" else ("ck", "save")
+    original = getattr(driver, writer)
+
+    def renaming(*args, **kwargs):
+        written = original(*args, **kwargs)
+        if not Path(f"{name}_old").exists():          # after the first write: archived, another in its place
+            Path(name).rename(f"{name}_old")
+            Path(name).mkdir()
+        return written
+    monkeypatch.setattr(driver, writer, renaming)
+    rc, _, err = call(["run", "--n", 16, "--seed", 1, "--steps", 4, "--every", 1, "--snapshots", "s",
+                       "--checkpoint", "ck/c.ck", "--checkpoint-every", 1])
+    assert rc == 4 and f"{tmp_path / name}, was renamed or replaced while the run held it" in err, err
+    assert list(Path(name).iterdir()) == [] and list(Path(f"{name}_old").iterdir())   # what it wrote went with it
+
+
 def test_a_resume_rewrites_its_record_and_snapshots_as_a_new_run_of_its_steps(tmp_path, monkeypatch):
     """Hunts: a resume with another --checkpoint, --every or --checkpoint-every left the run's
     record naming the first ones (a refusal then offered to resume the old checkpoint); a run

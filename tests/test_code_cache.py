@@ -102,6 +102,24 @@ def test_the_second_asker_waits_and_loads_the_first_ones_code(folder):
     assert seen == ["compiled once"]
 
 
+def test_a_long_wait_for_another_compile_is_said(folder, monkeypatch, capsys):
+    """A hunt: `cpu-asm` waited up to 15 min without a word while another process holding the
+    same entry was stopped (Ctrl-Z). After SAY_AFTER_S it says what it waits for, once."""
+    monkeypatch.setattr(code_cache, "SAY_AFTER_S", 0.0)
+
+    def second():
+        with code_cache.entry("x86", KEY):
+            pass
+    with code_cache.entry("x86", KEY):
+        other = threading.Thread(target=second)
+        other.start()
+        other.join(0.3)
+        assert other.is_alive()
+    other.join()
+    err = capsys.readouterr().err
+    assert err.count("waiting for another process that compiles the same code") == 1, err
+
+
 def test_the_digest_follows_every_source_file_and_its_name(tmp_path, monkeypatch):
     package = tmp_path / "package"
     shutil.copytree(code_cache.PACKAGE / "core", package / "core")

@@ -249,6 +249,8 @@ def test_f_joins_its_ranks_after_the_warm_up_and_records_its_node_version(monkey
     with pytest.raises(VersionUnavailable, match="version F is not available: node version E on rank 0: "):
         Simulation.restore(sim.state, gpu)
     capsys.readouterr()
+    from nbsymple_versions.mpi import pipeline
+    monkeypatch.setattr(pipeline, "_SAID", set())
     for options, said in (({"tile": 1024}, "--tile 1024 is"), ({"backend": "cupy", "kernel": "plain"},
                                                               "--gpu-kernel plain and --gpu-backend cupy are")):
         with pytest.raises(VersionUnavailable) as e:
@@ -256,9 +258,12 @@ def test_f_joins_its_ranks_after_the_warm_up_and_records_its_node_version(monkey
         assert str(e.value) == (f"version F is not available: {said} for a GPU node version (D, E), and "
                                 f"--node-version B has none")
         sim = Simulation(make_cluster(16, seed=1), "F", diagnostics=False, **options)
+        backend = options.get("backend", "numba")
         assert sim.forces.node_version == "B" and capsys.readouterr().err == (
-            f"version F: {said} for a GPU node version (D, E), not used: not every rank sees a GPU, so each runs "
-            f"node version B\n")
+            f"version F: {said} for a GPU node version (D, E), not used: not every rank can run one ({backend} "
+            f"backend), so each runs node version B\n")
+        Simulation(make_cluster(16, seed=1), "F", diagnostics=False, **options)   # a hunt: `check` said it thrice
+        assert capsys.readouterr().err == ""
 
 
 _NODE = r"""
@@ -680,11 +685,14 @@ def test_every_command_of_one_process_refuses_a_launcher_of_several(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PMI_SIZE", "3")
     monkeypatch.setenv("PMI_RANK", "0")
+    launcher = open(os.devnull)                   # the launcher's descriptor, open in its ranks
+    monkeypatch.setenv("PMI_FD", str(launcher.fileno()))
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
         assert cli(argv) == 2
     assert "runs in one process: under an MPI launcher of 3 ranks" in err.getvalue() and out.getvalue() == ""
     assert len(err.getvalue().strip().splitlines()) == 1 and sorted(tmp_path.iterdir()) == [], err.getvalue()
+    launcher.close()
 
 
 PROGRESS_END = "version F, 2 ranks: step 20/20 (100 %)"

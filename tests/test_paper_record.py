@@ -199,6 +199,50 @@ def test_task_shares_missing_from_the_results_are_said_to_be_left_out():
     assert "B left out at N = 16384: not measured" in origin, origin
 
 
+def test_a_threaded_host_task_far_slower_than_the_serial_one_is_said_to_have_waited():
+    """A hunt: the H200's D integrated 16384 bodies in 15.7 ms against C's serial 60 us (the same
+    source), and its measured shares were shown as the kernels' without the caveat the
+    prediction applies (it caps threaded host times at the serial ones)."""
+    from nbsymple_versions.paper.data import task_share_table
+    from nbsymple_versions.paper.results import load_results
+    res = load_results(REPO / "results", "intel-r-xeon-r-processor-emeraldrapids-avx512-16cores-1x-nvidia-h200")
+    origin = task_share_table(res)[1]
+    assert re.search(r"D's threaded host tasks took more than the serial kernel's \(.*integrate at N = 16384 "
+                     r"\d+x C's", origin), origin
+    assert "C's threaded" not in origin and "shares measure the wait" in origin, origin
+
+
+def test_paper_removes_what_a_killed_paper_left_in_out(tmp_path):
+    """A hunt: `paper` killed while it wrote a figure left `.time_per_step.png.<pid>.<random>.tmp`
+    in OUT for good (no lock guards OUT). A temporary of a process that is gone, a minute old, is
+    removed at the start; a live writer's is kept."""
+    import time
+    from nbsymple_versions.paper.main import main
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".time_per_step.png.{int(dead.stdout)}.p431bv8r.tmp"
+    live = tmp_path / f".speedup.png.{os.getpid()}.q2x.tmp"
+    for path in (stale, live):
+        path.write_bytes(b"cut short")
+        os.utime(path, (time.time() - 3600,) * 2)
+    assert main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science", "--quiet"]) == 0
+    assert not stale.exists() and live.exists()
+
+
+def test_a_need_named_alone_is_a_group_of_one_and_orbits_are_whole_snapshots():
+    """Hunts: paper.md's `load_results("results", needs=("steps.Step.time_step_leapfrog",))` read
+    the name as a group of its letters and chose a machine without that benchmark (KeyError);
+    `--tidal-orbits 0.13` ran 0.25 orbits and recorded 0.13."""
+    from nbsymple_versions.paper.results import load_results
+    from nbsymple_versions.paper.science_runs import tidal_schedule
+    res = load_results(REPO / "results", needs=("steps.Step.time_step_leapfrog",))
+    assert res.get("steps.Step.time_step_leapfrog") and "s or t or e" not in res.choice, res.choice
+    for orbits, nearest in ((0.13, "choose --tidal-orbits 0.25"), (1.3, "choose --tidal-orbits 1.25 or 1.5")):
+        with pytest.raises(ValueError, match=nearest):
+            tidal_schedule(2.0 ** -11, orbits)
+    every, total = tidal_schedule(2.0 ** -11, 0.75)
+    assert total == 3 * every
+
+
 def test_a_machine_with_a_gpu_and_no_gpu_results_is_not_said_to_have_none():
     """A hunt: "it has no GPU" beside a header naming the machine's H200 (C-E skipped there); and a
     GPU machine whose results hold only the task benchmarks was "no GPU (CPU only)"."""

@@ -436,3 +436,27 @@ def test_a_run_resumed_elsewhere_records_where_each_session_ran(tmp_path, monkey
     assert run["provenance"]["commit"] == "aaaaaaaa then bbbbbbbb"
     assert [p["commit"] for p in run["session_provenance"]] == ["aaaaaaaa", "bbbbbbbb"]
     assert run["provenance"]["machine"] == run["session_provenance"][0]["machine"]        # unchanged: once
+
+
+def test_a_science_run_whose_folder_is_renamed_under_it_stops_and_its_temporaries_go(tmp_path, monkeypatch):
+    """Hunts: a science run's folder renamed mid-run was written on by name (into whatever took
+    it); a killed session's snapshot temporary stayed after the run was resumed and finished."""
+    from nbsymple_versions import Simulation, make_cluster
+    from nbsymple_versions.paper import resumable
+    folder, old = tmp_path / "run", tmp_path / "old"
+    folder.mkdir()
+    (folder / ".snap_00000002.x1.npz.tmp").write_bytes(b"cut short")        # a killed session's
+    original = resumable.write_snapshot
+
+    def renaming(where, state, step):
+        written = original(where, state, step)
+        if not old.exists():
+            folder.rename(old)
+            folder.mkdir()
+        return written
+    monkeypatch.setattr(resumable, "write_snapshot", renaming)
+    with pytest.raises(resumable.WriteFault, match="its folder .* was renamed or replaced while the run held it"):
+        resumable.run(folder, lambda: Simulation(make_cluster(16, seed=1), "A", "leapfrog", "dp", 1e-3), {"seed": 1},
+                      [2, 4], "science run", progress=False, checkpoint_every=1)
+    assert list(folder.iterdir()) == [] and not list(old.glob("*.tmp")) and list(old.glob("snap_*"))
+

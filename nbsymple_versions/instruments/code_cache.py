@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+import sys
 import time
 
 from ..runs.paths import FileRefused, open_lock, read_json, write_file
@@ -26,6 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 FOLDER = "nbsymple-code"
 KIND = "code cache entry"
 WAIT_S = 900            # the longest wait for another process's compile (a guard, not a timing)
+SAY_AFTER_S = 5         # a wait this long is said on stderr
 
 
 @lru_cache(maxsize=None)
@@ -93,15 +95,22 @@ def entry(kind: str, key: dict):
         yield Entry(None, key)          # not kept, and compiled here
         return
     with os.fdopen(fd, "r+b") as lock:
-        end = time.monotonic() + WAIT_S
+        start = time.monotonic()
+        said = False
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() > end:   # the other process hangs: compile here, keep nothing
+                waited = time.monotonic() - start
+                if waited > WAIT_S:          # the other process hangs: compile here, keep nothing
                     yield Entry(None, key)
                     return
+                if waited > SAY_AFTER_S and not said:    # (a hunt: 15 min without a word, the other stopped)
+                    said = True
+                    print(f"nbsymple: waiting for another process that compiles the same code (lock "
+                          f"{folder / f'.{name}.lock'}); after {WAIT_S // 60} min it is compiled here",
+                          file=sys.stderr, flush=True)
                 time.sleep(0.05)
             except OSError:                  # a file system that takes no locks: compile here, keep nothing
                 yield Entry(None, key)

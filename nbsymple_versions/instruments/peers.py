@@ -527,8 +527,10 @@ def _load() -> str:
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m nbsymple_versions.instruments.peers", doc=__doc__)
-    p.add_argument("--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_NS), help="numbers of bodies")
-    p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS, help="timed rounds (median)")
+    p.add_argument("--n", type=whole_number_argument(2), nargs="+", default=list(DEFAULT_NS),
+                   help=f"numbers of bodies (default {' '.join(map(str, DEFAULT_NS))})")
+    p.add_argument("--repeats", type=whole_number_argument(1), default=DEFAULT_REPEATS,
+                   help=f"timed rounds, their median reported (default {DEFAULT_REPEATS})")
     p.add_argument("--seed", type=seed_argument, default=1, help="random seed of the bodies (default 1)")
     p.add_argument("--only", nargs="+", default=None,
                    help="candidate names or keys (e.g. B-sp REBOUND; A-unfused, A-row, A-row-unfused, A-loop, "

@@ -106,6 +106,9 @@ class MpiPipeline(ForcePipeline):
         self._axpy_slice(v, a, h)
 
 
+_SAID: set[str] = set()                # the sentences `build` has said in this process
+
+
 def default_node_version(world, backend: str = "numba") -> str:
     """F's node version where none is asked for: E when every rank sees a GPU through `backend`
     (or the CUDA simulator is on), else B; the same on every rank (collective)."""
@@ -131,9 +134,11 @@ def build(state, precision, clock, world, options) -> MpiPipeline:
         if options.node_version:
             raise VersionUnavailable(f"version F is not available: {given} for a GPU node version (D, E), and "
                                      f"--node-version B has none")
-        if world.is_root:
-            print(f"version F: {given} for a GPU node version (D, E), not used: not every rank sees a GPU, so each "
-                  f"runs node version B", file=sys.stderr, flush=True)
+        said = (f"version F: {given} for a GPU node version (D, E), not used: not every rank can run one "
+                f"({options.backend} backend), so each runs node version B")    # (not "sees a GPU": the simulator
+        if world.is_root and said not in _SAID:                                  # sees one, CuPy runs none)
+            _SAID.add(said)              # once per process: `check` builds F once per precision (a hunt: thrice)
+            print(said, file=sys.stderr, flush=True)
     node_options = package.Options(**{name: getattr(options, name) for name in package.Options.names()
                                       if name in options.names()})
     ok, reason = world.agree(*package.availability(node_options))

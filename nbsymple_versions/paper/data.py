@@ -143,7 +143,9 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
             elif total > 0:
                 rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
         origin = "the tasks.* timings in dp, as many of each as a leapfrog step makes (share of their sum)" + "".join(
-            f"; {v} left out at N = {', '.join(ns)}: no timing of that task" for v, ns in sorted(incomplete.items()))
+            f"; {v} left out at N = {', '.join(ns)}: no timing of that task" for v, ns in sorted(incomplete.items())) \
+            + "".join(f"; {note}" for note in _waited(times))
+
     else:
         raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor "
                           f"{TASK_TIMES['pairwise'][0]}")
@@ -153,6 +155,33 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
     if not table:
         raise MissingData(f"the results of commit {res.commit[:8]} have no task shares (all skipped)")
     return table, origin
+
+
+WAITED = 3.0       # a threaded host task this many times the serial one's: it waited, it did not compute
+
+
+def _waited(times: dict[tuple, dict]) -> list[str]:
+    """A sentence per version whose threaded host task (galactic, integrate) took more than WAITED
+    times the serial kernel's at the same N: the same source on more cores, so a parallel region
+    that waited for a descheduled thread (the prediction caps such times; measured rows showed
+    them as shares without a word: a hunt)."""
+    out = []
+    for v in sorted({k[0] for k in times}):
+        if get_version(v).host_kernels != "threaded":
+            continue
+        slow = []
+        for (w, n), t in sorted(times.items()):
+            serial = {u: times[u, n] for u in sorted({k[0] for k in times}) if (u, n) in times
+                      and get_version(u).host_kernels == "serial"}
+            for task in ("galactic", "integrate"):
+                best = min(((s[task], u) for u, s in serial.items() if s.get(task, 0) > 0), default=None)
+                if w == v and best and t.get(task, 0) > WAITED * best[0]:
+                    slow.append(f"{task} at N = {n} {t[task] / best[0]:.0f}x {best[1]}'s")
+        if slow:
+            out.append(f"{v}'s threaded host tasks took more than the serial kernel's ({', '.join(slow)}), the same "
+                       f"source on more cores: its parallel regions waited (threads woken or descheduled), so those "
+                       f"shares measure the wait, not its kernels' work")
+    return out
 
 
 def with_predicted(table: list[dict], predicted: list[dict]) -> list[dict]:

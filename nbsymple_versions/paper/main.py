@@ -27,7 +27,7 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import writable
-from ..runs.paths import FileRefused, read_bytes, read_json, write_file
+from ..runs.paths import FileRefused, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -216,6 +216,7 @@ def _check_inputs(args) -> Results | None:
     if out.exists() and not out.is_dir():
         raise PaperError(f"--out {out} is a file, not a folder")
     writable(out, "the figures (--out)", PaperError)
+    remove_stale_temporaries(out)
     if args.science and (out / "runs").is_dir():   # checked before hours of runs, not when their figure is drawn
         writable(out / "runs", "the science runs", PaperError)
     return res
@@ -358,6 +359,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                 _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
             _write_science_summaries(out, kept)
+            written["summaries"] = SCIENCE_SUMMARIES         # in the list of files written (a hunt: left out)
         except (Interrupted, Busy, WriteFault):
             raise
         except OtherRun as exc:          # kept; the benchmarks' artefacts are written by now: status 1, not 2
@@ -450,7 +452,7 @@ def _everything(args, res: Results, out: Path) -> int:
         _say(f"REPORT.md not written: {_why(exc, out / 'REPORT.md')}.")
         failed = [*failed, "REPORT.md"]
     files = sorted(set(written.values()))
-    _say(f"wrote {len(files)} files into {out.name or out}/ in {time.perf_counter() - start:.0f} s: {', '.join(files)}")
+    _say(f"wrote {len(files)} files into {out}/ in {time.perf_counter() - start:.0f} s: {', '.join(files)}")
     missing = [fname for key, fname in BENCHMARK_FILES.items() if key not in written] + failed
     if missing:
         why = "the lines above say" if "REPORT.md" in missing else "REPORT.md's notes say"

@@ -445,7 +445,13 @@ def _lacks(files: list[ResultFile], needs) -> list[str]:
     """Each need (a tuple of benchmarks, any one of which will do) that these files do not hold,
     as 'a or b'."""
     held = held_benchmarks(files)
-    return [" or ".join(group) for group in needs if not held & set(group)]
+    return [" or ".join(group) for group in need_groups(needs) if not held & set(group)]
+
+
+def need_groups(needs) -> tuple[tuple[str, ...], ...]:
+    """`needs` as groups of alternatives: a name alone is a group of one (a hunt: the string
+    "steps.Step..." was read as a group of its letters)."""
+    return tuple((need,) if isinstance(need, str) else tuple(need) for need in needs)
 
 
 def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) -> tuple[str, str]:

@@ -23,12 +23,12 @@ import uuid
 
 from ..environment import os_reason
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
-from ..runs.locks import PathBusy as Busy, hold  # noqa: F401  (Busy: what paper/main catches)
+from ..runs.locks import PathBusy as Busy, hold, identity, moved  # noqa: F401  (Busy: what paper/main catches)
 from ..runs.loop import Stopped, step_run
 from ..runs.paths import FileRefused, read_json, write_file
 from ..runs.progress import Progress
 from ..runs.signals import StopSignals
-from ..runs.snapshots import list_snapshots, write_snapshot
+from ..runs.snapshots import list_snapshots, remove_temporaries, write_snapshot
 from ..simulation import Simulation
 
 RUN_FILE = "run.json"
@@ -152,6 +152,8 @@ def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool 
 def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoint_every, rerun, provenance):
     for tmp in temporary_files(folder / CHECKPOINT):
         tmp.unlink(missing_ok=True)
+    remove_temporaries(folder)           # a killed session's snapshot in writing (a hunt: kept for good)
+    taken = identity(folder, True)       # the lock `run` holds, checked before each write (`locks.moved`)
     targets = sorted({int(k) for k in snapshot_steps if k > 0})
     total = targets[-1]
     t0 = time.perf_counter()
@@ -179,7 +181,14 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
         def stop_asked() -> bool:
             return signals.signum is not None and sim.steps_done < total
 
+        def still_here():
+            if moved(folder, True, taken):
+                raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: its folder {folder} was "
+                                 f"renamed or replaced while the run held it, so nothing more is written under that "
+                                 f"name; what it wrote, its checkpoint too, went with the folder")
+
         def snapshot(step):
+            still_here()
             science["written"].append(write_snapshot(folder, sim.state, step).name)
 
         saved = [None if found is None else start]
@@ -187,6 +196,7 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
         def checkpoint(stopping: bool):
             science["wall_seconds"] = round(before + time.perf_counter() - t0, 2)
             science["interrupted"] += int(stopping)
+            still_here()
             save(folder / CHECKPOINT, run, sim)
             saved[0] = sim.steps_done
 

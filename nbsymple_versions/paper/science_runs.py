@@ -121,8 +121,13 @@ def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tu
                          f"counted; choose a larger --tidal-dt or fewer --tidal-orbits") from None
     if snaps < 1:
         raise ValueError(f"a tidal-tail run of {orbits:g} orbits takes no snapshot (one every "
-                         f"1/{snapshots_per_orbit} orbit), so it has no steps; choose --tidal-orbits above "
-                         f"{0.5 / snapshots_per_orbit:g}")
+                         f"1/{snapshots_per_orbit} orbit), so it has no steps; choose --tidal-orbits of "
+                         f"{1 / snapshots_per_orbit:g} or more")
+    if abs(orbits * snapshots_per_orbit - snaps) > 1e-9 * snaps:      # (a hunt: run as the nearest, recorded as asked)
+        lower, upper = math.floor(orbits * snapshots_per_orbit), math.ceil(orbits * snapshots_per_orbit)
+        nearest = " or ".join(f"{k / snapshots_per_orbit:g}" for k in (lower, upper) if k >= 1)
+        raise ValueError(f"a tidal-tail run of {orbits:g} orbits is no whole number of snapshots (one every "
+                         f"1/{snapshots_per_orbit} orbit); choose --tidal-orbits {nearest}")
     return every, every * snaps
 
 

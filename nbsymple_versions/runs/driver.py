@@ -59,7 +59,7 @@ from ..versions import VersionUnavailable, get_version, simulated
 from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
-from .locks import PathBusy, hold, lock_file
+from .locks import PathBusy, hold, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
@@ -379,7 +379,7 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
     return None
 
 
-def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | None, bool]:
+def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
     the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
     removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
@@ -397,7 +397,7 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | N
             raise RunStop(f"--checkpoint {checkpoint} lies inside the snapshot folder {folder}, where a snapshot "
                           f"could replace it; put it beside that folder")
         _writable(target.parent, "the checkpoint", undo)
-        _lock(locks, target, "the checkpoint", False, undo)
+        _lock(locks, target, "the checkpoint", False, undo, held)
         resuming = spec.resume and target == _resolved(spec.resume, "--resume")
         if os.path.lexists(target) and not resuming:
             raise RunStop(f"{checkpoint} already exists; {_existing_checkpoint_advice(checkpoint)}")
@@ -406,7 +406,7 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo) -> tuple[Path | N
     restart = False
     if folder is not None:
         _writable(folder, "snapshots", undo)
-        _lock(locks, folder, "the snapshot folder", True, undo)
+        _lock(locks, folder, "the snapshot folder", True, undo, held)
         restart = spec.resume is None and _restartable(folder, _command(spec, run_, checkpoint))
         if not restart:
             try:
@@ -473,8 +473,9 @@ def _remove_folder(folder: Path):
         pass
 
 
-def _lock(locks, path, what, folder, undo):
-    """Hold `path`'s lock for the run; a lock file it had to make is removed by `undo`."""
+def _lock(locks, path, what, folder, undo, held):
+    """Hold `path`'s lock for the run; a lock file it had to make is removed by `undo`; `held`
+    gains (what, path, whether a folder, the lock file's identity) for `_check_held`."""
     lock = lock_file(path, folder)
     if not os.path.lexists(lock):
         undo.callback(lock.unlink, missing_ok=True)
@@ -486,6 +487,18 @@ def _lock(locks, path, what, folder, undo):
         raise OSError(e.errno, e.strerror, str(lock)) from None
     if unlocked is not None:
         print(f"nbsymple run: {unlocked}", file=sys.stderr, flush=True)
+    held.append((what, Path(path), folder, identity(Path(path), folder)))
+
+
+def _check_held(held, stopped: str):
+    """RunStop (status 4) where a path the run locked is no longer under its name (`locks.moved`):
+    nothing is written into whatever folder took the name, another run's locked one included."""
+    for what, path, folder, taken in held:
+        if moved(path, folder, taken):
+            place = path if folder else path.parent
+            raise RunStop(f"{stopped}: the folder of {what}, {place}, was renamed or replaced while the run held "
+                          f"it, so nothing more is written under that name; what the run wrote went with the folder "
+                          f"(its checkpoint, if any, resumes from there)", status=FAULT)
 
 
 def _write_record(folder: Path, record: dict):
@@ -567,12 +580,13 @@ def _run(spec, world, signals, loaded) -> int:
     run_, build = _resumed(spec, world, loaded) if spec.resume else _fresh(spec, world)
     nothing_run = (f"{spec.resume} is unchanged; continue with: {resume_command(spec.resume)}" if spec.resume
                    else "no step had run")
+    held = []                            # the paths locked, checked before each write (`_check_held`)
     with ExitStack() as locks:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
             def check_paths():
                 with stop_on_write_fault(nothing_run):
                     return _checked_paths(spec, run_, checkpoint, loaded[1]["steps_done"] if loaded else 0, locks,
-                                          undo)
+                                          undo, held)
 
             def claim():
                 with stop_on_write_fault(nothing_run):
@@ -583,12 +597,13 @@ def _run(spec, world, signals, loaded) -> int:
             on_root(world, claim)
             undo.pop_all()
         start = sim.steps_done
-        _steps(spec, run_, sim, folder, checkpoint, signals)
+        _steps(spec, run_, sim, folder, checkpoint, signals, held)
         steps = run_["steps"]
         done = f"the run finished its {steps} step{'s' if steps != 1 else ''}" + (
             "" if checkpoint is None else f"; its checkpoint {checkpoint} (step {sim.steps_done}) is written")
 
         def finish():
+            _check_held(held, f"{done}, but {RUN_RECORD} does not say so")
             with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
                 record = read_json(folder / RUN_RECORD, "run record")
                 _write_record(folder, {**record, "finished": True})
@@ -634,7 +649,7 @@ def _abort_at_once(signum: int, world, message: str):
     world.abort(128 + signum)
 
 
-def _steps(spec, run_, sim, folder, checkpoint, signals):
+def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
     """Step to the run's total with snapshots and checkpoints; a signal (caught by `signals` on
     any rank) or a non-finite value stops it after a whole step, a fault of the machine (a full
     disk, a folder removed) at the write that failed: each in one sentence that names the last
@@ -658,6 +673,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
     def write_snapshot_(step):
         sim.gather()
         if world.is_root:
+            _check_held(held, f"the run stopped after step {sim.steps_done} of {total}")
             write_snapshot(folder, sim.state, step, run_["run_id"], fmt)
 
     def save_(stopping=False):
@@ -666,6 +682,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals):
         sim.gather()
         count_stops()
         if world.is_root:
+            _check_held(held, f"the run stopped after step {sim.steps_done} of {total}")
             save(target, run_, sim)
         saved["step"] = sim.steps_done
 

@@ -36,6 +36,23 @@ def lock_file(path: Path, folder: bool) -> Path:
     return path / ".lock" if folder else path.parent / f".{path.name}.lock"
 
 
+def identity(path: Path, folder: bool) -> tuple | None:
+    """(device, inode) of `path`'s lock file, or None where there is none: held, it cannot change
+    under its name unless its folder was renamed or replaced (`moved`)."""
+    try:
+        st = os.stat(lock_file(Path(path), folder))
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def moved(path, folder: bool, held: tuple | None) -> bool:
+    """Whether the lock of `path` taken with `identity` `held` is no longer under its name: the
+    folder renamed, or another made in its place, while a run held it (a hunt: the run went on
+    writing into whatever folder took the name, another run's locked one included)."""
+    return identity(Path(path), folder) != held
+
+
 @contextmanager
 def hold(path, what: str, folder: bool = False):
     """Hold the exclusive lock of `path` (a folder when `folder`), resolved, for the `with`

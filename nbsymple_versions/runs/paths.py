@@ -28,6 +28,7 @@ from pathlib import Path
 import stat
 import sys
 import tempfile
+import time
 
 from ..environment import umask
 
@@ -244,6 +245,29 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     except OSError:
         pass
     return path
+
+
+STALE_S = 60          # a temporary of a writer that is gone, this old, is what a kill left
+
+
+def remove_stale_temporaries(folder) -> list[Path]:
+    """Remove from `folder` the temporaries `write_atomically` left when its writer was killed: a
+    `.<name>.<pid>.<random>.tmp` whose process is gone from this machine and that is more than
+    STALE_S seconds old (a writer on another machine sharing the folder is never that slow); for
+    a folder no lock guards (`paper --out`: a kill left them for good, a hunt). Returns them."""
+    gone = []
+    for path in Path(folder).glob(".*.tmp"):
+        pid = next((int(p) for p in path.name.split(".") if p.isdigit()), None)
+        try:
+            if pid is None or time.time() - path.lstat().st_mtime < STALE_S:
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            gone.append(path)
+        except OSError:                  # another user's live process (EPERM), or the file gone
+            continue
+    return gone
 
 
 # what a file system says to a call it does not do: vfat, SMB and some FUSE mounts keep no Unix

@@ -206,9 +206,10 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     text = format_lines(state).encode("ascii")
     side.setdefault("sha256", {})[str(step)] = hashlib.sha256(text).hexdigest()
     body = (json.dumps(side, indent=1) + "\n").encode()
-    path = write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
+    # the sidecar first: a reader that lists the folder while a run writes it finds each snapshot's
+    # time already kept (the other order failed ~1 read in 3 as "killed between the two": a hunt)
     write_atomically(Path(folder) / SIDECAR, lambda f: f.write(body), ".snapshots.", ".json.tmp")
-    return path
+    return write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
 
 
 # What reading a hostile `.npz` can raise from numpy, zipfile and the decompressors.
@@ -307,9 +308,9 @@ def _read_nbsymple(path: Path) -> tuple[State, int]:
                                 f"as an initial-condition file")
     times = side.get("times", {})
     if path.name.startswith("snap_") and side and str(number) not in times:    # its rename, not its sidecar's
-        raise SnapshotError(f"snapshot {path} has no time in its folder's {SIDECAR} (written when a run was "
-                            f"killed between the two, or copied in from another folder): copy it out of that folder "
-                            f"to read it as an initial-condition file")
+        raise SnapshotError(f"snapshot {path} has no time in its folder's {SIDECAR} (copied in from another "
+                            f"folder, or left by an older nbsymple killed between the two writes): copy it out of "
+                            f"that folder to read it as an initial-condition file")
     try:
         units = _sidecar_units(side) if side else Units()
         state = read_nbsymple(path, units, eps=side.get("softening"), t=times.get(str(number), 0.0), kind="snapshot")
@@ -362,8 +363,13 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
         if other != run_id:
             raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
                                 f"choose an empty folder")
-    # the temporaries of `write_atomically` (snapshots, the sidecar, the driver's nbsymple-run.json): the
-    # folder's lock is held, so no writer is alive
+    return remove_temporaries(folder)
+
+
+def remove_temporaries(folder) -> list[Path]:
+    """Remove what a killed writer left in a snapshot folder whose lock the caller holds (so no
+    writer is alive): the temporaries of `write_atomically` (snapshots, the sidecar, the driver's
+    nbsymple-run.json); returns them."""
     stale = [p for pattern in (".snap_*.npz.tmp", ".snap_*.txt.tmp", f".{Path(SIDECAR).stem}.*.json.tmp",
                                ".nbsymple-run.json.*.tmp") for p in sorted(Path(folder).glob(pattern))]
     for path in stale:
