@@ -1029,7 +1029,7 @@ def finished(tmp_path_factory):
     from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
     root = tmp_path_factory.mktemp("finished")
     runs = root / "out" / "runs"
-    run_tidal_tails(runs / "tidal_tails", n=8, dt=0.5, orbits=0.3, version="A", progress=False)
+    run_tidal_tails(runs / "tidal_tails", n=8, dt=0.5, orbits=0.25, version="A", progress=False)
     run_black_hole(runs / "black_hole", n=8, dt=0.5, t_end=1.0, ratios=(1.0,), version="A", progress=False)
     shutil.copytree(FIXTURE, root / "res")
     return root
