@@ -41,6 +41,11 @@ ACCELERATION_KINDS = ("total", "pairwise", "galactic")   # what `Simulation.acce
 ERROR_REFERENCES = {"energy_error": "E0", "internal_energy_error": "K_int0 + W0", "angular_momentum_error": "L0"}
 
 
+def _plain(value):
+    """A NumPy scalar as the Python number it holds (a record is plain JSON values)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _json_floats(values):
     """A list of floats for JSON: a non-finite one (an L0 beyond float64's range) as None."""
     return [v if math.isfinite(v) else None for v in map(float, values)]
@@ -157,6 +162,8 @@ class Simulation:
             raise ValueError(problem)              # every rank holds rank 0's bodies: all refuse alike
         self.forces = self.version.pipeline(state, self.precision, self.clock, **options)
         self.options.update(self.forces.chosen)     # in the record: a resumed run takes them again
+        typed = self.version.options_from(self.options)          # as plain JSON values, in the code's spelling
+        self.options = {name: _plain(getattr(typed, name)) for name in self.options}    # (np.int64(64): a hunt)
         self.compile_seconds = self.forces.warm_up(state.x)
         self.steps_done, self._stepping = 0, False
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
@@ -172,7 +179,8 @@ class Simulation:
     def step(self, steps: int = 1, on_step=None):
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
-        step that leaves a non-finite value, before `on_step` sees it. Steps beyond `core.work`'s
+        step that leaves a non-finite value, before `on_step` sees it. An exception inside a step
+        (a Ctrl-C) leaves the bodies as the last whole step left them. Steps beyond `core.work`'s
         limit (more than the fastest machine ends within it, or the CUDA simulator for a GPU
         version there) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
@@ -183,15 +191,30 @@ class Simulation:
             raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns")
         self._check_state()
         base = self.steps_done
+        # the bodies after the last whole step: an exception inside a step (a Ctrl-C, a device's
+        # error) puts them back, so that the state is always `steps_done`'s (a hunt: a Ctrl-C in a
+        # notebook left them partway through a step, and the next step carried on from there)
+        whole, between = (self.state.x.copy(), self.state.v.copy()), [False]
 
         def after(k):
+            between[0] = True
             self.steps_done = base + k
             self._check_finite()
+            np.copyto(whole[0], self.state.x)
+            np.copyto(whole[1], self.state.v)
             if on_step is not None:
                 on_step(k)
+            between[0] = False
+
         self._stepping = True
         try:
             advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
+        except BaseException:
+            if not between[0]:
+                np.copyto(self.state.x, whole[0])
+                np.copyto(self.state.v, whole[1])
+                self.state.t = self.t0 + self.steps_done * self.dt
+            raise
         finally:
             self._stepping = False
 
@@ -323,6 +346,7 @@ class Simulation:
         if unknown := sorted(map(named, set(errors) - set(ERROR_REFERENCES))):
             raise ValueError(f"errors holds {', '.join(unknown)}, not an error; errors() returns "
                              f"{', '.join(ERROR_REFERENCES)}")
+        self._has_initial()              # (without diagnostics every error is None, for that reason alone)
         references = {"energy_error": self.energy0, "angular_momentum_error": self.angular_momentum0,
                       "internal_energy_error": None if self.energy_parts0 is None else self.energy_parts0.internal}
         return {name: undefined_reason(references[name], ERROR_REFERENCES[name])
@@ -333,7 +357,7 @@ class Simulation:
         of bodies and a digest of their masses, by which `restore` knows the cluster again."""
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
                 "eps": self.state.eps, "units": self.state.units.as_dict(),
-                "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": self.options,
+                "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": dict(self.options),
                 "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
                 "energy0": self.energy0, "angular_momentum0": None if self.angular_momentum0 is None

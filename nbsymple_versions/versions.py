@@ -15,7 +15,7 @@ from .core.checks import named, one_of
 from .core.clock import TaskClock
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
-from .core.vocabulary import TASKS, check_precision
+from .core.vocabulary import TASKS, precision_name
 from .gpu_pairwise.simulator import cuda_simulator
 
 __all__ = ["TABLE", "LETTERS", "GPU_LETTERS", "CPU_LETTERS", "Version", "VersionUnavailable", "get_version",
@@ -104,15 +104,16 @@ class Version:
 
     def pipeline(self, state, precision: str = "dp", clock: TaskClock | None = None, **options) -> ForcePipeline:
         """A ready force pipeline for `state` (masses, softening, units) in `precision`; it keeps
-        copies of them, and says what it was built for (`built_for`: N, softening, units), which
-        `advance` and `check_pipeline` compare with the state they are given."""
-        check_precision(precision)
+        copies of them, and says what it was built for (`built_for`: N, softening, units, masses), which
+        `advance` and `check_pipeline` compare with the state they are given. `precision` in any
+        case ("DP")."""
+        precision = precision_name(precision)
         typed = self.options_from(options)
         ok, reason = self.package.availability(typed)
         if not ok:
             raise VersionUnavailable(f"version {self.letter} is not available: {reason}")
         forces = self.package.build_pipeline(state, precision, clock, typed)
-        forces.built_for = (state.n, state.eps, state.units)
+        forces.built_for = (state.n, state.eps, state.units, state.m.copy())
         return forces
 
 

@@ -233,6 +233,19 @@ def test_e_more_slices_than_bodies(rng):
     np.testing.assert_array_equal(a, b)
 
 
+def test_more_bodies_than_the_kernels_32_bit_index_are_refused(rng, monkeypatch):
+    """A hunt: numba's plain kernel indexes the bodies' values in 32 bits (`shl.b32` in its PTX),
+    so from 2**29 bodies in dsp its sources wrapped back to body 0, in silence; CuPy's launch
+    took the padded N as an int32. Refused now, for every kernel, at the limit (here made small)."""
+    from nbsymple_versions.gpu_pairwise import engine
+    monkeypatch.setattr(engine, "INDEX_LIMIT", 1000)
+    state = random_state(rng, 100, "dsp")                 # 128 padded records of 8 values: 1024
+    with pytest.raises(ValueError, match=r"N = 100 bodies are more than the GPU kernels can index \(at most 96 "
+                                         r"in dsp at tile 32"):
+        kc.CudaPairwise(state.m, state.eps, "dsp", tile=32, kernel="plain")
+    kc.CudaPairwise(state.m[:96], state.eps, "dsp", tile=32, kernel="plain")
+
+
 def test_upload_compute_download_reuse_buffers(rng):
     state = random_state(rng, 50, "dp")
     forces = get_version("D").pipeline(state, "dp", tile=32)

@@ -236,6 +236,8 @@ def test_a_need_named_alone_is_a_group_of_one_and_orbits_are_whole_snapshots():
     from nbsymple_versions.paper.science_runs import tidal_schedule
     res = load_results(REPO / "results", needs=("steps.Step.time_step_leapfrog",))
     assert res.get("steps.Step.time_step_leapfrog") and "s or t or e" not in res.choice, res.choice
+    once = load_results(REPO / "results", needs=(n for n in ["steps.Step.time_step_leapfrog"]))   # a generator,
+    assert once.machine == res.machine                      # used up by the first machine ranked (a hunt)
     for orbits, nearest in ((0.13, "choose --tidal-orbits 0.25"), (1.3, "choose --tidal-orbits 1.25 or 1.5")):
         with pytest.raises(ValueError, match=nearest):
             tidal_schedule(2.0 ** -11, orbits)

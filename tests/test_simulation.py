@@ -42,3 +42,97 @@ def test_importing_the_schemes_leaves_the_decimal_context_alone():
     assert out.returncode == 0, out.stderr
     before, after = out.stdout.split()
     assert before == after == "28"
+
+
+# ------------------------------------------------------------------ a hunt of the API's valid edges
+
+def _stepped(steps, **kwargs):
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    sim.step(steps, **kwargs)
+    return sim
+
+
+def test_a_ctrl_c_inside_a_step_leaves_the_bodies_of_the_last_whole_step():
+    """A Ctrl-C in a notebook inside `step` left the bodies partway through a step, and the next
+    `step` carried on from there (0.037 r_cl off after 5 steps)."""
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    calls, forces = [0], sim.forces.accelerations
+
+    def interrupted(x, acc):
+        calls[0] += 1
+        if calls[0] == 24:                 # inside the fourth step (si6a: 7 force evaluations a step)
+            raise KeyboardInterrupt
+        forces(x, acc)
+    sim.forces.accelerations = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(10)
+    sim.forces.accelerations = forces
+    assert sim.steps_done == 3 and np.array_equal(sim.state.x, _stepped(3).state.x)
+    sim.step(2)
+    assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
+
+
+def test_arrays_assigned_by_on_step_or_of_another_order_are_stepped_on():
+    """`on_step` assigning a new `state.x` froze it for the rest of the call while t went on; a
+    Fortran-ordered x or v given to `advance` stood still (sp) or raised numba's TypingError (dp)."""
+    from nbsymple_versions import advance, get_scheme, get_version
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    sim.step(10, on_step=lambda k: setattr(sim.state, "x", sim.state.x.copy()) if k == 5 else None)
+    assert np.array_equal(sim.state.x, _stepped(10).state.x)
+    for precision in ("sp", "dp"):
+        plain, odd = make_cluster(64, seed=1), make_cluster(64, seed=1)
+        odd.x, odd.v = np.asfortranarray(odd.x), np.asfortranarray(odd.v)
+        for s in (plain, odd):
+            advance(s, get_version("A").pipeline(s, precision), get_scheme("leapfrog"), 1e-3, 10, np.zeros((3, 64)))
+        assert np.array_equal(odd.x, plain.x) and np.array_equal(odd.v, plain.v), precision
+
+
+def test_a_pipeline_of_other_masses_is_refused_and_precision_and_kernel_in_any_case():
+    """`advance` took a pipeline built for other masses (same N, eps, units) in silence; the
+    Python API refused "DP" and kernel "TILED", which the docs say it takes in any case.
+    (`check_pipeline` compares such a pipeline's forces, which fail: tests/test_versions.py.)"""
+    from nbsymple_versions import advance, get_scheme, get_version
+    from nbsymple_versions.gpu_pairwise.options import check_backend, check_kernel
+    a, c = make_cluster(64, seed=1), make_cluster(64, seed=1, mass_classes=5)
+    with pytest.raises(ValueError, match=r"forces was built for N = 64, .*\(other masses\)"):
+        advance(c, get_version("A").pipeline(a, "DP"), get_scheme("leapfrog"), 1e-3, 1, np.zeros((3, 64)))
+    assert check_kernel("TILED") == "tiled" and check_backend("CuPy") == "cupy"
+
+
+def test_units_records_and_seeds_are_plain_values():
+    """Units of NumPy float32 computed their scales in float32 (equal to Units() all the same);
+    a record's options aliased the simulation's own and kept the caller's spelling; RunSpec took
+    a NumPy Generator as seed and failed late; `dataclasses.replace(RunSpec(resume=...),
+    steps=40)` kept the first `given` and stopped at the checkpoint's step."""
+    import dataclasses
+    import json
+    from nbsymple_versions import Units
+    from nbsymple_versions.runs.errors import RunStop
+    from nbsymple_versions.runs.spec import RunSpec
+    u = Units(np.float32(10), np.float32(15360))
+    assert type(u.r_cl_pc) is float and u.velocity_kms == Units().velocity_kms
+    sim = Simulation(make_cluster(16, seed=1), "F", diagnostics=False, node_version="b")
+    record = sim.record()
+    assert record["options"] == {"node_version": "B"} and json.dumps(record)
+    record["options"]["node_version"] = "E"
+    assert sim.options == {"node_version": "B"}
+    with pytest.raises(RunStop, match="--seed must be a whole number a run can record"):
+        RunSpec(seed=np.random.default_rng(1))
+    assert "steps" in dataclasses.replace(RunSpec(resume="a.ck"), steps=40).given
+
+
+def test_a_lone_body_has_no_internal_energy_error_and_errors_need_diagnostics():
+    """A lone body's internal energy error was 4e15 (its mean velocity m v / m rounded), not
+    undefined; `undefined_reasons` of a simulation without diagnostics gave a false reason."""
+    from nbsymple_versions import State
+    b = make_cluster(40, seed=9)
+    for i in range(10):
+        s = State.from_arrays(b.positions[i:i + 1], b.velocities[i:i + 1], b.m[i:i + 1], eps=b.eps)
+        sim = Simulation(s)
+        sim.step(3)
+        errors = sim.errors()
+        assert errors["internal_energy_error"] is None, errors
+        assert sim.undefined_reasons(errors)["internal_energy_error"] == "K_int0 + W0 = 0"
+    quiet = Simulation(make_cluster(16, seed=1), diagnostics=False)
+    with pytest.raises(ValueError, match="diagnostics=False"):
+        quiet.undefined_reasons({"energy_error": None})

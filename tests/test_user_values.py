@@ -151,14 +151,20 @@ def test_make_cluster_takes_an_integral_float():
     ({"radius_kpc": math.nan}, ("radius_kpc must be a finite number of at least 0", "nan")),
     ({"radius_kpc": -1.0}, ("radius_kpc", "at least 0")),
     ({"speed_kms": math.inf}, ("speed_kms must be a finite number",)),
-    ({"virial_ratio": math.nan}, ("virial_ratio must be a positive finite number",)),
-    ({"virial_ratio": 0.0}, ("virial_ratio",)),
+    ({"virial_ratio": math.nan}, ("virial_ratio must be a finite number of at least 0",)),
+    ({"virial_ratio": -0.1}, ("virial_ratio",)),          # 0 is taken: a cold collapse (a hunt)
     ({"eps": -1.0}, ("eps (the softening) must be a positive finite number",)),
     ({"mass_classes": 2.7}, ("mass_classes (the number of mass classes) must be a whole number of at least 1",)),
     ({"radius_kpc": 1e308}, ("radius_kpc = 1e+308 kpc is beyond float64's range",)),   # placed beyond float64
 ])
 def test_make_cluster_refuses_bad_arguments(kwargs, words):
     refused(lambda: make_cluster(10, seed=1, **kwargs), *words)
+
+
+def test_a_cold_collapse_starts_at_rest():
+    """A hunt: `virial_ratio=0`, a cold collapse, a standard start, was refused."""
+    state = make_cluster(16, seed=1, radius_kpc=None, virial_ratio=0)
+    assert not state.v.any() and state.x.any()
 
 
 def test_the_other_builders_check_their_arguments():

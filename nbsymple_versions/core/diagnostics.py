@@ -286,7 +286,10 @@ def energy_parts(state, progress=None, w=None) -> EnergyParts:
 def _energy_parts(state, progress, w) -> EnergyParts:
     m, u = state.m, state.units
     mass = _sum(m)
-    base, vel = _mean(state.x, m, mass), _mean(state.v, m, mass)
+    if state.n == 1:         # a lone body is its own mean: K_int = W = 0 exactly (a hunt: m x / m rounded,
+        base, vel = state.x[:, 0].copy(), state.v[:, 0].copy()      # and its error was 4e15, not undefined)
+    else:
+        base, vel = _mean(state.x, m, mass), _mean(state.v, m, mass)
     d = state.x - base[:, None]                          # exact where |x_i| ~ |B| (Sterbenz)
     dv = state.v - vel[:, None]
     w = potential_energy(state.positions, m, state.eps, progress) if w is None else w   # w: W computed elsewhere (F)

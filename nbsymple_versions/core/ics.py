@@ -141,8 +141,8 @@ def _uniform_ball(rng, n):
 def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units: Units = Units(),
                    exact_potential: bool = True, mass_classes=None) -> State:
     """A cluster of n bodies of total mass 1 uniform in the unit sphere, velocities uniform in a
-    sphere scaled so that K / |W| = virial_ratio with the softened W; centre of mass at rest at
-    the origin. Equal masses, or with `mass_classes` = k a Salpeter spectrum in k classes
+    sphere scaled so that K / |W| = virial_ratio (0: at rest, a cold collapse) with the softened
+    W; centre of mass at rest at the origin. Equal masses, or with `mass_classes` = k a Salpeter spectrum in k classes
     (`salpeter_masses`, independent of position and velocity). Reproducible from `seed` (the
     positions and velocities drawn do not depend on the masses). `exact_potential=False` scales
     with the continuous uniform sphere's W = -3/5 instead of the O(N^2) sum (for timing states
@@ -152,7 +152,7 @@ def uniform_sphere(n: int, seed=None, virial_ratio: float = 0.3, eps=None, units
     check_memory(n, "n (the number of bodies)", IC_BYTES_PER_BODY)
     seed = checked_seed(seed)
     exact_potential = flag(exact_potential, "exact_potential")
-    virial_ratio = positive_number(virial_ratio, "virial_ratio")
+    virial_ratio = finite_number(virial_ratio, "virial_ratio", 0.0)        # 0: a cold collapse (a hunt: refused)
     eps = default_softening(n) if eps is None else positive_number(eps, "eps (the softening)")
     rng = np.random.default_rng(seed)
     m = np.full(n, 1.0 / n) if mass_classes is None else salpeter_masses(n, mass_classes)

@@ -10,6 +10,8 @@ from ..core.vocabulary import check_precision
 from .options import DEFAULT_TILE, check_kernel, check_tile
 from .records import WIDTH, fill_masses, pack, padded, real_type
 
+INDEX_LIMIT = 2**32 - 1      # the most values (bodies x WIDTH) a kernel's 32-bit index reaches
+
 
 def slices(n: int, devices: int) -> list[tuple[int, int]]:
     """`devices` contiguous slices [start, stop) of the n targets, one body each at least: more
@@ -93,6 +95,10 @@ class GpuEngine:
         self.galaxy, self.includes_galactic = galaxy, galaxy is not None
         self.n = m.shape[0]
         self.npad = padded(self.n, self.tile)
+        if self.npad * WIDTH[precision] > INDEX_LIMIT:       # (a hunt: numba's plain kernel wrapped to body 0)
+            most = (INDEX_LIMIT // WIDTH[precision]) // self.tile * self.tile
+            raise ValueError(f"N = {self.n} bodies are more than the GPU kernels can index (at most {most} in "
+                             f"{precision} at tile {self.tile}: their indices into the bodies' values are 32-bit)")
         ftype = real_type(precision)
         self.eps2 = ftype(eps * eps)
         self.out_type = np.float64 if galaxy else ftype

@@ -271,7 +271,7 @@ def kernel_source(precision, tile=DEFAULT_TILE, kernel="tiled", galaxy=None) -> 
     """The kernel of precision x tile x kernel ("tiled" or "plain"), C's or, with `galaxy`
     (`engine.Galaxy`), its fused one; uncompiled (tests and `nbsymple gpu-asm` compile it)."""
     check_precision(precision)
-    check_kernel(kernel)
+    kernel = check_kernel(kernel)
     if simulator():
         prepare_simulator()
     record, sources = _device_functions(precision, tile, kernel)

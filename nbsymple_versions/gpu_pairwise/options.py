@@ -26,15 +26,17 @@ def check_tile(tile) -> int:
 
 
 def check_backend(backend) -> str:
-    if backend not in BACKENDS:
+    """The backend `backend` names in any case ("CuPy" -> "cupy"), else ValueError."""
+    if not isinstance(backend, str) or backend.lower() not in BACKENDS:
         raise ValueError(f"unknown GPU backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    return backend
+    return backend.lower()
 
 
 def check_kernel(kernel) -> str:
-    if kernel not in KERNEL_KINDS:
+    """The kernel kind `kernel` names in any case ("TILED" -> "tiled", as --gpu-kernel takes it), else ValueError."""
+    if not isinstance(kernel, str) or kernel.lower() not in KERNEL_KINDS:
         raise ValueError(f"unknown GPU kernel {kernel!r}; choose one of {', '.join(KERNEL_KINDS)}")
-    return kernel
+    return kernel.lower()
 
 
 @dataclass(frozen=True)

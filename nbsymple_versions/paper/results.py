@@ -505,7 +505,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     prefix; default the newest whose results hold every need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
     read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
     ResultsError says why (naming the file)."""
-    root = Path(results_dir)
+    root, needs = Path(results_dir), need_groups(needs)      # (a generator was used up by the first machine)
     if (why := not_a_folder(root)) == "does not exist":
         raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "
                            f"(or `asv run`) first.")

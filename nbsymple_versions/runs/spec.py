@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
+
 from ..core.checks import instance, one_of, positive_number, seed, whole_number
 from ..core.schemes import SCHEMES
 from ..core.units import CONSTANTS
@@ -72,7 +74,10 @@ class RunSpec:
                                                                     "a dict of the version's options")))}
             if self.snapshot_format is not None:
                 checked["snapshot_format"] = one_of(self.snapshot_format, SNAPSHOT_FORMATS, "snapshot format")
-            if self.seed is not None:
+            if self.seed is not None:   # a number a run records and draws again: not NumPy's generators
+                if isinstance(self.seed, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator)):
+                    raise ValueError(f"{flag('seed')} must be a whole number a run can record (from 0 below "
+                                     f"2**128), not a {type(self.seed).__name__}")       # (a hunt: failed late)
                 checked["seed"] = seed(self.seed, flag("seed"))
             for name, minimum in _COUNTS.items():
                 if getattr(self, name) is not None:
@@ -90,10 +95,12 @@ class RunSpec:
                     raise ValueError(f"{flag(name)} must be True or False, got {getattr(self, name)!r}")
         except ValueError as e:
             raise RunStop(str(e)) from None
-        if self.given is None:          # from Python: what differs from the defaults, and the options
-            checked["given"] = {f.name for f in fields(self) if f.name not in ("options", "given")
-                                and checked.get(f.name, getattr(self, f.name)) != f.default} | set(self.options)
-        checked["given"] = frozenset(checked.get("given", self.given))
+        # given: the fields passed by name (`_init`) or the command line's, and always those that
+        # differ from their defaults and the options (a hunt: `dataclasses.replace(spec, steps=40)`
+        # kept the first spec's `given`, and a resume stopped at the checkpoint's step)
+        differ = {f.name for f in fields(self) if f.name not in ("options", "given")
+                  and checked.get(f.name, getattr(self, f.name)) != f.default} | set(self.options)
+        checked["given"] = frozenset(self.given or ()) | differ
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
