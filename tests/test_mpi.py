@@ -623,6 +623,19 @@ def test_ranks_whose_start_differs_end_the_job_and_one_of_them_says_why(refusing
 
 
 @JOB
+def test_a_refusing_rank_does_not_wait_for_a_rank_that_never_joins():
+    """A review: rank 1 refused at its start and waited in MPI_Init for rank 0, which had refused
+    before MPI for a reason of its own (its command line) and ended: for good, deaf to SIGTERM.
+    The wait is bounded (`comm.JOIN_LIMIT_S`, here 3 s): the job ends."""
+    refusing = ("from nbsymple_versions.mpi import comm; comm.JOIN_LIMIT_S = 3; "
+                "comm.refuse_the_job(lambda: print('rank 1 refused'), 2)")
+    p = subprocess.run([MPIEXEC, "-n", "1", sys.executable, "-c", "raise SystemExit(2)", ":", "-n", "1",
+                        sys.executable, "-c", refusing], cwd=REPO, env=_env(), capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert p.returncode != 0 and "rank 1 refused" not in p.stdout, p.stdout + p.stderr
+
+
+@JOB
 def test_every_rank_resumes_the_checkpoint_rank_0_read(tmp_path):
     """A hunt: each rank read `--resume FILE` itself, and ranks run from other folders read other
     files of that name: rank 1 stepped its bodies in sp in a run reported dp (or, of another

@@ -12,6 +12,7 @@ that every rank fails together with the failing rank's reason.
 """
 from importlib.util import find_spec
 import os
+import signal
 import sys
 import time
 import traceback
@@ -23,6 +24,7 @@ from ..core.ranks import OneRank
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
+JOIN_LIMIT_S = 60    # the longest a refusing rank waits in MPI_Init for the others (`refuse_the_job`)
 SHARED_MEMORY = "/dev/shm/mpich_shm_"   # MPICH's shared segment of a node's ranks (Linux): no other file is touched
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
 
@@ -227,11 +229,16 @@ def refuse_the_job(say, status: int):
     rank (`say`) unless rank 0's abort ended them first, as it does where every rank refuses."""
     from ..core.ranks import launcher_rank
     rank = launcher_rank()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)          # nothing to keep: a signal ends the wait
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)   # and a rank that refused before MPI too (a review:
+    signal.alarm(JOIN_LIMIT_S)                      # this one waited in MPI_Init for good) is not waited for
     try:
         from mpi4py import MPI           # MPI_Init: the ranks that passed are waiting in theirs
     except Exception:   # noqa: BLE001 - no MPI to join: this rank ends alone
         _flush()
         os._exit(status)
+    signal.alarm(0)
     if rank > 0:
         time.sleep(40 * STOP_GRACE)
         say()

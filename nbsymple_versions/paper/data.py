@@ -111,10 +111,13 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
         for (version, n, task), value in res.get(SHARE, keep_missing=True).items():
             if task in TASKS:
                 cells.setdefault((str(version), int(n)), {})[task] = value
+        kept = {task for shares in cells.values() for task, v in shares.items() if math.isfinite(v)}
         partial: dict[str, list] = {}       # a row with a share missing, or none where others were measured,
-        for key, shares in cells.items():   # is said to be left out (a hunt: they vanished in silence)
-            if missing := [k for k, v in shares.items() if not math.isfinite(v)]:
-                if len(missing) < len(shares):
+        for key, shares in cells.items():   # is said to be left out (a hunt: they vanished in silence); a task
+            # no row has is not this commit's TaskClock's (communicate, before F): its cells stay blank
+            measured = {k: v for k, v in shares.items() if k in kept}
+            if missing := [k for k, v in measured.items() if not math.isfinite(v)]:
+                if len(missing) < len(measured):
                     partial.setdefault(key[0], []).append(f"{key[1]} ({', '.join(missing)})")
             else:
                 rows[key] = shares

@@ -25,6 +25,7 @@ import json
 import math
 import os
 from pathlib import Path
+import re
 import stat
 import sys
 import tempfile
@@ -248,6 +249,8 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
 
 
 STALE_S = 60          # a temporary of a writer that is gone, this old, is what a kill left
+# `write_file`'s temporary of a file paper writes: .<name>.<pid>.<mkstemp's 8 characters>.tmp
+WRITERS_TEMPORARY = re.compile(r"\.[^/]+\.(?:png|md|csv|json)\.(\d+)\.[a-z0-9_]{8}\.tmp")
 
 
 def remove_stale_temporaries(folder) -> list[Path]:
@@ -257,10 +260,11 @@ def remove_stale_temporaries(folder) -> list[Path]:
     a folder no lock guards (`paper --out`: a kill left them for good, a hunt). Returns them."""
     gone = []
     for path in Path(folder).glob(".*.tmp"):
-        pid = next((int(p) for p in path.name.split(".") if p.isdigit()), None)
+        match = WRITERS_TEMPORARY.fullmatch(path.name)      # that form alone: a user's `.draft.2024.tmp` stays
         try:
-            if pid is None or time.time() - path.lstat().st_mtime < STALE_S:
+            if match is None or time.time() - path.lstat().st_mtime < STALE_S:
                 continue
+            pid = int(match.group(1))
             os.kill(pid, 0)
         except ProcessLookupError:
             path.unlink(missing_ok=True)

@@ -35,6 +35,8 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     shown = {name: _figure(value, why.get(name)) for name, value in errors.items()}
     typed = sim.version.options_from(sim.options)         # every option as it ran, defaults and F's chosen node
     options = {d["name"]: getattr(typed, d["name"]) for d in typed.describe()}       # version (a hunt: none named)
+    if options.get("node_version") == "B":                # F on B's CPU kernels: its GPU options are not used
+        options = {"node_version": "B"}
     result = {
         "version": sim.version.letter, "n": sim.state.n, "scheme": sim.scheme.name, "precision": sim.precision,
         "dt": sim.dt, "steps": run_["steps"], "options": options,
@@ -70,7 +72,8 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         print(f"seed {run_['seed']}{chosen}; {scale}")
     print(f"device: {now}" + (f" (earlier sessions: {', '.join(earlier)})" if earlier else ""))
     if options:
-        print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()))
+        print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()
+                                      if d["name"] in options))
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
           "(the paper's definition)")
     print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "

@@ -185,7 +185,7 @@ def _one_line(e) -> str:
 
 
 def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
-    """The ASCII snapshot, then the folder's sidecar with its time (both atomically). The sidecar
+    """The folder's sidecar with the snapshot's time, then the ASCII snapshot (both atomically). The sidecar
     is read and checked before anything is written, so a bad one leaves the folder as it was."""
     side = _sidecar(folder)
     if side.get("run_id") != run_id:
