@@ -385,7 +385,6 @@ def main(argv=None) -> int:
     `entry.command`; a user mistake is one sentence and exit status 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     name = f"nbsymple {argv[0]}" if argv and not argv[0].startswith("-") else "nbsymple"
-    _escape_undecodable()
     if argv[:1] == ["run"] and launched():
         hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
     return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"], ranks=argv[:1] == ["run"])
@@ -408,19 +407,6 @@ def _dispatch(argv, name) -> int:
         if e.speak:
             print(sentence(f"{name}: {e}"), file=sys.stderr)
         return e.status
-
-
-def _escape_undecodable():
-    """Let stdout and stderr write what their encoding cannot (a path's undecodable bytes, held
-    as surrogates) as backslash escapes instead of failing; a stream without `reconfigure` (a
-    test's StringIO) is left as it is."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (OSError, ValueError):
-                pass
 
 
 if __name__ == "__main__":

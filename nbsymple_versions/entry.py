@@ -74,7 +74,7 @@ class _GuardedStdout:
 
     def write(self, text):
         try:
-            if self._stream is None:
+            if self._stream is None or self._stream.closed:       # (closed in Python: a ValueError, a hunt)
                 raise OSError(errno.EBADF, os.strerror(errno.EBADF))
             return self._stream.write(text)
         except OSError as e:
@@ -82,7 +82,7 @@ class _GuardedStdout:
 
     def flush(self):
         try:
-            if self._stream is not None:
+            if self._stream is not None and not self._stream.closed:
                 self._stream.flush()
         except OSError as e:
             raise OutputFailed(e) from None
@@ -123,11 +123,13 @@ class _LossyStream:
         except OSError:
             _send_nowhere(self.stream)
             return len(text)
+        except ValueError:               # closed in Python (a caller's `sys.stderr = closed file`): lost
+            return len(text)
 
     def flush(self):
         try:
             self.stream.flush()
-        except BlockingIOError:
+        except (BlockingIOError, ValueError):
             pass
         except OSError:
             _send_nowhere(self.stream)
@@ -202,12 +204,21 @@ def _raise_interrupt(signum, frame):
 
 def _unraisable(hook):
     """sys.unraisablehook that leaves out the interrupts raised where Python cannot pass them on
-    (a callback from C, such as numba's compiler's, or a `__del__`): `command` ends the command
-    for them once its body returns; anything else goes to `hook`."""
+    (a callback from C, such as numba's compiler's, a weakref's or a `__del__`): `command` ends
+    the command for them once its body returns, and a long command asks `stop_pending` between
+    its parts; anything else goes to `hook`."""
     def quiet(unraisable):
         if not isinstance(unraisable.exc_value, KeyboardInterrupt):
             hook(unraisable)
     return quiet
+
+
+def stop_pending():
+    """Raise, now, the stop of a signal that was swallowed where Python could not pass it on
+    (`_unraisable`): for a command of several long parts, between them (a hunt: a SIGTERM in a
+    weakref's callback let `paper` run its next science run whole, and draw everything)."""
+    if _STOPS:
+        raise KeyboardInterrupt if _STOPS[0] == signal.SIGINT else Terminated(_STOPS[0])
 
 
 @contextmanager
@@ -310,6 +321,7 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the command runs in one process, and an MPI launcher of several is refused), stdout guarded,
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
+    escape_undecodable()
     found = environment.process_problem() or environment.problem(draws=draws)
     if found is None and not ranks:
         from .core.ranks import one_process_problem
@@ -361,10 +373,12 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         _send_nowhere(original)
         return BROKEN_PIPE
     except OSError as e:
-        if e.errno not in (errno.EMFILE, errno.ENFILE):
+        if e.errno in (errno.EMFILE, errno.ENFILE):
+            _say(sentence(f"{name}: {_out_of_files(e)}"))
+            return FAULT
+        if (status := _said_late(name)) is None:
             raise
-        _say(sentence(f"{name}: {_out_of_files(e)}"))
-        return FAULT
+        return status
     except MemoryError:                  # work is checked against the memory before it starts: a limit met later
         _say(f"{name}: ran out of memory: {work.out_of_memory()}")
         return FAULT
@@ -373,12 +387,45 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         if speaks():
             _say(f"{name}: stopped by {signal.Signals(signum).name}")
         return 128 + signum
+    except Exception:
+        if (status := _said_late(name)) is None:
+            raise
+        return status
     finally:
         if original_err is None:
             sys.stderr.close()
         sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+
+
+def _said_late(name: str) -> int | None:
+    """The status of an error that escaped the command's body for a reason said here in one
+    sentence, else None (a traceback): a signal lost in a callback from C, whose error after it
+    (numba's "no compiled object yet") is the stop; the current folder removed while the command
+    ran (at its start it is refused, class 12). Both found by a hunt."""
+    if _STOPS:
+        if speaks():
+            _say(f"{name}: stopped by {signal.Signals(_STOPS[0]).name}")
+        return 128 + _STOPS[0]
+    if (gone := environment.process_problem()) is not None and gone.startswith("the current folder"):
+        _say(f"{name}: {gone}")
+        return FAULT
+    return None
+
+
+def escape_undecodable():
+    """Let stdout and stderr write what their encoding cannot (a path's undecodable bytes, held
+    as surrogates; an em dash under a Latin-1 or ASCII locale: `peers` failed after all its
+    measuring, a hunt) as backslash escapes instead of failing; a stream without `reconfigure`
+    (a test's StringIO) is left as it is."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):
+                pass
 
 
 def _out_of_files(e: OSError) -> str:

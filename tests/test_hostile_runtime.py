@@ -11,6 +11,7 @@ example and others of its kind, through the command line in a process of its own
 
 and every refusal names the option at fault. A user mistake: exit status 2, at most 3 lines on
 stderr naming the option, variable or file, no traceback. Timeouts are hang guards only."""
+import contextlib
 import errno
 import json
 import os
@@ -985,3 +986,78 @@ def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
 def test_every_refusal_names_its_option(tmp_path, argv, named):
     p = launch(NBSYMPLE + argv, cwd=tmp_path)
     assert_refused(p, named)
+
+
+# ------------------------------------------------------------ a hunt of streams and signals in the tools
+
+@contextlib.contextmanager
+def _default_handlers():
+    """SIGINT and SIGTERM as a fresh process has them, which `entry.command` answers."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+
+
+def test_a_signal_swallowed_by_a_callback_stops_a_long_command_between_its_parts():
+    """A SIGTERM raised inside a weakref's callback (where Python cannot pass it on) was left for
+    the end of the command: `paper` ran its next science run whole, drew every figure, then said
+    it stopped. `stop_pending`, asked between the parts, stops it there."""
+    import weakref
+    from nbsymple_versions.entry import command, stop_pending
+    went_on = []
+
+    def body():
+        class Held:
+            pass
+        held = Held()
+        ref = weakref.ref(held, lambda r: os.kill(os.getpid(), signal.SIGTERM))
+        del held                                   # the callback runs: the signal raises inside it, lost
+        stop_pending()                             # between two parts
+        went_on.append(ref)
+        return 0
+    with _default_handlers():
+        assert command("nbsymple paper", body) == 128 + signal.SIGTERM
+    assert went_on == []
+
+
+def test_an_error_after_a_stop_or_with_the_folder_gone_is_said_in_one_sentence(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C lost inside numba's compiler ended `check` in numba's RuntimeError ("no compiled
+    object yet"); the current folder removed while a command ran ended it in a FileNotFoundError
+    traceback. Both are one sentence now: the stop (128 + n), the folder (status 4)."""
+    from nbsymple_versions import entry
+    from nbsymple_versions.entry import command
+
+    def lost_then_failed():
+        entry._STOPS.append(signal.SIGINT)
+        raise RuntimeError("no compiled object yet for <Library 'pairwise'>")
+    with _default_handlers():
+        assert command("nbsymple check", lost_then_failed) == 130
+    assert capsys.readouterr().err == "nbsymple check: stopped by SIGINT\n"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+
+    def folder_removed():
+        gone.rmdir()
+        os.path.relpath("x")                      # numba's `_get_path`
+    with _default_handlers():
+        assert command("nbsymple check", folder_removed) == 4
+    assert "nbsymple check: the current folder no longer exists" in capsys.readouterr().err
+
+
+def test_closed_streams_and_a_narrow_encoding_are_no_traceback():
+    """`cli.main` with `sys.stdout` a closed file raised Python's ValueError; every `python -m`
+    entry point (`peers`) failed on an em dash under a Latin-1 or ASCII locale after all its work."""
+    code = ("import sys; from nbsymple_versions.entry import command; from nbsymple_versions.cli import main\n"
+            "f = open('/dev/null', 'w'); f.close(); out = sys.stdout; sys.stdout = f; rc = main(['info'])\n"
+            "sys.stdout = out; e = open('/dev/null', 'w'); e.close(); sys.stderr = e\n"
+            "try:\n    main(['info', 'x'])\nexcept SystemExit as usage:\n    refused = usage.code\n"
+            "print(rc, refused, command('x', lambda: print('\\u2014') or 0), file=out)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert p.returncode == 0 and p.stdout.split() == ["\\u2014", "4", "2", "0"], p.stdout + p.stderr

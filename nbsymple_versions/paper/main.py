@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from ..core.checks import as_float
-from ..entry import sentence
+from ..entry import sentence, stop_pending
 from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
@@ -240,7 +240,7 @@ def _read_science_summaries(out: Path, note) -> dict:
         if (why := records.problem(record, records.SCIENCE_RECORD)) is None:
             kept[key] = record
         elif records.one_line(key):
-            note(f"the record of {key} in {out.name}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote "
+            note(f"the record of {key} in {out}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote "
                  f"({why}); it is not kept.")
     return kept
 
@@ -339,11 +339,12 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
     ]
     kept = _read_science_summaries(out, note)
     for key, fname, folder, run, plot in jobs:
+        stop_pending()                   # a signal swallowed in a callback since: not the next run whole
         try:
             if args.science:
                 run()
             elif not (folder / RUN_FILE).exists() and not any(folder.glob(f"*/{RUN_FILE}")):   # no finished run
-                why = f"no finished run in {out.name}/runs/{folder.name}/ and --no-science given" + (
+                why = f"no finished run in {out}/runs/{folder.name}/ and --no-science given" + (
                     "; the same command without --no-science resumes the run stopped there"
                     if folder.exists() and any(folder.rglob(CHECKPOINT)) else "")
                 if (out / fname).exists() and key in kept:
@@ -395,7 +396,7 @@ def _full(args, out: Path) -> int:
     except OSError as exc:              # a folder in a file's place, a full disk
         _say(f"the full-size figure was not written: {_why(exc, Path(exc.filename2 or exc.filename or out))}.")
         return 1
-    _say(f"wrote {', '.join(p.name for p in files)} into {out.name or out}/")
+    _say(f"wrote {', '.join(p.name for p in files)} into {out}/")
     return 0
 
 
@@ -445,6 +446,7 @@ def _everything(args, res: Results, out: Path) -> int:
     shares = _benchmark_artefacts(res, out, written, note, prediction)
     summaries, failed = _science_artefacts(args, out, written, note)
     full = _full_size_tables(out, note)
+    stop_pending()
     try:
         write_report(out, res, written, notes, shares, summaries, full, prediction)
         written["report"] = "REPORT.md"
