@@ -392,7 +392,8 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
             raise
         return status
     finally:
-        if original_err is None:
+        _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
+        if original_err is None:         # calling `paper.main` after another command's signal was stopped)
             sys.stderr.close()
         sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
         for sig, handler in handlers.items():

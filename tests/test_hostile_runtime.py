@@ -1023,6 +1023,7 @@ def test_a_signal_swallowed_by_a_callback_stops_a_long_command_between_its_parts
     with _default_handlers():
         assert command("nbsymple paper", body) == 128 + signal.SIGTERM
     assert went_on == []
+    stop_pending()                                 # outside a command: that command's stop is not this caller's
 
 
 def test_an_error_after_a_stop_or_with_the_folder_gone_is_said_in_one_sentence(tmp_path, monkeypatch, capsys):
