@@ -166,19 +166,21 @@ WAITED = 3.0       # a threaded host task this many times the serial one's: it w
 def _waited(times: dict[tuple, dict]) -> list[str]:
     """A sentence per version whose threaded host task (galactic, integrate) took more than WAITED
     times the serial kernel's at the same N: the same source on more cores, so a parallel region
-    that waited for a descheduled thread (the prediction caps such times; measured rows showed
-    them as shares without a word: a hunt)."""
+    that waited for its threads (the prediction caps such times; measured rows showed them as
+    shares without a word: a hunt)."""
     out = []
     for v in sorted({k[0] for k in times}):
         if get_version(v).host_kernels != "threaded":
             continue
         slow = []
         for (w, n), t in sorted(times.items()):
+            if w != v:
+                continue
             serial = {u: times[u, n] for u in sorted({k[0] for k in times}) if (u, n) in times
                       and get_version(u).host_kernels == "serial"}
             for task in ("galactic", "integrate"):
                 best = min(((s[task], u) for u, s in serial.items() if s.get(task, 0) > 0), default=None)
-                if w == v and best and t.get(task, 0) > WAITED * best[0]:
+                if best and t.get(task, 0) > WAITED * best[0]:
                     slow.append(f"{task} at N = {n} {t[task] / best[0]:.0f}x {best[1]}'s")
         if slow:
             out.append(f"{v}'s threaded host tasks took more than the serial kernel's ({', '.join(slow)}), the same "
