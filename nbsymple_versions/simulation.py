@@ -21,6 +21,8 @@ run continues bit for bit.
 """
 import hashlib
 import math
+import signal
+import threading
 
 import numpy as np
 
@@ -165,7 +167,7 @@ class Simulation:
         typed = self.version.options_from(self.options)          # as plain JSON values, in the code's spelling
         self.options = {name: _plain(getattr(typed, name)) for name in self.options}    # (np.int64(64): a hunt)
         self.compile_seconds = self.forces.warm_up(state.x)
-        self.steps_done, self._stepping = 0, False
+        self.steps_done, self._stepping, self._cut_short = 0, False, None
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
         self._built_for = self._cluster()
         self._acc = np.zeros_like(state.x)
@@ -179,10 +181,12 @@ class Simulation:
     def step(self, steps: int = 1, on_step=None):
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
-        step that leaves a non-finite value, before `on_step` sees it. An exception inside a step
-        (a Ctrl-C) leaves the bodies as the last whole step left them. Steps beyond `core.work`'s
-        limit (more than the fastest machine ends within it, or the CUDA simulator for a GPU
-        version there) are refused (ValueError)."""
+        step that leaves a non-finite value, before `on_step` sees it. A Ctrl-C (in the main
+        thread) waits for the end of the step under way and raises KeyboardInterrupt there; one
+        that cuts a step short (a second Ctrl-C, an error) leaves the bodies partway through it,
+        and `step` then refuses to go on (ValueError). Steps beyond `core.work`'s limit (more
+        than the fastest machine ends within it, or the CUDA simulator for a GPU version there)
+        are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))
@@ -191,32 +195,43 @@ class Simulation:
             raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns")
         self._check_state()
         base = self.steps_done
-        # the bodies after the last whole step: an exception inside a step (a Ctrl-C, a device's
-        # error) puts them back, so that the state is always `steps_done`'s (a hunt: a Ctrl-C in a
-        # notebook left them partway through a step, and the next step carried on from there)
-        whole, between = (self.state.x.copy(), self.state.v.copy()), [False]
+        # a Ctrl-C lands at the end of the step under way, so that the bodies are always a whole
+        # step's (a hunt: in a notebook they were left partway through one, and the next step went
+        # on from there); a second stops at once, and a step so cut short is refused to go on
+        asked, between = [], [True]
 
         def after(k):
             between[0] = True
             self.steps_done = base + k
             self._check_finite()
-            np.copyto(whole[0], self.state.x)
-            np.copyto(whole[1], self.state.v)
+            if asked:
+                raise KeyboardInterrupt
             if on_step is not None:
                 on_step(k)
             between[0] = False
 
+        def held(signum, frame):
+            if asked:
+                raise KeyboardInterrupt
+            asked.append(signum)
+        hold = threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler     # (not a command's own)
+        previous = signal.signal(signal.SIGINT, held) if hold else None
         self._stepping = True
         try:
+            between[0] = False
             advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
+            if asked:                    # during the last step
+                between[0] = True
+                raise KeyboardInterrupt
         except BaseException:
             if not between[0]:
-                np.copyto(self.state.x, whole[0])
-                np.copyto(self.state.v, whole[1])
-                self.state.t = self.t0 + self.steps_done * self.dt
+                self._cut_short = self.steps_done + 1
             raise
         finally:
             self._stepping = False
+            if hold:
+                signal.signal(signal.SIGINT, previous)
 
     def _cluster(self) -> tuple:
         """What the force pipeline was built for, beside the bodies' positions: N, the masses'
@@ -231,6 +246,10 @@ class Simulation:
         arrays assigned since are made C-ordered float64 (a transposed view assigned to x was
         stepped as a copy in sp: the positions stood still). O(N) per call of `step`."""
         s = self.state
+        if self._cut_short is not None:
+            raise ValueError(f"step {self._cut_short} was cut short (a second Ctrl-C, or an error inside it): the "
+                             f"bodies stand partway through it, so the run cannot go on; restore a record or a "
+                             f"checkpoint taken before, or make a new Simulation")
         s.check()
         for name in ("x", "v"):
             if not getattr(s, name).flags.c_contiguous:

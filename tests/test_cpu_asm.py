@@ -26,8 +26,8 @@ from nbsymple_versions.serial.kernels import AVX2_ROW_CPUS, DIVIDER_CPUS
 REPO = Path(__file__).resolve().parent.parent
 
 # measured (numba 0.68, llvmlite 0.50): instructions per interaction (galactic, axpy: per element)
-# haswell 3.0, 7.75, 4.38, 29.5, 0.94; skylake-avx512 2.81, 3.38, 4.06, 29.8, 0.94;
-# znver4 1.41, 3.09, 1.97, 21.4, 0.47 (pairwise sp, dp, dsp, galactic, axpy; dp on AVX-512: the
+# haswell 3.0, 7.75, 4.38, 30.0, 0.94; skylake-avx512 2.81, 3.38, 4.06, 30.3, 0.94;
+# znver4 1.41, 3.09, 1.97, 21.6, 0.47 (pairwise sp, dp, dsp, galactic, axpy; dp on AVX-512: the
 # IR row of serial/avx512.py)
 BANDS = {
     "haswell": {"sp": (2.4, 3.8), "dp": (6.0, 9.5), "dsp": (3.5, 5.5), "galactic": (22, 38), "axpy": (0.7, 1.2)},

@@ -52,24 +52,40 @@ def _stepped(steps, **kwargs):
     return sim
 
 
-def test_a_ctrl_c_inside_a_step_leaves_the_bodies_of_the_last_whole_step():
+def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_further():
     """A Ctrl-C in a notebook inside `step` left the bodies partway through a step, and the next
-    `step` carried on from there (0.037 r_cl off after 5 steps)."""
+    `step` carried on from there (0.037 r_cl off after 5 steps). It now lands at the end of the
+    step under way; a step cut short (an error inside it) is refused to go on."""
+    import os
+    import signal
     sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
     calls, forces = [0], sim.forces.accelerations
 
     def interrupted(x, acc):
         calls[0] += 1
         if calls[0] == 24:                 # inside the fourth step (si6a: 7 force evaluations a step)
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
         forces(x, acc)
     sim.forces.accelerations = interrupted
-    with pytest.raises(KeyboardInterrupt):
-        sim.step(10)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     sim.forces.accelerations = forces
-    assert sim.steps_done == 3 and np.array_equal(sim.state.x, _stepped(3).state.x)
-    sim.step(2)
+    assert sim.steps_done == 4 and np.array_equal(sim.state.x, _stepped(4).state.x)
+    sim.step(1)
     assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
+
+    def failing(x, acc):
+        raise RuntimeError("a device's error")
+    sim.forces.accelerations = failing
+    with pytest.raises(RuntimeError):
+        sim.step(1)
+    sim.forces.accelerations = forces
+    with pytest.raises(ValueError, match="step 6 was cut short"):
+        sim.step(1)
 
 
 def test_arrays_assigned_by_on_step_or_of_another_order_are_stepped_on():
