@@ -23,7 +23,7 @@ import uuid
 
 from ..environment import os_reason
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
-from ..runs.locks import PathBusy as Busy, hold, identity, moved  # noqa: F401  (Busy: what paper/main catches)
+from ..runs.locks import PathBusy as Busy, hold, how_moved, identity, moved  # noqa: F401  (Busy: paper/main's)
 from ..runs.loop import Stopped, step_run
 from ..runs.paths import FileRefused, read_json, write_file
 from ..runs.progress import Progress
@@ -183,8 +183,8 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
 
         def still_here():
             if moved(folder, True, taken):
-                raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: its folder {folder} was "
-                                 f"renamed or replaced while the run held it, so nothing more is written under that "
+                raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: its folder {folder} "
+                                 f"{how_moved(folder)} while the run held it, so nothing more is written under that "
                                  f"name; what it wrote, its checkpoint too, went with the folder")
 
         def snapshot(step):

@@ -59,7 +59,7 @@ from ..versions import VersionUnavailable, get_version, simulated
 from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
-from .locks import PathBusy, hold, identity, lock_file, moved
+from .locks import PathBusy, hold, how_moved, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
 from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
@@ -490,15 +490,25 @@ def _lock(locks, path, what, folder, undo, held):
     held.append((what, Path(path), folder, identity(Path(path), folder)))
 
 
+class FolderMoved(Exception):
+    """A folder the run locked is no longer under its name (`_check_held`); `took_checkpoint`:
+    the run's checkpoint was in it, so it went with the folder."""
+
+    def __init__(self, sentence: str, took_checkpoint: bool):
+        super().__init__(sentence)
+        self.took_checkpoint = took_checkpoint
+
+
 def _check_held(held, stopped: str):
-    """RunStop (status 4) where a path the run locked is no longer under its name (`locks.moved`):
+    """FolderMoved where a path the run locked is no longer under its name (`locks.moved`):
     nothing is written into whatever folder took the name, another run's locked one included."""
     for what, path, folder, taken in held:
         if moved(path, folder, taken):
             place = path if folder else path.parent
-            raise RunStop(f"{stopped}: the folder of {what}, {place}, was renamed or replaced while the run held "
-                          f"it, so nothing more is written under that name; what the run wrote went with the folder "
-                          f"(its checkpoint, if any, resumes from there)", status=FAULT)
+            named = f"{what}, {place}," if folder else f"the folder of {what}, {place},"
+            raise FolderMoved(f"{stopped}: {named} {how_moved(place)} while the run held it, so nothing more is "
+                              f"written under that name; what the run wrote there went with the folder",
+                              took_checkpoint=not folder)     # the checkpoint is checked first
 
 
 def _write_record(folder: Path, record: dict):
@@ -603,7 +613,10 @@ def _run(spec, world, signals, loaded) -> int:
             "" if checkpoint is None else f"; its checkpoint {checkpoint} (step {sim.steps_done}) is written")
 
         def finish():
-            _check_held(held, f"{done}, but {RUN_RECORD} does not say so")
+            try:
+                _check_held(held, f"{done}, but {RUN_RECORD} does not say so")
+            except FolderMoved as e:
+                raise RunStop(str(e), status=FAULT) from None
             with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
                 record = read_json(folder / RUN_RECORD, "run record")
                 _write_record(folder, {**record, "finished": True})
@@ -719,6 +732,10 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"
         raise RunStop(f"stopped by {signal.Signals(e.signum).name} during step {sim.steps_done + 1} of {total}"
                       f"{lost}", status=128 + e.signum) from None
+    except FolderMoved as e:
+        kept = (" (its checkpoint went with it: resume it from where it is now)" if e.took_checkpoint
+                else resume_hint())
+        raise RunStop(f"{e}{kept}", status=FAULT) from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
         where = f" ({e.filename})" if e.filename else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {os_reason(e)}{where}"

@@ -53,6 +53,11 @@ def moved(path, folder: bool, held: tuple | None) -> bool:
     return identity(Path(path), folder) != held
 
 
+def how_moved(folder) -> str:
+    """What became of a folder `moved` found gone from under its name, in words."""
+    return "was renamed or replaced" if os.path.lexists(folder) else "was renamed or removed"
+
+
 @contextmanager
 def hold(path, what: str, folder: bool = False):
     """Hold the exclusive lock of `path` (a folder when `folder`), resolved, for the `with`
