@@ -156,6 +156,33 @@ def test_a_file_larger_than_any_of_its_kind_is_refused_before_it_is_read(tmp_pat
     assert "larger than" in err
 
 
+@pytest.mark.parametrize("by", ["file", "fifo", "larger"])
+def test_a_file_replaced_between_its_checks_and_its_open(tmp_path, monkeypatch, by):
+    """A writer's atomic rename between `open_file`'s checks and its open (a running job replacing
+    its checkpoint while another process reads it) gives the new file whole; was "replaced while
+    it was opened; try again" (a race in tests/test_run_paths.py); what is no such file is named."""
+    from nbsymple_versions.runs import paths
+    path, opened = tmp_path / "c.ck", os.open
+    path.write_bytes(b"old")
+
+    def renamed_first(name, *args):
+        other = tmp_path / "other"
+        if by == "fifo":
+            os.mkfifo(other)
+        else:
+            other.write_bytes(b"new")
+            os.truncate(other, LIMITS["checkpoint"] + 1 if by == "larger" else 3)      # sparse
+        os.replace(other, name)
+        return opened(name, *args)
+    monkeypatch.setattr(paths.os, "open", renamed_first)
+    if by == "file":
+        assert paths.read_bytes(path, "checkpoint") == b"new"
+        return
+    with pytest.raises(FileRefused, match=f"checkpoint {re.escape(str(path))} " + (
+            "was replaced by a FIFO .* while it was opened" if by == "fifo" else "holds 16 GiB; no checkpoint")):
+        paths.read_bytes(path, "checkpoint")
+
+
 def test_a_lock_path_that_is_a_folder_is_one_sentence(tmp_path):
     """The issue's `mkdir .run.ck.lock` (a 36-line IsADirectoryError)."""
     (tmp_path / ".run.ck.lock").mkdir()

@@ -481,16 +481,10 @@ def _ranks(pid: int) -> dict[int, int]:
 
 
 def _steps_done(checkpoint) -> int:
-    """Steps done in a running job's checkpoint, 0 while there is none yet or while the job is
-    replacing it (the reader is told to try again: `checkpoint.load` refuses a file renamed over
-    while it was open)."""
-    from nbsymple_versions.runs.checkpoint import CheckpointError, load
-    try:
-        return load(checkpoint)[1]["steps_done"] if checkpoint.exists() else 0
-    except CheckpointError as e:
-        if "was replaced while it was opened" in str(e):
-            return 0
-        raise
+    """Steps done in a running job's checkpoint, 0 while there is none yet (one the job renames
+    over it while it is read is read whole: `runs.paths.open_file`)."""
+    from nbsymple_versions.runs.checkpoint import load
+    return load(checkpoint)[1]["steps_done"] if checkpoint.exists() else 0
 
 
 def _checkpointed_job(checkpoint):

@@ -20,7 +20,7 @@ from nbsymple_versions.runs.snapshots import list_snapshots, read_snapshot, snap
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = [sys.executable, "-m", "nbsymple_versions.cli", "run"]
-LONG = ["--n", "64", "--steps", "200000", "--seed", "3"]
+LONG = ["--n", "64", "--steps", "2000000", "--seed", "3"]     # minutes at least: ended by the tests, never done
 
 
 def one_sentence(err: str) -> bool:
@@ -109,7 +109,7 @@ def test_a_run_killed_before_its_first_checkpoint_restarts_with_the_same_command
     killed.wait(timeout=60)
     rc, out, err = call(["run", "--n", "64", "--steps", "40", "--seed", "3", "--snapshots", folder])  # not the same
     assert rc == 2 and "already holds snapshots of another run" in err
-    args[args.index("200000")] = "40"         # the same command but for how far it goes
+    args[args.index(LONG[3])] = "40"         # the same command but for how far it goes
     rc, out, err = call(["run", *[str(a) for a in args]])
     assert rc == 0, err
     steps = [read_snapshot(p)[1] for p in list_snapshots(folder)]
@@ -141,7 +141,8 @@ def test_a_snapshot_folder_removed_mid_run_ends_in_one_sentence(tmp_path):
     folder.rename(tmp_path / "gone")          # atomic: the run's folder is gone at once
     shutil.rmtree(tmp_path / "gone", ignore_errors=True)
     # seen before a write (`locks.moved`), or by the write itself where the rename came between
-    done = _assert_fault_sentence(job, ck, ["was renamed or removed while the run held it", "No such file or directory"])
+    done = _assert_fault_sentence(job, ck, ["was renamed or removed while the run held it",
+                                            "No such file or directory"])
     rc, out, err = call(["run", "--resume", ck, "--steps", done + 30, "--snapshots", tmp_path / "again"])
     assert rc == 0, err
 

@@ -124,10 +124,11 @@ def open_file(path, kind: str, name=None):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
         raise _os_error(e, kind, name) from None
-    now = os.fstat(fd)
-    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+    now = os.fstat(fd)                   # the file opened: one a writer renamed onto `path` meanwhile is taken
+    if not stat.S_ISREG(now.st_mode) or now.st_size > LIMITS[kind]:
         os.close(fd)
-        raise FileRefused(f"{kind} {name} was replaced while it was opened; try again")
+        raise (_too_large(kind, name, now.st_size) if stat.S_ISREG(now.st_mode) else
+               FileRefused(f"{kind} {name} was replaced by {_what(now.st_mode)} while it was opened"))
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
