@@ -423,10 +423,10 @@ def test_gpu_report_times_small_sizes_in_the_simulator(monkeypatch, simulator, s
     monkeypatch.setattr(gpu_report, "cuda_simulator", lambda: simulator)
     monkeypatch.setattr(gpu_report, "memory_problem", lambda n, option: asked.append((option, n)))
     monkeypatch.setattr(backends, "availability", lambda *args, **kwargs: (False, "stopped here"))
-    assert gpu_report.main([]) == 1
+    assert gpu_report.main([]) == 2
     assert [n for option, n in asked if option == "--sizes"] == sizes
     asked.clear()
-    assert gpu_report.main(["--sizes", "512"]) == 1
+    assert gpu_report.main(["--sizes", "512"]) == 2
     assert [n for option, n in asked if option == "--sizes"] == [512]
 
 

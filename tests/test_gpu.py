@@ -237,7 +237,7 @@ def test_cli_says_one_line_without_gpu():
 def test_gpu_report_without_gpu():
     p = subprocess.run([sys.executable, "-m", "nbsymple_versions.instruments.gpu_report", "--sizes", "64"], cwd=REPO,
                        env=_env(CUDA_VISIBLE_DEVICES=""), capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and UNAVAILABLE in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and UNAVAILABLE in p.stderr and "Traceback" not in p.stderr     # as `check` says it
 
 
 def test_a_numba_cuda_that_cannot_compile_beside_this_numpy_is_a_reason(monkeypatch, tmp_path):
