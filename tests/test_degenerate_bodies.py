@@ -273,3 +273,16 @@ def test_a_checkpoint_header_with_nan_is_refused(tmp_path):
         checkpoint.load(bad)
     rc, out, err = call(["run", "--resume", bad])
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "nan.ck" in err
+
+
+def test_a_lone_body_whose_mean_velocity_rounds_has_no_internal_energy():
+    """One body of a mass (0.1) whose m v / m rounds (v = 0.7, 86.7): it is its own centre, so
+    K_int = W = 0 exactly and the internal energy error is undefined (None), never a number (a
+    mutation hunt: the lone-body branch off passed the tests, whose bodies' m v / m was exact)."""
+    from nbsymple_versions.core import diagnostics
+    from nbsymple_versions.core.ics import State
+    s = State.from_arrays([[850.1, 0.1, 0.7]], [[0.7, 86.7, 0.1]], [0.1], eps=1e-3)
+    parts = diagnostics.energy_parts(s)
+    assert parts.base == tuple(s.x[:, 0]) and parts.velocity == tuple(s.v[:, 0])
+    assert parts.kinetic_internal == 0.0 and parts.potential == 0.0 and parts.internal == 0.0
+    assert diagnostics.internal_energy_error(parts, parts) is None

@@ -1,4 +1,6 @@
 """Allen & Santillan (1991): check values of PAPER.md, force = -grad(potential), kernel source."""
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -77,3 +79,42 @@ def test_units():
     assert 100.0 * 1000.0 / G_PC_KMS2_PER_MSUN == pytest.approx(2.3251e7, rel=1e-4)
     with pytest.raises(ValueError, match="positive"):
         Units(r_cl_pc=-1)
+
+
+# IAU 2012/2015: the astronomical unit and the parsec exact, GM_sun nominal
+PC_M = 149_597_870_700.0 * 648_000.0 / math.pi        # 3.0856775814913673e16 m
+GM_SUN_M3_S2 = 1.3271244e20
+
+
+def test_the_constants_are_the_iaus_and_the_authors_codes():
+    """A mutation hunt: a slip in G's 6th digit or in the Myr per pc/(km/s)'s 4th passed every
+    test (they allowed 4e-4). G in pc (km/s)^2 / Msun is GM_sun over a parsec (its 7 digits);
+    a pc / (km/s) in Myr of Julian years exactly; the authors' G = 6.67259e-11, Msun = 1.989e30 kg,
+    pc = 3.086e16 m (their nbody.h)."""
+    from nbsymple_versions.core.units import CONSTANTS, JULIAN_MYR_S, MYR_PER_PC_PER_KMS
+    assert G_PC_KMS2_PER_MSUN == pytest.approx(GM_SUN_M3_S2 / PC_M / 1e6, rel=2e-7)
+    assert MYR_PER_PC_PER_KMS == pytest.approx(PC_M / 1e3 / JULIAN_MYR_S, rel=1e-12)
+    authors = CONSTANTS["authors"]
+    assert authors.g_pc_kms2_per_msun == pytest.approx(6.67259e-11 * 1.989e30 / 3.086e16 / 1e6, rel=1e-12)
+    assert authors.myr_per_pc_per_kms == pytest.approx(3.086e13 / JULIAN_MYR_S, rel=1e-12)
+
+
+def test_the_potential_vanishes_at_infinity():
+    """A mutation hunt: a slip in HALO_PHI_CONST's digits shifts Phi everywhere by a constant that
+    no force and no energy difference sees. Beyond the halo's cut-off the Galaxy is a point mass
+    M1 + M2 + M(100 kpc): at 1e6 kpc Phi = -M_tot / r within 1e-6 (10 km/s)^2 (the disk's
+    O(a M2 / r^2) is 2e-8 there, the 10-digit constant's rounding 1.4e-7; a slip of 1e-10 in it 4e-5)."""
+    m_tot = galaxy.M1 + galaxy.M2 + float(galaxy.halo_mass(galaxy.HALO_CUTOFF))
+    r = 1e6
+    for x, y, z in ((r, 0.0, 0.0), (0.0, 0.0, r), (r / 3 ** 0.5,) * 3):
+        assert abs(float(galaxy.potential_as91(x, y, z)) + m_tot / r) < 1e-6, (x, y, z)
+
+
+def test_the_galaxy_pulls_nothing_at_its_centre():
+    """At the centre every component's pull is exactly zero (by symmetry), in the kernels' source
+    compiled and in plain Python, and in the NumPy reference: not 0/0 (a mutation hunt: the
+    halo's `r > 0` as `r >= 0` passed every test)."""
+    u = Units()
+    for kernel in (numba.njit(error_model="numpy")(as91_acceleration), as91_acceleration):
+        assert kernel(0.0, 0.0, 0.0, u.galaxy_length_scale, u.galaxy_acceleration_scale) == (0.0, 0.0, 0.0)
+    assert np.array_equal(galaxy.acceleration(np.zeros((1, 3)), u), np.zeros((1, 3)))

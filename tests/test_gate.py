@@ -253,3 +253,16 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
         signal.signal(signal.SIGALRM, previous)
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)
+
+
+def test_the_verdict_sorts_slower_and_faster_and_the_load_says_busy():
+    """`gate.verdict` with plain timings: 3x slower a regression, 3x faster an improvement, 1.1x
+    neither, a result lost at HEAD a failure; busy is a median load above the cores (a mutation
+    hunt: improvements never reported, or the busy test reversed, passed every test)."""
+    from tools import gate
+    base = {"slow": (1.0, None), "fast": (3.0, None), "same": (1.0, None), "lost": (1.0, None)}
+    head = {"slow": (3.0, None), "fast": (1.0, None), "same": (1.1, None), "lost": (None, None)}
+    compared, regressed, failed, improved = gate.verdict(base, head, lambda name: 1.5)
+    assert sorted(compared) == ["fast", "same", "slow"]
+    assert (regressed, failed, improved) == (["slow"], ["lost"], ["fast"])
+    assert [gate.is_busy({"median": m, "cores": 2}) for m in (1.0, 2.0, 3.0)] == [False, False, True]

@@ -124,3 +124,32 @@ def test_the_dp_sqrt_route_divides_where_the_seed_route_estimates():
     estimate, divider = {"vrsqrtps", "vcvtpd2ps", "vcvtps2pd"}, {"vsqrtpd", "vdivpd"}
     assert estimate <= routes["True"] and not divider & routes["True"], routes["True"]
     assert divider <= routes["False"] and not estimate & routes["False"], routes["False"]
+
+
+def test_the_dp_inverse_cube_from_the_float32_seed_is_float64_exact():
+    """A and B's dp r^-3 from a float32 1/sqrt seed and one third-order step is float64-exact over
+    r^2 in 1e-30 .. 1e30 (the step leaves e^3 ~ 1e-21); a slip in a coefficient leaves ~1e-14,
+    inside dp's 1e-12 kernel tolerance, and on AVX-512 hosts no kernel runs this function: it
+    is compiled here alone, under the kernels' flags (a mutation hunt: 1.875 as 1.75 passed)."""
+    from nbsymple_versions.serial import kernels
+    inverse_cube = numba.njit(fastmath=True, error_model="numpy")(kernels._inverse_cube_dp)
+    r2 = 10.0 ** np.random.default_rng(1).uniform(-30, 30, 20000)
+    assert np.abs(np.array([inverse_cube(v) for v in r2]) / r2 ** -1.5 - 1.0).max() < 1e-15
+
+
+def test_validation_fails_a_dsp_kernel_off_by_1e_4():
+    """dsp's measured error is below 3e-6 at every N (validation.TOLERANCE's note); forces off by
+    1e-4 everywhere are a wrong kernel, which the check measures as 1e-4 and fails (a mutation
+    hunt: its tolerance loosened, or the norm taken over the wrong axis, passed every test)."""
+    from nbsymple_versions import validation
+    state = make_cluster(128, seed=3, radius_kpc=validation.FRAME_KPC["dsp"])
+    forces = get_version("A").pipeline(state, "dsp")
+    assert validation.check_pipeline(forces, state, TOLERANCE["dsp"])[1]
+    right = forces.pairwise
+
+    def off(x, out):
+        right(x, out)
+        out *= 1.0 + 1e-4
+    forces.pairwise = off
+    err, passed = validation.check_pipeline(forces, state, TOLERANCE["dsp"])
+    assert err == pytest.approx(1e-4, rel=0.05) and not passed

@@ -232,3 +232,19 @@ def test_a_virtual_file_system_is_named_as_one(option, path):
     """/proc makes no file and says ENOENT: "No such file or directory" of a folder that exists."""
     rc, out, err = call(["run", "--n", 8, "--steps", 1, option, path])
     assert rc == 2 and one_sentence(err) and "a virtual file system, such as /proc" in err, err
+
+
+@pytest.mark.parametrize("every", [None, 1, 2, 3, 7])
+@pytest.mark.parametrize("steps", [0, 1, 5, 6, 20])
+def test_the_snapshots_due_are_those_counted_and_the_last_step_has_one(every, steps):
+    """`runs.loop`: the steps `snapshot_due` names after any start are `snapshots_after` of them
+    (the disk check counts with it), and the run's last step always has its snapshot, a multiple
+    of --every or not (a mutation hunt: a run's last snapshot left out passed every test)."""
+    from nbsymple_versions.runs.loop import snapshot_due, snapshots_after
+    for extra in ((), (4,)):
+        run = {"snapshots": "snaps", "every": every, "steps": steps, "snapshot_steps": list(extra) or None}
+        assert snapshot_due(run, steps)
+        for start in range(steps + 1):
+            due = [s for s in range(start + 1, steps + 1) if snapshot_due(run, s)]
+            assert len(due) == snapshots_after(run, start), (run, start, due)
+            assert all(s % (every or max(steps, 1)) == 0 or s == steps or s in extra for s in due)

@@ -117,8 +117,9 @@ class VersionBattery:
     @pytest.mark.parametrize("precision", PRECISIONS)
     def test_single_body_feels_no_pairwise_force(self, precision):
         """Exactly zero; a kernel that fuses the Galaxy (E) gives just the Galaxy's pull (float32
-        position in sp)."""
-        s = State.from_arrays([[850.0, 1.0, 2.0]], [[0, 0, 0]], [1.0], eps=1e-3)
+        position in sp), at a position whose float32 low words are not zero (a mutation hunt: E's
+        dsp Galaxy of the high words alone passed at (850, 1, 2))."""
+        s = State.from_arrays([[850.1, 1.1, 2.1]], [[0, 0, 0]], [1.0], eps=1e-3)
         forces = self.pipeline(s, precision)
         out = np.full_like(s.x, np.nan)
         forces.pairwise(s.x, out)

@@ -111,6 +111,12 @@ def on_all_cores(letter: str) -> bool:
     return not version.gpu and version.host_kernels == "threaded"
 
 
+def is_busy(load: dict) -> bool:
+    """A machine is busy when the median of its 1-minute load averages during the rounds is above
+    its cores (`tracking.LoadSampler.summary`): other work then takes cores from the timings."""
+    return load["median"] > load["cores"]
+
+
 def factor_for(name: str, busy: bool) -> float:
     """The gate's factor for one benchmark, e.g. "tasks.Tasks.time_pairwise('B', 16384, 'dp')"."""
     letter = re.search(r"\('([A-Z])'", name)
@@ -270,7 +276,7 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     rows = {side: _unrolled(_results(configs[side], machine, commit)) for side, (commit, _) in sides.items()}
 
     la = load.summary()
-    busy = la["median"] > la["cores"]
+    busy = is_busy(la)
     chosen = (lambda name: factor) if factor else (lambda name: factor_for(name, busy))
     compared, regressed, failed, improved = verdict(rows["base"], rows["head"], chosen)
     table(rows["base"], rows["head"], regressed, failed, improved, chosen)
