@@ -360,3 +360,31 @@ def test_the_simulation_names_the_step_and_the_bodies():
                                              r"in bodies 2, 9$") as e:
         sim.step(10)
     assert e.value.step == 4 and e.value.bodies == [2, 9] and sim.steps_done == 4
+
+
+def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(small_checkpoint, tmp_path):
+    """Format 0 (no format this suite wrote), E0's mass below the masses' sum (not only above
+    it), velocities of another shape than the positions, and a negative task time: each is
+    refused by `load`, under a matching checksum (a mutation hunt: a one-sided mass check, format
+    0 read as 1 and a negative clock passed every test)."""
+    from test_hostile import seal, split_checkpoint
+    version, header, arrays = split_checkpoint(small_checkpoint.read_bytes())
+    state = load(small_checkpoint)[2]
+
+    def lighter(h):
+        h["simulation"]["energy_parts0"]["mass"] *= 0.5
+
+    def negative(h):
+        h["simulation"]["clock"]["seconds"]["pairwise"] = -1.0
+
+    def short_v(h):
+        h["arrays"] = [["x", list(state.x.shape)], ["v", [3, 1]], ["m", list(state.m.shape)]]
+    short = b"".join(np.ascontiguousarray(a, "<f8").tobytes() for a in (state.x, state.v[:, :1], state.m))
+    for case, fmt, change, body in (("format-0", 0, None, arrays), ("lighter", version, lighter, arrays),
+                                    ("negative", version, negative, arrays), ("short-v", version, short_v, short)):
+        h = json.loads(json.dumps(header))
+        if change is not None:
+            change(h)
+        (made := tmp_path / f"{case}.ck").write_bytes(seal(fmt, json.dumps(h).encode(), body))
+        with pytest.raises(CheckpointError, match=f"{case}.ck"):
+            load(made)

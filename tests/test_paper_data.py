@@ -1,6 +1,7 @@
 """paper/data.py: the task-share table from the per-task timings when the TaskClock shares
 are absent (each task from its own benchmark; tasks a version lacks count as zero, a task it has
-but that was not timed leaves its row out)."""
+but that was not timed leaves its row out); the speed-ups, the conservation table and the local
+slopes, each from results whose figures differ so that a mix-up shows."""
 import math
 
 import pytest
@@ -58,3 +59,44 @@ def test_a_task_not_timed_leaves_its_row_out_and_is_named():
     assert "C left out at N = 1024 (galactic, integrate)" in origin and "E left out" not in origin
     e = {r["n"]: r for r in table if r["version"] == "E"}
     assert e[1024]["galactic"] == 0.0 and e[1024]["pairwise"] == pytest.approx(100 * 1 / 2.25)
+
+
+def test_speedups_are_the_reference_time_over_the_version_time_at_each_common_n():
+    """t_A / t_B where both were measured: B twice as fast as A at N = 256 and four times at 1024
+    is a speed-up of 2 and 4 (above 1: faster), and N that A lacks is left out."""
+    from nbsymple_versions.paper.data import STEP, speedups
+    res = results({STEP["leapfrog"]: ([["A", "B"], [256, 1024, 4096], ["dp"]],
+                                      [2.0, 8.0, math.nan, 1.0, 2.0, 30.0])})
+    n, s = speedups(res)["B"]
+    assert list(n) == [256, 1024] and list(s) == [2.0, 4.0]
+
+
+def test_the_largest_n_share_is_taken_at_each_versions_largest_n():
+    """Task 1's share "at the largest N" (the paper's > 99.8 %) is that of each version's own
+    largest N, whatever the rows' order."""
+    from nbsymple_versions.paper.data import largest_n_shares
+    row = lambda v, n, p: {"version": v, "n": n, "pairwise": p, "galactic": 0.0, "integrate": 0.0,
+                           "transfer": 0.0, "communicate": math.nan, "source": "measured"}
+    table = [row("A", 4096, 99.9), row("A", 256, 90.0), row("A", 1024, 98.0), row("B", 256, 80.0)]
+    assert largest_n_shares(table) == [("A", 4096, 99.9, "measured"), ("B", 256, 80.0, "measured")]
+
+
+def test_the_conservation_table_puts_each_figure_in_its_column():
+    """The per-step and the 1000-step energy errors land in their own columns, as do the internal
+    energy and angular momentum errors (a mutation hunt: two benchmarks swapped passed)."""
+    from nbsymple_versions.paper.data import ANGULAR, ENERGY, ENERGY_STEP, INTERNAL, conservation_table
+    params = [["leapfrog", "si6a"], ["dp"]]
+    res = results({ENERGY_STEP: (params, [1e-10, 1e-14]), ENERGY: (params, [1e-8, 1e-12]),
+                   INTERNAL: (params, [1e-6, 1e-11]), ANGULAR: (params, [1e-13, 1e-15])})
+    assert conservation_table(res)[("si6a", "dp")] == {"per_step": 1e-14, "after_1000": 1e-12, "internal": 1e-11,
+                                                       "angular": 1e-15}
+
+
+def test_the_local_slope_is_taken_between_each_versions_two_largest_n():
+    """B's step of 1, 10 and 160 ms at N = 256, 1024 and 4096: its slope between the two largest
+    is log(16) / log(4) = 2.00, not the 1.83 over the whole range (a mutation hunt: the slope
+    over other N passed, the tests having two N per version)."""
+    from nbsymple_versions.paper.data import STEP
+    from nbsymple_versions.paper.report import findings
+    res = results({STEP["leapfrog"]: ([["B"], [256, 1024, 4096], ["dp"]], [1e-3, 1e-2, 0.16])})
+    assert "B: 2.00 (N = 1024 to 4096)" in " ".join(findings(res, None))
