@@ -757,3 +757,16 @@ def test_the_gate_times_threaded_kernels_only_where_they_take_long_enough(monkey
     assert {"'A'", "'B'"} <= versions()
     monkeypatch.setattr(tracking, "GATE_THREADED_LEAST_N", 10**9)      # beyond every N of the grid
     assert "'A'" in versions() and "'B'" not in versions()
+
+
+def test_each_conservation_track_reports_its_own_error():
+    """Four distinct errors in the cache: each track returns its own (a mutation hunt: the per-step
+    track returning the 1000-step error passed, the tests checking only that they are finite)."""
+    errors = {"energy": 1e-8, "energy_per_step": 1e-12, "internal_energy": 1e-5, "angular_momentum": 1e-14}
+    bench = Conservation()
+    args = ("leapfrog", "dp")
+    bench.setup({args: ("ok", errors)}, *args)
+    cache = None
+    assert [bench.track_energy_error(cache, *args), bench.track_energy_error_per_step(cache, *args),
+            bench.track_internal_energy_error(cache, *args), bench.track_angular_momentum_error(cache, *args)] \
+        == [1e-8, 1e-12, 1e-5, 1e-14]

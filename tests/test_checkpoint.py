@@ -388,3 +388,17 @@ def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(
         (made := tmp_path / f"{case}.ck").write_bytes(seal(fmt, json.dumps(h).encode(), body))
         with pytest.raises(CheckpointError, match=f"{case}.ck"):
             load(made)
+
+
+def test_a_resume_takes_a_new_snapshot_and_checkpoint_cadence(tmp_path, capsys):
+    """`--resume FILE --every K --checkpoint-every J` changes the cadences for the rest of the run
+    (a mutation hunt: ignoring either given on a resume passed, no test resuming with them)."""
+    ck, snaps = tmp_path / "a.ck", tmp_path / "snaps"
+    rc, _, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 3, "--every", 3, "--snapshots", snaps,
+                      "--checkpoint", ck)
+    assert rc == 0, err
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", 6, "--every", 1, "--checkpoint-every", 2)
+    assert rc == 0, err
+    assert [read_snapshot(p)[1] for p in list_snapshots(snaps)] == [0, 3, 4, 5, 6]
+    run = load(ck)[0]
+    assert (run["every"], run["checkpoint_every"], run["steps"]) == (1, 2, 6), run

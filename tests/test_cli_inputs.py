@@ -535,3 +535,27 @@ def test_a_run_from_an_ics_file_names_no_seed(tmp_path, monkeypatch):
     assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "T", "--snapshot-format", "nbsymple"])[0] == 0
     rc, out, err = call(["run", "--ics", "T/snap_00000002.txt", "--steps", 1, "--json"])
     assert rc == 0 and json.loads(out)["seed"] is None and json.loads(out)["seed_chosen"] is False, err
+
+
+def test_a_bound_below_is_exclusive():
+    """`--seed 2**128` is refused by the argument parser, as its help says ("below 2**128"); a
+    mutation hunt: `>` for `>=` passed, the tests giving 2**128 - 1 and 10**309 but not the bound."""
+    import argparse
+    from nbsymple_versions.core.options import seed_argument, whole_number_argument
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be below 2\*\*128, got"):
+        seed_argument(str(2**128))
+    assert seed_argument(str(2**128 - 1)) == 2**128 - 1
+    with pytest.raises(argparse.ArgumentTypeError, match="must be below 10, got 10"):
+        whole_number_argument(0, 10)("10")
+    rc, out, err = call(["run", "--n", 8, "--steps", 1, "--seed", 2**128])
+    assert rc == 2 and "argument --seed: must be below 2**128" in err, err
+
+
+def test_memory_estimate_adds_a_row_per_body_beyond_one_chunk():
+    """Above 2**21 bodies a chunk of the O(N^2) sums is one target's row of N (72 bytes a body:
+    nine float64): the estimate adds it there and not below (a mutation hunt: dropping it passed,
+    the tests comparing 1e9 bodies with 100 GB, which 1000 bytes a body already exceed)."""
+    from nbsymple_versions.core.work import BYTES_FIXED, BYTES_PER_BODY
+    below, above = 1 << 21, (1 << 21) + 1
+    assert memory.memory_needed(below) == BYTES_PER_BODY * below + BYTES_FIXED
+    assert memory.memory_needed(above) == (BYTES_PER_BODY + 72) * above + BYTES_FIXED

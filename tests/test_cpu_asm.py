@@ -422,3 +422,13 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
     assert "compiled for another CPU (NUMBA_CPU_NAME=haswell, NUMBA_CPU_FEATURES=+avx2" in out
     assert peers.main(["--n", "64", "--repeats", "1", "--only", "A-dp", "--quiet", "--no-bound"]) == 0
     assert "pipe bound" not in capsys.readouterr().out
+
+
+def test_only_a_conditional_jump_fuses_with_its_compare():
+    """cmp + jne issue as one macro-op, cmp + jmp as two (a mutation hunt: fusing any `j` passed,
+    the tests' loops ending in conditional jumps only)."""
+    zen4 = model.CPUS["znver4"]
+    fused, _ = x86.parse("\tcmpq\t%rax, %rcx\n\tjne\t.L\n")
+    assert model.cycles_per_iteration(fused, zen4)["issue"] == 1 / 6
+    unfused, _ = x86.parse("\tcmpq\t%rax, %rcx\n\tjmp\t.L\n")
+    assert model.cycles_per_iteration(unfused, zen4)["issue"] == 2 / 6

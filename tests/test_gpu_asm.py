@@ -388,3 +388,16 @@ def test_a_position_beyond_float32_packs_as_inf_quietly(precision):
         warnings.simplefilter("error")
         layout.pack(x, bodies, precision)
     assert bodies[1, 0] == np.inf and list(bodies[0, 0:3]) == [1.0, 2.0, -4.0] and list(bodies[1, 1:3]) == [3.0, 5.0]
+
+
+def test_registers_are_allocated_per_warp_in_units_of_256_and_conversions_use_the_mufu():
+    """A mutation hunt: the tests above used register counts whose 32 per warp are already whole
+    units of 256 (32, 48), so dropping the rounding passed; and their MUFU was never the bound,
+    so leaving the float <-> double conversions out of it passed."""
+    h200 = gpu_asm.DEVICES["sm_90"]
+    # 33 registers: 1056 per warp round up to 1280; 65536 / 1280 = 51 warps, 6 blocks of 8 (not 62 and 7)
+    assert gpu_asm.occupancy(33, 4096, 256, h200) == (6, 0.75)
+    per = dict.fromkeys(gpu_asm.MIX, 0.0)
+    per.update(fp32=4, mufu=1, convert=3)           # 4 MUFU operations on 16 lanes: 0.25 clocks, the bound
+    clocks = gpu_asm.clocks_per_interaction(per, h200)
+    assert clocks["mufu"] == 0.25 and max(clocks, key=clocks.get) == "mufu"

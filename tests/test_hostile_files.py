@@ -737,6 +737,29 @@ def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
         refused(tmp_path, [f"res/{folder.name}", *args, *dry], named, module="tools.migrate")
 
 
+def test_migrate_moves_the_dp_host_tasks_and_drops_empty_rows(tmp_path):
+    """What `tools.migrate` writes, not only what it refuses (a mutation hunt: keeping the dsp row of
+    a host task, which then overwrote dp's, flooring the RAM and writing an all-NaN row each passed).
+    The fixture's old `tasks.Tasks.time_galactic` holds dp values only (sp and dsp NaN); its
+    `time_transfer` is NaN throughout (CPU rows); its machine.json says 25276514304 bytes."""
+    import itertools
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    first = _results_file(tmp_path / "res" / MACHINE)
+    old = json.loads(first.read_text())["results"]
+    rc, out, err = nbsymple(tmp_path, "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4", module="tools.migrate")
+    assert rc == 0, err
+    target = tmp_path / "res" / out.split(" -> ")[1].split()[0]
+    # the fixture's Python is a path (an old asv's): the file keeps its name, not one of folders
+    # "existing-py/tmp/..." (found by the same hunt)
+    new = json.loads((target / first.name).read_text())["results"]
+    for task in ("galactic", "integrate"):
+        values, params = new[f"tasks.HostTasks.time_{task}"][:2]
+        got = dict(zip(itertools.product(*params), values))
+        assert [got["'A'", "256"], got["'B'", "256"]] == [old[f"tasks.Tasks.time_{task}"][0][i] for i in (1, 4)]
+    assert "tasks.Transfer.time_transfer" not in new and "tasks.Tasks.time_transfer" not in new
+    assert json.loads((target / "machine.json").read_text())["ram"] == "24 GiB"        # 23.5 GiB rounded
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()

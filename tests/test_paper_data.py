@@ -100,3 +100,23 @@ def test_the_local_slope_is_taken_between_each_versions_two_largest_n():
     from nbsymple_versions.paper.report import findings
     res = results({STEP["leapfrog"]: ([["B"], [256, 1024, 4096], ["dp"]], [1e-3, 1e-2, 0.16])})
     assert "B: 2.00 (N = 1024 to 4096)" in " ".join(findings(res, None))
+
+
+def test_the_dsp_over_dp_ratio_is_dsp_time_over_dp_time():
+    """B's dp leapfrog step 2 ms, its dsp step 1 ms at N = 1024: "dsp / dp" reads 0.50 (a mutation
+    hunt: the ratio inverted, 2.00, passed)."""
+    from nbsymple_versions.paper.data import STEP
+    from nbsymple_versions.paper.report import findings
+    res = results({STEP["leapfrog"]: ([["B"], [1024], ["dp", "dsp"]], [2e-3, 1e-3])})
+    assert "dsp / dp time per leapfrog step: B 0.50 (N = 1024)" in " ".join(findings(res, None))
+
+
+def test_sp_over_dp_orders_of_magnitude_have_the_sign_of_dp_being_better(tmp_path):
+    """SI6A after 1000 steps: sp 1e-6, dp 1e-12, so dp is 6.0 orders of magnitude better (a
+    mutation hunt: log10(dp / sp), -6.0, passed)."""
+    from nbsymple_versions.paper.data import ENERGY, ENERGY_STEP
+    from nbsymple_versions.paper.tables import write_conservation
+    params = [["si6a"], ["sp", "dp"]]
+    res = results({ENERGY_STEP: (params, [1e-8, 1e-14]), ENERGY: (params, [1e-6, 1e-12])})
+    write_conservation(res, tmp_path / "conservation.md", "test")
+    assert "conserves energy (total) 6.0 orders of magnitude better than sp" in (tmp_path / "conservation.md").read_text()

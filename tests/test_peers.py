@@ -147,3 +147,20 @@ def test_the_table_says_which_vector_code_a_foreign_cpu_name_compiled(given, say
     r = subprocess.run([sys.executable, "-c", "from nbsymple_versions.instruments.peers import compiled_for_another_cpu "
                         "as c; print(c())"], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().startswith(says.format(**names)), r.stdout + r.stderr
+
+
+def test_rates_come_from_the_median_call(monkeypatch):
+    """A clock that makes A's three calls take 1, 1 and 10 s (one descheduled call): the row's
+    seconds per call is the median, 1 s, not the mean, 4 s (a mutation hunt: np.mean passed).
+    The clock is fake, so nothing here depends on this machine's speed."""
+    ticks = iter([0.0, 1.0, 1.0, 2.0, 2.0, 12.0])
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return next(ticks)
+
+    monkeypatch.setattr(peers, "time", Clock)
+    [row] = peers.table(ns=(16,), repeats=3, which=["A-dp"])
+    assert row.repeats == 3 and row.seconds_per_call == 1.0
+    assert row.interactions_per_second == pytest.approx(peers.full_count(16))

@@ -460,3 +460,11 @@ def test_a_science_run_whose_folder_is_renamed_under_it_stops_and_its_temporarie
                       [2, 4], "science run", progress=False, checkpoint_every=1)
     assert list(folder.iterdir()) == [] and not list(old.glob("*.tmp")) and list(old.glob("snap_*"))
 
+
+
+def test_fraction_beyond_is_the_share_not_the_median():
+    """One star of four beyond r = 4 is 0.25 (a mutation hunt: np.median of the booleans, 0, passed:
+    the test above has two of four outside, where the median is also 0.5)."""
+    pos = np.array([[0.0, 0, 0], [1, 0, 0], [3, 0, 0], [0, 5, 0]])
+    assert fraction_beyond(pos, (0, 0, 0), 4.0) == 0.25
+    assert fraction_beyond(pos, (0, 0, 0), 0.5) == 0.75

@@ -314,3 +314,23 @@ def test_gpu_versions_in_the_simulator(name):
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
     assert " passed" in p.stdout and "skipped" not in p.stdout
     assert len(re.findall(rf"::{name}::\S+ PASSED", p.stdout)) == battery_size(), name
+
+
+def test_the_clock_stops_after_the_sync(monkeypatch):
+    """A fake clock: the body takes 1 s and the device sync 5 s more; the task counts all 6 (a
+    mutation hunt: stopping the clock before the sync, which under-counts asynchronous GPU work,
+    passed). Nothing here depends on this machine's speed."""
+    from nbsymple_versions.core import clock as clock_module
+    now = [0.0]
+    monkeypatch.setattr(clock_module, "perf_counter", lambda: now[0])
+
+    def sync():
+        now[0] += 5.0
+
+    clock = TaskClock()
+    with clock.task("pairwise", sync=sync):
+        now[0] += 1.0
+    with clock.task("galactic"):
+        now[0] += 2.0
+    assert clock.seconds["pairwise"] == 6.0 and clock.seconds["galactic"] == 2.0
+    assert clock.shares()["pairwise"] == 75.0 and clock.calls["pairwise"] == 1

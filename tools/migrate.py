@@ -156,10 +156,13 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
 def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benchmarks: dict, evidence):
     """(the new asv Results, its provenance) of results file `path` (`old` as asv read it, `data`
     as JSON): its benchmarks renamed and reshaped, each said on stdout."""
+    from asv import util
     from asv.results import Results
     version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
-    new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version,   # the run's Python
-                  tracking.fixed_env_name(version), {})
+    # an old asv recorded the interpreter's path, not its version: asv's file name of it, never
+    # "existing-py/tmp/..." (the file's name made folders: a hunt)
+    env = util.sanitize_filename(tracking.fixed_env_name(version))
+    new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version, env, {})   # the run's Python
     new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
     for name in old.get_all_result_keys():
         new_name, key = RESHAPES.get(name, (name, lambda *t: t))
