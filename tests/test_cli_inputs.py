@@ -265,7 +265,8 @@ def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_
     rc, _, err = call(["run", "--n", 16, "--seed", 1, "--steps", 4, "--every", 1, "--snapshots", "s",
                        "--checkpoint", "ck/c.ck", "--checkpoint-every", 1])
     assert rc == 4 and f"{tmp_path / name}, was renamed or replaced while the run held it" in err, err
-    kept = ("its checkpoint went with it" if name == "ck" else     # and where to resume from
+    kept = ("with the folder (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
+            if name == "ck" else     # and where to resume from
             "what the run wrote there went with the folder; no checkpoint was written yet (ck/c.ck does not exist)")
     assert kept in err and len(err.strip().splitlines()) == 1, err
     assert list(Path(name).iterdir()) == [] and list(Path(f"{name}_old").iterdir())   # what it wrote went with it

@@ -733,7 +733,7 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         raise RunStop(f"stopped by {signal.Signals(e.signum).name} during step {sim.steps_done + 1} of {total}"
                       f"{lost}", status=128 + e.signum) from None
     except FolderMoved as e:
-        kept = (" (its checkpoint went with it: resume it from where it is now)" if e.took_checkpoint
+        kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)" if e.took_checkpoint
                 else resume_hint())
         raise RunStop(f"{e}{kept}", status=FAULT) from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
