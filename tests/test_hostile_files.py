@@ -750,7 +750,7 @@ def test_migrate_moves_the_dp_host_tasks_and_drops_empty_rows(tmp_path):
     assert rc == 0, err
     target = tmp_path / "res" / out.split(" -> ")[1].split()[0]
     # the fixture's Python is a path (an old asv's): the file keeps its name, not one of folders
-    # "existing-py/tmp/..." (found by the same hunt)
+    # "existing-py" + the path as folders (found by the same hunt)
     new = json.loads((target / first.name).read_text())["results"]
     for task in ("galactic", "integrate"):
         values, params = new[f"tasks.HostTasks.time_{task}"][:2]

@@ -160,7 +160,7 @@ def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benc
     from asv.results import Results
     version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
     # an old asv recorded the interpreter's path, not its version: asv's file name of it, never
-    # "existing-py/tmp/..." (the file's name made folders: a hunt)
+    # "existing-py" + the path as folders (the file's name made folders: a hunt)
     env = util.sanitize_filename(tracking.fixed_env_name(version))
     new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version, env, {})   # the run's Python
     new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
