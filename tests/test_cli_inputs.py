@@ -272,6 +272,45 @@ def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_
     assert list(Path(name).iterdir()) == [] and list(Path(f"{name}_old").iterdir())   # what it wrote went with it
 
 
+@pytest.mark.parametrize("case", ["the checkpoint's folder, before its first checkpoint", "the snapshot folder's lock",
+                                  "a resume's new checkpoint folder"])
+def test_what_a_folder_moved_under_a_run_leaves_to_resume_is_said_as_it_is(tmp_path, monkeypatch, case):
+    """A review: a checkpoint's folder renamed before the run's first checkpoint was said to hold
+    the checkpoint ("resume the checkpoint there": it held the lock file alone), a resume into a
+    new file sent the user to it rather than to the checkpoint resumed (unchanged), and a lock
+    file removed from a folder still in place was said to be the folder renamed. Each is said as
+    it is, status 4."""
+    monkeypatch.chdir(tmp_path)
+    Path("ck").mkdir()
+    argv = ["run", "--n", 16, "--seed", 1, "--steps", 6, "--every", 1, "--snapshots", "s", "--checkpoint", "ck/c.ck",
+            "--checkpoint-every", 2]
+    if case == "a resume's new checkpoint folder":
+        assert call(["run", "--n", 16, "--seed", 1, "--steps", 2, "--checkpoint", "a.ck"])[0] == 0
+        argv = ["run", "--resume", "a.ck", "--steps", 6, "--every", 1, "--snapshots", "s", "--checkpoint", "ck/b.ck"]
+    original, done = driver.write_snapshot, []
+
+    def moving(*args, **kwargs):
+        written = original(*args, **kwargs)
+        if not done:                                  # after the first snapshot, before any checkpoint here
+            os.remove("s/.lock") if case == "the snapshot folder's lock" else Path("ck").rename("ck_old")
+            done.append(True)
+        return written
+    monkeypatch.setattr(driver, "write_snapshot", moving)
+    rc, _, err = call(argv)
+    assert rc == 4 and len(err.strip().splitlines()) == 1 and "resume the checkpoint there" not in err, err
+    said = {"the checkpoint's folder, before its first checkpoint":
+            f"the folder of the checkpoint, {tmp_path / 'ck'}, was renamed or removed while the run held it, so "
+            "nothing more is written under that name; what the run wrote there went with the folder; no checkpoint "
+            "was written yet (ck/c.ck does not exist)",
+            "the snapshot folder's lock":
+            f"the snapshot folder, {tmp_path / 's'}, lost its lock file (removed or replaced by another process) "
+            "while the run held it, so nothing more is written there (another run could take it now); no checkpoint "
+            "was written yet (ck/c.ck does not exist)",
+            "a resume's new checkpoint folder": "went with the folder; a.ck is unchanged; continue with: nbsymple run "
+                                                "--resume a.ck"}[case]
+    assert said in err, err
+
+
 def test_a_resume_rewrites_its_record_and_snapshots_as_a_new_run_of_its_steps(tmp_path, monkeypatch):
     """Hunts: a resume with another --checkpoint, --every or --checkpoint-every left the run's
     record naming the first ones (a refusal then offered to resume the old checkpoint); a run

@@ -183,9 +183,11 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
 
         def still_here():
             if moved(folder, True, taken):
+                how, went = how_moved(folder, True, taken)
                 raise WriteFault(f"{label} stopped after step {sim.steps_done} of {total}: its folder {folder} "
-                                 f"{how_moved(folder)} while the run held it, so nothing more is written under that "
-                                 f"name; what it wrote, its checkpoint too, went with the folder")
+                                 f"{how} while the run held it, so nothing more is written " + (
+                                     "under that name; what it wrote, its checkpoint too, went with the folder" if went
+                                     else "there; its checkpoint is kept"))
 
         def snapshot(step):
             still_here()

@@ -506,9 +506,11 @@ def _check_held(held, stopped: str):
         if moved(path, folder, taken):
             place = path if folder else path.parent
             named = f"{what}, {place}," if folder else f"the folder of {what}, {place},"
-            raise FolderMoved(f"{stopped}: {named} {how_moved(place)} while the run held it, so nothing more is "
-                              f"written under that name; what the run wrote there went with the folder",
-                              took_checkpoint=not folder)     # the checkpoint is checked first
+            how, went = how_moved(path, folder, taken)
+            raise FolderMoved(f"{stopped}: {named} {how} while the run held it, so nothing more is written "
+                              + ("under that name; what the run wrote there went with the folder" if went else
+                                 "there (another run could take it now)"),
+                              took_checkpoint=went and not folder)     # the checkpoint is checked first
 
 
 def _write_record(folder: Path, record: dict):
@@ -669,7 +671,9 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
     good checkpoint and how to resume it."""
     world = sim.world
     total, fmt, start = run_["steps"], run_.get("snapshot_format", "npz"), sim.steps_done
-    saved = {"step": start if spec.resume else None}
+    # the last checkpoint on disk under `checkpoint`: a resume into another file has none yet
+    same = spec.resume is not None and os.path.realpath(checkpoint) == os.path.realpath(spec.resume)
+    saved = {"step": start if same else None}
     # written under its one real name, the one locked (`_checked_paths`), not through a link's
     target = resolved(checkpoint, "--checkpoint") if checkpoint is not None and world.is_root else None
 
@@ -700,8 +704,11 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         saved["step"] = sim.steps_done
 
     def resume_hint() -> str:
-        if checkpoint is None or saved["step"] is None:
-            return "" if checkpoint is None else f"; no checkpoint was written yet ({checkpoint} does not exist)"
+        if checkpoint is None:
+            return ""
+        if saved["step"] is None:
+            return (f"; {spec.resume} is unchanged; continue with: {resume_command(spec.resume)}" if spec.resume
+                    else f"; no checkpoint was written yet ({checkpoint} does not exist)")
         return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
                 f"{resume_command(checkpoint)}")
 
@@ -733,8 +740,8 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         raise RunStop(f"stopped by {signal.Signals(e.signum).name} during step {sim.steps_done + 1} of {total}"
                       f"{lost}", status=128 + e.signum) from None
     except FolderMoved as e:
-        kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)" if e.took_checkpoint
-                else resume_hint())
+        kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
+                if e.took_checkpoint and saved["step"] is not None else resume_hint())
         raise RunStop(f"{e}{kept}", status=FAULT) from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
         where = f" ({e.filename})" if e.filename else ""

@@ -37,13 +37,15 @@ def lock_file(path: Path, folder: bool) -> Path:
 
 
 def identity(path: Path, folder: bool) -> tuple | None:
-    """(device, inode) of `path`'s lock file, or None where there is none: held, it cannot change
-    under its name unless its folder was renamed or replaced (`moved`)."""
+    """((device, inode) of `path`'s lock file, of the folder holding it), or None where either is
+    gone: held, neither changes under its name unless the folder was renamed, removed or
+    replaced, or its lock file removed (`moved`)."""
+    lock = lock_file(Path(path), folder)
     try:
-        st = os.stat(lock_file(Path(path), folder))
+        own, home = os.stat(lock), os.stat(lock.parent)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return (own.st_dev, own.st_ino), (home.st_dev, home.st_ino)
 
 
 def moved(path, folder: bool, held: tuple | None) -> bool:
@@ -53,9 +55,17 @@ def moved(path, folder: bool, held: tuple | None) -> bool:
     return identity(Path(path), folder) != held
 
 
-def how_moved(folder) -> str:
-    """What became of a folder `moved` found gone from under its name, in words."""
-    return "was renamed or replaced" if os.path.lexists(folder) else "was renamed or removed"
+def how_moved(path, folder: bool, held: tuple | None) -> tuple[str, bool]:
+    """What `moved` found, in words ("was renamed or removed", ...), and whether the folder went
+    (False where the folder is the one locked and only its lock file was removed or replaced)."""
+    home = lock_file(Path(path), folder).parent
+    try:
+        st = os.stat(home)
+    except OSError:
+        return "was renamed or removed", True
+    if held is not None and (st.st_dev, st.st_ino) == held[1]:
+        return "lost its lock file (removed or replaced by another process)", False
+    return "was renamed or replaced", True
 
 
 @contextmanager
