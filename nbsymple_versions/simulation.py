@@ -32,7 +32,7 @@ from .core.clock import TaskClock
 from .core.diagnostics import (EnergyParts, angular_momentum, angular_momentum_error, energy_parts, energy_problem,
                                internal_energy_error, potential_energy, relative_error, undefined_reason)
 from .core.ics import State
-from .core.integrator import advance
+from .core.integrator import advance, c_ordered
 from .core.schemes import get_scheme
 from .core.work import check_time
 from .core.vocabulary import precision_name
@@ -251,10 +251,8 @@ class Simulation:
                              f"bodies stand partway through it, so the run cannot go on; restore a record or a "
                              f"checkpoint taken before, or make a new Simulation")
         s.check()
-        for name in ("x", "v"):
-            if not getattr(s, name).flags.c_contiguous:
-                setattr(s, name, np.ascontiguousarray(getattr(s, name)))
-            writable(getattr(s, name), f"state.{name}")
+        for name, a in zip(("x", "v"), c_ordered(s)):
+            writable(a, f"state.{name}")
         if (now := self._cluster()) != self._built_for:
             changed = [name for name, a, b in zip(("N", "masses", "eps", "units"), now, self._built_for) if a != b]
             raise ValueError(f"state.{'/'.join(changed)} changed since the Simulation was built for it, which its "

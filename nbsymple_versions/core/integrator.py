@@ -25,7 +25,7 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
         t0 = None if t0 is None else finite_number(t0, "t0")
     if (built := getattr(forces, "built_for", None)) is not None and not built_for(built, state):
         raise ValueError(pipeline_mismatch(built, state))        # it read masses out of bounds, in silence
-    x, v = _stepped(state)
+    x, v = c_ordered(state)
     t0 = state.t if t0 is None else t0
     for k in range(1, steps + 1):
         for c, d in zip(scheme.drift, scheme.kick):
@@ -37,10 +37,10 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
         if on_step is not None:
             on_step(k)
             if state.x is not x or state.v is not v:     # arrays `on_step` assigned are stepped on (a hunt:
-                x, v = _stepped(state)                    # the old ones were, while t went on)
+                x, v = c_ordered(state)                   # the old ones were, while t went on)
 
 
-def _stepped(state):
+def c_ordered(state):
     """The state's x and v, each made C-ordered float64 where it is not (assigned to the state):
     the drifts and kicks write through a flat view, and of any other array that is a copy (a
     hunt: a Fortran-ordered x stood still in sp while t advanced)."""
