@@ -387,3 +387,21 @@ def test_the_black_hole_track_is_drawn_to_one_scale(tmp_path, monkeypatch):
     y0, y1 = track.get_ylim()
     box = track.get_window_extent()
     assert abs((x1 - x0) / box.width - (y1 - y0) / box.height) < 1e-6 * (x1 - x0) / box.width   # pc per pixel alike
+
+
+def test_the_black_hole_title_fits_the_figure_when_both_runs_are_not_converged(tmp_path, monkeypatch):
+    """Two ratios not converged (N = 32, dt = 2^-7 T: internal errors of order 1): the third title
+    line, "internal energy error at the end: M_BH/M_cl = 1: ... (largest ...: NOT CONVERGED); M_BH/M_cl
+    = 10: ... NOT CONVERGED)", was one line wider than the 8.6-inch figure, and the verdict of the
+    heavier hole was cut off at the right edge (and the line's start at the left)."""
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole
+    kept = _kept_figures(monkeypatch, science_plots)
+    run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -7, t_end=2.0, ratios=(1.0, 10.0), version="A", progress=False)
+    _, summary = science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    assert [r["converged"] for r in summary["runs"]] == [False, False]
+    fig = kept[0]
+    title = fig._suptitle
+    assert title.get_text().count("NOT CONVERGED") == 2
+    box, inside = title.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (box, inside)

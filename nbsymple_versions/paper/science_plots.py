@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+import textwrap
 
 import numpy as np
 
@@ -195,6 +196,24 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
                                                           beyond_r_j=[round(f, 6) for f in frac])]}
 
 
+TITLE_POINTS = 8.5
+
+
+def _title_lines(text: str, fig, points: float) -> str:
+    """`text` wrapped at '; ' (else at spaces) to lines that fit the figure's width at `points`
+    (a verdict per run: two runs not converged made one line wider than the figure, cut at both ends)."""
+    chars = max(40, int(fig.get_figwidth() * 72 / (0.62 * points)))     # 0.62 em: DejaVu Sans with capitals
+    lines, line = [], ""
+    for part in text.split("; "):
+        joined = f"{line}; {part}" if line else part
+        if line and len(joined) > chars:
+            lines.append(line + ";")
+            joined = part
+        line = joined
+    lines.append(line)
+    return "\n".join(wrapped for one in lines for wrapped in textwrap.wrap(one, chars, break_on_hyphens=False))
+
+
 def _e(x: float | None) -> str:
     return "unknown" if x is None else f"{x:.1e}"
 
@@ -305,11 +324,11 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
         fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\nN = {p['n']}, "
                      f"start {p['radius_kpc']:g} kpc with {p['speed_kms']:g} km/s tangential, "
                      f"dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, {p['scheme']}, "
-                     f"version {p['version']} {p['precision']}\ninternal energy error at the end: "
-                     + "; ".join(f"M_BH/M_cl = {ratio:g}: {_e(end)} (largest {_e(most)}: "
-                                 f"{'NOT CONVERGED' if not_converged(most) else 'converged'})"
-                                 for ratio, end, most in ends),
-                     fontsize=8.5)
+                     f"version {p['version']} {p['precision']}\n"
+                     + _title_lines("internal energy error at the end: " + "; ".join(
+                         f"M_BH/M_cl = {ratio:g}: {_e(end)} (largest {_e(most)}: "
+                         f"{'NOT CONVERGED' if not_converged(most) else 'converged'})" for ratio, end, most in ends),
+                         fig, TITLE_POINTS), fontsize=TITLE_POINTS)
         hot = [(ratio, most) for ratio, _, most in ends if not_converged(most)]
         if hot:
             mark_not_converged(fig, max(most for _, most in hot),
