@@ -468,3 +468,26 @@ def test_fraction_beyond_is_the_share_not_the_median():
     pos = np.array([[0.0, 0, 0], [1, 0, 0], [3, 0, 0], [0, 5, 0]])
     assert fraction_beyond(pos, (0, 0, 0), 4.0) == 0.25
     assert fraction_beyond(pos, (0, 0, 0), 0.5) == 0.75
+
+
+def test_a_step_too_long_for_quarter_orbit_snapshots_is_refused(tmp_path, capsys):
+    """`paper --full --tidal-dt 100` (longer than the 62.4 T orbit) was accepted: one step between
+    snapshots, so "1.5 orbits" ran 600 T = 9.6 orbits, its series entry called the snapshot at
+    1.6 orbits "1.5", and with no snapshot near 0.5, 1 or 1.5 orbits the figure ended in matplotlib's
+    traceback. A step whose snapshots miss the quarter orbits by more than 1 % is refused in one
+    sentence naming the largest step that keeps them (status 2, nothing run); the steps in use
+    keep the run's span within 1 % of the orbits asked for."""
+    from nbsymple_versions.paper.science_runs import orbital_period, tidal_schedule
+    period = orbital_period(Units())
+    for dt in (100.0, 10.0, 1.0):
+        with pytest.raises(ValueError, match=r"--tidal-dt .* at most 0\.3"):
+            tidal_schedule(dt, 1.5)
+    for dt in (0.5, 0.125, 2.0 ** -7, 2.0 ** -11):
+        every, total = tidal_schedule(dt, 1.5)
+        assert abs(total * dt - 1.5 * period) <= 0.01 * 1.5 * period, (dt, total * dt / period)
+    out = tmp_path / "plots"
+    rc = paper.main(["--full", "--out", str(out), "--tidal-n", "16", "--tidal-dt", "100", "--science-version", "A",
+                     "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "--tidal-dt" in err, err
+    assert not (out / "runs").exists() or not any((out / "runs").iterdir())

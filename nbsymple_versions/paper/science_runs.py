@@ -108,10 +108,15 @@ def orbital_period(units, radius_kpc: float = galaxy.SUN_RADIUS_KPC,
     return 2.0 * math.pi * radius_kpc * units.kpc / units.from_kms(speed_kms)
 
 
+SNAPSHOT_TOLERANCE = 0.01    # a tidal run's snapshot spacing (whole steps) within 1 % of its share of an orbit
+
+
 def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tuple[int, int]:
     """(steps between snapshots, total steps) of a tidal-tail run; ValueError (one sentence) for
-    settings that give no snapshot (fewer orbits than 1/(2 x snapshots_per_orbit)) or a step
-    count no integer holds (a time step too small for the orbits asked for)."""
+    settings that give no snapshot (fewer orbits than 1/(2 x snapshots_per_orbit)), a step count
+    no integer holds (a time step too small for the orbits asked for) or a step so long that whole
+    steps miss the snapshot spacing by more than SNAPSHOT_TOLERANCE (the run would not span the
+    orbits asked for: at most 2 SNAPSHOT_TOLERANCE of the spacing, 0.31 T, is always within it)."""
     period = orbital_period(Units())
     try:
         every = max(1, round(period / snapshots_per_orbit / dt))
@@ -123,6 +128,12 @@ def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tu
         raise ValueError(f"a tidal-tail run of {orbits:g} orbits takes no snapshot (one every "
                          f"1/{snapshots_per_orbit} orbit), so it has no steps; choose --tidal-orbits of "
                          f"{1 / snapshots_per_orbit:g} or more")
+    spacing = period / snapshots_per_orbit
+    if abs(every * dt - spacing) > SNAPSHOT_TOLERANCE * spacing:     # (dt = 100: "1.5 orbits" ran 9.6, drawn as 1.5)
+        raise ValueError(f"--tidal-dt {dt:g} is too long for a snapshot every 1/{snapshots_per_orbit} orbit "
+                         f"({spacing:.3g} T): its snapshots would fall every {every * dt:.3g} T, so the run would not "
+                         f"span the {orbits:g} orbits asked for; choose --tidal-dt of at most "
+                         f"{2 * SNAPSHOT_TOLERANCE * spacing:.2g} T")
     if abs(orbits * snapshots_per_orbit - snaps) > 1e-9 * snaps:      # (a hunt: run as the nearest, recorded as asked)
         lower, upper = math.floor(orbits * snapshots_per_orbit), math.ceil(orbits * snapshots_per_orbit)
         nearest = " or ".join(f"{k / snapshots_per_orbit:g}" for k in (lower, upper) if k >= 1)
