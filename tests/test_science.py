@@ -491,3 +491,24 @@ def test_a_step_too_long_for_quarter_orbit_snapshots_is_refused(tmp_path, capsys
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and "--tidal-dt" in err, err
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
+
+
+def test_a_black_hole_step_too_long_for_its_end_is_refused(tmp_path, capsys):
+    """`paper --bh-dt 100` with the default --bh-t-end 3.5 ran one step to t = 100 T (28 times the
+    run asked for) and recorded t_end = 3.5; --bh-dt 2 ended at 4 T. Whole steps that end the run
+    more than 1 % from t_end are refused in one sentence naming the largest step that does not
+    (status 2); the steps in use end within 1 %."""
+    from nbsymple_versions.paper.science_runs import black_hole_steps
+    for dt, t_end in ((100.0, 3.5), (2.0, 3.5), (0.3, 3.5)):
+        with pytest.raises(ValueError, match=r"--bh-dt .* at most 0\.07"):
+            black_hole_steps(dt, t_end)
+    for dt, t_end in ((0.5, 1.0), (2.0 ** -7, 2.0), (2.0 ** -14, 3.5), (0.07, 3.5)):
+        steps = black_hole_steps(dt, t_end)
+        assert abs(steps * dt - t_end) <= 0.01 * t_end, (dt, t_end, steps * dt)
+    fixture = Path(__file__).parent / "data" / "asv_fixture"
+    out = tmp_path / "plots"
+    rc = paper.main(["--results", str(fixture), "--out", str(out), "--tidal-n", "8", "--tidal-dt", "0.5",
+                     "--tidal-orbits", "0.25", "--bh-n", "8", "--bh-dt", "100", "--science-version", "A", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "--bh-dt 100" in err, err
+    assert not out.exists() or not any(out.iterdir())          # refused before anything is run or written

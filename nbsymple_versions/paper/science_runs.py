@@ -143,12 +143,19 @@ def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tu
 
 
 def black_hole_steps(dt: float, t_end: float) -> int:
-    """Steps of a black-hole run; ValueError (one sentence) when t_end / dt is too large to count."""
+    """Steps of a black-hole run; ValueError (one sentence) when t_end / dt is too large to count,
+    or when whole steps end the run more than SNAPSHOT_TOLERANCE of t_end away from it (a step
+    of at most 2 SNAPSHOT_TOLERANCE t_end always ends within it)."""
     try:
-        return max(1, round(t_end / dt))
+        steps = max(1, round(t_end / dt))
     except (OverflowError, ValueError, ZeroDivisionError):
         raise ValueError(f"a black-hole run with dt = {dt:g} to t = {t_end:g} has more steps than can be "
                          f"counted; choose a larger --bh-dt or a smaller --bh-t-end") from None
+    if abs(steps * dt - t_end) > SNAPSHOT_TOLERANCE * t_end:     # (dt = 100: one step to 100 T, recorded as 3.5)
+        raise ValueError(f"--bh-dt {dt:g} is too long for --bh-t-end {t_end:g}: whole steps would end the run at "
+                         f"{steps * dt:.3g} T, not {t_end:g} T; choose --bh-dt of at most "
+                         f"{2 * SNAPSHOT_TOLERANCE * t_end:.2g} T")
+    return steps
 
 
 def check_tidal_work(n: int, dt: float, orbits: float, snapshots_per_orbit: int = 4,
