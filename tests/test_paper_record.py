@@ -405,3 +405,25 @@ def test_the_black_hole_title_fits_the_figure_when_both_runs_are_not_converged(t
     assert title.get_text().count("NOT CONVERGED") == 2
     box, inside = title.get_window_extent(fig.canvas.get_renderer()), fig.bbox
     assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (box, inside)
+
+
+def test_a_black_hole_run_that_recedes_from_the_start_is_no_passage(tmp_path, monkeypatch):
+    """run_black_hole(speed_kms=300): above the 232 km/s circular speed at 1 kpc the cluster moves
+    away from the black hole from the start, so its centre is closest at t = 0. The summary said
+    "closest approach 998.8 pc at 0.0 Myr; ... 2.2e-06 just before the passage" and drew the
+    pericentre's dot and line at the start: a passage that never happened."""
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole
+    kept = _kept_figures(monkeypatch, science_plots)
+    run_black_hole(tmp_path / "bh", n=16, dt=2.0 ** -7, t_end=2.0, ratios=(1.0,), speed_kms=300.0, version="A",
+                   progress=False)
+    _, summary = science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    text = summary["summary"]
+    assert "closest approach" not in text and "passage;" not in text and "just before" not in text, text
+    assert "no passage within the run: its centre was closest to the black hole at the start" in text, text
+    assert "still falling" not in text
+    energy = kept[0].axes[1]
+    assert not [ln for ln in energy.get_lines() if ln.get_linestyle() == ":"]       # no pericentre line
+    from matplotlib.legend import Legend
+    labels = [t.get_text() for lg in energy.get_children() if isinstance(lg, Legend) for t in lg.get_texts()]
+    assert any("no passage" in t and "at the start" in t for t in labels), labels

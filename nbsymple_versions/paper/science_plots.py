@@ -266,7 +266,8 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
             bh = np.array([s.positions[-1] for s, _ in snaps]) * pc
             r = np.linalg.norm(centres - bh, axis=1)
             i_peri = int(np.argmin(r))
-            passed = i_peri < len(r) - 1          # else the run ended before its pericentre (a hunt: "passage")
+            passed = 0 < i_peri < len(r) - 1      # else the run ended before its pericentre (a hunt: "passage"),
+            receding = i_peri == 0 < len(r) - 1    # or the centre was closest at the start: it moved away
             mass = p["ratio"] * units.mass_msun
             label = rf"$M_{{BH}}/M_{{cl}}$ = {p['ratio']:g} ({mass:.1e} M$_\odot$)"
             wide = 2.4 if sub == subs[0] else 1.2         # the first track a rim around the next where they meet
@@ -278,7 +279,8 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
             last = snaps[-1][0].positions[:-1] * pc
             ax0.scatter(last[:, 0], last[:, 1], s=0.6, color=col, alpha=0.35, lw=0, rasterized=True)
             ax1.plot(t[1:], np.maximum(err[1:], 1e-17), color=col, label=label + (
-                f", closest {r[i_peri]:.0f} pc" if passed else f", no passage: {r[i_peri]:.0f} pc at the end"))
+                f", closest {r[i_peri]:.0f} pc" if passed else f", no passage: {r[i_peri]:.0f} pc at the "
+                + ("start" if receding else "end")))
             ax1.plot(t[1:], np.maximum(internal[1:], 1e-17), color=col, ls="--", lw=1.0)
             end, most = float(internal[-1]), float(np.max(internal))
             if passed:
@@ -288,9 +290,11 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
                                f"the passage; total energy error {err[max(i_peri - 2, 1)]:.1e} before and "
                                f"{err[-1]:.1e} at the end")
             else:
-                summary.append(f"M_BH/M_cl = {p['ratio']:g}: no passage within the run: it ended at {t[-1]:.1f} Myr, "
-                               f"{r[-1]:.1f} pc from the black hole and still falling; {internal_sentence(end, most)}; "
-                               f"total energy error {err[-1]:.1e} at the end")
+                where = (f"its centre was closest to the black hole at the start, {r[0]:.1f} pc, and moved away "
+                         f"(it ended at {t[-1]:.1f} Myr, {r[-1]:.1f} pc from it)" if receding else
+                         f"it ended at {t[-1]:.1f} Myr, {r[-1]:.1f} pc from the black hole and still falling")
+                summary.append(f"M_BH/M_cl = {p['ratio']:g}: no passage within the run: {where}; "
+                               f"{internal_sentence(end, most)}; total energy error {err[-1]:.1e} at the end")
             records.append(run_record(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
                                       ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
             ends.append((p["ratio"], end, most))
