@@ -512,3 +512,21 @@ def test_a_black_hole_step_too_long_for_its_end_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and "--bh-dt 100" in err, err
     assert not out.exists() or not any(out.iterdir())          # refused before anything is run or written
+
+
+def test_a_step_is_quoted_only_where_every_one_of_its_runs_stays_below_the_limit():
+    """Seeds straddling the limit at the smallest step (0.009, 0.009 and 0.02 at 2^-10 T; the larger
+    steps all above): the verdict said "at dt = 2^-10 T, whose runs stay at or below 0.01, the share
+    at 0.5 orbits is 2.00 %", a mean over a run that is not converged, and "only 2^-10 T kept the
+    internal-energy error at or below 0.01". A step is quoted only where all its runs stay below."""
+    shares = {dt: [0.020, 0.022, 0.018] for dt in (2 ** -8, 2 ** -9, 2 ** -10)}
+    series = _seeded(shares, {2 ** -8: 0.1, 2 ** -9: 0.03, 2 ** -10: 0.009})
+    series[-1]["rows"][0]["internal_energy_error"] = 0.02              # 2^-10 T, seed 3: not converged
+    assert not dt_series.share_test(series).depends_on_dt
+    text = "\n".join(dt_series.verdict(series))
+    assert "whose runs stay at or below" not in text and "Verdict: converged in dt" not in text, text
+    assert "2^-10 T (seeds 1, 2, 3: 0.009, 0.009, 0.02)" in text
+    assert "no step kept every one of its runs at or below 0.01" in text, text
+    # all three at 0.009: quoted as before
+    series[-1]["rows"][0]["internal_energy_error"] = 0.009
+    assert "at dt = 2^-10 T, whose runs stay at or below 0.01" in "\n".join(dt_series.verdict(series))
