@@ -25,6 +25,10 @@ ENERGY_STEP = "accuracy.Conservation.track_energy_error_per_step"
 INTERNAL = "accuracy.Conservation.track_internal_energy_error"
 ANGULAR = "accuracy.Conservation.track_angular_momentum_error"
 THREADS = "throughput.Threads.track_threads"      # the suite records numba's thread count
+# what `accuracy.Conservation` (its version "1") integrates: the paper's set-up at this N and seed,
+# version B on one thread, 1000 steps of dt = 5e-4 T (benchmarks/grid.py; tests hold them equal; the
+# smoke grid of d1608f4 up to 87bd841 ran N = 256)
+CONSERVATION_SETUP = {"n": 1024, "seed": 1, "version": "B", "steps": 1000, "dt": 5e-4}
 
 # what the benchmark figures and tables need, each a tuple of alternatives: the step timings (Fig. 2,
 # speed-up, Fig. 5), the task shares or the pairwise timing they are taken from (Tables 4-6), an

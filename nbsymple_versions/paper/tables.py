@@ -10,8 +10,8 @@ from pathlib import Path
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS, TASKS
 from ..runs.paths import write_file
-from .data import (INTERNAL, MEASURED, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP, PAPER_SI6A_DP_LXY,
-                   PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
+from .data import (CONSERVATION_SETUP, INTERNAL, MEASURED, PAPER_PAIRWISE_SHARE, PAPER_SI6A_DP_ENERGY_PER_STEP,
+                   PAPER_SI6A_DP_LXY, PAPER_SI6A_SP_DP_ORDERS, conservation_table, largest_n_shares)
 from .records import markdown_text
 from .results import Results
 
@@ -149,13 +149,18 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     """conservation.md: both energy errors and the angular-momentum error per scheme and precision,
     beside the paper's ranges; returns the table."""
     table = conservation_table(res)
+    setup = CONSERVATION_SETUP
+    dt_text = f"{setup['dt']:.0e}".replace("e-0", "e-")          # 5e-4
     internal_missing = "not measured in these results" if INTERNAL not in res else "skipped"
     order = {s: i for i, s in enumerate(SCHEMES)}
     porder = {p: i for i, p in enumerate(PRECISIONS)}
     lines = ["# Energy and angular-momentum conservation (cf. paper Tables 2 and 7)", "",
-             "Relative errors after the first step and after 1000 steps of dt = 5e-4 T, and the angular-momentum "
-             "error |L_z - L_z0| / |L0| about the Galactic centre after 1000 steps (the axisymmetric Galaxy "
-             "conserves L_z; its torque changes L_x and L_y for real); from `accuracy.Conservation`.", "",
+             f"Relative errors after the first step and after {setup['steps']} steps of dt = {dt_text} T, and "
+             f"the angular-momentum error |L_z - L_z0| / |L0| about the Galactic centre after {setup['steps']} steps "
+             f"(the axisymmetric Galaxy conserves L_z; its torque changes L_x and L_y for real); from "
+             f"`accuracy.Conservation`: the paper's set-up (uniform sphere, Q = 0.3, at 8.5 kpc) with "
+             f"N = {setup['n']}, seed {setup['seed']}, version {setup['version']} on one thread (N on every grid; "
+             f"only the smoke grid of commits from 2026-11-30 05:45 to 13:44 UTC ran 256).", "",
              *MEASURES, "", f"Results: {markdown_text(source)}.", "",
              "| scheme | precision | energy (total), per step | energy (total), after 1000 steps "
              "| energy (internal), after 1000 steps | angular momentum |",
