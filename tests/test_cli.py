@@ -213,3 +213,19 @@ def test_run_reports_both_energy_errors(capsys):
     assert cli.main(["run", "--n", "32", "--steps", "2", "--seed", "1"]) == 0
     text = capsys.readouterr().out
     assert "internal energy error" in text and "the paper's definition" in text and "K_int + W" in text
+
+
+def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):
+    """SI6A in dp at N = 32 over 20 steps: |E - E0| / |E0| is 0 (the change is below one float64
+    rounding of E0 = -1.8e4) while the internal error is ~1e-13. The text printed "energy error
+    0.000e+00" as a measured figure; now it says that it is E's rounding, which the internal error
+    measures, as conservation.md does. A figure far above it (leapfrog sp) is printed as before."""
+    assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--scheme", "si6a", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["energy_error"] <= 2 * 2.0 ** -52 < out["internal_energy_error"], out
+    assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--scheme", "si6a"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("energy error"))
+    assert "within two float64 roundings of E: the internal error below measures the change" in line, line
+    assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--precision", "sp"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("energy error"))
+    assert line.endswith("(the paper's definition)"), line

@@ -7,6 +7,7 @@ import io
 import math
 from pathlib import Path
 
+from ..core.diagnostics import at_resolution
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS, TASKS
 from ..runs.paths import write_file
@@ -54,16 +55,6 @@ def write_task_shares_md(table: list[dict], origin: str, path: Path, source: str
     write_file(path, "\n".join(lines) + "\n")
 
 
-# The largest relative spacing of float64 numbers: one rounding of E is at most this of |E|. A total
-# error |E - E0| / |E0| of up to two of them is E's rounding, not a measured change (SI6A dp after
-# 1000 steps: 2.01e-16, one rounding of E0 = -1.8e4, where the internal error gives 2.2e-17).
-E_ROUNDING = 2.0 ** -52
-E_RESOLUTION = 2 * E_ROUNDING
-
-
-def _at_resolution(x: float) -> bool:
-    """A total energy error within two float64 roundings of E (0 included)."""
-    return math.isfinite(x) and 0 <= x <= E_RESOLUTION
 
 
 def _sci(x: float, missing: str = "skipped", zero: str = "0 (below E's float64 resolution)",
@@ -74,14 +65,14 @@ def _sci(x: float, missing: str = "skipped", zero: str = "0 (below E's float64 r
         return missing
     if x == 0:
         return zero
-    return f"{x:.2e} (at E's float64 resolution)" if resolution and _at_resolution(x) else f"{x:.2e}"
+    return f"{x:.2e} (at E's float64 resolution)" if resolution and at_resolution(x) else f"{x:.2e}"
 
 
 def _within(x, lo_hi) -> str:
     lo, hi = lo_hi
     if not math.isfinite(x):
         return "not measured"
-    if _at_resolution(x):
+    if at_resolution(x):
         return ("within two float64 roundings of E, so below the paper's range as a number, but that is the "
                 "orbital term's rounding, not accuracy")
     if lo <= x <= hi:
@@ -191,7 +182,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
         for key, what in (("after_1000", "total"), ("internal", "internal")):
             sp, dp = table.get(("si6a", "sp"), {}).get(key, math.nan), si.get(key, math.nan)
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
-                floor = key == "after_1000" and _at_resolution(dp)     # E's rounding: a bound, not a ratio
+                floor = key == "after_1000" and at_resolution(dp)     # E's rounding: a bound, not a ratio
                 lines.append(f"After 1000 steps SI6A dp conserves energy ({what}) {'at least ' if floor else ''}"
                              f"{math.log10(sp / dp):.1f} orders of magnitude better than sp ("
                              + ("dp's figure is within two float64 roundings of E, so this is a lower bound, and the "

@@ -3,6 +3,7 @@ is undefined (a zero reference, e.g. L0 of bodies at rest) is `null` in JSON and
 (L0 = 0)" in the text: every figure is a number or says why it is none."""
 import json
 
+from ..core.diagnostics import at_resolution
 from ..entry import stood_still
 
 
@@ -75,7 +76,8 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()
                                       if d["name"] in options))
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
-          "(the paper's definition)")
+          "(the paper's definition" + ("; within two float64 roundings of E: the internal error below measures "
+                                       "the change)" if at_resolution(errors["energy_error"]) else ")"))
     print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "
           "change in units of the cluster's own energy")
     print(f"angular momentum error  {shown['angular_momentum_error']}")
