@@ -229,3 +229,15 @@ def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):
     assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--precision", "sp"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("energy error"))
     assert line.endswith("(the paper's definition)"), line
+
+
+def test_check_says_where_each_precision_was_checked():
+    """`nbsymple check` passes sp on a cluster at the origin and dp, dsp at 8.5 kpc, where sp's
+    float32 positions are off by a few 1e-3 (1.5e-3 to 6e-3 at N = 1000 and 4096): the table
+    printed "sp 3.9e-06 yes" beside "dsp 1.6e-07 yes" with nothing saying the frames differ, so
+    sp read as fit for the paper's cluster. Each row names its frame."""
+    p = nbsymple("check", "--n", "64")
+    assert p.returncode == 0, p.stderr
+    rows = {tuple(line.split()[:3]) for line in p.stdout.splitlines() if line[:1] in CPU_LETTERS}
+    assert {("A", "sp", "origin"), ("A", "dp", "8.5"), ("A", "dsp", "8.5")} <= rows, p.stdout
+    assert "the cluster at the origin (sp) or at 8.5 kpc (dp, dsp" in p.stdout
