@@ -196,3 +196,18 @@ def test_threaded_host_times_are_bounded_by_the_serial_ones():
     assert bounded["A"] == host["A"]
     assert bounded["B"][256] == prediction.HostTimes(3e-6, 2e-5)
     assert bounded["B"][1024] == host["B"][1024]
+
+
+def test_the_speedup_figures_predicted_curves_name_their_scheme(tmp_path, stated_kernels, monkeypatch):
+    """speedup.png draws leapfrog solid and SI6A dotted, and the predicted C-E dashed: their legend
+    said "(predicted, H200)" under a legend keyed "leapfrog" solid and "SI6A" dotted, so a reader
+    could not tell which scheme the dashed speed-ups are of (leapfrog). They say it."""
+    from nbsymple_versions.paper import figures
+    kept = []
+    monkeypatch.setattr(figures, "save", lambda fig, path, source: kept.append(fig) or Path(path))
+    res = load_results(results_copy(tmp_path))
+    figures.speedup(res, tmp_path / "s.png", predict(res, H200))
+    labels = [t.get_text() for t in kept[0].axes[0].get_legend().get_texts()]
+    dashed = [lab for lab in labels if "predicted" in lab]
+    assert len(dashed) == 3 and all("(predicted leapfrog, H200)" in lab for lab in dashed), labels
+    assert "leapfrog" in labels and "SI6A" in labels

@@ -57,9 +57,10 @@ def step_curves(res: Results, prediction=None) -> list[tuple[str, dict, dict]]:
     return panels
 
 
-def _predicted_line(ax, v, n, y, prediction):
-    ax.plot(n, y, ls=PREDICTED_STYLE, mfc="none", label=f"{VERSION_LABELS.get(v, v)} ({prediction.legend})",
-            **version_line(v))
+def _predicted_line(ax, v, n, y, prediction, scheme: str = ""):
+    """A predicted curve, dashed; `scheme` named in its label where the panel mixes schemes."""
+    legend = f"predicted {scheme}, {prediction.gpu.name}" if scheme else prediction.legend
+    ax.plot(n, y, ls=PREDICTED_STYLE, mfc="none", label=f"{VERSION_LABELS.get(v, v)} ({legend})", **version_line(v))
 
 
 def _legend_beside(ax, handles=None, labels=None):
@@ -113,7 +114,7 @@ def speedup(res: Results, path: Path, prediction=None) -> Path:
                         label=f"{VERSION_LABELS.get(v, v)}" if scheme == "leapfrog" or "leapfrog" not in curves
                         else None)
         for v, (n, s) in predicted.items():
-            _predicted_line(ax, v, n, s, prediction)
+            _predicted_line(ax, v, n, s, prediction, "leapfrog")      # beside leapfrog (solid) and SI6A (dotted)
         ax.axhline(1.0, color="0.5", lw=0.8)
         _log_axes(ax, ylabel=r"speed-up over A  ($t_A / t_X$)",
                   ns=[x for c in (*curves.values(), predicted) for n, _ in c.values() for x in n])
