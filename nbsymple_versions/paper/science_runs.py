@@ -67,7 +67,8 @@ TIDAL_DEFAULTS = {"n": 2048, "dt": encounter_step(2048), "orbits": 1.5, "version
 # coordinates at 850 cluster radii for 0.6 of dp's cost on a CPU (sp's float32 positions
 # are as coarse as a tenth of the softening there); dt = 2^-10 T keeps the internal-energy error
 # at 5.1e-3 of the binding energy after 1.5 orbits (2^-9 T: 3.4e-2, 2^-8 T: 0.11; the committed
-# series); dp gives dsp's error, so the step, not the precision, sets it
+# series); over 1 T from one snapshot dp gives dsp's error to three digits (longer, the chaotic
+# runs part), so the step, not the precision, sets it
 TIDAL_FULL = {"n": 15360, "dt": 2.0 ** -10, "orbits": 1.5, "precision": "dsp"}
 TIDAL_FULL_N = TIDAL_FULL["n"]
 # the black-hole passages: dt = 2^-14 T, the encounter time at the softening length with a black
