@@ -224,11 +224,14 @@ def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["energy_error"] <= 2 * 2.0 ** -52 < out["internal_energy_error"], out
     assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--scheme", "si6a"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("energy error"))
-    assert "within two float64 roundings of E: the internal error below measures the change" in line, line
+    lines = capsys.readouterr().out.splitlines()
+    i = next(k for k, x in enumerate(lines) if x.startswith("energy error"))
+    assert "within two float64 roundings of E: the internal error below measures the change" in lines[i + 1], lines
+    assert lines[i + 2].startswith("internal energy error") and max(map(len, lines)) <= 120
     assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--precision", "sp"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("energy error"))
-    assert line.endswith("(the paper's definition)"), line
+    lines = capsys.readouterr().out.splitlines()
+    i = next(k for k, x in enumerate(lines) if x.startswith("energy error"))
+    assert lines[i].endswith("(the paper's definition)") and lines[i + 1].startswith("internal energy error"), lines
 
 
 def test_check_says_where_each_precision_was_checked():

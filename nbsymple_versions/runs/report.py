@@ -76,8 +76,9 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()
                                       if d["name"] in options))
     print(f"energy error            {shown['energy_error']}   |E - E0| / |E0|, E = cluster + Galaxy "
-          "(the paper's definition" + ("; within two float64 roundings of E: the internal error below measures "
-                                       "the change)" if at_resolution(errors["energy_error"]) else ")"))
+          "(the paper's definition)")
+    if at_resolution(errors["energy_error"]):
+        print(f"{'':24}(within two float64 roundings of E: the internal error below measures the change)")
     print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "
           "change in units of the cluster's own energy")
     print(f"angular momentum error  {shown['angular_momentum_error']}")
