@@ -18,7 +18,8 @@ def jacobi_radius(units, radius_kpc: float = SUN_RADIUS_KPC) -> float:
     """r_J = (G M / (4 Omega^2 - kappa^2))^(1/3) in cluster radii for a cluster on a circular orbit
     of `radius_kpc` in the disk plane, with Omega^2 = Phi_R / R and kappa^2 = Phi_RR + 3 Omega^2
     from the AS91 potential (so 4 Omega^2 - kappa^2 = Omega^2 - Phi_RR; Phi_RR by a central
-    difference, relative error ~1e-8). 36.7 pc for 15360 Msun at 8.5 kpc."""
+    difference of step R/1000: relative error 4e-7 at 8.5 kpc, 7e-8 in r_J). 36.7 pc for 15360 Msun
+    at 8.5 kpc."""
     r, h = float(radius_kpc), 1e-3 * float(radius_kpc)
     omega2 = -float(acceleration_as91(r, 0.0, 0.0)[0]) / r
     phi_rr = -(float(acceleration_as91(r + h, 0.0, 0.0)[0]) - float(acceleration_as91(r - h, 0.0, 0.0)[0])) / (2 * h)
