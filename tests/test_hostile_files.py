@@ -25,6 +25,8 @@ import importlib
 import io
 import shutil
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -136,6 +138,14 @@ def test_resume_from_a_special_file_is_refused_at_once(tmp_path, kind):
     refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
 
 
+@pytest.mark.skipif(not os.access("/proc/self/environ", os.R_OK), reason="no /proc/self/environ to read")
+def test_resume_from_a_kernel_file_of_size_0_is_no_checkpoint_not_an_empty_one(tmp_path):
+    """A file of the kernel's says it holds 0 bytes whatever it holds: `--resume /proc/self/environ` was
+    refused as "empty"."""
+    err = refused(tmp_path, ["run", "--resume", "/proc/self/environ"], ["/proc/self/environ"])
+    assert "is not an nbsymple checkpoint" in err and "empty" not in err, err
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "loop", "socket", "null"])
 def test_initial_conditions_from_a_special_file_are_refused_at_once(tmp_path, kind):
     """The issue's `--ics FIFO` (it hung) and `--ics /dev/zero` (read forever)."""
@@ -154,6 +164,32 @@ def test_a_file_larger_than_any_of_its_kind_is_refused_before_it_is_read(tmp_pat
     argv = ["run", option, "big", "--ics-mass", 480, "--steps", 1] if option == "--ics" else ["run", option, "big"]
     err = refused(tmp_path, argv, ["big"])
     assert "larger than" in err
+
+
+KERNEL_FILE_READ = """
+import resource
+from nbsymple_versions.runs import paths
+paths.LIMITS["initial-condition file"] = 256 << 20
+held = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) << 10
+resource.setrlimit(resource.RLIMIT_AS, (held + (384 << 20),) * 2)
+try:
+    paths.read_bytes("/proc/self/pagemap", "initial-condition file")
+except paths.FileRefused as e:
+    print(e)
+"""
+
+
+@pytest.mark.skipif(not os.access("/proc/self/pagemap", os.R_OK), reason="no /proc/self/pagemap to read")
+def test_a_kernel_file_without_end_is_refused_holding_its_limit_once(tmp_path):
+    """A file of the kernel's that says it holds 0 bytes and reads without end (`--ics /proc/self/pagemap`,
+    terabytes) is refused once LIMITS[kind] bytes are read, holding them once: each chunk was copied with all
+    those before it (read for 90 s and 4 GiB at the 2 GiB limit of an initial-condition file). Here at a limit
+    of 256 MiB, in a child that may map 384 MiB more than it has."""
+    p = subprocess.run([sys.executable, "-c", KERNEL_FILE_READ], cwd=REPO, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.strip() == ("initial-condition file /proc/self/pagemap holds more than 256 MiB; no "
+                                "initial-condition file is larger than 256 MiB"), p.stdout
 
 
 @pytest.mark.parametrize("by", ["file", "fifo", "larger"])

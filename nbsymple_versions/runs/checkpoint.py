@@ -241,7 +241,7 @@ def _refuse_constant(name: str):
 def _check(path: Path, f, size: int) -> int:
     """Magic, checksum and format of an open file; returns the header length."""
     start = f.read(len(MAGIC) + _PREFIX.size)
-    if size == 0:
+    if not start:                        # not `size == 0`: a file of the kernel's (/proc/self/environ) says 0
         raise CheckpointError(f"{path} is empty, not a checkpoint")
     if not (start.startswith(MAGIC) or MAGIC.startswith(start)):
         raise CheckpointError(f"{path} is not an nbsymple checkpoint")

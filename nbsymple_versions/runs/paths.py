@@ -140,14 +140,16 @@ def read_bytes(path, kind: str, name=None) -> bytes:
     try:
         with open_file(path, kind, name) as f:
             size = os.fstat(f.fileno()).st_size      # not read(limit): its buffer is mapped whole, 2 GB for
-            data = f.read(min(size, limit) + 1)      # two bodies of --ics, beyond a `ulimit -v` that suffices
-            while len(data) <= limit and (more := f.read(min(16 << 20, limit + 1 - len(data)))):
-                data += more                         # grown while read, or a /proc file of size 0
-    except OSError as e:
+            chunks = [f.read(min(size, limit) + 1)]  # two bodies of --ics, beyond a `ulimit -v` that suffices
+            held = len(chunks[0])
+            while held <= limit and (more := f.read(min(16 << 20, limit + 1 - held))):
+                chunks.append(more)                  # grown while read, or a /proc file of size 0; joined once
+                held += len(more)                    # (`data += more` copied it all per chunk: /proc/self/pagemap
+    except OSError as e:                             # as --ics read for 90 s and 4 GiB before its refusal)
         raise _os_error(e, kind, name) from None
-    if len(data) > limit:
+    if held > limit:
         raise _too_large(kind, name)
-    return data
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _integer(text: str):
