@@ -796,6 +796,27 @@ def test_migrate_moves_the_dp_host_tasks_and_drops_empty_rows(tmp_path):
     assert json.loads((target / "machine.json").read_text())["ram"] == "24 GiB"        # 23.5 GiB rounded
 
 
+def test_migrate_replaces_links_at_the_names_it_writes_never_writes_through_them(tmp_path):
+    """A machine folder migrated again (already of today's name) whose machine.json and results file are links
+    to files outside the results folder: the links are replaced by the files written, the files they named
+    are left as they were (asv's `util.write_json` wrote through both, and in place: half a file on a kill)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    rc, out, err = nbsymple(tmp_path, "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4", module="tools.migrate")
+    assert rc == 0, err
+    target = tmp_path / "res" / out.split(" -> ")[1].split()[0]
+    outside = {}
+    for path in (target / "machine.json", _results_file(target)):
+        outside[path] = tmp_path / f"outside-{path.name}"
+        path.rename(outside[path])
+        path.symlink_to(outside[path])
+    before = {p: o.read_bytes() for p, o in outside.items()}
+    rc, _, err = nbsymple(tmp_path, f"res/{target.name}", module="tools.migrate")
+    assert rc == 0, err
+    for path, o in outside.items():
+        assert o.read_bytes() == before[path], f"written through the link {path.name}"
+        assert not path.is_symlink() and json.loads(path.read_text()), path
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()

@@ -245,9 +245,10 @@ class LoadSampler:
 # ---------------------------------------------------------------- results files
 
 def write_results(path: Path, data: dict):
-    """A results file as asv writes one (compact JSON)."""
-    from asv import util
-    util.write_json(str(path), data, compact=True)
+    """A results file as asv writes one (compact JSON), replaced whole (`runs.paths.write_file`): a
+    link at its name is replaced, never written through (asv's `util.write_json` wrote through it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(path, json.dumps(data))
 
 
 def fixed_env_name(python: str | None = None) -> str:
@@ -287,6 +288,7 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
         handed = fixed.read_bytes()
         asv_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(fixed, asv_path)
+        write_file(asv_path, handed)     # a file of its own: asv wrote through a link moved there
     try:
         yield
     finally:
