@@ -152,10 +152,17 @@ def read_bytes(path, kind: str, name=None) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+FLOAT64_DIGITS = len(str(int(sys.float_info.max)))         # 309: an integer of more is beyond float64
+
+
 def _integer(text: str):
     """A JSON integer: an int where float64 holds it, +-inf beyond, as json reads 1e400. An integer
     of 400 digits then fails the checks of a finite number or of a count (`core/checks.py`), where
-    as an int it would overflow wherever it met a float."""
+    as an int it would overflow wherever it met a float. One of more than FLOAT64_DIGITS digits (JSON
+    has no leading zeros) is not converted: beyond Python's int-string limit (4300) int() raises
+    ValueError, a valid document was "not valid JSON" with the advice to raise that limit."""
+    if len(text.lstrip("-")) > FLOAT64_DIGITS:
+        return -math.inf if text.startswith("-") else math.inf
     value = int(text)
     return value if abs(value) <= sys.float_info.max else math.inf if value > 0 else -math.inf
 
