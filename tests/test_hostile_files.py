@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from nbsymple_versions.runs import locks
@@ -337,6 +338,33 @@ def test_a_hostile_sidecar_is_refused(tmp_path, text):
     (tmp_path / "s" / "snapshots.json").write_text(text)
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple"],
             ["snapshots.json"])
+
+
+# a field of an .npz snapshot that no run writes -> what the refusal says of it
+SNAPSHOT_FIELDS = {"r_cl_pc": (np.inf, "holds no state a run could have written"),
+                   "mass_msun": (-0.0, "holds no state a run could have written"),
+                   "time_scale": (("r_cl_pc", 5e-324), "holds no state a run could have written"),
+                   "constants": ("weird", "holds no state a run could have written: unknown constants 'weird'"),
+                   "step": (1e300, "its step 1e+300 is beyond an int64"),
+                   "step_uint64": (("step", np.uint64(2**64 - 1)), "its step 1.84467e+19 is beyond an int64")}
+
+
+@pytest.mark.parametrize("case", sorted(SNAPSHOT_FIELDS))
+def test_a_snapshot_field_no_run_writes_is_named_not_called_a_damaged_file(tmp_path, case):
+    """A scale that gives no unit system (r_cl = inf pc, M = -0.0, r_cl = 5e-324 pc) or constants of no name
+    in an intact `.npz` was "truncated or corrupted" (its Units were made while the archive was read, whose
+    errors say that); a step beyond an int64 (1e300) was read as one."""
+    from nbsymple_versions import make_cluster
+    from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
+    value, said = SNAPSHOT_FIELDS[case]
+    key, value = value if isinstance(value, tuple) else (case, value)
+    good = make_cluster(8, seed=1)
+    fields = dict(positions=good.positions, velocities=good.velocities, masses=good.m, time=0.0,
+                  softening=good.eps, step=3, run_id="", **good.units.as_dict())
+    np.savez(tmp_path / "snap_00000003.npz", **{**fields, key: value})
+    with pytest.raises(SnapshotError) as refusal:
+        read_snapshot(tmp_path / "snap_00000003.npz")
+    assert said in str(refusal.value) and "truncated or corrupted" not in str(refusal.value), refusal.value
 
 
 def _results(change):

@@ -32,7 +32,7 @@ import zlib
 
 import numpy as np
 
-from ..core.checks import as_float, instance, whole_number
+from ..core.checks import COUNT_LIMIT, as_float, instance, whole_number
 from ..core.ics import State
 from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
@@ -254,8 +254,9 @@ def _npz_number(d, key: str, path: Path, whole: bool = False):
         return float(value)
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         raise SnapshotError(f"snapshot {path} is not a snapshot: its step {value!r} is not a whole number")
-    if int(value) < 0:
-        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {int(value)} is negative")
+    if not 0 <= int(value) < COUNT_LIMIT:           # an int64, as a checkpoint's counts (1e300 was a step)
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {value:.6g} is "
+                            f"{'negative' if value < 0 else 'beyond an int64, no count of steps'}")
     return int(value)
 
 
@@ -276,13 +277,13 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     with _npz(path) as d:
-        units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path))
+        scale = _npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path)
         arrays = d["positions"], d["velocities"], d["masses"]
         eps, t = _npz_number(d, "softening", path), _npz_number(d, "time", path)
         step = _npz_number(d, "step", path, whole=True)
-    try:                                 # read whole: what it holds is no state (a NaN), not a damaged file
-        return State.from_arrays(*arrays, eps=eps, t=t, units=units), step
-    except ValueError as e:
+    try:                                 # read whole: what it holds is no state (a NaN, a scale of r_cl = inf pc or
+        return State.from_arrays(*arrays, eps=eps, t=t, units=Units(*scale)), step   # unknown constants), not
+    except ValueError as e:              # a damaged file (they were "truncated or corrupted" when read inside it)
         raise SnapshotError(f"snapshot {path} holds no state a run could have written: {_one_line(e)}") from None
 
 
