@@ -879,6 +879,17 @@ def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, mon
     assert "holds no" not in err, err
 
 
+@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device"])
+@pytest.mark.parametrize("where", ["given", "given/sub"])
+def test_a_folder_to_write_that_is_no_folder_is_named_as_what_it_is(tmp_path, kind, where):
+    """`paper --out FIFO` (or a device, or one on the path of --out) was "a file", as `run --snapshots FIFO`
+    was (`runs.errors.writable`, `runs.paths.blocking`)."""
+    NOT_A_FOLDER[kind](tmp_path / "given")
+    kind_said = kind.replace("FIFO", "FIFO (named pipe)")
+    why = WHY_NOT_A_FOLDER[kind] if where == "given" else f"a folder on its path is {kind_said}"
+    refused(tmp_path, ["paper", "--no-science", "--results", FIXTURE, "--out", where], [where, why])
+
+
 MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
 HOSTILE_MACHINE_FILES = {
     **SPECIAL,

@@ -91,6 +91,19 @@ def not_a_folder(path) -> str | None:
     return None if stat.S_ISDIR(mode) else f"is {'a file' if stat.S_ISREG(mode) else _what(mode)}, not a folder"
 
 
+def blocking(path) -> tuple[Path, str] | None:
+    """(the first name on `path`, itself included, that is there and no folder; what it is: "a file", "a FIFO
+    (named pipe)", ...; links followed), or None: where a folder must be made, what stands in its place."""
+    for name in (*reversed(Path(path).parents), Path(path)):
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            return None
+        if not stat.S_ISDIR(mode):
+            return name, "a file" if stat.S_ISREG(mode) else _what(mode)
+    return None
+
+
 def _os_error(e: OSError, kind: str, name) -> FileRefused:
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
