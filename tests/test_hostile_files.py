@@ -912,9 +912,13 @@ def test_an_asv_machine_file_that_is_not_one_is_refused_before_asv_runs(tmp_path
 
 HOSTILE_CONFIGS = {
     **SPECIAL,
-    "cut short": (lambda p: p.write_text("{"), "is not JSON"),
-    "empty": (lambda p: p.write_text(""), "is not JSON"),
-    "not UTF-8": (lambda p: p.write_bytes(b"\xff{}"), "is not JSON"),
+    "cut short": (lambda p: p.write_text("{"), "is not valid JSON"),
+    "empty": (lambda p: p.write_text(""), "is not valid JSON"),
+    "not UTF-8": (lambda p: p.write_bytes(b"\xff{}"), "is not UTF-8 text"),
+    "nested deep": (lambda p: p.write_text("[" * 100000 + "]" * 100000), "nested more than 64 levels deep"),
+    "an integer of 5000 digits": (lambda p: p.write_text(json.dumps({**_repo_config(), "version": 0})
+                                                         .replace('"version": 0', '"version": ' + "1" * 5000)),
+                                  "version (1)"),
     "a list": (lambda p: p.write_text("[]"), "a JSON object"),
     "a version alone": (lambda p: p.write_text('{"version": 1}'), "repo (a path), environment_type (a name)"),
     "another version": (lambda p: p.write_text(json.dumps({**_repo_config(), "version": 2})), "version (1)"),

@@ -33,7 +33,8 @@ from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.environment import os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
-from nbsymple_versions.runs.paths import FileRefused, not_a_folder, odd_kind, read_bytes, read_json, write_file
+from nbsymple_versions.runs.paths import (FileRefused, decode_json, not_a_folder, odd_kind, read_bytes, read_json,
+                                          write_file)
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -336,11 +337,10 @@ def load_config() -> dict:
     (asv's traceback from `make bench-smoke` before, found by hand: a file cut short, a list)."""
     import json5
     data = read_bytes(CONFIG, "asv configuration")
-    try:
-        conf = json5.loads(data.decode("utf-8"))
-    except ValueError as e:                      # UnicodeDecodeError too
-        raise FileRefused(f"asv configuration {CONFIG.name} is not JSON ({e}); restore it: git checkout "
-                          f"{CONFIG.name}") from None
+    try:                                         # bounded in depth too (json5's RecursionError was a traceback)
+        conf = decode_json(data, "asv configuration", CONFIG.name, loads=json5.loads)
+    except FileRefused as e:
+        raise FileRefused(f"{e}; restore it: git checkout {CONFIG.name}") from None
     wrong = ([] if isinstance(conf, dict) else ["a JSON object"]) or \
         [f"{key} ({what})" for key, (what, ok) in CONFIG_NEEDS.items() if not ok(conf.get(key))]
     if wrong:

@@ -168,23 +168,23 @@ def read_bytes(path, kind: str, name=None) -> bytes:
 FLOAT64_DIGITS = len(str(int(sys.float_info.max)))         # 309: an integer of more is beyond float64
 
 
-def _integer(text: str):
+def _integer(text: str, base: int = 10):
     """A JSON integer: an int where float64 holds it, +-inf beyond, as json reads 1e400. An integer
     of 400 digits then fails the checks of a finite number or of a count (`core/checks.py`), where
     as an int it would overflow wherever it met a float. One of more than FLOAT64_DIGITS digits (JSON
     has no leading zeros) is not converted: beyond Python's int-string limit (4300) int() raises
     ValueError, a valid document was "not valid JSON" with the advice to raise that limit."""
-    if len(text.lstrip("-")) > FLOAT64_DIGITS:
+    if base == 10 and len(text.lstrip("+-")) > FLOAT64_DIGITS:       # (JSON5's hexadecimal ones: no such limit)
         return -math.inf if text.startswith("-") else math.inf
-    value = int(text)
+    value = int(text, base)
     return value if abs(value) <= sys.float_info.max else math.inf if value > 0 else -math.inf
 
 
-def parse_json(data: bytes | str, kind: str, name, **options):
-    """A JSON document (`json.loads` with `options`; integers by `_integer`), refused as
-    FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
+def parse_json(data: bytes | str, kind: str, name, loads=json.loads, **options):
+    """A JSON document (`loads`, json's or json5's for asv.conf.json, with `options`; integers by
+    `_integer`), refused as FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
     try:
-        document = json.loads(data, **{"parse_int": _integer, **options})
+        document = loads(data, **{"parse_int": _integer, **options})
     except RecursionError:
         document = None
         deep = True
