@@ -154,3 +154,26 @@ def test_gpu_report_skips_the_warp_peers_without_a_cuda_device(capsys):
     args = gpu_report._parser().parse_args(["--sizes", "64"])
     gpu_report._warp_peers(args, validate_n=64)
     assert capsys.readouterr().out.strip() == "Warp peers: skipped: Warp sees no CUDA device"
+
+
+@pytest.mark.parametrize("kind", ["a file", "a folder others may write"])
+def test_a_default_warp_cache_that_is_no_private_folder_is_not_used(tmp_path, kind):
+    """Without NBSYMPLE_WARP_CACHE, Warp's cache was `nbsymple-warp-cache` in the temp dir, one name for every
+    user: a file there skipped every Warp row of `peers` with NotADirectoryError, and a folder that others may
+    write (or another user's) had its compiled kernels loaded. This user's private folder is used, or one of this
+    process's own; the rows are measured."""
+    for name in ("nbsymple-warp-cache", f"nbsymple-warp-cache-{os.getuid()}"):
+        if kind == "a file":
+            (tmp_path / name).write_text("not a folder\n")
+        else:
+            (tmp_path / name).mkdir()
+            (tmp_path / name).chmod(0o777)
+    env = {k: v for k, v in os.environ.items() if k != peers_warp.WARP_CACHE_ENV}
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1",
+                        "--only", "Warp", "--no-gpu"], cwd=REPO, env={**env, "TMPDIR": str(tmp_path)},
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")] == ["ok"] * 2
+    held = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "nbsymple-warp-cache"
+            and p.name != f"nbsymple-warp-cache-{os.getuid()}"]
+    assert not held, f"Warp's kernels kept in a folder others may write: {held}"
