@@ -404,14 +404,21 @@ def test_a_scratch_folder_that_is_a_file_or_a_link_is_named(tmp_path, kind, args
     (["history", "--since", "HEAD~1"], "results/m/0123abcd-existing-py3.11.json", "a FIFO"),
     (["run", "--results", "t"], ".asv/t/results/benchmarks.json", "a FIFO"),
     (["benchmarks-json"], "results/benchmarks.json", "a FIFO"),
-    (["benchmarks-json"], "results/benchmarks.json", "a folder")])
+    (["benchmarks-json"], "results/benchmarks.json", "a folder"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "nested more than 64 levels deep"),
+    (["history", "--since", "HEAD~1"], "results/benchmarks.json", "nested more than 64 levels deep")])
 def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path, args, place, kind):
     """A FIFO among the results made `make dashboard` (asv publish) and `benchmarks-json` wait
     for ever, and a folder at benchmarks.json ended in a traceback (a hunt): one sentence naming
-    it, before asv runs."""
+    it, before asv runs. So does JSON nested 100000 deep there (asv's RecursionError)."""
     root = _checkout_of_tools(tmp_path, 2)
     (root / place).parent.mkdir(parents=True)
-    os.mkfifo(root / place) if kind == "a FIFO" else (root / place).mkdir()
+    if kind == "a FIFO":
+        os.mkfifo(root / place)
+    elif kind == "a folder":
+        (root / place).mkdir()
+    else:
+        (root / place).write_text("[" * 100000 + "]" * 100000)
     _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), place, f"is {kind}")
 
 

@@ -33,8 +33,8 @@ from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.environment import os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
-from nbsymple_versions.runs.paths import (FileRefused, decode_json, not_a_folder, odd_kind, read_bytes, read_json,
-                                          write_file)
+from nbsymple_versions.runs.paths import (FileRefused, Unbounded, decode_json, not_a_folder, odd_kind, read_bytes,
+                                          read_json, write_file)
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -601,11 +601,19 @@ def reference_commit(results_dir: Path = ROOT / "results", repo: Path = ROOT) ->
 
 def special_results(results_dir: Path) -> str | None:
     """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
-    results) and that is no regular file, in a sentence: a FIFO there made `make dashboard` wait
-    for ever; else None."""
+    results) and that is no regular file, or one asv cannot pass over (`runs.paths.Unbounded`:
+    JSON nested 100000 deep ended `make dashboard` in asv's RecursionError), in a sentence: a FIFO
+    there made `make dashboard` wait for ever; else None. A file that is not JSON asv skips, saying so."""
     for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
         if (kind := odd_kind(path)) is not None:
             return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
+        try:
+            read_json(path, f"asv {'benchmarks' if path.name == 'benchmarks.json' else 'results'} file",
+                      os.path.relpath(path, ROOT))
+        except Unbounded as e:
+            return f"{e}, which asv cannot read: move it out of {results_dir.name}/"
+        except FileRefused:
+            continue
     return None
 
 

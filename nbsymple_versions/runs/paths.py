@@ -62,6 +62,12 @@ class FileRefused(ValueError):
     """A path that cannot be read or written as asked; the message is one sentence naming it."""
 
 
+class Unbounded(FileRefused):
+    """A file beyond what any reader takes: larger than its kind's limit, or JSON nested deeper than
+    MAX_DEPTH levels (a reader that passes over a malformed file, as asv does, ends in MemoryError
+    or RecursionError on these)."""
+
+
 def _what(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
@@ -121,7 +127,7 @@ def _size(n: int) -> str:
 
 def _too_large(kind: str, name, size: int | None = None) -> FileRefused:
     held = _size(size) if size is not None else f"more than {_size(LIMITS[kind])}"
-    return FileRefused(f"{kind} {name} holds {held}; no {kind} is larger than {_size(LIMITS[kind])}")
+    return Unbounded(f"{kind} {name} holds {held}; no {kind} is larger than {_size(LIMITS[kind])}")
 
 
 def open_file(path, kind: str, name=None):
@@ -193,7 +199,7 @@ def parse_json(data: bytes | str, kind: str, name, loads=json.loads, **options):
     else:
         deep = depth(document) > MAX_DEPTH
     if deep:
-        raise FileRefused(f"{kind} {name} is nested more than {MAX_DEPTH} levels deep, deeper than any {kind}")
+        raise Unbounded(f"{kind} {name} is nested more than {MAX_DEPTH} levels deep, deeper than any {kind}")
     return document
 
 
