@@ -445,8 +445,10 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
 
 
 def resume_command(checkpoint) -> str:
-    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell)."""
-    return f"nbsymple run --resume {shlex.quote(str(checkpoint))}"
+    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell; a
+    name that starts with `-` as `./-x.ck`: `--resume -x.ck` is taken for an option, and refused)."""
+    name = str(checkpoint)
+    return f"nbsymple run --resume {shlex.quote('./' + name if name.startswith('-') else name)}"
 
 
 def _existing_checkpoint_advice(checkpoint: Path) -> str:
