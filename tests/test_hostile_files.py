@@ -324,6 +324,20 @@ def test_a_checkpoint_whose_header_disagrees_is_refused(tmp_path, base, case):
     refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
 
 
+@pytest.mark.parametrize("field", ["devices", "ics"])
+def test_text_a_checkpoint_holds_is_printed_as_one_line_that_redraws_nothing(tmp_path, base, field):
+    """A checkpoint's earlier sessions' devices (or its file of bodies) holding a terminal's escape sequence, a line
+    feed and a carriage return were printed as they are in the report of its resume: the text turned red and was
+    split over two lines (`runs.report._line`; a path the user typed alike)."""
+    text = "CPU\x1b[31mRED\nsecond line\r"
+    held = [text] if field == "devices" else text
+    (tmp_path / "c.ck").write_bytes(_header_case(base, _set("run", field, value=held)))
+    rc, out, err = nbsymple(tmp_path, "run", "--resume", "c.ck")
+    assert rc == 0, err
+    line, = [line for line in out.splitlines() if line.startswith("device:" if field == "devices" else "bodies from")]
+    assert "\x1b" not in out and "\r" not in out and "second line" in line and "CPU\\x1b[31mRED\\nsecond" in line, out
+
+
 def test_the_valid_checkpoint_of_these_cases_resumes(tmp_path, base):
     """The cases above differ from a checkpoint that resumes by their one field."""
     (tmp_path / "c.ck").write_bytes(base["checkpoint"])
