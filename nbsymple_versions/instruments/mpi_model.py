@@ -120,6 +120,8 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
     """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     runs = _measured_text(path) if os.path.lexists(path) else ""
+    if runs and not runs.endswith("\n"):      # a last line without its line feed: the next run joined it
+        runs += "\n"
     for _ in range(repeats):
         for n in ns:
             for k in ranks:
