@@ -546,6 +546,20 @@ def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoi
     assert rc == 2 and f"or resume that run: nbsymple run --resume {tmp_path / 'l.ck'}" in err, err
 
 
+@pytest.mark.parametrize("kind", ["a FIFO", "a folder", "a file of another kind"])
+def test_a_snapshot_it_cannot_read_in_its_own_folder_names_the_remedy_not_its_own_resume(tmp_path, monkeypatch,
+                                                                                          kind):
+    """A snapshot the run cannot read in the folder of the run it resumes: "... is a FIFO (named pipe), not a file,
+    or resume that run: nbsymple run --resume c.ck", the command just given (and a sentence with no first choice)."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "S", "--every", 1, "--checkpoint", "c.ck"])[0] == 0
+    bad = tmp_path / "S" / "snap_00000003.npz"
+    os.mkfifo(bad) if kind == "a FIFO" else bad.mkdir() if kind == "a folder" else bad.write_text("junk\n")
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "resume that run" not in err and f"move it out of {tmp_path / 'S'}, or choose another folder" in err, err
+
+
 def test_a_time_below_ten_seconds_keeps_two_digits():
     from nbsymple_versions.core.work import duration
     assert [duration(s) for s in (0.0864, 0.864, 9.5, 42.0)] == ["0.086 s", "0.86 s", "9.5 s", "42 s"]

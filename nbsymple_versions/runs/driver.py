@@ -66,8 +66,8 @@ from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_ato
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import (SIDECAR, SidecarMissing, SnapshotError, least_bytes, list_snapshots, names_constants,
-                        prepare_folder, read_snapshot, stated_units, write_snapshot)
+from .snapshots import (SIDECAR, OtherRunsSnapshots, SidecarMissing, SnapshotError, least_bytes, list_snapshots,
+                        names_constants, prepare_folder, read_snapshot, stated_units, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -413,8 +413,10 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Pa
                 prepare_folder(folder, run_["run_id"])
             except SidecarMissing as e:          # resuming would meet it again: no hint to
                 raise RunStop(str(e)) from None
+            except OtherRunsSnapshots as e:      # (a snapshot it cannot read was "..., or resume that run": the
+                raise RunStop(f"{e}{_resume_the_other(folder)}") from None     # run being resumed, a loop)
             except SnapshotError as e:
-                raise RunStop(f"{e}{_resume_the_other(folder)}") from None
+                raise RunStop(str(e)) from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
         raise RunStop(problem)
     return folder, restart

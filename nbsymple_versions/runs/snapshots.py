@@ -52,6 +52,10 @@ class SidecarMissing(SnapshotError):
     """ASCII snapshots in a folder without the sidecar that holds their times and scale."""
 
 
+class OtherRunsSnapshots(SnapshotError):
+    """A folder that holds snapshots of another run (its record may name the checkpoint that resumes it)."""
+
+
 def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
     return Path(folder) / f"snap_{step:08d}.{'txt' if fmt == 'nbsymple' else 'npz'}"
 
@@ -360,10 +364,13 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
                              f"out, or choose another folder")
     ascii_run = side.get("run_id") if text else run_id
     for path in [p for p in list_snapshots(folder) if p.suffix == ".npz"] + text[:1]:
-        other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
+        try:
+            other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
+        except SnapshotError as e:       # one that cannot be read, this run's or another's: its own remedy
+            raise SnapshotError(f"{e}; move it out of {folder}, or choose another folder") from None
         if other != run_id:
-            raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
-                                f"choose an empty folder")
+            raise OtherRunsSnapshots(f"{folder} already holds snapshots of another run ({path.name}); "
+                                     f"choose an empty folder")
     return remove_temporaries(folder)
 
 
