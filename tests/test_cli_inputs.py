@@ -414,6 +414,18 @@ def test_the_same_run_resumed_cleans_stale_temporaries(tmp_path):
     assert [p.name for p in tmp_path.glob(".*.tmp")] == [".run.ck.v2.99999.other.tmp"]     # not this run's
 
 
+@pytest.mark.parametrize("data", [b"junk\n", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", b"{}"])
+def test_a_snapshot_that_is_no_zip_archive_is_named_so_with_no_advice_to_unpickle_it(tmp_path, data):
+    """numpy takes a file that is neither a zip archive nor a .npy for a pickle: a snapshot of text was "truncated
+    or corrupted (ValueError: This file contains pickled (object) data. If you trust the file you can load it
+    unsafely using the `allow_pickle=` keyword argument or `pickle.load()`.)", advice never to follow here."""
+    bad = tmp_path / "snap_00000001.npz"
+    bad.write_bytes(data)
+    with pytest.raises(SnapshotError) as refusal:
+        read_snapshot(bad)
+    assert "not a zip archive" in str(refusal.value) and "pickle" not in str(refusal.value), refusal.value
+
+
 def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):
     good = write_snapshot(tmp_path, make_cluster(8, seed=1), 0, "run")
     for cut in (0, 30, len(good.read_bytes()) // 2):

@@ -216,6 +216,7 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     return write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
 
 
+NPZ_MAGIC, NPY_MAGIC = b"PK\x03\x04", b"\x93NUMPY"    # how every .npz (a zip archive) and .npy begin
 # What reading a hostile `.npz` can raise from numpy, zipfile and the decompressors.
 _NPZ_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError,
                RuntimeError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, struct.error)
@@ -231,9 +232,14 @@ def _npz(path: Path):
     truncated or corrupted file) becomes one SnapshotError sentence naming it."""
     try:
         with open_file(path, "snapshot") as f:
-            d = np.load(f)
-            if not isinstance(d, np.lib.npyio.NpzFile):
+            start = f.read(len(NPY_MAGIC))
+            f.seek(0)
+            if start == NPY_MAGIC:
                 raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+            if not start.startswith(NPZ_MAGIC):  # numpy takes any other file for a pickle: its error advised
+                raise SnapshotError(f"snapshot {path} is truncated or corrupted ("        # loading it so, "if you
+                                    f"{'empty' if not start else 'not a zip archive, as every .npz is'})")  # trust it"
+            d = np.load(f)
             with d:
                 unpacked = sum(member.file_size for member in d.zip.infolist())
                 if unpacked > LIMITS["snapshot"]:       # a few compressed bytes may unpack to terabytes
