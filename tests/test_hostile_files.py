@@ -1165,6 +1165,21 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
         assert rc == 0 and (tmp_path / "-").is_file(), err
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),
+    (["run", "--resume", "c.ck/"], "--resume"), (["run", "--ics", "bodies.txt/.", "--ics-mass", "1"], "--ics")])
+def test_a_file_option_ending_in_a_slash_is_refused_as_a_folder(tmp_path, argv, option):
+    """`--checkpoint runs/` wrote a checkpoint file named `runs` (Path drops the slash), so that a later
+    `--snapshots runs` found a file; a name that ends in '/' names a folder (`arguments.file_argument`)."""
+    (tmp_path / "c.ck").write_bytes(b"")
+    (tmp_path / "bodies.txt").write_text("0 0 0 0 0 0 1\n1 0 0 0 0 0 1\n")
+    rc, out, err = nbsymple(tmp_path, *argv)
+    assert rc == 2 and f"argument {option}: {argv[argv.index(option) + 1]!r} names a folder, not a file" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bodies.txt", "c.ck"]
+
+
 def test_the_tools_refuse_a_line_feed_in_a_path(tmp_path, capsys):
     module = importlib.import_module("tools.dashboard.views")
     rc, err = module.main([str(tmp_path / "h\ntml")]), capsys.readouterr().err
