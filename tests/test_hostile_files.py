@@ -526,13 +526,21 @@ def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
 
 # ============================================================================== 10. writes stay where they belong
 
-def test_a_lock_file_symlink_is_never_written_through(tmp_path):
-    """The issue's `ln -s ../victim.txt S/.lock; nbsymple run --snapshots S` (it wrote a process id)."""
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+@pytest.mark.parametrize("option, lock", [("--snapshots", "S/.lock"), ("--checkpoint", ".c.ck.lock")])
+def test_a_lock_file_link_is_never_written_through(tmp_path, link, option, lock):
+    """The issue's `ln -s ../victim.txt S/.lock; nbsymple run --snapshots S` (it wrote a process id); a hard link
+    there (`ln victim.txt S/.lock`) had the victim's text replaced by the process id too."""
     (tmp_path / "victim.txt").write_text("precious\n")
     (tmp_path / "S").mkdir()
-    (tmp_path / "S" / ".lock").symlink_to("../victim.txt")
-    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "S"], ["S/.lock"])
+    if link == "symbolic":
+        (tmp_path / lock).symlink_to(os.path.relpath(tmp_path / "victim.txt", (tmp_path / lock).parent))
+    else:
+        os.link(tmp_path / "victim.txt", tmp_path / lock)
+    err = refused(tmp_path, ["run", "--n", 8, "--steps", 1, option, "S" if option == "--snapshots" else "c.ck"],
+                  [lock])
     assert (tmp_path / "victim.txt").read_text() == "precious\n"
+    assert link == "symbolic" or "is a hard link, one of 2 names of one file" in err, err
 
 
 @pytest.mark.parametrize("target", ["victim.txt", "nowhere/new.txt", "/dev/null"])

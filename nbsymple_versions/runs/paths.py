@@ -14,7 +14,7 @@ O_EXCL beside it and renamed over it: a link in its place is replaced, never fol
 `resolved` gives the one real name of a path a run writes (two names of one checkpoint share
 one lock; a symbolic-link loop is refused), `inside` says whether an output lands inside
 another, and `open_lock` opens a lock file without ever following a symbolic link (O_NOFOLLOW;
-created with O_EXCL), refusing one that is a folder, a link or no regular file.
+created with O_EXCL), refusing one that is a folder, a link (symbolic or hard) or no regular file.
 
 Every refusal is `FileRefused`, a ValueError whose message is one sentence naming the file.
 """
@@ -331,7 +331,8 @@ def write_file(path, data: bytes | str) -> Path:
 def open_lock(path) -> int:
     """A descriptor of lock file `path`, opened for reading and writing and never through a
     symbolic link: created if absent (O_EXCL), else opened with O_NOFOLLOW and checked to be a
-    regular file. A folder, a link or anything else there is refused in one sentence. A lock
+    regular file of one name. A folder, a link (symbolic, or hard: the process id written would
+    replace the text of the file's other names) or anything else there is refused in one sentence. A lock
     file this user may read but not write (another user's run made it, in a folder both may
     write) is opened for reading: `flock` takes it all the same."""
     flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
@@ -352,10 +353,15 @@ def open_lock(path) -> int:
     except OSError as e:
         kind = _lock_kind(path) or e.strerror or str(e)
         raise FileRefused(f"lock file {path} is {kind}, not a lock file; remove it, or choose another path") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise FileRefused(f"lock file {path} is {_what(mode)}, not a lock file; remove it, or choose another path")
+        raise FileRefused(f"lock file {path} is {_what(st.st_mode)}, not a lock file; remove it, or choose another "
+                          f"path")
+    if st.st_nlink > 1:                  # a hard link: the holder's process id replaced the file's other names' text
+        os.close(fd)
+        raise FileRefused(f"lock file {path} is a hard link, one of {st.st_nlink} names of one file, not a lock file; "
+                          f"remove it (the other names keep the file), or choose another path")
     os.set_blocking(fd, True)
     return fd
 
