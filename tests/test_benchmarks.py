@@ -793,3 +793,14 @@ def test_each_conservation_track_reports_its_own_error():
     assert [bench.track_energy_error(cache, *args), bench.track_energy_error_per_step(cache, *args),
             bench.track_internal_energy_error(cache, *args), bench.track_angular_momentum_error(cache, *args)] \
         == [1e-8, 1e-12, 1e-5, 1e-14]
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_asvs_log_file_is_made_anew_never_written_through_a_link(tmp_path, link):
+    """The gate's logs of asv's output (`.asv/gate-*/round<k>.log`, `run.log`): a link at the name had asv's
+    output written into the file it names (`tracking.asv`, opened "w")."""
+    victim, log = tmp_path / "victim.txt", tmp_path / "run.log"
+    victim.write_text("precious\n")
+    log.symlink_to(victim) if link == "symbolic" else os.link(victim, log)
+    assert tracking.asv("--version", log_file=log) == 0
+    assert victim.read_text() == "precious\n" and not log.is_symlink() and "asv" in log.read_text()

@@ -452,12 +452,14 @@ def selected(gate: bool = False, bench: str | None = None) -> list[tuple[str, li
 
 def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) -> int:
     """Run `asv --config CONFIG ARGS` with this interpreter; return its exit status. With
-    `log_file`, asv's output goes there, and its tail to stderr if asv fails."""
+    `log_file`, asv's output goes there (a file made anew, never written through a link at its
+    name), and its tail to stderr if asv fails."""
     cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
     if log_file is None:
         with child_process(cmd, cwd=ROOT, env=env) as proc:     # asv and its benchmarks end with us
             return proc.wait()
-    with open(log_file, "w") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
+    Path(log_file).unlink(missing_ok=True)       # made anew ("x"): a link at its name was written through
+    with open(log_file, "x") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
         rc = proc.wait()
     if rc:
         log("".join(Path(log_file).read_text().splitlines(keepends=True)[-30:]))
