@@ -314,6 +314,12 @@ HEADERS = {   # the issue's N, t, E0, clock and one point, and others of the cla
     "one-point": _all_at_one_point,
     "deep": lambda b: seal(1, b"[" * 5000 + b"]" * 5000, split_checkpoint(b["checkpoint"])[2]),
     "deep-run": lambda b: _header_case(b, _set("run", "science", value=json.loads("[" * 500 + "]" * 500))),
+    # each loaded, then grown by the run, made its next checkpoint unwritable: a traceback after the steps
+    "calls-int64": lambda b: _header_case(b, _set("simulation", "clock", "calls", "pairwise", value=2**63 - 1)),
+    "stops-int64": lambda b: _header_case(b, _set("run", "stood_still", value=2**63 - 1)),
+    # a science run's checkpoint of `nbsymple paper` (made without diagnostics): the report raised at the end
+    "no-E0": lambda b: _header_case(b, lambda h: h["simulation"].update(energy0=None, angular_momentum0=None,
+                                                                         energy_parts0=None)),
 }
 
 

@@ -238,6 +238,11 @@ def _resumed(spec, world, loaded):
     `loaded` by `_read_checkpoint`."""
     run, record, state = loaded
     done = int(record["steps_done"])
+    if record["energy0"] is None:        # made without diagnostics: the report's errors raised at the end, a traceback
+        raise RunStop(f"{spec.resume} is the checkpoint of " + (
+            "a science run of nbsymple paper, which the nbsymple paper command that started it resumes"
+            if run.get("science") else "a simulation made with diagnostics=False") + "; it keeps no initial energy "
+            "and angular momentum for nbsymple run to report the errors of its steps against")
     if "constants" in spec.given and spec.constants != state.units.constants:
         raise RunStop(f"{spec.resume} runs with the {state.units.constants} constants, so it cannot go on with "
                       f"--constants {spec.constants} (the Galaxy and the physical scale would change mid-run)")
