@@ -603,17 +603,35 @@ def reference_commit(results_dir: Path = ROOT / "results", repo: Path = ROOT) ->
 
 def special_results(results_dir: Path) -> str | None:
     """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
-    results) and that is no regular file, or one asv cannot pass over (`runs.paths.Unbounded`:
-    JSON nested 100000 deep ended `make dashboard` in asv's RecursionError), in a sentence: a FIFO
-    there made `make dashboard` wait for ever; else None. A file that is not JSON asv skips, saying so."""
+    results) and that is no regular file, or one asv cannot pass over, in a sentence: a FIFO
+    there made `make dashboard` wait for ever, JSON nested 100000 deep (`runs.paths.Unbounded`)
+    and a results file whose fields are not of their types (`paper.results.ResultFile`: an
+    env_name of 5, results or durations that are lists) or a machine.json without its machine's
+    name or format version ended it in asv's traceback; else None.
+    A file that is not JSON asv skips, saying so."""
+    from nbsymple_versions.paper.results import ResultFile, ResultsError
     for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
         if (kind := odd_kind(path)) is not None:
             return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
         try:
-            read_json(path, f"asv {'benchmarks' if path.name == 'benchmarks.json' else 'results'} file",
-                      os.path.relpath(path, ROOT))
+            kind = f"asv {path.stem if path.name in ('benchmarks.json', 'machine.json') else 'results'} file"
+            data = read_json(path, kind, os.path.relpath(path, ROOT))
+            if kind == "asv results file":
+                ResultFile.read(path)
+            elif kind == "asv machine file" and not (isinstance(data, dict) and isinstance(data.get("machine"), str)
+                                                     and type(data.get("version")) is int):   # asv's KeyError...
+                return (f"{os.path.relpath(path, ROOT)} is not an asv machine file (a JSON object naming its machine, "
+                        f"of a format version), which asv cannot read: move it out of {results_dir.name}/")
+            elif kind == "asv benchmarks file" and not (isinstance(data, dict) and type(data.get("version")) is int
+                                                        and all(isinstance(v, dict) for k, v in data.items()
+                                                                if k != "version")):          # asv's TypeError
+                return (f"{os.path.relpath(path, ROOT)} is not asv's benchmarks.json (a JSON object of benchmarks, "
+                        f"each an object, of a format version), which asv cannot read: move it out of "
+                        f"{results_dir.name}/ (`python -m tools.tracking benchmarks-json` writes results/'s again)")
         except Unbounded as e:
             return f"{e}, which asv cannot read: move it out of {results_dir.name}/"
+        except ResultsError as e:
+            return f"{str(e).rstrip('.')}, which asv cannot read: move it out of {results_dir.name}/"
         except FileRefused:
             continue
     return None
