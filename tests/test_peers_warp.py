@@ -177,3 +177,23 @@ def test_a_default_warp_cache_that_is_no_private_folder_is_not_used(tmp_path, ki
     held = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "nbsymple-warp-cache"
             and p.name != f"nbsymple-warp-cache-{os.getuid()}"]
     assert not held, f"Warp's kernels kept in a folder others may write: {held}"
+
+
+@pytest.mark.parametrize("damaged", [".meta", ".o"])
+def test_a_damaged_entry_of_warps_kernel_cache_is_built_again(tmp_path, damaged):
+    """An entry of Warp's kernel cache cut short (a full disk, a copy stopped: its .meta or its object file):
+    every Warp row of `peers` was "skipped: Warp failed: JSONDecodeError: Unterminated string" (or "Failed to
+    load CPU module"); the cache's kernels are removed and built again (`peers_warp._load`)."""
+    env = {**os.environ, peers_warp.WARP_CACHE_ENV: str(tmp_path / "warp")}
+    argv = [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1", "--only",
+            "Warp", "--no-gpu"]
+    for attempt in ("first", "damaged"):
+        if attempt == "damaged":
+            files = [p for p in (tmp_path / "warp").rglob(f"*{damaged}") if p.is_file()]
+            assert files
+            for path in files:
+                path.write_bytes(path.read_bytes()[:10])
+        p = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, (attempt, p.stdout + p.stderr)
+        rows = [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")]
+        assert rows == ["ok"] * 2, p.stdout

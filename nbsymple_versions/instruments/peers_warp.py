@@ -69,6 +69,19 @@ wp.config.log_level = wp.LOG_WARNING
 wp.init()
 
 
+def _load(kernel, device, block_dim: int):
+    """Load `kernel`'s module on `device` from Warp's kernel cache, or build it there. Where Warp
+    cannot read its cached entry back (a .meta or an object file cut short: a full disk, a copy
+    stopped), every Warp row was "skipped: Warp failed: JSONDecodeError: Unterminated string": the
+    cache's kernels of this Warp version are removed (`wp.clear_kernel_cache`: its `wp_*` folders
+    alone) and the module built again, once; a second failure is Warp's own, and raised."""
+    try:
+        wp.load_module(kernel.module, device=device, block_dim=block_dim)
+    except Exception:                    # noqa: BLE001 - whatever reading a damaged entry raises in Warp
+        wp.clear_kernel_cache()
+        wp.load_module(kernel.module, device=device, block_dim=block_dim)
+
+
 def availability(device: str) -> tuple[bool, str]:
     """(True, "") when Warp can run on `device` ("cpu", "cuda", "cuda:1"), else (False, why)."""
     if device.startswith("cuda") and not wp.is_cuda_available():
@@ -138,6 +151,7 @@ class WarpForces:
         self.block_dim = tile if kind == "tile" else 256     # plain: Warp's default block
         scalar, vec3, vec4 = _TYPES[precision]
         self.kernel, self.eps2 = kernels(precision, tile)[kind], scalar(eps * eps)
+        _load(self.kernel, self.device, self.block_dim)
         npad, gpu = padded(self.n, tile), self.device.is_cuda
         self.host_bodies = wp.zeros(npad, dtype=vec4, device="cpu", pinned=gpu)
         self.records = self.host_bodies.numpy()          # (npad, 4) view of the host records
