@@ -3,6 +3,7 @@ a property-based search over `run`, `check` and `profile` finds no traceback and
 non-JSON output under --json."""
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -546,6 +547,19 @@ def test_a_resume_whose_snapshot_folder_is_gone_is_refused_not_split(tmp_path, m
     rc, out, err = call(["run", "--resume", "c.ck", "--steps", 8, "--snapshots", "S"])
     assert rc == 0 and sorted(p.name for p in (tmp_path / "two" / "S").glob("snap_*")) == [
         f"snap_{k:08d}.npz" for k in (0, 2, 4, 6, 8)], err
+
+
+@pytest.mark.parametrize("kind, said", [("a file", "is a file, not a folder"),
+                                         ("a FIFO", "is a FIFO (named pipe), not a folder")])
+def test_a_resume_whose_snapshot_folder_became_a_file_names_what_stands_there(tmp_path, monkeypatch, kind, said):
+    """A file (or a FIFO) made where the run's snapshot folder was: the resume said the folder "is gone (moved or
+    removed)"."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck", "--snapshots", "S", "--every", 1])[0] == 0
+    shutil.rmtree("S")
+    Path("S").write_text("x\n") if kind == "a file" else os.mkfifo("S")
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and f"{tmp_path / 'S'}, {said}; give --snapshots DIR" in err and "gone" not in err, err
 
 
 def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoint(tmp_path, monkeypatch):

@@ -62,7 +62,7 @@ from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, how_moved, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
-from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
+from .paths import FileRefused, inside, not_a_folder, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
@@ -252,9 +252,11 @@ def _resumed(spec, world, loaded):
         run["steps"] = spec.steps
     if "snapshots" in spec.given:
         run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
-    elif run["snapshots"] is not None and world.broadcast_object(not os.path.isdir(run["snapshots"])):
-        raise RunStop(f"the snapshot folder of the run in {spec.resume}, {run['snapshots']}, is gone (moved or "
-                      f"removed); give --snapshots DIR for the rest of its snapshots")   # (made again: split in two)
+    elif run["snapshots"] is not None and (why := world.broadcast_object(
+            None if os.path.isdir(run["snapshots"]) else not_a_folder(run["snapshots"]) or "does not exist")):
+        gone = "is gone (moved or removed)" if why == "does not exist" else why     # (a file there was "gone" too)
+        raise RunStop(f"the snapshot folder of the run in {spec.resume}, {run['snapshots']}, {gone}; give --snapshots "
+                      f"DIR for the rest of its snapshots")   # (made again: split in two)
     if "every" in spec.given:
         if run["snapshots"] is None:
             raise RunStop(f"--every needs --snapshots DIR (the run in {spec.resume} writes no snapshots)")
