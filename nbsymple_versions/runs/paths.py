@@ -295,9 +295,9 @@ def remove_stale_temporaries(folder) -> list[Path]:
                 continue
             pid = int(match.group(1))
             os.kill(pid, 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-            gone.append(path)
+        except (ProcessLookupError, OverflowError):     # OverflowError: an id beyond any process's (an
+            path.unlink(missing_ok=True)                # OverflowError traceback of `paper` where 20 digits
+            gone.append(path)                           # stood in the name)
         except OSError:                  # another user's live process (EPERM), or the file gone
             continue
     return gone
