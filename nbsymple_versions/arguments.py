@@ -111,6 +111,16 @@ def path_argument(text) -> Path:
     return path
 
 
+def file_argument(text) -> Path:
+    """argparse type of a path option that names a file (`--checkpoint`, `--resume`, `--ics`, ...):
+    `path_argument`, and a name that ends in '/' (or '/.' or '/..'), which names a folder, is
+    refused: `--checkpoint runs/` wrote a file named `runs` (the slash dropped by Path)."""
+    path = path_argument(text)
+    if text.endswith(("/", "/.", "/..")) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r} names a folder, not a file; give a file name")
+    return path
+
+
 def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
     """The paths a script takes as its arguments (the dashboard tools': `views.py HTML_DIR`),
     each checked as `path_argument` checks an option's; None where one is refused, which is

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from .arguments import Parser, path_argument
+from .arguments import Parser, file_argument, path_argument
 from .entry import command, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
@@ -87,7 +87,7 @@ def _parser():
     add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
-    add("--ics", type=path_argument, metavar="FILE",
+    add("--ics", type=file_argument, metavar="FILE",
             help="start from FILE in the authors' ASCII layout (x y z vx vy vz m per line, cluster units, "
                 "Galactic frame) instead of a generated cluster")
     add("--ics-mass", type=_positive_float, metavar="MSUN",
@@ -106,11 +106,11 @@ def _parser():
     add("--progress", action="store_true",
         help="the progress line on stderr even off a terminal (a log, a batch job): one line per 10 %%; "
              "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
-    add("--checkpoint", type=path_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint", type=file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
                  "(SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2)")
-    add("--resume", type=path_argument, metavar="FILE",
+    add("--resume", type=file_argument, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 
     c = sub.add_parser("check", help="validate every available version x precision against the float64 reference")

@@ -415,6 +415,29 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     assert fixed.read_bytes() == held and not asv_file.exists()      # asv saved nothing: no run recorded
 
 
+def test_a_results_file_that_is_a_link_is_replaced_never_written_through(tmp_path):
+    """A results file of the fixed name that is a link to a file elsewhere: asv merges into the rows it names and
+    the file written replaces the link; the file it named is left as it was (asv's `util.write_json` wrote the
+    run's rows through it, and so did `write_results`)."""
+    from asv import util
+    from asv.results import get_filename
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
+    fixed = tmp_path / get_filename("m", commit, tracking.fixed_env_name())
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"env_name": "x", "python": "3", "params": {}, "results": {"a": [1]},
+                                     "version": 2, "provenance": [{"run": 1}]}))
+    before = elsewhere.read_bytes()
+    fixed.parent.mkdir(parents=True)
+    fixed.symlink_to(elsewhere)
+    with tracking.fixed_environment(tmp_path, "m", commit, {"run": 2}):
+        held = json.loads(asv_file.read_text())          # as asv reads it, and writes it back with a new row
+        util.write_json(str(asv_file), {**held, "results": {**held["results"], "b": [2]}}, compact=True)
+    assert elsewhere.read_bytes() == before and not fixed.is_symlink()
+    data = json.loads(fixed.read_text())
+    assert data["results"] == {"a": [1], "b": [2]} and [p["run"] for p in data["provenance"]] == [1, 2]
+
+
 # ---------------------------------------------------------------- validation before timing
 
 class _WrongBackend:
@@ -770,3 +793,14 @@ def test_each_conservation_track_reports_its_own_error():
     assert [bench.track_energy_error(cache, *args), bench.track_energy_error_per_step(cache, *args),
             bench.track_internal_energy_error(cache, *args), bench.track_angular_momentum_error(cache, *args)] \
         == [1e-8, 1e-12, 1e-5, 1e-14]
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_asvs_log_file_is_made_anew_never_written_through_a_link(tmp_path, link):
+    """The gate's logs of asv's output (`.asv/gate-*/round<k>.log`, `run.log`): a link at the name had asv's
+    output written into the file it names (`tracking.asv`, opened "w")."""
+    victim, log = tmp_path / "victim.txt", tmp_path / "run.log"
+    victim.write_text("precious\n")
+    log.symlink_to(victim) if link == "symbolic" else os.link(victim, log)
+    assert tracking.asv("--version", log_file=log) == 0
+    assert victim.read_text() == "precious\n" and not log.is_symlink() and "asv" in log.read_text()

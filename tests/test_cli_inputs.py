@@ -3,6 +3,7 @@ a property-based search over `run`, `check` and `profile` finds no traceback and
 non-JSON output under --json."""
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -414,6 +415,18 @@ def test_the_same_run_resumed_cleans_stale_temporaries(tmp_path):
     assert [p.name for p in tmp_path.glob(".*.tmp")] == [".run.ck.v2.99999.other.tmp"]     # not this run's
 
 
+@pytest.mark.parametrize("data", [b"junk\n", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", b"{}"])
+def test_a_snapshot_that_is_no_zip_archive_is_named_so_with_no_advice_to_unpickle_it(tmp_path, data):
+    """numpy takes a file that is neither a zip archive nor a .npy for a pickle: a snapshot of text was "truncated
+    or corrupted (ValueError: This file contains pickled (object) data. If you trust the file you can load it
+    unsafely using the `allow_pickle=` keyword argument or `pickle.load()`.)", advice never to follow here."""
+    bad = tmp_path / "snap_00000001.npz"
+    bad.write_bytes(data)
+    with pytest.raises(SnapshotError) as refusal:
+        read_snapshot(bad)
+    assert "not a zip archive" in str(refusal.value) and "pickle" not in str(refusal.value), refusal.value
+
+
 def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):
     good = write_snapshot(tmp_path, make_cluster(8, seed=1), 0, "run")
     for cut in (0, 30, len(good.read_bytes()) // 2):
@@ -536,6 +549,19 @@ def test_a_resume_whose_snapshot_folder_is_gone_is_refused_not_split(tmp_path, m
         f"snap_{k:08d}.npz" for k in (0, 2, 4, 6, 8)], err
 
 
+@pytest.mark.parametrize("kind, said", [("a file", "is a file, not a folder"),
+                                         ("a FIFO", "is a FIFO (named pipe), not a folder")])
+def test_a_resume_whose_snapshot_folder_became_a_file_names_what_stands_there(tmp_path, monkeypatch, kind, said):
+    """A file (or a FIFO) made where the run's snapshot folder was: the resume said the folder "is gone (moved or
+    removed)"."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--checkpoint", "c.ck", "--snapshots", "S", "--every", 1])[0] == 0
+    shutil.rmtree("S")
+    Path("S").write_text("x\n") if kind == "a file" else os.mkfifo("S")
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and f"{tmp_path / 'S'}, {said}; give --snapshots DIR" in err and "gone" not in err, err
+
+
 def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoint(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "K"])[0] == 0
@@ -544,6 +570,20 @@ def test_a_folder_of_another_run_offers_its_resume_only_where_it_left_a_checkpoi
     assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "L", "--checkpoint", "l.ck"])[0] == 0
     rc, out, err = call(["run", "--n", 8, "--steps", 2, "--snapshots", "L"])
     assert rc == 2 and f"or resume that run: nbsymple run --resume {tmp_path / 'l.ck'}" in err, err
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a folder", "a file of another kind"])
+def test_a_snapshot_it_cannot_read_in_its_own_folder_names_the_remedy_not_its_own_resume(tmp_path, monkeypatch,
+                                                                                          kind):
+    """A snapshot the run cannot read in the folder of the run it resumes: "... is a FIFO (named pipe), not a file,
+    or resume that run: nbsymple run --resume c.ck", the command just given (and a sentence with no first choice)."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "S", "--every", 1, "--checkpoint", "c.ck"])[0] == 0
+    bad = tmp_path / "S" / "snap_00000003.npz"
+    os.mkfifo(bad) if kind == "a FIFO" else bad.mkdir() if kind == "a folder" else bad.write_text("junk\n")
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "resume that run" not in err and f"move it out of {tmp_path / 'S'}, or choose another folder" in err, err
 
 
 def test_a_time_below_ten_seconds_keeps_two_digits():

@@ -4,6 +4,8 @@ processes that ask at once, and never kept without NUMBA_CACHE_DIR."""
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -217,3 +219,39 @@ def test_assembled_sass_is_kept_then_loaded_and_a_damaged_entry_assembled_again(
         entry.write_text(json.dumps({**kept, "value": damaged}))
         started.clear()
         assert gpu.assemble_modules(ptx, "sm_80", tmp_path) == first and started == ["ptxas", "nvdisasm"]
+
+
+NUMBA_DAMAGE = {"index cut short": ("*.nbi", lambda p: p.write_bytes(p.read_bytes()[:20])),
+                "index a FIFO": ("*.nbi", lambda p: (p.unlink(), os.mkfifo(p))),
+                "data cut short": ("*.nbc", lambda p: p.write_bytes(p.read_bytes()[:100])),
+                "data a folder": ("*.nbc", lambda p: (p.unlink(), p.mkdir()))}
+
+
+@pytest.fixture(scope="module")
+def numba_cache(tmp_path_factory):
+    """numba's cache of the kernels of version A, as `nbsymple run` keeps it in NUMBA_CACHE_DIR."""
+    folder = tmp_path_factory.mktemp("kernels") / "numba"
+    p = _run_a(folder)
+    assert p.returncode == 0 and list(folder.rglob("*.nbi")) and list(folder.rglob("*.nbc")), p.stderr
+    return folder
+
+
+def _run_a(folder):
+    env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}, "NUMBA_CACHE_DIR": str(folder)}
+    return subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--n", "8", "--steps", "1"],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.mark.parametrize("damage", sorted(NUMBA_DAMAGE))
+def test_a_damaged_file_of_numbas_cache_is_compiled_again(numba_cache, tmp_path, damage):
+    """numba's own files of a CPU kernel in NUMBA_CACHE_DIR (`serial.kernels._CacheFile`): an index cut short
+    or a data file cut short (a disk that failed, a copy stopped) ended every command in numba's UnpicklingError,
+    a FIFO at an index's name hung it and a folder at a data file's name ended it in IsADirectoryError. Each is
+    taken as absent: the kernel is compiled again, and kept where it can be written."""
+    folder = tmp_path / "numba"
+    shutil.copytree(numba_cache, folder)
+    pattern, damaged = NUMBA_DAMAGE[damage]
+    for path in folder.rglob(pattern):
+        damaged(path)
+    p = _run_a(folder)
+    assert p.returncode == 0 and "Traceback" not in p.stderr and "task shares" in p.stdout, p.stderr[-2000:]

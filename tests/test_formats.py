@@ -67,6 +67,7 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
 @pytest.mark.parametrize("body, where", [
     ("1 2 3 4 5 6\n", "line 2: expected 7 numbers"),
     ("1 2 3 4 5 6 x7\n", "line 2: 'x7' is not a number"),
+    ("1 2 3 4 5 6 1_0\n", "line 2: '1_0' is not a number"),     # Python's float() read 10, the authors' reader 1
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
     ("", "holds 1 body;"),

@@ -109,6 +109,19 @@ def test_a_checkpoint_in_the_way_is_resumed_as_the_hint_says(tmp_path):
     assert collect(err) == [] and junk.read_text() == "not a checkpoint"
 
 
+def test_a_checkpoint_whose_name_starts_with_a_dash_is_resumed_as_the_hint_says(tmp_path, monkeypatch):
+    """`--checkpoint=-x.ck`: the hint said `nbsymple run --resume -x.ck`, which the parser takes for an option."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--n", 16, "--seed", 2, "--steps", 2, "--checkpoint=-x.ck"]
+    assert call(argv)[0] == 0
+    rc, out, err = call(argv)
+    assert rc == 2 and "-x.ck already exists" in err, err
+    (resume,) = follow(argv, err, 1)
+    assert resume == ["run", "--resume", "./-x.ck"]
+    rc, out, err = call([*resume, "--steps", 3])
+    assert rc == 0, err
+
+
 @pytest.mark.parametrize("stop", ["nan", "signal"])
 def test_a_stopped_run_is_continued_as_the_hint_says(tmp_path, monkeypatch, stop):
     """A NaN in step 3 (exit 3) or SIGTERM during step 3 (exit 143): the hint resumes the run."""

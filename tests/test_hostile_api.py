@@ -13,6 +13,7 @@ option, never a traceback (subprocesses under a generous hang guard; hypothesis 
 import contextlib
 from fractions import Fraction
 import io
+import json
 import math
 import numbers
 import os
@@ -404,14 +405,35 @@ def test_a_scratch_folder_that_is_a_file_or_a_link_is_named(tmp_path, kind, args
     (["history", "--since", "HEAD~1"], "results/m/0123abcd-existing-py3.11.json", "a FIFO"),
     (["run", "--results", "t"], ".asv/t/results/benchmarks.json", "a FIFO"),
     (["benchmarks-json"], "results/benchmarks.json", "a FIFO"),
-    (["benchmarks-json"], "results/benchmarks.json", "a folder")])
+    (["benchmarks-json"], "results/benchmarks.json", "a folder"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "nested more than 64 levels deep"),
+    (["history", "--since", "HEAD~1"], "results/benchmarks.json", "nested more than 64 levels deep"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "malformed (its env_name is not text)"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "malformed (its durations is not an object of numbers)"),
+    (["publish"], "results/m/machine.json", "not an asv machine file"),
+    (["publish"], "results/benchmarks.json", "not asv's benchmarks.json")])
 def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path, args, place, kind):
     """A FIFO among the results made `make dashboard` (asv publish) and `benchmarks-json` wait
     for ever, and a folder at benchmarks.json ended in a traceback (a hunt): one sentence naming
-    it, before asv runs."""
+    it, before asv runs. So do JSON nested 100000 deep there and a results file whose fields are not
+    of their types (an env_name of 5, durations that are a list): asv's RecursionError, TypeError."""
     root = _checkout_of_tools(tmp_path, 2)
     (root / place).parent.mkdir(parents=True)
-    os.mkfifo(root / place) if kind == "a FIFO" else (root / place).mkdir()
+    if kind == "a FIFO":
+        os.mkfifo(root / place)
+    elif kind == "a folder":
+        (root / place).mkdir()
+    elif kind.startswith("nested"):
+        (root / place).write_text("[" * 100000 + "]" * 100000)
+    elif kind == "not an asv machine file":
+        (root / place).write_text('{"version": 1, "cpu": "x"}')        # no machine: asv's KeyError
+    elif kind == "not asv's benchmarks.json":
+        (root / place).write_text('{"version": 2, "tasks.Tasks.time_pairwise": 5}')      # asv's TypeError
+    else:
+        fixture = REPO / "tests" / "data" / "asv_fixture" / "fixture-2core-nogpu"
+        data = json.loads(next(p for p in fixture.glob("*.json") if p.name != "machine.json").read_text())
+        data.update({"env_name": 5} if "env_name" in kind else {"durations": []})
+        (root / place).write_text(json.dumps(data))
     _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), place, f"is {kind}")
 
 

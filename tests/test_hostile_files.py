@@ -25,7 +25,10 @@ import importlib
 import io
 import shutil
 import socket
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from nbsymple_versions.runs import locks
@@ -136,6 +139,14 @@ def test_resume_from_a_special_file_is_refused_at_once(tmp_path, kind):
     refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
 
 
+@pytest.mark.skipif(not os.access("/proc/self/environ", os.R_OK), reason="no /proc/self/environ to read")
+def test_resume_from_a_kernel_file_of_size_0_is_no_checkpoint_not_an_empty_one(tmp_path):
+    """A file of the kernel's says it holds 0 bytes whatever it holds: `--resume /proc/self/environ` was
+    refused as "empty"."""
+    err = refused(tmp_path, ["run", "--resume", "/proc/self/environ"], ["/proc/self/environ"])
+    assert "is not an nbsymple checkpoint" in err and "empty" not in err, err
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "loop", "socket", "null"])
 def test_initial_conditions_from_a_special_file_are_refused_at_once(tmp_path, kind):
     """The issue's `--ics FIFO` (it hung) and `--ics /dev/zero` (read forever)."""
@@ -154,6 +165,32 @@ def test_a_file_larger_than_any_of_its_kind_is_refused_before_it_is_read(tmp_pat
     argv = ["run", option, "big", "--ics-mass", 480, "--steps", 1] if option == "--ics" else ["run", option, "big"]
     err = refused(tmp_path, argv, ["big"])
     assert "larger than" in err
+
+
+KERNEL_FILE_READ = """
+import resource
+from nbsymple_versions.runs import paths
+paths.LIMITS["initial-condition file"] = 256 << 20
+held = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) << 10
+resource.setrlimit(resource.RLIMIT_AS, (held + (384 << 20),) * 2)
+try:
+    paths.read_bytes("/proc/self/pagemap", "initial-condition file")
+except paths.FileRefused as e:
+    print(e)
+"""
+
+
+@pytest.mark.skipif(not os.access("/proc/self/pagemap", os.R_OK), reason="no /proc/self/pagemap to read")
+def test_a_kernel_file_without_end_is_refused_holding_its_limit_once(tmp_path):
+    """A file of the kernel's that says it holds 0 bytes and reads without end (`--ics /proc/self/pagemap`,
+    terabytes) is refused once LIMITS[kind] bytes are read, holding them once: each chunk was copied with all
+    those before it (read for 90 s and 4 GiB at the 2 GiB limit of an initial-condition file). Here at a limit
+    of 256 MiB, in a child that may map 384 MiB more than it has."""
+    p = subprocess.run([sys.executable, "-c", KERNEL_FILE_READ], cwd=REPO, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.strip() == ("initial-condition file /proc/self/pagemap holds more than 256 MiB; no "
+                                "initial-condition file is larger than 256 MiB"), p.stdout
 
 
 @pytest.mark.parametrize("by", ["file", "fifo", "larger"])
@@ -277,6 +314,12 @@ HEADERS = {   # the issue's N, t, E0, clock and one point, and others of the cla
     "one-point": _all_at_one_point,
     "deep": lambda b: seal(1, b"[" * 5000 + b"]" * 5000, split_checkpoint(b["checkpoint"])[2]),
     "deep-run": lambda b: _header_case(b, _set("run", "science", value=json.loads("[" * 500 + "]" * 500))),
+    # each loaded, then grown by the run, made its next checkpoint unwritable: a traceback after the steps
+    "calls-int64": lambda b: _header_case(b, _set("simulation", "clock", "calls", "pairwise", value=2**63 - 1)),
+    "stops-int64": lambda b: _header_case(b, _set("run", "stood_still", value=2**63 - 1)),
+    # a science run's checkpoint of `nbsymple paper` (made without diagnostics): the report raised at the end
+    "no-E0": lambda b: _header_case(b, lambda h: h["simulation"].update(energy0=None, angular_momentum0=None,
+                                                                         energy_parts0=None)),
 }
 
 
@@ -285,6 +328,20 @@ def test_a_checkpoint_whose_header_disagrees_is_refused(tmp_path, base, case):
     """It resumed with exit 0 (or a RecursionError traceback for a deep header)."""
     (tmp_path / "c.ck").write_bytes(HEADERS[case](base))
     refused(tmp_path, ["run", "--resume", "c.ck"], ["c.ck"])
+
+
+@pytest.mark.parametrize("field", ["devices", "ics"])
+def test_text_a_checkpoint_holds_is_printed_as_one_line_that_redraws_nothing(tmp_path, base, field):
+    """A checkpoint's earlier sessions' devices (or its file of bodies) holding a terminal's escape sequence, a line
+    feed and a carriage return were printed as they are in the report of its resume: the text turned red and was
+    split over two lines (`runs.report._line`; a path the user typed alike)."""
+    text = "CPU\x1b[31mRED\nsecond line\r"
+    held = [text] if field == "devices" else text
+    (tmp_path / "c.ck").write_bytes(_header_case(base, _set("run", field, value=held)))
+    rc, out, err = nbsymple(tmp_path, "run", "--resume", "c.ck")
+    assert rc == 0, err
+    line, = [line for line in out.splitlines() if line.startswith("device:" if field == "devices" else "bodies from")]
+    assert "\x1b" not in out and "\r" not in out and "second line" in line and "CPU\\x1b[31mRED\\nsecond" in line, out
 
 
 def test_the_valid_checkpoint_of_these_cases_resumes(tmp_path, base):
@@ -301,6 +358,33 @@ def test_a_hostile_sidecar_is_refused(tmp_path, text):
     (tmp_path / "s" / "snapshots.json").write_text(text)
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple"],
             ["snapshots.json"])
+
+
+# a field of an .npz snapshot that no run writes -> what the refusal says of it
+SNAPSHOT_FIELDS = {"r_cl_pc": (np.inf, "holds no state a run could have written"),
+                   "mass_msun": (-0.0, "holds no state a run could have written"),
+                   "time_scale": (("r_cl_pc", 5e-324), "holds no state a run could have written"),
+                   "constants": ("weird", "holds no state a run could have written: unknown constants 'weird'"),
+                   "step": (1e300, "its step 1e+300 is beyond an int64"),
+                   "step_uint64": (("step", np.uint64(2**64 - 1)), "its step 1.84467e+19 is beyond an int64")}
+
+
+@pytest.mark.parametrize("case", sorted(SNAPSHOT_FIELDS))
+def test_a_snapshot_field_no_run_writes_is_named_not_called_a_damaged_file(tmp_path, case):
+    """A scale that gives no unit system (r_cl = inf pc, M = -0.0, r_cl = 5e-324 pc) or constants of no name
+    in an intact `.npz` was "truncated or corrupted" (its Units were made while the archive was read, whose
+    errors say that); a step beyond an int64 (1e300) was read as one."""
+    from nbsymple_versions import make_cluster
+    from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
+    value, said = SNAPSHOT_FIELDS[case]
+    key, value = value if isinstance(value, tuple) else (case, value)
+    good = make_cluster(8, seed=1)
+    fields = dict(positions=good.positions, velocities=good.velocities, masses=good.m, time=0.0,
+                  softening=good.eps, step=3, run_id="", **good.units.as_dict())
+    np.savez(tmp_path / "snap_00000003.npz", **{**fields, key: value})
+    with pytest.raises(SnapshotError) as refusal:
+        read_snapshot(tmp_path / "snap_00000003.npz")
+    assert said in str(refusal.value) and "truncated or corrupted" not in str(refusal.value), refusal.value
 
 
 def _results(change):
@@ -448,13 +532,21 @@ def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
 
 # ============================================================================== 10. writes stay where they belong
 
-def test_a_lock_file_symlink_is_never_written_through(tmp_path):
-    """The issue's `ln -s ../victim.txt S/.lock; nbsymple run --snapshots S` (it wrote a process id)."""
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+@pytest.mark.parametrize("option, lock", [("--snapshots", "S/.lock"), ("--checkpoint", ".c.ck.lock")])
+def test_a_lock_file_link_is_never_written_through(tmp_path, link, option, lock):
+    """The issue's `ln -s ../victim.txt S/.lock; nbsymple run --snapshots S` (it wrote a process id); a hard link
+    there (`ln victim.txt S/.lock`) had the victim's text replaced by the process id too."""
     (tmp_path / "victim.txt").write_text("precious\n")
     (tmp_path / "S").mkdir()
-    (tmp_path / "S" / ".lock").symlink_to("../victim.txt")
-    refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "S"], ["S/.lock"])
+    if link == "symbolic":
+        (tmp_path / lock).symlink_to(os.path.relpath(tmp_path / "victim.txt", (tmp_path / lock).parent))
+    else:
+        os.link(tmp_path / "victim.txt", tmp_path / lock)
+    err = refused(tmp_path, ["run", "--n", 8, "--steps", 1, option, "S" if option == "--snapshots" else "c.ck"],
+                  [lock])
     assert (tmp_path / "victim.txt").read_text() == "precious\n"
+    assert link == "symbolic" or "is a hard link, one of 2 names of one file" in err, err
 
 
 @pytest.mark.parametrize("target", ["victim.txt", "nowhere/new.txt", "/dev/null"])
@@ -760,6 +852,27 @@ def test_migrate_moves_the_dp_host_tasks_and_drops_empty_rows(tmp_path):
     assert json.loads((target / "machine.json").read_text())["ram"] == "24 GiB"        # 23.5 GiB rounded
 
 
+def test_migrate_replaces_links_at_the_names_it_writes_never_writes_through_them(tmp_path):
+    """A machine folder migrated again (already of today's name) whose machine.json and results file are links
+    to files outside the results folder: the links are replaced by the files written, the files they named
+    are left as they were (asv's `util.write_json` wrote through both, and in place: half a file on a kill)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    rc, out, err = nbsymple(tmp_path, "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4", module="tools.migrate")
+    assert rc == 0, err
+    target = tmp_path / "res" / out.split(" -> ")[1].split()[0]
+    outside = {}
+    for path in (target / "machine.json", _results_file(target)):
+        outside[path] = tmp_path / f"outside-{path.name}"
+        path.rename(outside[path])
+        path.symlink_to(outside[path])
+    before = {p: o.read_bytes() for p, o in outside.items()}
+    rc, _, err = nbsymple(tmp_path, f"res/{target.name}", module="tools.migrate")
+    assert rc == 0, err
+    for path, o in outside.items():
+        assert o.read_bytes() == before[path], f"written through the link {path.name}"
+        assert not path.is_symlink() and json.loads(path.read_text()), path
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()
@@ -794,6 +907,17 @@ def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, mon
     assert "holds no" not in err, err
 
 
+@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device"])
+@pytest.mark.parametrize("where", ["given", "given/sub"])
+def test_a_folder_to_write_that_is_no_folder_is_named_as_what_it_is(tmp_path, kind, where):
+    """`paper --out FIFO` (or a device, or one on the path of --out) was "a file", as `run --snapshots FIFO`
+    was (`runs.errors.writable`, `runs.paths.blocking`)."""
+    NOT_A_FOLDER[kind](tmp_path / "given")
+    kind_said = kind.replace("FIFO", "FIFO (named pipe)")
+    why = WHY_NOT_A_FOLDER[kind] if where == "given" else f"a folder on its path is {kind_said}"
+    refused(tmp_path, ["paper", "--no-science", "--results", FIXTURE, "--out", where], [where, why])
+
+
 MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
 HOSTILE_MACHINE_FILES = {
     **SPECIAL,
@@ -816,9 +940,13 @@ def test_an_asv_machine_file_that_is_not_one_is_refused_before_asv_runs(tmp_path
 
 HOSTILE_CONFIGS = {
     **SPECIAL,
-    "cut short": (lambda p: p.write_text("{"), "is not JSON"),
-    "empty": (lambda p: p.write_text(""), "is not JSON"),
-    "not UTF-8": (lambda p: p.write_bytes(b"\xff{}"), "is not JSON"),
+    "cut short": (lambda p: p.write_text("{"), "is not valid JSON"),
+    "empty": (lambda p: p.write_text(""), "is not valid JSON"),
+    "not UTF-8": (lambda p: p.write_bytes(b"\xff{}"), "is not UTF-8 text"),
+    "nested deep": (lambda p: p.write_text("[" * 100000 + "]" * 100000), "nested more than 64 levels deep"),
+    "an integer of 5000 digits": (lambda p: p.write_text(json.dumps({**_repo_config(), "version": 0})
+                                                         .replace('"version": 0', '"version": ' + "1" * 5000)),
+                                  "version (1)"),
     "a list": (lambda p: p.write_text("[]"), "a JSON object"),
     "a version alone": (lambda p: p.write_text('{"version": 1}'), "repo (a path), environment_type (a name)"),
     "another version": (lambda p: p.write_text(json.dumps({**_repo_config(), "version": 2})), "version (1)"),
@@ -1049,6 +1177,21 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
     if option == "--checkpoint":
         rc, out, err = nbsymple(tmp_path, *argv[:-1], "./-")
         assert rc == 0 and (tmp_path / "-").is_file(), err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),
+    (["run", "--resume", "c.ck/"], "--resume"), (["run", "--ics", "bodies.txt/.", "--ics-mass", "1"], "--ics")])
+def test_a_file_option_ending_in_a_slash_is_refused_as_a_folder(tmp_path, argv, option):
+    """`--checkpoint runs/` wrote a checkpoint file named `runs` (Path drops the slash), so that a later
+    `--snapshots runs` found a file; a name that ends in '/' names a folder (`arguments.file_argument`)."""
+    (tmp_path / "c.ck").write_bytes(b"")
+    (tmp_path / "bodies.txt").write_text("0 0 0 0 0 0 1\n1 0 0 0 0 0 1\n")
+    rc, out, err = nbsymple(tmp_path, *argv)
+    assert rc == 2 and f"argument {option}: {argv[argv.index(option) + 1]!r} names a folder, not a file" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bodies.txt", "c.ck"]
 
 
 def test_the_tools_refuse_a_line_feed_in_a_path(tmp_path, capsys):

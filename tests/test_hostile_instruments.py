@@ -259,6 +259,20 @@ def test_mpi_model_reads_any_measured_runs_file(data, more):
         run_case("mpi_model --measured", root, ["--measured", "m.jsonl"], main=RUN["mpi_model"])
 
 
+def test_mpi_model_measure_appends_after_a_last_line_without_its_line_feed(tmp_path, monkeypatch):
+    """A measured-runs file whose last line has no line feed (written by hand, or by an editor that adds none):
+    --measure joined its first new run to that line, and the file was no longer read ("not valid JSON")."""
+    import subprocess
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(MEASURED_RUN))
+    monkeypatch.setattr(mpi_model, "mpiexec", lambda: "mpiexec")
+    monkeypatch.setattr(mpi_model.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 0, json.dumps(MEASURED_RUN) + "\n", ""))
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 0, err
+    assert mpi_model.read_measured(runs) == [MEASURED_RUN] * (1 + 3 * 3 * 2)      # 3 repeats of 3 N and 2 ranks
+
+
 def test_mpi_model_measure_names_a_missing_mpiexec_and_a_failed_job(tmp_path, monkeypatch):
     """--measure without mpiexec: one sentence naming the extra, nothing written (status 2); a
     timing job that fails: one sentence with its status and last line, the runs measured before

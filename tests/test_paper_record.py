@@ -226,11 +226,12 @@ def test_paper_removes_what_a_killed_paper_left_in_out(tmp_path):
     stale = tmp_path / f".time_per_step.png.{int(dead.stdout)}.p431bv8r.tmp"
     live = tmp_path / f".speedup.png.{os.getpid()}.q2xabcde.tmp"
     users = tmp_path / ".draft.2024.tmp"                   # not a writer's (a review: it was removed)
-    for path in (stale, live, users):
+    beyond = tmp_path / f".task_shares.png.{10**20}.abcdefgh.tmp"     # no process's id: paper's OverflowError
+    for path in (stale, live, users, beyond):
         path.write_bytes(b"cut short")
         os.utime(path, (time.time() - 3600,) * 2)
     assert main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science", "--quiet"]) == 0
-    assert not stale.exists() and live.exists() and users.exists()
+    assert not stale.exists() and live.exists() and users.exists() and not beyond.exists()
 
 
 def test_a_need_named_alone_is_a_group_of_one_and_orbits_are_whole_snapshots():

@@ -154,3 +154,46 @@ def test_gpu_report_skips_the_warp_peers_without_a_cuda_device(capsys):
     args = gpu_report._parser().parse_args(["--sizes", "64"])
     gpu_report._warp_peers(args, validate_n=64)
     assert capsys.readouterr().out.strip() == "Warp peers: skipped: Warp sees no CUDA device"
+
+
+@pytest.mark.parametrize("kind", ["a file", "a folder others may write"])
+def test_a_default_warp_cache_that_is_no_private_folder_is_not_used(tmp_path, kind):
+    """Without NBSYMPLE_WARP_CACHE, Warp's cache was `nbsymple-warp-cache` in the temp dir, one name for every
+    user: a file there skipped every Warp row of `peers` with NotADirectoryError, and a folder that others may
+    write (or another user's) had its compiled kernels loaded. This user's private folder is used, or one of this
+    process's own; the rows are measured."""
+    for name in ("nbsymple-warp-cache", f"nbsymple-warp-cache-{os.getuid()}"):
+        if kind == "a file":
+            (tmp_path / name).write_text("not a folder\n")
+        else:
+            (tmp_path / name).mkdir()
+            (tmp_path / name).chmod(0o777)
+    env = {k: v for k, v in os.environ.items() if k != peers_warp.WARP_CACHE_ENV}
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1",
+                        "--only", "Warp", "--no-gpu"], cwd=REPO, env={**env, "TMPDIR": str(tmp_path)},
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")] == ["ok"] * 2
+    held = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "nbsymple-warp-cache"
+            and p.name != f"nbsymple-warp-cache-{os.getuid()}"]
+    assert not held, f"Warp's kernels kept in a folder others may write: {held}"
+
+
+@pytest.mark.parametrize("damaged", [".meta", ".o"])
+def test_a_damaged_entry_of_warps_kernel_cache_is_built_again(tmp_path, damaged):
+    """An entry of Warp's kernel cache cut short (a full disk, a copy stopped: its .meta or its object file):
+    every Warp row of `peers` was "skipped: Warp failed: JSONDecodeError: Unterminated string" (or "Failed to
+    load CPU module"); the cache's kernels are removed and built again (`peers_warp._load`)."""
+    env = {**os.environ, peers_warp.WARP_CACHE_ENV: str(tmp_path / "warp")}
+    argv = [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1", "--only",
+            "Warp", "--no-gpu"]
+    for attempt in ("first", "damaged"):
+        if attempt == "damaged":
+            files = [p for p in (tmp_path / "warp").rglob(f"*{damaged}") if p.is_file()]
+            assert files
+            for path in files:
+                path.write_bytes(path.read_bytes()[:10])
+        p = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, (attempt, p.stdout + p.stderr)
+        rows = [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")]
+        assert rows == ["ok"] * 2, p.stdout

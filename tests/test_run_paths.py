@@ -63,17 +63,23 @@ def test_checkpoint_and_snapshots_on_one_path_is_one_sentence(tmp_path):
     assert not same.exists()
 
 
+@pytest.mark.parametrize("kind", ["a file", "a FIFO (named pipe)"])
 @pytest.mark.parametrize("option, path", [("--snapshots", "file.txt"), ("--checkpoint", "file.txt/c.ck"),
                                           ("--snapshots", "file.txt/s")])
-def test_a_file_where_a_folder_is_wanted_is_named_as_one(tmp_path, option, path):
+def test_a_file_where_a_folder_is_wanted_is_named_as_one(tmp_path, option, path, kind):
     """`--snapshots file.txt` and `--checkpoint file.txt/c.ck` said "File exists" (mkdir's EEXIST,
-    found by hand), `--snapshots file.txt/s` "Not a directory". The file is left as it was."""
-    (tmp_path / "file.txt").write_text("a file\n")
+    found by hand), `--snapshots file.txt/s` "Not a directory". The file is left as it was. A FIFO
+    there was "a file" too."""
+    if kind == "a file":
+        (tmp_path / "file.txt").write_text("a file\n")
+    else:
+        os.mkfifo(tmp_path / "file.txt")
     rc, out, err = call(["run", "--n", 8, "--steps", 1, option, tmp_path / path])
     assert rc == 2 and one_sentence(err), err
-    assert ("it is a file, not a folder" if path.count("/") == 0 or option == "--checkpoint"
-            else "a folder on its path is a file") in err, err
-    assert (tmp_path / "file.txt").read_text() == "a file\n" and sorted(tmp_path.iterdir()) == [tmp_path / "file.txt"]
+    assert (f"it is {kind}, not a folder" if path.count("/") == 0 or option == "--checkpoint"
+            else f"a folder on its path is {kind} ({tmp_path / 'file.txt'})") in err, err
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "file.txt"]
+    assert kind != "a file" or (tmp_path / "file.txt").read_text() == "a file\n"
 
 
 def test_two_runs_on_one_folder_and_checkpoint_never_both_succeed(tmp_path):

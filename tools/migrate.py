@@ -20,11 +20,12 @@ import json
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 from nbsymple_versions.instruments import provenance
 from nbsymple_versions.paper.records import one_line
-from nbsymple_versions.runs.paths import not_a_folder, read_json
+from nbsymple_versions.runs.paths import not_a_folder, read_json, write_file
 
 from . import tracking
 from .arguments import Parser, name as name_argument, path_argument
@@ -137,14 +138,15 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
     if dry_run:
         return target
     for path, new, runs in written:
-        new.save(str(root))
-        out = root / new._filename
-        data = json.loads(out.read_text())
+        with tempfile.TemporaryDirectory() as scratch:    # asv's layout, then placed whole: asv writes through a link
+            new.save(scratch)                             # (a link at the name had its target outside rewritten)
+            data = read_json(Path(scratch) / new._filename, "asv results file")
         data["provenance"] = runs
+        out = root / new._filename
         tracking.write_results(out, data)
         if out != path:
             path.unlink()
-    util.write_json(str(target / "machine.json"), info, api_version=1)
+    write_file(target / "machine.json", json.dumps({**info, "version": 1}, indent=4, sort_keys=True))   # as asv's
     if target != folder:
         (folder / "machine.json").unlink()
         if not any(folder.iterdir()):

@@ -33,7 +33,8 @@ from nbsymple_versions.entry import child_process, command
 from nbsymple_versions.environment import os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
-from nbsymple_versions.runs.paths import FileRefused, not_a_folder, odd_kind, read_bytes, read_json, write_file
+from nbsymple_versions.runs.paths import (FileRefused, Unbounded, decode_json, not_a_folder, odd_kind, read_bytes,
+                                          read_json, write_file)
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,9 +246,10 @@ class LoadSampler:
 # ---------------------------------------------------------------- results files
 
 def write_results(path: Path, data: dict):
-    """A results file as asv writes one (compact JSON)."""
-    from asv import util
-    util.write_json(str(path), data, compact=True)
+    """A results file as asv writes one (compact JSON), replaced whole (`runs.paths.write_file`): a
+    link at its name is replaced, never written through (asv's `util.write_json` wrote through it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(path, json.dumps(data))
 
 
 def fixed_env_name(python: str | None = None) -> str:
@@ -287,6 +289,7 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
         handed = fixed.read_bytes()
         asv_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(fixed, asv_path)
+        write_file(asv_path, handed)     # a file of its own: asv wrote through a link moved there
     try:
         yield
     finally:
@@ -334,11 +337,10 @@ def load_config() -> dict:
     (asv's traceback from `make bench-smoke` before, found by hand: a file cut short, a list)."""
     import json5
     data = read_bytes(CONFIG, "asv configuration")
-    try:
-        conf = json5.loads(data.decode("utf-8"))
-    except ValueError as e:                      # UnicodeDecodeError too
-        raise FileRefused(f"asv configuration {CONFIG.name} is not JSON ({e}); restore it: git checkout "
-                          f"{CONFIG.name}") from None
+    try:                                         # bounded in depth too (json5's RecursionError was a traceback)
+        conf = decode_json(data, "asv configuration", CONFIG.name, loads=json5.loads)
+    except FileRefused as e:
+        raise FileRefused(f"{e}; restore it: git checkout {CONFIG.name}") from None
     wrong = ([] if isinstance(conf, dict) else ["a JSON object"]) or \
         [f"{key} ({what})" for key, (what, ok) in CONFIG_NEEDS.items() if not ok(conf.get(key))]
     if wrong:
@@ -450,12 +452,14 @@ def selected(gate: bool = False, bench: str | None = None) -> list[tuple[str, li
 
 def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) -> int:
     """Run `asv --config CONFIG ARGS` with this interpreter; return its exit status. With
-    `log_file`, asv's output goes there, and its tail to stderr if asv fails."""
+    `log_file`, asv's output goes there (a file made anew, never written through a link at its
+    name), and its tail to stderr if asv fails."""
     cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
     if log_file is None:
         with child_process(cmd, cwd=ROOT, env=env) as proc:     # asv and its benchmarks end with us
             return proc.wait()
-    with open(log_file, "w") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
+    Path(log_file).unlink(missing_ok=True)       # made anew ("x"): a link at its name was written through
+    with open(log_file, "x") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
         rc = proc.wait()
     if rc:
         log("".join(Path(log_file).read_text().splitlines(keepends=True)[-30:]))
@@ -599,11 +603,37 @@ def reference_commit(results_dir: Path = ROOT / "results", repo: Path = ROOT) ->
 
 def special_results(results_dir: Path) -> str | None:
     """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
-    results) and that is no regular file, in a sentence: a FIFO there made `make dashboard` wait
-    for ever; else None."""
+    results) and that is no regular file, or one asv cannot pass over, in a sentence: a FIFO
+    there made `make dashboard` wait for ever, JSON nested 100000 deep (`runs.paths.Unbounded`)
+    and a results file whose fields are not of their types (`paper.results.ResultFile`: an
+    env_name of 5, results or durations that are lists) or a machine.json without its machine's
+    name or format version ended it in asv's traceback; else None.
+    A file that is not JSON asv skips, saying so."""
+    from nbsymple_versions.paper.results import ResultFile, ResultsError
     for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
         if (kind := odd_kind(path)) is not None:
             return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
+        try:
+            kind = f"asv {path.stem if path.name in ('benchmarks.json', 'machine.json') else 'results'} file"
+            data = read_json(path, kind, os.path.relpath(path, ROOT))
+            if kind == "asv results file":
+                ResultFile.read(path)
+            elif kind == "asv machine file" and not (isinstance(data, dict) and isinstance(data.get("machine"), str)
+                                                     and type(data.get("version")) is int):   # asv's KeyError...
+                return (f"{os.path.relpath(path, ROOT)} is not an asv machine file (a JSON object naming its machine, "
+                        f"of a format version), which asv cannot read: move it out of {results_dir.name}/")
+            elif kind == "asv benchmarks file" and not (isinstance(data, dict) and type(data.get("version")) is int
+                                                        and all(isinstance(v, dict) for k, v in data.items()
+                                                                if k != "version")):          # asv's TypeError
+                return (f"{os.path.relpath(path, ROOT)} is not asv's benchmarks.json (a JSON object of benchmarks, "
+                        f"each an object, of a format version), which asv cannot read: move it out of "
+                        f"{results_dir.name}/ (`python -m tools.tracking benchmarks-json` writes results/'s again)")
+        except Unbounded as e:
+            return f"{e}, which asv cannot read: move it out of {results_dir.name}/"
+        except ResultsError as e:
+            return f"{str(e).rstrip('.')}, which asv cannot read: move it out of {results_dir.name}/"
+        except FileRefused:
+            continue
     return None
 
 

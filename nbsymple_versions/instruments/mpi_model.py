@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..arguments import Parser, number_above, path_argument
+from ..arguments import Parser, file_argument, number_above
 from ..core.work import FASTEST_RATE
 from ..environment import os_reason
 from ..runs.errors import fault_status, writable
@@ -120,6 +120,8 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
     """Run `mpi_timing` under mpiexec -n 1 and -n 2 here, `repeats` times each, interleaved
     (a shared machine's load then hits both alike); append the JSON lines to `path`."""
     runs = _measured_text(path) if os.path.lexists(path) else ""
+    if runs and not runs.endswith("\n"):      # a last line without its line feed: the next run joined it
+        runs += "\n"
     for _ in range(repeats):
         for n in ns:
             for k in ranks:
@@ -242,13 +244,13 @@ def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --r
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m nbsymple_versions.instruments.mpi_model", doc=__doc__)
-    p.add_argument("--measure", type=path_argument, metavar="JSONL",
+    p.add_argument("--measure", type=file_argument, metavar="JSONL",
                    help="time F with 1 and 2 ranks here, appending to JSONL")
-    p.add_argument("--measured", type=path_argument, metavar="JSONL",
+    p.add_argument("--measured", type=file_argument, metavar="JSONL",
                    help="measured runs (from --measure) for the rate and the plot")
     p.add_argument("--rate", type=number_above(0), default=None,
                    help="this CPU's dp interactions/s (default: from --measured)")
-    p.add_argument("--plot", type=path_argument, metavar="PNG", help="write the figure")
+    p.add_argument("--plot", type=file_argument, metavar="PNG", help="write the figure")
     a = p.parse_args(argv)
     if a.plot is not None and any(other is not None and os.path.realpath(other) == os.path.realpath(a.plot)
                                   for other in (a.measure, a.measured)):       # the runs replaced by a PNG

@@ -16,10 +16,13 @@ target's result is dropped):
 
 `WarpForces` has the suite's GPU engine cycle (`upload`, `compute`, `download`, each ending
 synchronised), so the suite's kernels and Warp's are timed alike. Warp's kernel cache goes to
-$NBSYMPLE_WARP_CACHE, else a folder in the temp dir, never into the repository; a first compile
-takes about a second per kernel on the CPU device.
+$NBSYMPLE_WARP_CACHE, else this user's private folder in the temp dir (`warp_cache_dir`), never into
+the repository; a first compile takes about a second per kernel on the CPU device.
 """
+import atexit
 import os
+import shutil
+import stat
 import tempfile
 from functools import cache
 
@@ -38,13 +41,45 @@ _TYPES = {"sp": (wp.float32, wp.vec3, wp.vec4), "dp": (wp.float64, wp.vec3d, wp.
 
 
 def warp_cache_dir() -> str:
-    """Where Warp's kernel cache goes: $NBSYMPLE_WARP_CACHE, else a folder in the temp dir."""
-    return os.environ.get(WARP_CACHE_ENV) or os.path.join(tempfile.gettempdir(), "nbsymple-warp-cache")
+    """Where Warp's kernel cache goes: $NBSYMPLE_WARP_CACHE (checked by `environment.FOLDERS`), else
+    this user's folder in the temp dir, `nbsymple-warp-cache-<uid>`, made private (0700). Where that
+    name holds anything else (a file: every Warp row was skipped with NotADirectoryError; a link;
+    a folder of another user's, or one others may write, whose compiled kernels Warp would load),
+    a private folder of this process's own, removed at its exit (the kernels compiled again)."""
+    if given := os.environ.get(WARP_CACHE_ENV, "").strip():
+        return given
+    folder = os.path.join(tempfile.gettempdir(), f"nbsymple-warp-cache-{os.getuid()}")
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError:
+        pass                             # there already (checked below), or a temp dir that takes none
+    try:
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+            return folder
+    except OSError:
+        pass
+    own = tempfile.mkdtemp(prefix="nbsymple-warp-cache-")
+    atexit.register(shutil.rmtree, own, ignore_errors=True)
+    return own
 
 
 wp.config.kernel_cache_dir = warp_cache_dir()
 wp.config.log_level = wp.LOG_WARNING
 wp.init()
+
+
+def _load(kernel, device, block_dim: int):
+    """Load `kernel`'s module on `device` from Warp's kernel cache, or build it there. Where Warp
+    cannot read its cached entry back (a .meta or an object file cut short: a full disk, a copy
+    stopped), every Warp row was "skipped: Warp failed: JSONDecodeError: Unterminated string": the
+    cache's kernels of this Warp version are removed (`wp.clear_kernel_cache`: its `wp_*` folders
+    alone) and the module built again, once; a second failure is Warp's own, and raised."""
+    try:
+        wp.load_module(kernel.module, device=device, block_dim=block_dim)
+    except Exception:                    # noqa: BLE001 - whatever reading a damaged entry raises in Warp
+        wp.clear_kernel_cache()
+        wp.load_module(kernel.module, device=device, block_dim=block_dim)
 
 
 def availability(device: str) -> tuple[bool, str]:
@@ -116,6 +151,7 @@ class WarpForces:
         self.block_dim = tile if kind == "tile" else 256     # plain: Warp's default block
         scalar, vec3, vec4 = _TYPES[precision]
         self.kernel, self.eps2 = kernels(precision, tile)[kind], scalar(eps * eps)
+        _load(self.kernel, self.device, self.block_dim)
         npad, gpu = padded(self.n, tile), self.device.is_cuda
         self.host_bodies = wp.zeros(npad, dtype=vec4, device="cpu", pinned=gpu)
         self.records = self.host_bodies.numpy()          # (npad, 4) view of the host records

@@ -27,7 +27,7 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import writable
-from ..runs.paths import FileRefused, read_bytes, read_json, remove_stale_temporaries, write_file
+from ..runs.paths import FileRefused, blocking, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -214,7 +214,7 @@ def _check_inputs(args) -> Results | None:
             raise PaperError(f"version {args.science_version} is not available for the simulations: {reason}")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise PaperError(f"--out {out} is a file, not a folder")
+        raise PaperError(f"--out {out} is {blocking(out)[1]}, not a folder")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science and (out / "runs").is_dir():   # checked before hours of runs, not when their figure is drawn

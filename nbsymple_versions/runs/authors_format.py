@@ -115,7 +115,7 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
         if len(words) != len(COLUMNS):
             raise FormatError(f"{path} line {number}: expected 7 numbers (x y z vx vy vz m), found {len(words)}")
         try:
-            row = [float(w) for w in words]
+            row = [_float(w) for w in words]
         except ValueError:
             bad = next(w for w in words if not _is_float(w))
             raise FormatError(f"{path} line {number}: {bad[:40]!r} is not a number") from None
@@ -131,9 +131,17 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
     return np.frombuffer(rows, dtype=np.float64).reshape(bodies, len(COLUMNS))
 
 
+def _float(word: str) -> float:
+    """A number as the authors' C++ reader takes it: Python's float() less its digits grouped by
+    `_` ("1_0" was read as 10, where their `>>` reads 1 and fails on the rest)."""
+    if "_" in word:
+        raise ValueError(f"{word!r} is not a number")
+    return float(word)
+
+
 def _is_float(word: str) -> bool:
     try:
-        float(word)
+        _float(word)
         return True
     except ValueError:
         return False

@@ -105,10 +105,15 @@ def _number(v) -> bool:
     return math.isfinite(as_float(v))
 
 
-def _count(minimum):
+def _count(minimum, limit: int = COUNT_LIMIT):
     """An int of at least `minimum` that an int64 holds, as NumPy's and numba's counters do (a
-    count of 400 digits would overflow where it meets a float: t0 + steps_done dt)."""
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and minimum <= v < COUNT_LIMIT
+    count of 400 digits would overflow where it meets a float: t0 + steps_done dt); below `limit`."""
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and minimum <= v < limit
+
+
+# a count each session adds to (kernel calls, stops, sessions): below 2**53 it can grow for ever (9e15 calls of
+# a nanosecond are 285 years); one of 2**63 - 1 loaded, then grown, made the next checkpoint unwritable, a traceback
+GROWING_LIMIT = 2**53
 
 
 class _optional:
@@ -135,8 +140,8 @@ _STR, _BOOL = (lambda v: isinstance(v, str)), (lambda v: isinstance(v, bool))
 # EnergyParts.from_dict, State): a dict holds at least these keys, each of these types.
 _PARTS = {"mass": _number, "base": _vector(_number), "velocity": _vector(_number), "kinetic_internal": _number,
           "potential": _number, "cross": _number, "tidal": _number, "total": _number}
-_SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "sessions": _count(1),
-            "interrupted": _count(0), "written": lambda v: isinstance(v, list) and all(map(_STR, v))}
+_SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "sessions": _count(1, GROWING_LIMIT),
+            "interrupted": _count(0, GROWING_LIMIT), "written": lambda v: isinstance(v, list) and all(map(_STR, v))}
 _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _optional(_count(1)),
         "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
@@ -145,12 +150,13 @@ _RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and
         "snapshot_steps": _optional(lambda v: isinstance(v, list) and all(map(_count(1), v))),
         "science": _optional(_SCIENCE),
         # `nbsymple run`'s sessions: their stops (SIGSTOP and SIGCONT) while stepping, their devices
-        "stood_still": _optional(_count(0)), "devices": _optional(lambda v: isinstance(v, list) and all(map(_STR, v)))}
+        "stood_still": _optional(_count(0, GROWING_LIMIT)),
+        "devices": _optional(lambda v: isinstance(v, list) and all(map(_STR, v)))}
 _HEADER = {
     "run": lambda v: isinstance(v, dict),       # the run's header: `check_run`
     "simulation": {"version": _STR, "scheme": _STR, "precision": _STR, "dt": _number,
                    "options": _table(lambda v: True), "steps_done": _count(0), "t0": _number,
-                   "clock": {"seconds": _table(_number), "calls": _table(_count(0))},
+                   "clock": {"seconds": _table(_number), "calls": _table(_count(0, GROWING_LIMIT))},
                    "energy0": _optional(_number), "angular_momentum0": _optional(_vector(_optional(_number))),
                    "energy_parts0": _optional(_PARTS)},
     "state": {"eps": _number, "t": _number, "units": {"r_cl_pc": _number, "mass_msun": _number}},
@@ -241,7 +247,7 @@ def _refuse_constant(name: str):
 def _check(path: Path, f, size: int) -> int:
     """Magic, checksum and format of an open file; returns the header length."""
     start = f.read(len(MAGIC) + _PREFIX.size)
-    if size == 0:
+    if not start:                        # not `size == 0`: a file of the kernel's (/proc/self/environ) says 0
         raise CheckpointError(f"{path} is empty, not a checkpoint")
     if not (start.startswith(MAGIC) or MAGIC.startswith(start)):
         raise CheckpointError(f"{path} is not an nbsymple checkpoint")

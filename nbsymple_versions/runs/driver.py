@@ -62,12 +62,12 @@ from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, how_moved, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
-from .paths import FileRefused, inside, odd_kind, read_json, resolved, write_atomically
+from .paths import FileRefused, inside, not_a_folder, odd_kind, read_json, resolved, write_atomically
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
-from .snapshots import (SIDECAR, SidecarMissing, SnapshotError, least_bytes, list_snapshots, names_constants,
-                        prepare_folder, read_snapshot, stated_units, write_snapshot)
+from .snapshots import (SIDECAR, OtherRunsSnapshots, SidecarMissing, SnapshotError, least_bytes, list_snapshots,
+                        names_constants, prepare_folder, read_snapshot, stated_units, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -238,6 +238,11 @@ def _resumed(spec, world, loaded):
     `loaded` by `_read_checkpoint`."""
     run, record, state = loaded
     done = int(record["steps_done"])
+    if record["energy0"] is None:        # made without diagnostics: the report's errors raised at the end, a traceback
+        raise RunStop(f"{spec.resume} is the checkpoint of " + (
+            "a science run of nbsymple paper, which the nbsymple paper command that started it resumes"
+            if run.get("science") else "a simulation made with diagnostics=False") + "; it keeps no initial energy "
+            "and angular momentum for nbsymple run to report the errors of its steps against")
     if "constants" in spec.given and spec.constants != state.units.constants:
         raise RunStop(f"{spec.resume} runs with the {state.units.constants} constants, so it cannot go on with "
                       f"--constants {spec.constants} (the Galaxy and the physical scale would change mid-run)")
@@ -247,9 +252,11 @@ def _resumed(spec, world, loaded):
         run["steps"] = spec.steps
     if "snapshots" in spec.given:
         run["snapshots"] = str(_resolved(spec.snapshots, "--snapshots"))
-    elif run["snapshots"] is not None and world.broadcast_object(not os.path.isdir(run["snapshots"])):
-        raise RunStop(f"the snapshot folder of the run in {spec.resume}, {run['snapshots']}, is gone (moved or "
-                      f"removed); give --snapshots DIR for the rest of its snapshots")   # (made again: split in two)
+    elif run["snapshots"] is not None and (why := world.broadcast_object(
+            None if os.path.isdir(run["snapshots"]) else not_a_folder(run["snapshots"]) or "does not exist")):
+        gone = "is gone (moved or removed)" if why == "does not exist" else why     # (a file there was "gone" too)
+        raise RunStop(f"the snapshot folder of the run in {spec.resume}, {run['snapshots']}, {gone}; give --snapshots "
+                      f"DIR for the rest of its snapshots")   # (made again: split in two)
     if "every" in spec.given:
         if run["snapshots"] is None:
             raise RunStop(f"--every needs --snapshots DIR (the run in {spec.resume} writes no snapshots)")
@@ -413,8 +420,10 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Pa
                 prepare_folder(folder, run_["run_id"])
             except SidecarMissing as e:          # resuming would meet it again: no hint to
                 raise RunStop(str(e)) from None
+            except OtherRunsSnapshots as e:      # (a snapshot it cannot read was "..., or resume that run": the
+                raise RunStop(f"{e}{_resume_the_other(folder)}") from None     # run being resumed, a loop)
             except SnapshotError as e:
-                raise RunStop(f"{e}{_resume_the_other(folder)}") from None
+                raise RunStop(str(e)) from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
         raise RunStop(problem)
     return folder, restart
@@ -445,8 +454,10 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
 
 
 def resume_command(checkpoint) -> str:
-    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell)."""
-    return f"nbsymple run --resume {shlex.quote(str(checkpoint))}"
+    """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell; a
+    name that starts with `-` as `./-x.ck`: `--resume -x.ck` is taken for an option, and refused)."""
+    name = str(checkpoint)
+    return f"nbsymple run --resume {shlex.quote('./' + name if name.startswith('-') else name)}"
 
 
 def _existing_checkpoint_advice(checkpoint: Path) -> str:

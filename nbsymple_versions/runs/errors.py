@@ -8,6 +8,7 @@ import tempfile
 
 from ..entry import FAULT, speaks                           # FAULT: exit status of a fault of the machine
 from ..environment import os_reason
+from .paths import blocking
 
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
@@ -63,8 +64,9 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
         os.listdir(folder)
     except OSError as e:
         virtual = isinstance(e, FileNotFoundError) and folder.parent.is_dir()    # /proc makes nothing: ENOENT
-        why = ("it is a file, not a folder" if isinstance(e, FileExistsError)           # mkdir's EEXIST
-               else "a folder on its path is a file" if isinstance(e, NotADirectoryError)
+        name, kind = blocking(folder) or (folder, "a file")          # what it is: a FIFO was "a file" too
+        why = (f"it is {kind}, not a folder" if isinstance(e, FileExistsError)          # mkdir's EEXIST
+               else f"a folder on its path is {kind} ({name})" if isinstance(e, NotADirectoryError)
                else f"it cannot be read ({os_reason(e)}), so what it holds cannot be checked" if listing
                else f"its file system makes no new file or folder there ({os_reason(e)}, in a folder that exists: "
                     f"a virtual file system, such as /proc)" if virtual

@@ -14,7 +14,7 @@ O_EXCL beside it and renamed over it: a link in its place is replaced, never fol
 `resolved` gives the one real name of a path a run writes (two names of one checkpoint share
 one lock; a symbolic-link loop is refused), `inside` says whether an output lands inside
 another, and `open_lock` opens a lock file without ever following a symbolic link (O_NOFOLLOW;
-created with O_EXCL), refusing one that is a folder, a link or no regular file.
+created with O_EXCL), refusing one that is a folder, a link (symbolic or hard) or no regular file.
 
 Every refusal is `FileRefused`, a ValueError whose message is one sentence naming the file.
 """
@@ -62,6 +62,12 @@ class FileRefused(ValueError):
     """A path that cannot be read or written as asked; the message is one sentence naming it."""
 
 
+class Unbounded(FileRefused):
+    """A file beyond what any reader takes: larger than its kind's limit, or JSON nested deeper than
+    MAX_DEPTH levels (a reader that passes over a malformed file, as asv does, ends in MemoryError
+    or RecursionError on these)."""
+
+
 def _what(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
@@ -91,6 +97,19 @@ def not_a_folder(path) -> str | None:
     return None if stat.S_ISDIR(mode) else f"is {'a file' if stat.S_ISREG(mode) else _what(mode)}, not a folder"
 
 
+def blocking(path) -> tuple[Path, str] | None:
+    """(the first name on `path`, itself included, that is there and no folder; what it is: "a file", "a FIFO
+    (named pipe)", ...; links followed), or None: where a folder must be made, what stands in its place."""
+    for name in (*reversed(Path(path).parents), Path(path)):
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            return None
+        if not stat.S_ISDIR(mode):
+            return name, "a file" if stat.S_ISREG(mode) else _what(mode)
+    return None
+
+
 def _os_error(e: OSError, kind: str, name) -> FileRefused:
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
@@ -108,7 +127,7 @@ def _size(n: int) -> str:
 
 def _too_large(kind: str, name, size: int | None = None) -> FileRefused:
     held = _size(size) if size is not None else f"more than {_size(LIMITS[kind])}"
-    return FileRefused(f"{kind} {name} holds {held}; no {kind} is larger than {_size(LIMITS[kind])}")
+    return Unbounded(f"{kind} {name} holds {held}; no {kind} is larger than {_size(LIMITS[kind])}")
 
 
 def open_file(path, kind: str, name=None):
@@ -140,29 +159,38 @@ def read_bytes(path, kind: str, name=None) -> bytes:
     try:
         with open_file(path, kind, name) as f:
             size = os.fstat(f.fileno()).st_size      # not read(limit): its buffer is mapped whole, 2 GB for
-            data = f.read(min(size, limit) + 1)      # two bodies of --ics, beyond a `ulimit -v` that suffices
-            while len(data) <= limit and (more := f.read(min(16 << 20, limit + 1 - len(data)))):
-                data += more                         # grown while read, or a /proc file of size 0
-    except OSError as e:
+            chunks = [f.read(min(size, limit) + 1)]  # two bodies of --ics, beyond a `ulimit -v` that suffices
+            held = len(chunks[0])
+            while held <= limit and (more := f.read(min(16 << 20, limit + 1 - held))):
+                chunks.append(more)                  # grown while read, or a /proc file of size 0; joined once
+                held += len(more)                    # (`data += more` copied it all per chunk: /proc/self/pagemap
+    except OSError as e:                             # as --ics read for 90 s and 4 GiB before its refusal)
         raise _os_error(e, kind, name) from None
-    if len(data) > limit:
+    if held > limit:
         raise _too_large(kind, name)
-    return data
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _integer(text: str):
+FLOAT64_DIGITS = len(str(int(sys.float_info.max)))         # 309: an integer of more is beyond float64
+
+
+def _integer(text: str, base: int = 10):
     """A JSON integer: an int where float64 holds it, +-inf beyond, as json reads 1e400. An integer
     of 400 digits then fails the checks of a finite number or of a count (`core/checks.py`), where
-    as an int it would overflow wherever it met a float."""
-    value = int(text)
+    as an int it would overflow wherever it met a float. One of more than FLOAT64_DIGITS digits (JSON
+    has no leading zeros) is not converted: beyond Python's int-string limit (4300) int() raises
+    ValueError, a valid document was "not valid JSON" with the advice to raise that limit."""
+    if base == 10 and len(text.lstrip("+-")) > FLOAT64_DIGITS:       # (JSON5's hexadecimal ones: no such limit)
+        return -math.inf if text.startswith("-") else math.inf
+    value = int(text, base)
     return value if abs(value) <= sys.float_info.max else math.inf if value > 0 else -math.inf
 
 
-def parse_json(data: bytes | str, kind: str, name, **options):
-    """A JSON document (`json.loads` with `options`; integers by `_integer`), refused as
-    FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
+def parse_json(data: bytes | str, kind: str, name, loads=json.loads, **options):
+    """A JSON document (`loads`, json's or json5's for asv.conf.json, with `options`; integers by
+    `_integer`), refused as FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
     try:
-        document = json.loads(data, **{"parse_int": _integer, **options})
+        document = loads(data, **{"parse_int": _integer, **options})
     except RecursionError:
         document = None
         deep = True
@@ -171,7 +199,7 @@ def parse_json(data: bytes | str, kind: str, name, **options):
     else:
         deep = depth(document) > MAX_DEPTH
     if deep:
-        raise FileRefused(f"{kind} {name} is nested more than {MAX_DEPTH} levels deep, deeper than any {kind}")
+        raise Unbounded(f"{kind} {name} is nested more than {MAX_DEPTH} levels deep, deeper than any {kind}")
     return document
 
 
@@ -267,9 +295,9 @@ def remove_stale_temporaries(folder) -> list[Path]:
                 continue
             pid = int(match.group(1))
             os.kill(pid, 0)
-        except ProcessLookupError:
-            path.unlink(missing_ok=True)
-            gone.append(path)
+        except (ProcessLookupError, OverflowError):     # OverflowError: an id beyond any process's (an
+            path.unlink(missing_ok=True)                # OverflowError traceback of `paper` where 20 digits
+            gone.append(path)                           # stood in the name)
         except OSError:                  # another user's live process (EPERM), or the file gone
             continue
     return gone
@@ -303,7 +331,8 @@ def write_file(path, data: bytes | str) -> Path:
 def open_lock(path) -> int:
     """A descriptor of lock file `path`, opened for reading and writing and never through a
     symbolic link: created if absent (O_EXCL), else opened with O_NOFOLLOW and checked to be a
-    regular file. A folder, a link or anything else there is refused in one sentence. A lock
+    regular file of one name. A folder, a link (symbolic, or hard: the process id written would
+    replace the text of the file's other names) or anything else there is refused in one sentence. A lock
     file this user may read but not write (another user's run made it, in a folder both may
     write) is opened for reading: `flock` takes it all the same."""
     flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
@@ -324,10 +353,15 @@ def open_lock(path) -> int:
     except OSError as e:
         kind = _lock_kind(path) or e.strerror or str(e)
         raise FileRefused(f"lock file {path} is {kind}, not a lock file; remove it, or choose another path") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise FileRefused(f"lock file {path} is {_what(mode)}, not a lock file; remove it, or choose another path")
+        raise FileRefused(f"lock file {path} is {_what(st.st_mode)}, not a lock file; remove it, or choose another "
+                          f"path")
+    if st.st_nlink > 1:                  # a hard link: the holder's process id replaced the file's other names' text
+        os.close(fd)
+        raise FileRefused(f"lock file {path} is a hard link, one of {st.st_nlink} names of one file, not a lock file; "
+                          f"remove it (the other names keep the file), or choose another path")
     os.set_blocking(fd, True)
     return fd
 

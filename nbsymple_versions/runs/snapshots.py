@@ -32,7 +32,7 @@ import zlib
 
 import numpy as np
 
-from ..core.checks import as_float, instance, whole_number
+from ..core.checks import COUNT_LIMIT, as_float, instance, whole_number
 from ..core.ics import State
 from ..core.units import Units
 from .authors_format import FormatError, format_lines, read_nbsymple
@@ -50,6 +50,10 @@ class SnapshotError(ValueError):
 
 class SidecarMissing(SnapshotError):
     """ASCII snapshots in a folder without the sidecar that holds their times and scale."""
+
+
+class OtherRunsSnapshots(SnapshotError):
+    """A folder that holds snapshots of another run (its record may name the checkpoint that resumes it)."""
 
 
 def snapshot_path(folder, step: int, fmt: str = "npz") -> Path:
@@ -212,6 +216,7 @@ def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     return write_atomically(snapshot_path(folder, step, "nbsymple"), lambda f: f.write(text), ".snap_", ".txt.tmp")
 
 
+NPZ_MAGIC, NPY_MAGIC = b"PK\x03\x04", b"\x93NUMPY"    # how every .npz (a zip archive) and .npy begin
 # What reading a hostile `.npz` can raise from numpy, zipfile and the decompressors.
 _NPZ_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError,
                RuntimeError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, struct.error)
@@ -227,9 +232,14 @@ def _npz(path: Path):
     truncated or corrupted file) becomes one SnapshotError sentence naming it."""
     try:
         with open_file(path, "snapshot") as f:
-            d = np.load(f)
-            if not isinstance(d, np.lib.npyio.NpzFile):
+            start = f.read(len(NPY_MAGIC))
+            f.seek(0)
+            if start == NPY_MAGIC:
                 raise SnapshotError(f"snapshot {path} is a single array (.npy), not a .npz archive of a snapshot")
+            if not start.startswith(NPZ_MAGIC):  # numpy takes any other file for a pickle: its error advised
+                raise SnapshotError(f"snapshot {path} is truncated or corrupted ("        # loading it so, "if you
+                                    f"{'empty' if not start else 'not a zip archive, as every .npz is'})")  # trust it"
+            d = np.load(f)
             with d:
                 unpacked = sum(member.file_size for member in d.zip.infolist())
                 if unpacked > LIMITS["snapshot"]:       # a few compressed bytes may unpack to terabytes
@@ -254,8 +264,9 @@ def _npz_number(d, key: str, path: Path, whole: bool = False):
         return float(value)
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         raise SnapshotError(f"snapshot {path} is not a snapshot: its step {value!r} is not a whole number")
-    if int(value) < 0:
-        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {int(value)} is negative")
+    if not 0 <= int(value) < COUNT_LIMIT:           # an int64, as a checkpoint's counts (1e300 was a step)
+        raise SnapshotError(f"snapshot {path} is not a snapshot: its step {value:.6g} is "
+                            f"{'negative' if value < 0 else 'beyond an int64, no count of steps'}")
     return int(value)
 
 
@@ -276,13 +287,13 @@ def read_snapshot(path) -> tuple[State, int]:
     if path.suffix == ".txt":
         return _read_nbsymple(path)
     with _npz(path) as d:
-        units = Units(_npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path))
+        scale = _npz_number(d, "r_cl_pc", path), _npz_number(d, "mass_msun", path), _npz_constants(d, path)
         arrays = d["positions"], d["velocities"], d["masses"]
         eps, t = _npz_number(d, "softening", path), _npz_number(d, "time", path)
         step = _npz_number(d, "step", path, whole=True)
-    try:                                 # read whole: what it holds is no state (a NaN), not a damaged file
-        return State.from_arrays(*arrays, eps=eps, t=t, units=units), step
-    except ValueError as e:
+    try:                                 # read whole: what it holds is no state (a NaN, a scale of r_cl = inf pc or
+        return State.from_arrays(*arrays, eps=eps, t=t, units=Units(*scale)), step   # unknown constants), not
+    except ValueError as e:              # a damaged file (they were "truncated or corrupted" when read inside it)
         raise SnapshotError(f"snapshot {path} holds no state a run could have written: {_one_line(e)}") from None
 
 
@@ -359,10 +370,13 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
                              f"out, or choose another folder")
     ascii_run = side.get("run_id") if text else run_id
     for path in [p for p in list_snapshots(folder) if p.suffix == ".npz"] + text[:1]:
-        other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
+        try:
+            other = ascii_run if path.suffix == ".txt" else snapshot_run_id(path)
+        except SnapshotError as e:       # one that cannot be read, this run's or another's: its own remedy
+            raise SnapshotError(f"{e}; move it out of {folder}, or choose another folder") from None
         if other != run_id:
-            raise SnapshotError(f"{folder} already holds snapshots of another run ({path.name}); "
-                                f"choose an empty folder")
+            raise OtherRunsSnapshots(f"{folder} already holds snapshots of another run ({path.name}); "
+                                     f"choose an empty folder")
     return remove_temporaries(folder)
 
 

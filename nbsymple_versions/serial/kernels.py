@@ -42,18 +42,20 @@ Compiled code is kept in numba's on-disk cache only where NUMBA_CACHE_DIR names 
 (`on_disk`, keyed by the build and the sources' digest): the asv suite does, so that each kernel
 compiles once per machine rather than in every benchmark process.
 """
+import errno
 from functools import lru_cache
 import hashlib
 import inspect
 import math
 import os
 from pathlib import Path
+import stat
 
 import numba
 import numpy as np
 from numba import njit, prange
 from numba.core import types
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, UserProvidedCacheLocator
 from numba.core.extending import intrinsic
 
 from ..core.as91 import as91_acceleration
@@ -226,6 +228,41 @@ class _InCacheFolder(CompileResultCacheImpl):
     _locator_classes = [_CacheFolder]
 
 
+def _regular(path) -> bool:
+    """Whether `path` is a regular file (links followed)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class _CacheFile(IndexDataCacheFile):
+    """numba's index and data files of one kernel, each read only where it is a regular file, and
+    taken as absent where it cannot be read back (cut short, written by no numba: a FIFO at its name
+    hung numba's open, a file cut short or a folder there ended the command in numba's traceback):
+    the kernel is compiled again, and kept where it can be written."""
+
+    def _load_index(self):
+        try:
+            return super()._load_index() if _regular(self._index_path) else {}
+        except Exception:               # noqa: BLE001 - whatever unpickling a damaged file raises
+            return {}
+
+    def _load_data(self, name):
+        if not _regular(path := self._data_path(name)):
+            raise FileNotFoundError(errno.ENOENT, "no regular file", path)   # `load`: as removed, a miss
+        try:
+            return super()._load_data(name)
+        except Exception as e:          # noqa: BLE001 - as above
+            raise OSError(f"{path} cannot be read back ({type(e).__name__})") from None
+
+    def save(self, key, data):
+        try:
+            super().save(key, data)
+        except OSError:                 # a folder at its name: not kept, as a cache that cannot be written
+            pass
+
+
 class _BuildCache(FunctionCache):
     """numba's on-disk cache of one kernel, keyed by its build (name, serial or threaded, the
     sources' digest) beside the signature and the target CPU. numba's own key hashes the
@@ -237,6 +274,7 @@ class _BuildCache(FunctionCache):
     def __init__(self, py_func, build: str):
         super().__init__(py_func)
         self._build = build
+        self._cache_file = _CacheFile(self._cache_path, self._impl.filename_base, self._impl.locator.get_source_stamp())
 
     def _index_key(self, sig, codegen):
         return sig, codegen.magic_tuple(), self._build
