@@ -427,6 +427,32 @@ def test_a_snapshot_that_is_no_zip_archive_is_named_so_with_no_advice_to_unpickl
     assert "not a zip archive" in str(refusal.value) and "pickle" not in str(refusal.value), refusal.value
 
 
+def _repacked(tmp_path, name: str, **changes) -> Path:
+    """A snapshot of ours written again by np.savez_compressed, its members replaced by `changes`."""
+    with np.load(write_snapshot(tmp_path, make_cluster(64, seed=1), 0, "run")) as d:
+        members = {key: d[key] for key in d.files}
+    np.savez_compressed(tmp_path / name, **{**members, **changes})
+    return tmp_path / name
+
+
+def test_a_snapshot_that_unpacks_far_beyond_its_size_is_refused_before_it_is_unpacked(tmp_path):
+    """A zip bomb: 50 kB whose members declare 50 MB (here zeros; any size up to the 16 GiB a snapshot
+    may hold) were unpacked whole; an archive packed as bodies pack (np.savez_compressed) is read as before."""
+    state, step = read_snapshot(_repacked(tmp_path, "snap_00000001.npz"))
+    assert state.n == 64 and step == 0
+    bomb = _repacked(tmp_path, "snap_00000002.npz", positions=np.zeros((1 << 21, 3)))
+    with pytest.raises(SnapshotError, match=r"unpacks to \d+ bytes from \d+, more than 100 times its size"):
+        read_snapshot(bomb)
+
+
+def test_a_snapshot_holding_python_objects_is_named_so(tmp_path):
+    """An object array (a pickle inside the archive) was "truncated or corrupted (ValueError: Object
+    arrays cannot be loaded when allow_pickle=False)": the file is whole, and no snapshot holds one."""
+    bad = _repacked(tmp_path, "snap_00000001.npz", masses=np.array([1.0, "x"], dtype=object))
+    with pytest.raises(SnapshotError, match="holds Python objects .an object array., which are never unpickled"):
+        read_snapshot(bad)
+
+
 def test_a_truncated_snapshot_is_named_in_one_sentence(tmp_path):
     good = write_snapshot(tmp_path, make_cluster(8, seed=1), 0, "run")
     for cut in (0, 30, len(good.read_bytes()) // 2):

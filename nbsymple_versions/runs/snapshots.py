@@ -222,7 +222,17 @@ _NPZ_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, O
                RuntimeError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, struct.error)
 
 
+# How far a snapshot's members may unpack beyond the archive's size: `write_snapshot` stores them
+# as they are, and np.savez_compressed of bodies packs float64 positions and velocities little (a
+# cold start's zero velocities and equal masses at most 1000:1, the whole archive about 2.3:1).
+# A zip bomb's few kilobytes declaring gigabytes were decompressed in full, up to LIMITS["snapshot"].
+UNPACK_RATIO, UNPACK_FREE = 100, 1 << 20
+
+
 def _unreadable(path, e) -> SnapshotError:
+    if isinstance(e, ValueError) and "allow_pickle" in str(e):       # numpy's refusal of an object array
+        return SnapshotError(f"snapshot {path} is not a snapshot: it holds Python objects (an object array), "
+                             f"which are never unpickled; a snapshot holds numbers")
     return SnapshotError(f"snapshot {path} is truncated or corrupted ({type(e).__name__}: {_one_line(e)})")
 
 
@@ -239,11 +249,15 @@ def _npz(path: Path):
             if not start.startswith(NPZ_MAGIC):  # numpy takes any other file for a pickle: its error advised
                 raise SnapshotError(f"snapshot {path} is truncated or corrupted ("        # loading it so, "if you
                                     f"{'empty' if not start else 'not a zip archive, as every .npz is'})")  # trust it"
+            packed = os.fstat(f.fileno()).st_size
             d = np.load(f)
             with d:
                 unpacked = sum(member.file_size for member in d.zip.infolist())
                 if unpacked > LIMITS["snapshot"]:       # a few compressed bytes may unpack to terabytes
                     raise SnapshotError(f"snapshot {path} unpacks to {unpacked} bytes, more than any snapshot holds")
+                if unpacked > UNPACK_FREE + UNPACK_RATIO * packed:
+                    raise SnapshotError(f"snapshot {path} unpacks to {unpacked} bytes from {packed}, more than "
+                                        f"{UNPACK_RATIO} times its size, as no snapshot of bodies does (a zip bomb?)")
                 yield d
     except SnapshotError:
         raise
