@@ -120,6 +120,19 @@ def test_reader_errors_name_the_file(tmp_path):
         load_results(tmp_path / "nowhere")
 
 
+def test_a_machine_folder_given_as_the_results_folder_is_named_with_the_folder_above_it(tmp_path, monkeypatch):
+    """`--results results/<machine>` (one level too deep) said only that it "holds no machine folder";
+    the sentence now gives what to pass instead, relative to the current folder."""
+    machine = _results_copy(tmp_path) / _results_file().parent.name
+    monkeypatch.chdir(machine)
+    with pytest.raises(ResultsError, match=f"it is a machine's folder itself: give --results the folder above it, "
+                                           f"\\.\\., and --machine {machine.name}\\.$"):
+        load_results(".")
+    (machine.parent / "empty").mkdir()
+    with pytest.raises(ResultsError, match="^results folder empty holds no machine folder with asv results\\.$"):
+        load_results("../empty")
+
+
 # ----------------------------------------------------------------------------- main
 
 def assert_tables_well_formed(text: str, what: str):

@@ -53,7 +53,12 @@ def _name(path: Path, root: Path | None = None) -> str:
             pass
     if name is None:
         name = str(Path(path.parent.name) / path.name) if path.parent.name else path.name
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+    return _printable(name)
+
+
+def _printable(text: str) -> str:
+    """`text` with each character that does not print (a line feed, an escape) as its escape."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
@@ -518,8 +523,12 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     if machine is None:
         names = machines(root, warnings)
         if not names:
-            raise ResultsError(f"results folder {root.name} holds no machine folder with asv results"
-                               + (f" ({'; '.join(warnings)})." if warnings else "."))
+            itself = (root / "machine.json").exists() or any(_result_paths(root))   # a machine's folder given
+            here = root.resolve()
+            raise ResultsError(f"results folder {_printable(here.name)} holds no machine folder with asv results"
+                               + (f" ({'; '.join(warnings)})" if warnings else "")
+                               + (f"; it is a machine's folder itself: give --results the folder above it, "
+                                  f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}." if itself else "."))
         if len(names) == 1:
             machine = names[0]
         else:
