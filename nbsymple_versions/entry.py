@@ -305,12 +305,12 @@ def speaks() -> bool:
     """False on the ranks other than 0 of an MPI job (a valid rank above 0), which leave the
     talking to rank 0: a refusal is printed once, not once per rank. A process no launcher
     started (`core.ranks.launcher_present`) speaks whatever rank variables it inherited."""
-    from .core.ranks import launcher_present
+    from .core.ranks import launcher_present, whole_value
     if not launcher_present():
         return True
     for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "")):
-        r, n = os.environ.get(rank, "").strip(), os.environ.get(size, "").strip()
-        if r.isdigit() and int(r) > 0 and (not n.isdigit() or int(r) < int(n)):
+        r, n = whole_value(os.environ.get(rank)), whole_value(os.environ.get(size))
+        if r is not None and r > 0 and (n is None or r < n):
             return False
     return True
 

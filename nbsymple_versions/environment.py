@@ -77,7 +77,8 @@ STACK = 10**6
 
 def _whole(minimum: int):
     def test(text: str) -> bool:
-        return re.fullmatch(r"\s*\+?\d+\s*", text) is not None and int(text) >= minimum
+        # ASCII digits: `\d` takes '٣', which the C libraries reading these variables (atoi) read as 0
+        return re.fullmatch(r"\s*\+?[0-9]+\s*", text) is not None and int(text) >= minimum
     return test, f"a whole number of at least {minimum}"
 
 
@@ -168,7 +169,8 @@ def process_problem() -> str | None:
                 f"snapshots, figures) without its owner's right to {rights} it, so the next command could not use "
                 "them; set one that leaves those rights, e.g. umask 022")
     import resource
-    ranks = _whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
+    from .core.ranks import whole_value
+    ranks = whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
     return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
                            "MPI's start takes up to 40, numba's compiler and a folder's scan more than 10")
             or _limit_problem(resource.RLIMIT_AS, "-v", ADDRESS_SPACE, 1024, "of memory mapped",
@@ -187,10 +189,6 @@ def umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _whole_value(text) -> int | None:
-    return int(text) if text and text.isdigit() else None
 
 
 def _limit_problem(which: int, option: str, least: int, unit: int, what: str, why: str) -> str | None:

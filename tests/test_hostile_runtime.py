@@ -241,12 +241,22 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
     ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # an OverflowError in its sentence
     ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
+    ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
+    ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
     p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env=variables)
     assert_refused(p, sorted(variables)[-1] if len(variables) == 1 else "PMI_RANK")
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}])
+def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path, variables):
+    """A launcher's variable that is not a number in ASCII digits ('²' and '①' pass str.isdigit,
+    not int) is read as not set, as any other text there: it ended every command in a ValueError."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env=variables)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("argv, variables", [
@@ -965,6 +975,7 @@ def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
     (["run", "--seed", "-1"], "--seed"),                                                 # the issue's
     (["check", "--seed=-1"], "--seed"),
     (["run", "--n", "x"], "--n"),
+    (["run", "--n", "\u00b2"], "--n: expected a whole number"),     # a hunt: said to have too many digits
     (["run", "--dt", "nan"], "--dt"),
     (["run", "--steps", "-3"], "--steps"),
     (["run", "--every", "0", "--snapshots", "S"], "--every"),
