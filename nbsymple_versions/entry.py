@@ -8,7 +8,9 @@
 - **Streams.** What the command prints goes through a guard on stdout: a reader that went away
   (EPIPE: `| head -1`) ends it quietly with 141 (128 + SIGPIPE, what a shell reports for a
   process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one
-  sentence on stderr and status 4, a fault of the machine, as for the run's own files. What is
+  sentence on stderr and status 4, a fault of the machine, as for the run's own files. A pipe
+  that a process sharing it made non-blocking, full while its reader is busy, is waited on
+  (`_PatientWriter`): a slow reader is no fault. What is
   kept (a checkpoint already written) is named by the notes the command adds to the error
   (`OutputFailed.add_note`). A standard stream closed when the process started (`>&-`, `2>&-`)
   gets /dev/null on its descriptor, so that no file opened later takes that number (and no
@@ -25,9 +27,12 @@
   `subprocess.run` (which kills its child on any exception). A command that handles signals itself
   (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
 """
+import contextlib
 from contextlib import contextmanager
 import errno
+import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -89,6 +94,55 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+class _PatientWriter(io.RawIOBase):
+    """stdout's descriptor `fd`, each write written whole: where the descriptor is non-blocking
+    (O_NONBLOCK, set by a process that shares the pipe) and its pipe full for now, the write waits
+    for the reader to take some, as on a blocking one. (A hunt: Python's own stdout lost the output
+    in silence under PYTHONUNBUFFERED, status 0, and else failed it as "Resource temporarily
+    unavailable", status 4: a slow reader is no fault.) The descriptor stays open when it is closed."""
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def isatty(self):
+        return os.isatty(self._fd)
+
+    def write(self, data):
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            try:
+                done += os.write(self._fd, view[done:])
+            except BlockingIOError:
+                select.select([], [self._fd], [])       # a reader gone: writable, and the write's EPIPE says so
+        return done
+
+
+def _patient(stream):
+    """`stream` (sys.stdout) as a text stream of the same encoding, errors and buffering over a
+    `_PatientWriter` of its descriptor, where it is Python's own stdout; else `stream` itself (a
+    caller's: a test's StringIO, a notebook's, a file of theirs, whose descriptor may not be theirs
+    to write: a gzip file's)."""
+    if stream is not sys.__stdout__:
+        return stream
+    try:
+        fd = stream.fileno()
+        kept = {"encoding": stream.encoding, "errors": stream.errors, "line_buffering": stream.line_buffering,
+                "write_through": stream.write_through}
+        stream.flush()
+    except (AttributeError, OSError, ValueError):      # (io.UnsupportedOperation is both)
+        return stream
+    raw = _PatientWriter(fd)
+    return io.TextIOWrapper(raw if kept["write_through"] else io.BufferedWriter(raw), **kept)
 
 
 def shown(text: str) -> str:
@@ -339,7 +393,8 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
             refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
         return USAGE
     original, original_err = sys.stdout, sys.stderr
-    sys.stdout = _GuardedStdout(original)
+    patient = _patient(original) if original is not None else None
+    sys.stdout = _GuardedStdout(patient)
     if original_err is None:             # closed at the start: print(file=None) would write to stdout
         sys.stderr = open(os.devnull, "w")
     else:
@@ -398,6 +453,20 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+        if patient is not original:
+            _flush_or_drop(patient, original)
+
+
+def _flush_or_drop(patient, original):
+    """Write what a command that stopped left buffered on stdout (`patient`), as Python's own
+    stdout does at exit; where it cannot be written, or a Ctrl-C ends the wait for a slow reader,
+    send it nowhere, so that closing the stream later does not fail again."""
+    try:
+        patient.flush()
+    except (OSError, ValueError, KeyboardInterrupt):
+        _send_nowhere(original)
+        with contextlib.suppress(OSError, ValueError):
+            patient.flush()
 
 
 def _said_late(name: str) -> int | None:

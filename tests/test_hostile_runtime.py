@@ -761,6 +761,50 @@ def test_a_non_blocking_stderr_full_for_now_loses_that_text_not_the_stream(monke
     assert entry._ShownStderr(full).write("x") == 1 and moved == [full]
 
 
+@pytest.mark.parametrize("unbuffered", [True, False])
+def test_a_non_blocking_stdout_full_for_now_waits_for_its_reader(monkeypatch, unbuffered):
+    """A hunt: stdout a pipe whose O_NONBLOCK a process sharing it set, full while its reader is
+    busy: the output was lost in silence with status 0 (PYTHONUNBUFFERED=1, common in batch jobs),
+    else ended "cannot write its output to stdout: Resource temporarily unavailable", status 4. The
+    write waits for the reader, as on a blocking pipe: the reader here drains the pipe only once the
+    command waits (select.select) or has ended."""
+    import fcntl
+    import io
+    import select
+    import threading
+    from nbsymple_versions.entry import command
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    filled = 0
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            filled += os.write(w, b"x" * 512)
+    raw = io.FileIO(w, "w", closefd=True)
+    stdout = io.TextIOWrapper(raw if unbuffered else io.BufferedWriter(raw), write_through=unbuffered)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "__stdout__", stdout)          # Python's own stdout, as in a command
+    waits, read = threading.Event(), []
+    waited = select.select
+    monkeypatch.setattr(select, "select", lambda *a: waits.set() or waited(*a))
+
+    def reader():
+        waits.wait(HANG_GUARD)
+        while chunk := os.read(r, 1 << 16):
+            read.append(chunk)
+    drain = threading.Thread(target=reader)
+    drain.start()
+    text = "".join(f"line {i} of the report\n" for i in range(2000))
+    try:
+        status = command("nbsymple info", lambda: print(text, end="") or 0)
+    finally:
+        waits.set()
+        sys.stdout.close()
+        drain.join(HANG_GUARD)
+        os.close(r)
+    assert status == 0 and b"".join(read)[filled:].decode() == text
+
+
 CLOSED_DESCRIPTORS = """
 import os, sys, tempfile
 from nbsymple_versions.entry import command
