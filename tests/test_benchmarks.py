@@ -377,6 +377,16 @@ def test_machine_names_tell_machines_apart(monkeypatch):
     assert tracking.machine_info()["machine"].endswith("-1threads")
 
 
+def test_the_tail_of_a_failed_asv_is_shown_whatever_bytes_it_holds(tmp_path, monkeypatch, capsys):
+    """A hunt: asv's log holding bytes that are not UTF-8 (a benchmark's traceback naming a checkout
+    folder of such a name) ended `make bench` and the gate in a UnicodeDecodeError, not its tail."""
+    failing = [sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'bench in /x\\xff failed\\n'); sys.exit(1)"]
+    started = tracking.child_process
+    monkeypatch.setattr(tracking, "child_process", lambda cmd, **kw: started(failing, **kw))
+    assert tracking.asv("run", log_file=tmp_path / "asv.log") == 1
+    assert "bench in /x\ufffd failed" in capsys.readouterr().err
+
+
 def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threads_wait(monkeypatch):
     for name in [n for n in os.environ if n.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_"))]:
         monkeypatch.delenv(name)
