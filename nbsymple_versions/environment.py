@@ -316,7 +316,10 @@ def _openmp_problem(names: list[str]) -> str | None:
     complaints = [line.removeprefix("libgomp:").strip() for line in said.splitlines() if line.startswith("libgomp:")]
     shown = "".join(line + "\n" for line in said.splitlines() if not line.startswith("libgomp:") and line.strip())
     if shown and not complaints:
-        os.write(2, shown.encode())
+        try:
+            os.write(2, shown.encode())
+        except OSError:          # a stderr full (2>/dev/full) or full for now: lost, as `entry` loses its text (a hunt)
+            pass
     if not complaints:
         return None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names

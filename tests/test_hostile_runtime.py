@@ -736,6 +736,15 @@ def test_a_full_stderr_loses_what_goes_to_it_and_the_command_goes_on(tmp_path, a
         assert p.stdout.startswith("nbsymple paper: results of machine"), p.stdout
 
 
+def test_what_libgomp_shows_on_request_into_a_full_stderr_is_lost_and_the_command_goes_on(tmp_path):
+    """A hunt: OMP_DISPLAY_ENV=true with `2>/dev/full` ended every command with status 1 before
+    it began (the environment's check passes libgomp's words on to stderr, and that write failed)."""
+    with open("/dev/full", "w") as full:
+        p = launch(NBSYMPLE + ["run", "--version", "B", "--n", "16", "--steps", "2", "--json"], cwd=tmp_path,
+                   env={"OMP_DISPLAY_ENV": "true"}, stdout=subprocess.PIPE, stderr=full, capture_output=False)
+    assert p.returncode == 0 and json.loads(p.stdout)["steps"] == 2, (p.returncode, p.stdout)
+
+
 def test_a_non_blocking_stderr_full_for_now_loses_that_text_not_the_stream(monkeypatch):
     """EAGAIN (a non-blocking stderr whose pipe is full for the moment) loses what was written,
     and the stream stays: only a stderr that cannot be written at all goes to /dev/null."""
