@@ -241,6 +241,9 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
     ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # an OverflowError in its sentence
     ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
+    ({"NUMBA_CACHE_DIR": " "}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: numba's cache in a folder ' ' here
+    ({"MPLCONFIGDIR": "  "}, ["paper", "--no-science"]),
+    ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
     ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
     ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
 ])
@@ -300,6 +303,7 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     ("file.txt", PAPER + ["--no-science"]),
     ("/proc/nbsymple-home", NBSYMPLE + ["paper", "--no-science"]),
     ("", PAPER + ["--no-science"]),                # matplotlib would take / (and make /.config as root)
+    (" ", PAPER + ["--no-science"]),               # a hunt: said to be empty; matplotlib makes ' /.config' here
     ("file.txt", [sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--rate", "1e9", "--plot", "m.png"]),
 ])
 def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, monkeypatch, home, argv):

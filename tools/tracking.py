@@ -30,7 +30,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
-from nbsymple_versions.environment import os_reason, usable_cores
+from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import FileRefused, not_a_folder, odd_kind, read_bytes, read_json, write_file
@@ -170,9 +170,12 @@ def home_problem() -> str | None:
     home = os.environ.get("HOME")
     if home is None:
         return None                              # asv takes the account's home folder
-    if not home.strip():
+    if not home:
         return ("HOME is set but empty, and asv would keep its machine file (.asv-machine.json) at / instead; set HOME "
                 "to your home folder")
+    if (found := blank_folder("HOME", home, "asv (for its machine file, .asv-machine.json)",
+                              "set HOME to your home folder")) is not None:
+        return found
     remedy = "set HOME to your home folder"
     if (why := not_a_folder(home)) is not None:
         return f"HOME={home!r}, where asv keeps its machine file (.asv-machine.json), {why}; {remedy}"
