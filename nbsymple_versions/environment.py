@@ -456,6 +456,11 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
     folder `inside` it that its reader uses: a folder, or one that can be made in the nearest
     folder above it that exists, writable either way."""
     named = probe = os.path.abspath(os.path.join(value, inside))
+    try:
+        os.lstat(named)
+    except OSError as e:     # a hunt: a name too long for the file system passed (numba then cached nothing,
+        if e.errno == errno.ENAMETOOLONG:     # matplotlib fell back on a temporary folder, with its warning)
+            return f"{name}={_shown(value)} is not a folder {keeps} (its name is too long: {e.strerror}); {remedy}"
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe

@@ -244,6 +244,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"NUMBA_CACHE_DIR": " "}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: numba's cache in a folder ' ' here
     ({"MPLCONFIGDIR": "  "}, ["paper", "--no-science"]),
     ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
+    ({"NUMBA_CACHE_DIR": "c" * 300}, ["check", "--n", "16"]),   # a hunt: a name too long, numba cached elsewhere
+    ({"MPLCONFIGDIR": "m" * 300}, ["paper", "--no-science"]),    # matplotlib's warning, a temporary folder
     ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
     ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
 ])
