@@ -580,6 +580,11 @@ def _llvm_cpu_problem(name: str, features: str) -> str | None:
     """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
     know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
     compile. Asked of LLVM itself, its words caught on descriptor 2."""
+    for variable, value in (("NUMBA_CPU_NAME", name), ("NUMBA_CPU_FEATURES", features)):
+        # a hunt: bytes that are not UTF-8 (held as surrogates) ended every command in llvmlite's error
+        if not value.isascii():
+            return (f"{variable}={_shown(value)} holds characters other than ASCII letters, digits and signs, "
+                    f"which no CPU or feature of LLVM's has; unset it or correct it")
     if bad := [f for f in features.split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
         return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {bad[0]!r}, which is not +FEATURE or -FEATURE; "
                 f"unset it or give features such as +avx2,+fma")

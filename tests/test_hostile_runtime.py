@@ -227,6 +227,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
     ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
     ({"NUMBA_CPU_FEATURES": "ignore"}, ["info"]),          # found by a random search: LLVM's assertion, SIGABRT
+    ({"NUMBA_CPU_NAME": os.fsdecode(b"\xff")}, ["info"]),  # a hunt: bytes that are not UTF-8, llvmlite's traceback
+    ({"NUMBA_CPU_FEATURES": os.fsdecode(b"+avx2,+\xff")}, ["info"]),
     ({"NUMBA_CPU_FEATURES": "+avx2, +fma"}, ["run", "--n", "16", "--steps", "1"]),
     ({"OMP_WAIT_POLICY": "fast"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # libgomp's warning
     ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
