@@ -78,8 +78,24 @@ STACK = 10**6
 def _whole(minimum: int):
     def test(text: str) -> bool:
         # ASCII digits: `\d` takes '٣', which the C libraries reading these variables (atoi) read as 0
-        return re.fullmatch(r"\s*\+?[0-9]+\s*", text) is not None and int(text) >= minimum
+        digits = re.fullmatch(r"\s*\+?([0-9]+)\s*", text)
+        return digits is not None and len(digits[1].lstrip("0")) <= WHOLE_DIGITS and int(digits[1]) >= minimum
     return test, f"a whole number of at least {minimum}"
+
+
+# the most digits a whole number in a variable may have: an int64's, as the C libraries that read them take
+# (a hunt: 5000 digits passed to Python's int, which reads at most 4300, ended every command in its ValueError)
+WHOLE_DIGITS = 18
+
+
+def _too_many_digits(name: str, value: str) -> str | None:
+    """The sentence refusing variable `name` where its `value` holds a number of more than
+    WHOLE_DIGITS digits, else None."""
+    longest = max((len(run.lstrip("0")) for run in re.findall(r"[0-9]+", value)), default=0)
+    if longest <= WHOLE_DIGITS:
+        return None
+    return (f"{name}={_shown(value)} holds a number of {longest} digits, more than the {WHOLE_DIGITS} its readers "
+            f"take; unset it or correct it")
 
 
 def _positive_number(text: str) -> bool:
@@ -241,7 +257,8 @@ def problem(environ=None, draws: bool = False) -> str | None:
             if not value.strip():
                 return f"{name} is set but empty; unset it or set it to {wanted}"
             if not test(value):
-                return f"{name}={_shown(value)} is not {wanted}; unset it or correct it"
+                return (_too_many_digits(name, value)
+                        or f"{name}={_shown(value)} is not {wanted}; unset it or correct it")
     if (found := _threads_problem(env)) is not None:
         return found
     if (found := _threading_layer_problem(env)) is not None:

@@ -248,6 +248,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
     ({"NUMBA_CACHE_DIR": "c" * 300}, ["check", "--n", "16"]),   # a hunt: a name too long, numba cached elsewhere
     ({"MPLCONFIGDIR": "m" * 300}, ["paper", "--no-science"]),    # matplotlib's warning, a temporary folder
+    ({"NUMBA_NUM_THREADS": "9" * 5000}, ["info"]),   # a hunt: beyond Python's 4300 digits, int's ValueError
+    ({"PMI_SIZE": "2" * 19}, ["info"]),              # beyond an int64
     ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
     ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
 ])
@@ -258,10 +260,11 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     assert sorted(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}])
+@pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}, {"PMI_FD": "7" * 5000}])
 def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path, variables):
     """A launcher's variable that is not a number in ASCII digits ('²' and '①' pass str.isdigit,
-    not int) is read as not set, as any other text there: it ended every command in a ValueError."""
+    not int) or of more digits than an int64 is read as not set, as any other text there: it ended
+    every command in a ValueError (int reads at most 4300 digits)."""
     p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env=variables)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
 

@@ -20,10 +20,11 @@ SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 def whole_value(text: str | None) -> int | None:
     """The whole number a launcher's variable `text` holds, written in ASCII digits (spaces around
-    it allowed), else None. (`str.isdigit` also takes digits `int` cannot read, '²' or '①': a
-    hunt, a traceback at every command's start from MPI_LOCALNRANKS='²' or PMI_FD='²'.)"""
+    it allowed, at most 18 digits: an int64's), else None. (`str.isdigit` also takes digits `int`
+    cannot read, '²' or '①', and `int` reads at most 4300: a hunt, a traceback at every command's
+    start from MPI_LOCALNRANKS='²' or a PMI_FD of 5000 digits.)"""
     text = (text or "").strip()
-    return int(text) if text.isascii() and text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 18 else None
 
 
 def launcher_present() -> bool:
