@@ -396,6 +396,8 @@ def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threa
     monkeypatch.setenv("NBSYMPLE_TEST_UNRELATED", "x")
     d = tracking.run_provenance()
     assert d["grid"] == "smoke"
+    monkeypatch.setenv("NBSYMPLE_BENCH_GRID", " Smoke ")        # a hunt: recorded as typed, not the grid that ran
+    assert tracking.run_provenance()["grid"] == "smoke"
     assert {k: v for k, v in d["env"].items() if k != "NUMBA_ENABLE_CUDASIM"} == {
         "NBSYMPLE_BENCH_GRID": "smoke", "OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "10k"}
 

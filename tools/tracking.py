@@ -206,12 +206,12 @@ def run_provenance() -> dict:
     change how the threads wait (OpenMP's: docs/how_fast.md, on a shared machine)."""
     from nbsymple_versions.instruments import provenance
 
-    from benchmarks.grid import configure_threads
+    from benchmarks.grid import configure_threads, grid_name
     configure_threads()
     d = provenance.describe(gpu=True)
     d.pop("host", None)
     d["cuda_runtime"] = _cuda_runtime()
-    d["grid"] = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
+    d["grid"] = grid_name()             # (a hunt: ' Smoke' was recorded as typed, not as the grid that ran)
     d["env"] = {k: v for k, v in os.environ.items()
                 if k.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_")) or k == "NUMBA_ENABLE_CUDASIM"}
     return d
