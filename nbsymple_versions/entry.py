@@ -376,29 +376,6 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     escape_undecodable()
-    found = environment.process_problem() or environment.problem(draws=draws)
-    if found is None and not ranks:
-        from .core.ranks import one_process_problem
-        found = one_process_problem("this command")
-    if found is not None:
-        if speaks():
-            _say(sentence(f"{name}: {found}"))
-        from .core.ranks import launcher_rank, launcher_size
-        if ranks and launcher_size() > 1 and not isinstance(found, environment.MpiProblem):   # the other ranks
-            # may have passed and wait for this one in MPI_Init (MPI that cannot start here is joined by none)
-            try:
-                from .mpi.comm import refuse_the_job
-            except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone
-                return USAGE
-            refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
-        return USAGE
-    original, original_err = sys.stdout, sys.stderr
-    patient = _patient(original) if original is not None else None
-    sys.stdout = _GuardedStdout(patient)
-    if original_err is None:             # closed at the start: print(file=None) would write to stdout
-        sys.stderr = open(os.devnull, "w")
-    else:
-        sys.stderr = _ShownStderr(original_err)
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         # only over the defaults: a signal the process was started ignoring stays ignored, and one
@@ -411,6 +388,71 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     sys.unraisablehook = _unraisable(unraisablehook)
     _STOPS.clear()
     _CONTINUED.clear()
+    original = patient = sys.stdout
+    try:
+        try:    # the check starts children for seconds (MPI's start, numba's threads): a stop there is said too
+            found = environment.process_problem() or environment.problem(draws=draws)
+            if found is None and not ranks:
+                from .core.ranks import one_process_problem
+                found = one_process_problem("this command")
+            stop_pending()
+        except KeyboardInterrupt as e:   # (a hunt: a Ctrl-C there was KeyboardInterrupt's traceback)
+            return _stopped_before_start(name, getattr(e, "signum", signal.SIGINT), ranks, handlers)
+        if found is not None:
+            _restore(handlers)           # as before any was answered: a rank refused ends as the job expects
+            if speaks():
+                _say(sentence(f"{name}: {found}"))
+            from .core.ranks import launcher_rank, launcher_size
+            if ranks and launcher_size() > 1 and not isinstance(found, environment.MpiProblem):   # the other
+                # ranks may have passed and wait for this one in MPI_Init (MPI that cannot start here is joined by none)
+                try:
+                    from .mpi.comm import refuse_the_job
+                except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone
+                    return USAGE
+                refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
+            return USAGE
+        _CONTINUED.clear()               # a stop during the check is in no time the command reports
+        patient = _patient(original) if original is not None else None
+        return _guarded(name, body, original, patient)
+    finally:
+        _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
+        sys.unraisablehook = unraisablehook      # calling `paper.main` after another command's signal was stopped)
+        _restore(handlers)
+        if patient is not original:
+            _flush_or_drop(patient, original)
+
+
+def _restore(handlers: dict):
+    """Put back the signal handlers `command` replaced (once: the dict is emptied)."""
+    while handlers:
+        sig, handler = handlers.popitem()
+        signal.signal(sig, handler)
+
+
+def _stopped_before_start(name: str, signum: int, ranks: bool, handlers: dict) -> int:
+    """The status of a command stopped by `signum` while its environment was checked, said in one
+    sentence. A rank of several under an MPI launcher ends by the signal itself, as it would have
+    before the command answered signals: one that ended by a status, before MPI_Init, would leave
+    the others waiting there."""
+    _restore(handlers)
+    if speaks():
+        _say(f"{name}: stopped by {signal.Signals(signum).name}")
+    from .core.ranks import launcher_size
+    if ranks and launcher_size() > 1:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+    return 128 + signum
+
+
+def _guarded(name: str, body, original, patient) -> int:
+    """`command`'s run of `body()`, its checks passed: stdout guarded (over `patient`, Python's
+    `original` one made to wait for a slow reader), stderr shown, its errors said in one sentence."""
+    original_err = sys.stderr
+    sys.stdout = _GuardedStdout(patient)
+    if original_err is None:             # closed at the start: print(file=None) would write to stdout
+        sys.stderr = open(os.devnull, "w")
+    else:
+        sys.stderr = _ShownStderr(original_err)
     try:
         status = body()
         sys.stdout.flush()
@@ -447,14 +489,9 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
             raise
         return status
     finally:
-        _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
-        if original_err is None:         # calling `paper.main` after another command's signal was stopped)
+        if original_err is None:
             sys.stderr.close()
-        sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-        if patient is not original:
-            _flush_or_drop(patient, original)
+        sys.stdout, sys.stderr = original, original_err
 
 
 def _flush_or_drop(patient, original):

@@ -958,6 +958,26 @@ def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
     assert _running(children) == []
 
 
+STOPPED_IN_THE_CHECK = """
+import os, signal, sys
+from nbsymple_versions import entry, environment
+environment.problem = lambda draws=False: os.kill(os.getpid(), signal.SIG{0})   # the check starts children for seconds
+sys.exit(entry.command("nbsymple info", lambda: print("the command ran") or 0))
+"""
+
+
+@pytest.mark.parametrize("name", ["INT", "TERM", "HUP"])
+def test_a_signal_while_the_environment_is_checked_is_one_sentence(name):
+    """A hunt: the environment's check runs children (MPI's start, numba's threads: up to a second
+    each) before `command` answered signals, and a Ctrl-C there was KeyboardInterrupt's traceback
+    (a SIGTERM ended the process without a word)."""
+    p = subprocess.run([sys.executable, "-c", STOPPED_IN_THE_CHECK.format(name)], cwd=REPO, capture_output=True,
+                       text=True, timeout=HANG_GUARD, preexec_fn=signals_default)
+    signum = getattr(signal, "SIG" + name)
+    assert p.returncode == 128 + signum and p.stderr == f"nbsymple info: stopped by SIG{name}\n", p.stderr
+    assert p.stdout == ""
+
+
 def test_a_ctrl_c_while_the_modules_load_ends_quietly():
     """The `nbsymple` script loads the command's modules under `entry.quiet_interrupt`: a Ctrl-C
     then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
