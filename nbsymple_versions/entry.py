@@ -224,6 +224,15 @@ def _fill_closed_descriptors():
                 os.close(null)
 
 
+def _status_of_children():
+    """SIGCHLD back to its default where the process was started ignoring it (a launcher's or a
+    daemon's SIG_IGN, kept across exec): the kernel then reaps each child as it ends, and Python's
+    subprocess reads its status as 0, a child that failed as one that passed (a hunt: the check of
+    MPI's start passed MPIR_CVAR_CH4_NETMOD=garbage, and asv's failures read as success)."""
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
 def repeated(signum: int, caught) -> bool:
     """Whether `signum` repeats a SIGXCPU among the signals `caught`: the kernel's, every CPU
     second past the soft limit, not the user's second signal (which stops at once)."""
@@ -376,6 +385,8 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     escape_undecodable()
+    if threading.current_thread() is threading.main_thread():
+        _status_of_children()
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
         # only over the defaults: a signal the process was started ignoring stays ignored, and one

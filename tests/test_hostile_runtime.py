@@ -269,6 +269,15 @@ def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path,
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
 
 
+def test_a_child_that_fails_is_seen_to_fail_where_the_process_was_started_ignoring_sigchld(tmp_path):
+    """A hunt: started with SIGCHLD ignored (a launcher's or a daemon's SIG_IGN, kept across exec),
+    the kernel reaped every child at once and each read as status 0: the check of MPI's start, whose
+    child crashes on this setting, passed it."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"MPIR_CVAR_CH4_NETMOD": "garbage"},
+               preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert_refused(p, "MPIR_CVAR_CH4_NETMOD")
+
+
 @pytest.mark.parametrize("argv, variables", [
     (PAPER + ["--no-science"], {"MPLBACKEND": "bogus"}),
     ([sys.executable, "-m", "tools.tracking", "select"], {"NBSYMPLE_BENCH_GRID": "huge"}),
