@@ -233,6 +233,14 @@ def _status_of_children():
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
 
+def _unblock_answered():
+    """Unblock the signals `command` answers (HELD, and SIGCONT, which it counts) where the process
+    was started blocking them (a signal mask that a launcher's thread leaked across exec): never
+    delivered, a SIGTERM left a checkpointed run stepping until the batch system's SIGKILL (a hunt).
+    One the process was started ignoring stays ignored: that is how a launcher asks for it (nohup)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*HELD, signal.SIGCONT})
+
+
 def repeated(signum: int, caught) -> bool:
     """Whether `signum` repeats a SIGXCPU among the signals `caught`: the kernel's, every CPU
     second past the soft limit, not the user's second signal (which stops at once)."""
@@ -385,10 +393,9 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     escape_undecodable()
-    if threading.current_thread() is threading.main_thread():
-        _status_of_children()
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
+        _status_of_children()
         # only over the defaults: a signal the process was started ignoring stays ignored, and one
         # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
         handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
@@ -401,7 +408,11 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     _CONTINUED.clear()
     original = patient = sys.stdout
     try:
-        try:    # the check starts children for seconds (MPI's start, numba's threads): a stop there is said too
+        # the check starts children for seconds (MPI's start, numba's threads): a stop there is said too, and
+        # so is one pending while the signals were blocked, delivered as the mask opens
+        try:
+            if threading.current_thread() is threading.main_thread():
+                _unblock_answered()
             found = environment.process_problem() or environment.problem(draws=draws)
             if found is None and not ranks:
                 from .core.ranks import one_process_problem

@@ -269,6 +269,22 @@ def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path,
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
 
 
+def test_a_signal_the_process_was_started_blocking_still_stops_it(tmp_path):
+    """A hunt: started with SIGTERM blocked (a signal mask a launcher's thread leaked across exec),
+    a checkpointed run never saw the batch system's SIGTERM and stepped on to its SIGKILL. The
+    signal, sent here before the command began, is answered as the command starts."""
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})     # inherited by the child
+    try:
+        p = subprocess.Popen(NBSYMPLE + ["run", "--n", "16", "--steps", "50", "--checkpoint", "c.ck"], cwd=tmp_path,
+                             env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=HANG_GUARD)
+    assert p.returncode == 143 and err == "nbsymple run: stopped by SIGTERM\n" and out == "", (p.returncode, err)
+
+
 def test_a_child_that_fails_is_seen_to_fail_where_the_process_was_started_ignoring_sigchld(tmp_path):
     """A hunt: started with SIGCHLD ignored (a launcher's or a daemon's SIG_IGN, kept across exec),
     the kernel reaped every child at once and each read as status 0: the check of MPI's start, whose
