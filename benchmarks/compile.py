@@ -27,7 +27,8 @@ def cold_start_seconds(version: str, precision: str, n: int, threads: int) -> fl
     fresh interpreter without numba's on-disk cache."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     args = [version, precision, str(n), str(threads)]
-    p = subprocess.run([sys.executable, "-c", COLD_START, *args], capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run([sys.executable, "-c", COLD_START, *args], capture_output=True, text=True, errors="replace",
+                       env=env, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(f"the cold start of version {version} {precision} exited with {p.returncode}: {p.stderr[-2000:]}")
     return float(p.stdout.split()[-1])

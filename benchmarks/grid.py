@@ -96,7 +96,8 @@ def gpu_visible() -> bool:
         or shutil.which("nvidia-smi") is not None
 
 
-def _grid_name() -> str:
+def grid_name() -> str:
+    """The grid NBSYMPLE_BENCH_GRID chooses, by its own name (blanks and capitals as the check takes them)."""
     name = os.environ.get("NBSYMPLE_BENCH_GRID", "").strip().lower() or "default"
     if name not in GRIDS:
         raise ValueError(f"NBSYMPLE_BENCH_GRID={name!r}: choose one of {', '.join(GRIDS)}")
@@ -119,7 +120,7 @@ def _versions() -> tuple:
     return tuple(v for v in letters if v in chosen)
 
 
-GRID = _grid_name()
+GRID = grid_name()
 VERSIONS = _versions()               # the versions that run (the params always hold all)
 NS = GRIDS[GRID]["ns"]               # the N that run on this grid
 

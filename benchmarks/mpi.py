@@ -109,7 +109,8 @@ class MpiStep(Benchmark):
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR           # the ranks load the suite's kernels
         if threads := os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip():     # the machine's `-<k>threads`:
             env["NUMBA_NUM_THREADS"] = str(max(1, int(threads) // ranks))    # k threads shared by the ranks
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT, env=env)
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                           timeout=LAUNCH_TIMEOUT, env=env)    # mpiexec passes its stdin on: data there ended the job
         if p.returncode != 0:
             raise RuntimeError(f"mpiexec -n {ranks} (N = {n}) exited with {p.returncode}: {p.stderr[-2000:]}")
         return json.loads(p.stdout.strip().splitlines()[-1])

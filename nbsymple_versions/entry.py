@@ -8,7 +8,9 @@
 - **Streams.** What the command prints goes through a guard on stdout: a reader that went away
   (EPIPE: `| head -1`) ends it quietly with 141 (128 + SIGPIPE, what a shell reports for a
   process SIGPIPE killed); any other failure to write (ENOSPC: `> /dev/full`, EIO) is one
-  sentence on stderr and status 4, a fault of the machine, as for the run's own files. What is
+  sentence on stderr and status 4, a fault of the machine, as for the run's own files. A pipe
+  that a process sharing it made non-blocking, full while its reader is busy, is waited on
+  (`_PatientWriter`): a slow reader is no fault. What is
   kept (a checkpoint already written) is named by the notes the command adds to the error
   (`OutputFailed.add_note`). A standard stream closed when the process started (`>&-`, `2>&-`)
   gets /dev/null on its descriptor, so that no file opened later takes that number (and no
@@ -25,9 +27,12 @@
   `subprocess.run` (which kills its child on any exception). A command that handles signals itself
   (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
 """
+import contextlib
 from contextlib import contextmanager
 import errno
+import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -89,6 +94,55 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+class _PatientWriter(io.RawIOBase):
+    """stdout's descriptor `fd`, each write written whole: where the descriptor is non-blocking
+    (O_NONBLOCK, set by a process that shares the pipe) and its pipe full for now, the write waits
+    for the reader to take some, as on a blocking one. (A hunt: Python's own stdout lost the output
+    in silence under PYTHONUNBUFFERED, status 0, and else failed it as "Resource temporarily
+    unavailable", status 4: a slow reader is no fault.) The descriptor stays open when it is closed."""
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def isatty(self):
+        return os.isatty(self._fd)
+
+    def write(self, data):
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            try:
+                done += os.write(self._fd, view[done:])
+            except BlockingIOError:
+                select.select([], [self._fd], [])       # a reader gone: writable, and the write's EPIPE says so
+        return done
+
+
+def _patient(stream):
+    """`stream` (sys.stdout) as a text stream of the same encoding, errors and buffering over a
+    `_PatientWriter` of its descriptor, where it is Python's own stdout; else `stream` itself (a
+    caller's: a test's StringIO, a notebook's, a file of theirs, whose descriptor may not be theirs
+    to write: a gzip file's)."""
+    if stream is not sys.__stdout__:
+        return stream
+    try:
+        fd = stream.fileno()
+        kept = {"encoding": stream.encoding, "errors": stream.errors, "line_buffering": stream.line_buffering,
+                "write_through": stream.write_through}
+        stream.flush()
+    except (AttributeError, OSError, ValueError):      # (io.UnsupportedOperation is both)
+        return stream
+    raw = _PatientWriter(fd)
+    return io.TextIOWrapper(raw if kept["write_through"] else io.BufferedWriter(raw), **kept)
 
 
 def shown(text: str) -> str:
@@ -168,6 +222,23 @@ def _fill_closed_descriptors():
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+
+
+def _status_of_children():
+    """SIGCHLD back to its default where the process was started ignoring it (a launcher's or a
+    daemon's SIG_IGN, kept across exec): the kernel then reaps each child as it ends, and Python's
+    subprocess reads its status as 0, a child that failed as one that passed (a hunt: the check of
+    MPI's start passed MPIR_CVAR_CH4_NETMOD=garbage, and asv's failures read as success)."""
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+
+def _unblock_answered():
+    """Unblock the signals `command` answers (HELD, and SIGCONT, which it counts) where the process
+    was started blocking them (a signal mask that a launcher's thread leaked across exec): never
+    delivered, a SIGTERM left a checkpointed run stepping until the batch system's SIGKILL (a hunt).
+    One the process was started ignoring stays ignored: that is how a launcher asks for it (nohup)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*HELD, signal.SIGCONT})
 
 
 def repeated(signum: int, caught) -> bool:
@@ -305,12 +376,12 @@ def speaks() -> bool:
     """False on the ranks other than 0 of an MPI job (a valid rank above 0), which leave the
     talking to rank 0: a refusal is printed once, not once per rank. A process no launcher
     started (`core.ranks.launcher_present`) speaks whatever rank variables it inherited."""
-    from .core.ranks import launcher_present
+    from .core.ranks import launcher_present, whole_value
     if not launcher_present():
         return True
     for rank, size in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "")):
-        r, n = os.environ.get(rank, "").strip(), os.environ.get(size, "").strip()
-        if r.isdigit() and int(r) > 0 and (not n.isdigit() or int(r) < int(n)):
+        r, n = whole_value(os.environ.get(rank)), whole_value(os.environ.get(size))
+        if r is not None and r > 0 and (n is None or r < n):
             return False
     return True
 
@@ -322,30 +393,9 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     escape_undecodable()
-    found = environment.process_problem() or environment.problem(draws=draws)
-    if found is None and not ranks:
-        from .core.ranks import one_process_problem
-        found = one_process_problem("this command")
-    if found is not None:
-        if speaks():
-            _say(sentence(f"{name}: {found}"))
-        from .core.ranks import launcher_rank, launcher_size
-        if ranks and launcher_size() > 1 and not isinstance(found, environment.MpiProblem):   # the other ranks
-            # may have passed and wait for this one in MPI_Init (MPI that cannot start here is joined by none)
-            try:
-                from .mpi.comm import refuse_the_job
-            except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone
-                return USAGE
-            refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
-        return USAGE
-    original, original_err = sys.stdout, sys.stderr
-    sys.stdout = _GuardedStdout(original)
-    if original_err is None:             # closed at the start: print(file=None) would write to stdout
-        sys.stderr = open(os.devnull, "w")
-    else:
-        sys.stderr = _ShownStderr(original_err)
     handlers, unraisablehook = {}, sys.unraisablehook
     if threading.current_thread() is threading.main_thread():
+        _status_of_children()
         # only over the defaults: a signal the process was started ignoring stays ignored, and one
         # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
         handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
@@ -356,6 +406,75 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     sys.unraisablehook = _unraisable(unraisablehook)
     _STOPS.clear()
     _CONTINUED.clear()
+    original = patient = sys.stdout
+    try:
+        # the check starts children for seconds (MPI's start, numba's threads): a stop there is said too, and
+        # so is one pending while the signals were blocked, delivered as the mask opens
+        try:
+            if threading.current_thread() is threading.main_thread():
+                _unblock_answered()
+            found = environment.process_problem() or environment.problem(draws=draws)
+            if found is None and not ranks:
+                from .core.ranks import one_process_problem
+                found = one_process_problem("this command")
+            stop_pending()
+        except KeyboardInterrupt as e:   # (a hunt: a Ctrl-C there was KeyboardInterrupt's traceback)
+            return _stopped_before_start(name, getattr(e, "signum", signal.SIGINT), ranks, handlers)
+        if found is not None:
+            _restore(handlers)           # as before any was answered: a rank refused ends as the job expects
+            if speaks():
+                _say(sentence(f"{name}: {found}"))
+            from .core.ranks import launcher_rank, launcher_size
+            if ranks and launcher_size() > 1 and not isinstance(found, environment.MpiProblem):   # the other
+                # ranks may have passed and wait for this one in MPI_Init (MPI that cannot start here is joined by none)
+                try:
+                    from .mpi.comm import refuse_the_job
+                except Exception:   # noqa: BLE001 - NumPy cannot load within these limits: this rank ends alone
+                    return USAGE
+                refuse_the_job(lambda: _say(sentence(f"{name}: rank {launcher_rank()}: {found}")), USAGE)
+            return USAGE
+        _CONTINUED.clear()               # a stop during the check is in no time the command reports
+        patient = _patient(original) if original is not None else None
+        return _guarded(name, body, original, patient)
+    finally:
+        _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
+        sys.unraisablehook = unraisablehook      # calling `paper.main` after another command's signal was stopped)
+        _restore(handlers)
+        if patient is not original:
+            _flush_or_drop(patient, original)
+
+
+def _restore(handlers: dict):
+    """Put back the signal handlers `command` replaced (once: the dict is emptied)."""
+    while handlers:
+        sig, handler = handlers.popitem()
+        signal.signal(sig, handler)
+
+
+def _stopped_before_start(name: str, signum: int, ranks: bool, handlers: dict) -> int:
+    """The status of a command stopped by `signum` while its environment was checked, said in one
+    sentence. A rank of several under an MPI launcher ends by the signal itself, as it would have
+    before the command answered signals: one that ended by a status, before MPI_Init, would leave
+    the others waiting there."""
+    _restore(handlers)
+    if speaks():
+        _say(f"{name}: stopped by {signal.Signals(signum).name}")
+    from .core.ranks import launcher_size
+    if ranks and launcher_size() > 1:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+    return 128 + signum
+
+
+def _guarded(name: str, body, original, patient) -> int:
+    """`command`'s run of `body()`, its checks passed: stdout guarded (over `patient`, Python's
+    `original` one made to wait for a slow reader), stderr shown, its errors said in one sentence."""
+    original_err = sys.stderr
+    sys.stdout = _GuardedStdout(patient)
+    if original_err is None:             # closed at the start: print(file=None) would write to stdout
+        sys.stderr = open(os.devnull, "w")
+    else:
+        sys.stderr = _ShownStderr(original_err)
     try:
         status = body()
         sys.stdout.flush()
@@ -392,12 +511,21 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
             raise
         return status
     finally:
-        _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
-        if original_err is None:         # calling `paper.main` after another command's signal was stopped)
+        if original_err is None:
             sys.stderr.close()
-        sys.stdout, sys.stderr, sys.unraisablehook = original, original_err, unraisablehook
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+        sys.stdout, sys.stderr = original, original_err
+
+
+def _flush_or_drop(patient, original):
+    """Write what a command that stopped left buffered on stdout (`patient`), as Python's own
+    stdout does at exit; where it cannot be written, or a Ctrl-C ends the wait for a slow reader,
+    send it nowhere, so that closing the stream later does not fail again."""
+    try:
+        patient.flush()
+    except (OSError, ValueError, KeyboardInterrupt):
+        _send_nowhere(original)
+        with contextlib.suppress(OSError, ValueError):
+            patient.flush()
 
 
 def _said_late(name: str) -> int | None:

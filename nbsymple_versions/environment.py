@@ -77,8 +77,25 @@ STACK = 10**6
 
 def _whole(minimum: int):
     def test(text: str) -> bool:
-        return re.fullmatch(r"\s*\+?\d+\s*", text) is not None and int(text) >= minimum
+        # ASCII digits: `\d` takes '٣', which the C libraries reading these variables (atoi) read as 0
+        digits = re.fullmatch(r"\s*\+?([0-9]+)\s*", text)
+        return digits is not None and len(digits[1].lstrip("0")) <= WHOLE_DIGITS and int(digits[1]) >= minimum
     return test, f"a whole number of at least {minimum}"
+
+
+# the most digits a whole number in a variable may have: an int64's, as the C libraries that read them take
+# (a hunt: 5000 digits passed to Python's int, which reads at most 4300, ended every command in its ValueError)
+WHOLE_DIGITS = 18
+
+
+def _too_many_digits(name: str, value: str) -> str | None:
+    """The sentence refusing variable `name` where its `value` holds a number of more than
+    WHOLE_DIGITS digits, else None."""
+    longest = max((len(run.lstrip("0")) for run in re.findall(r"[0-9]+", value)), default=0)
+    if longest <= WHOLE_DIGITS:
+        return None
+    return (f"{name}={_shown(value)} holds a number of {longest} digits, more than the {WHOLE_DIGITS} its readers "
+            f"take; unset it or correct it")
 
 
 def _positive_number(text: str) -> bool:
@@ -168,7 +185,8 @@ def process_problem() -> str | None:
                 f"snapshots, figures) without its owner's right to {rights} it, so the next command could not use "
                 "them; set one that leaves those rights, e.g. umask 022")
     import resource
-    ranks = _whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
+    from .core.ranks import whole_value
+    ranks = whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
     return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
                            "MPI's start takes up to 40, numba's compiler and a folder's scan more than 10")
             or _limit_problem(resource.RLIMIT_AS, "-v", ADDRESS_SPACE, 1024, "of memory mapped",
@@ -187,10 +205,6 @@ def umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _whole_value(text) -> int | None:
-    return int(text) if text and text.isdigit() else None
 
 
 def _limit_problem(which: int, option: str, least: int, unit: int, what: str, why: str) -> str | None:
@@ -243,7 +257,8 @@ def problem(environ=None, draws: bool = False) -> str | None:
             if not value.strip():
                 return f"{name} is set but empty; unset it or set it to {wanted}"
             if not test(value):
-                return f"{name}={_shown(value)} is not {wanted}; unset it or correct it"
+                return (_too_many_digits(name, value)
+                        or f"{name}={_shown(value)} is not {wanted}; unset it or correct it")
     if (found := _threads_problem(env)) is not None:
         return found
     if (found := _threading_layer_problem(env)) is not None:
@@ -252,13 +267,16 @@ def problem(environ=None, draws: bool = False) -> str | None:
         if rank in env and size in env and int(env[rank]) >= int(env[size]):
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
     for name, keeps in FOLDERS.items():
-        if env.get(name, "").strip():                # empty: as unset, to numba and matplotlib
+        if env.get(name, ""):                        # empty: as unset, to numba and matplotlib
+            if (found := blank_folder(name, env[name], keeps.split()[0])) is not None:
+                return found
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
-    if not env.get("MPLCONFIGDIR", "").strip():
+    if not env.get("MPLCONFIGDIR", ""):
         for name, keeps in XDG_FOLDERS.items():
-            if env.get(name, "").strip():
-                found = _folder_problem(name, env[name], keeps, inside="matplotlib")
+            if env.get(name, ""):
+                found = (blank_folder(name, env[name], "matplotlib")
+                         or _folder_problem(name, env[name], keeps, inside="matplotlib"))
             else:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
             if found is not None:
@@ -318,7 +336,10 @@ def _openmp_problem(names: list[str]) -> str | None:
     complaints = [line.removeprefix("libgomp:").strip() for line in said.splitlines() if line.startswith("libgomp:")]
     shown = "".join(line + "\n" for line in said.splitlines() if not line.startswith("libgomp:") and line.strip())
     if shown and not complaints:
-        os.write(2, shown.encode())
+        try:
+            os.write(2, shown.encode())
+        except OSError:          # a stderr full (2>/dev/full) or full for now: lost, as `entry` loses its text (a hunt)
+            pass
     if not complaints:
         return None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
@@ -435,12 +456,28 @@ def _stack_bytes(text: str) -> int | None:
     return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
+def blank_folder(name: str, value: str, reader: str, remedy: str = "unset it or name a folder") -> str | None:
+    """The sentence refusing the folder variable `name` where its `value` is blanks alone (' '):
+    not empty, so `reader` (numba, matplotlib, asv) takes it as a folder of that name in the
+    current folder and makes it there in silence (a hunt: NUMBA_CACHE_DIR=' ' kept numba's cache
+    in a folder ' ' of each folder a run started in); None otherwise."""
+    if not value or value.strip():
+        return None
+    return (f"{name}={_shown(value)} is blanks alone, which {reader} would take as a folder of that name in the "
+            f"current folder; {remedy}")
+
+
 def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
                     remedy: str = "unset it or name a writable folder") -> str | None:
     """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
     folder `inside` it that its reader uses: a folder, or one that can be made in the nearest
     folder above it that exists, writable either way."""
     named = probe = os.path.abspath(os.path.join(value, inside))
+    try:
+        os.lstat(named)
+    except OSError as e:     # a hunt: a name too long for the file system passed (numba then cached nothing,
+        if e.errno == errno.ENAMETOOLONG:     # matplotlib fell back on a temporary folder, with its warning)
+            return f"{name}={_shown(value)} is not a folder {keeps} (its name is too long: {e.strerror}); {remedy}"
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe
@@ -466,8 +503,10 @@ def _home_problem(env, default: str, keeps: str) -> str | None:
             return f"HOME is not set and this user has no home folder {keeps}; set HOME or {remedy}"
         found = _folder_problem("HOME", home, keeps, inside=os.path.join(default, "matplotlib"), remedy=remedy)
         return None if found is None else found.replace("HOME=", "HOME is not set, and the home folder ", 1)
-    if not env["HOME"].strip():
+    if not env["HOME"]:
         return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
+    if (found := blank_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
+        return found
     return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
                            remedy=f"correct it or {remedy}")
 
@@ -558,6 +597,11 @@ def _llvm_cpu_problem(name: str, features: str) -> str | None:
     """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
     know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
     compile. Asked of LLVM itself, its words caught on descriptor 2."""
+    for variable, value in (("NUMBA_CPU_NAME", name), ("NUMBA_CPU_FEATURES", features)):
+        # a hunt: bytes that are not UTF-8 (held as surrogates) ended every command in llvmlite's error
+        if not value.isascii():
+            return (f"{variable}={_shown(value)} holds characters other than ASCII letters, digits and signs, "
+                    f"which no CPU or feature of LLVM's has; unset it or correct it")
     if bad := [f for f in features.split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
         return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {bad[0]!r}, which is not +FEATURE or -FEATURE; "
                 f"unset it or give features such as +avx2,+fma")

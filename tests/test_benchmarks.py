@@ -377,6 +377,16 @@ def test_machine_names_tell_machines_apart(monkeypatch):
     assert tracking.machine_info()["machine"].endswith("-1threads")
 
 
+def test_the_tail_of_a_failed_asv_is_shown_whatever_bytes_it_holds(tmp_path, monkeypatch, capsys):
+    """A hunt: asv's log holding bytes that are not UTF-8 (a benchmark's traceback naming a checkout
+    folder of such a name) ended `make bench` and the gate in a UnicodeDecodeError, not its tail."""
+    failing = [sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'bench in /x\\xff failed\\n'); sys.exit(1)"]
+    started = tracking.child_process
+    monkeypatch.setattr(tracking, "child_process", lambda cmd, **kw: started(failing, **kw))
+    assert tracking.asv("run", log_file=tmp_path / "asv.log") == 1
+    assert "bench in /x\ufffd failed" in capsys.readouterr().err
+
+
 def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threads_wait(monkeypatch):
     for name in [n for n in os.environ if n.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_"))]:
         monkeypatch.delenv(name)
@@ -386,6 +396,8 @@ def test_a_runs_provenance_keeps_the_variables_that_choose_the_grid_or_the_threa
     monkeypatch.setenv("NBSYMPLE_TEST_UNRELATED", "x")
     d = tracking.run_provenance()
     assert d["grid"] == "smoke"
+    monkeypatch.setenv("NBSYMPLE_BENCH_GRID", " Smoke ")        # a hunt: recorded as typed, not the grid that ran
+    assert tracking.run_provenance()["grid"] == "smoke"
     assert {k: v for k, v in d["env"].items() if k != "NUMBA_ENABLE_CUDASIM"} == {
         "NBSYMPLE_BENCH_GRID": "smoke", "OMP_WAIT_POLICY": "passive", "GOMP_SPINCOUNT": "10k"}
 

@@ -65,6 +65,16 @@ def test_snapshot_write_is_atomic(tmp_path, monkeypatch):
     assert [f.name for f in tmp_path.iterdir()] == ["snap_00000000.npz"]
 
 
+def test_a_snapshot_name_of_digits_int_cannot_read_is_listed_last(tmp_path):
+    """`snap_².npz` in a snapshot folder ('²' passes str.isdigit, not int) is listed after the
+    steps, as any other name that is no step's: listing the folder ended in a ValueError."""
+    s = make_cluster(10, seed=1)
+    write_snapshot(tmp_path, s, 3)
+    write_snapshot(tmp_path, s, 10)
+    (tmp_path / "snap_\u00b2.npz").write_bytes(b"")
+    assert [p.name for p in list_snapshots(tmp_path)] == ["snap_00000003.npz", "snap_00000010.npz", "snap_\u00b2.npz"]
+
+
 @pytest.mark.parametrize("args, words", [
     (["run", "--n", "1"], "at least 2"),
     (["run", "--dt", "0"], "positive"),

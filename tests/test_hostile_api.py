@@ -466,6 +466,7 @@ COMMANDS_OF_COMMITS = [("tracking", "run"), ("tracking", "history", "--dry-run")
     (0, {}, ["no commit yet"]),
     (1, {"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}, ["another user", "safe.directory"]),   # git's own stand-in
     (1, {"GIT_DIR": "/nonexistent"}, ["GIT_DIR='/nonexistent'"]),
+    (1, {"GIT_DIR": os.fsdecode(b"/nonexistent-\xff")}, ["not a git repository", "GIT_DIR="]),   # a hunt: git's words
     (1, {"PATH": "/nonexistent"}, ["git cannot be run", "install git"])])
 def test_a_checkout_whose_commits_git_cannot_read_is_named_before_asv_starts(tmp_path, commits, env, named):
     """Every command that measures commits (`make bench`, `history`, `find`, `dashboard`, `gate`)

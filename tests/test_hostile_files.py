@@ -1058,14 +1058,15 @@ def _tool_in_process(argv) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("home, why", [("/proc", "a virtual file system"), ("a file", "is a file, not a folder"),
-                                       ("nowhere/at/all", "does not exist"), ("", "set but empty")])
+                                       ("nowhere/at/all", "does not exist"), ("", "set but empty"),
+                                       (" ", "blanks alone")])     # a hunt: said empty, put at /
 def test_a_home_where_the_machine_file_cannot_be_written_is_named(tmp_path, monkeypatch, home, why):
     """HOME naming a folder this user cannot write (/proc, for root too), a file, or nothing:
     asv's traceback (FileNotFoundError); then (a hunt) /proc said "No such file or directory", a
     missing HOME was made in silence and an empty one put the file at /. One sentence asking
     for a HOME, saying why."""
     (tmp_path / "a file").write_text("x")
-    monkeypatch.setenv("HOME", home if home.startswith("/") or not home else str(tmp_path / home))
+    monkeypatch.setenv("HOME", home if home.startswith("/") or not home.strip() else str(tmp_path / home))
     err = refused(tmp_path, ["machine"], [MACHINE_FILE, "HOME", why], module="tools.tracking")
     assert "set HOME to your home folder" in err and not (tmp_path / "nowhere").exists()
 

@@ -227,6 +227,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"NUMBA_CPU_NAME": "host"}, ["run", "--n", "16", "--steps", "1"]),   # LLVM's warning at every compile
     ({"NUMBA_CPU_FEATURES": "+avx2,+bogus"}, ["info"]),
     ({"NUMBA_CPU_FEATURES": "ignore"}, ["info"]),          # found by a random search: LLVM's assertion, SIGABRT
+    ({"NUMBA_CPU_NAME": os.fsdecode(b"\xff")}, ["info"]),  # a hunt: bytes that are not UTF-8, llvmlite's traceback
+    ({"NUMBA_CPU_FEATURES": os.fsdecode(b"+avx2,+\xff")}, ["info"]),
     ({"NUMBA_CPU_FEATURES": "+avx2, +fma"}, ["run", "--n", "16", "--steps", "1"]),
     ({"OMP_WAIT_POLICY": "fast"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # libgomp's warning
     ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
@@ -241,12 +243,55 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
     ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # an OverflowError in its sentence
     ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
+    ({"NUMBA_CACHE_DIR": " "}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: numba's cache in a folder ' ' here
+    ({"MPLCONFIGDIR": "  "}, ["paper", "--no-science"]),
+    ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
+    ({"NUMBA_CACHE_DIR": "c" * 300}, ["check", "--n", "16"]),   # a hunt: a name too long, numba cached elsewhere
+    ({"MPLCONFIGDIR": "m" * 300}, ["paper", "--no-science"]),    # matplotlib's warning, a temporary folder
+    ({"NUMBA_NUM_THREADS": "9" * 5000}, ["info"]),   # a hunt: beyond Python's 4300 digits, int's ValueError
+    ({"PMI_SIZE": "2" * 19}, ["info"]),              # beyond an int64
+    ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
+    ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
 ])
 def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if argv[0] == "paper" else []
     p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env=variables)
     assert_refused(p, sorted(variables)[-1] if len(variables) == 1 else "PMI_RANK")
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}, {"PMI_FD": "7" * 5000}])
+def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path, variables):
+    """A launcher's variable that is not a number in ASCII digits ('²' and '①' pass str.isdigit,
+    not int) or of more digits than an int64 is read as not set, as any other text there: it ended
+    every command in a ValueError (int reads at most 4300 digits)."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env=variables)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_signal_the_process_was_started_blocking_still_stops_it(tmp_path):
+    """A hunt: started with SIGTERM blocked (a signal mask a launcher's thread leaked across exec),
+    a checkpointed run never saw the batch system's SIGTERM and stepped on to its SIGKILL. The
+    signal, sent here before the command began, is answered as the command starts."""
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})     # inherited by the child
+    try:
+        p = subprocess.Popen(NBSYMPLE + ["run", "--n", "16", "--steps", "50", "--checkpoint", "c.ck"], cwd=tmp_path,
+                             env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=HANG_GUARD)
+    assert p.returncode == 143 and err == "nbsymple run: stopped by SIGTERM\n" and out == "", (p.returncode, err)
+
+
+def test_a_child_that_fails_is_seen_to_fail_where_the_process_was_started_ignoring_sigchld(tmp_path):
+    """A hunt: started with SIGCHLD ignored (a launcher's or a daemon's SIG_IGN, kept across exec),
+    the kernel reaped every child at once and each read as status 0: the check of MPI's start, whose
+    child crashes on this setting, passed it."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"MPIR_CVAR_CH4_NETMOD": "garbage"},
+               preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert_refused(p, "MPIR_CVAR_CH4_NETMOD")
 
 
 @pytest.mark.parametrize("argv, variables", [
@@ -290,6 +335,7 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     ("file.txt", PAPER + ["--no-science"]),
     ("/proc/nbsymple-home", NBSYMPLE + ["paper", "--no-science"]),
     ("", PAPER + ["--no-science"]),                # matplotlib would take / (and make /.config as root)
+    (" ", PAPER + ["--no-science"]),               # a hunt: said to be empty; matplotlib makes ' /.config' here
     ("file.txt", [sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--rate", "1e9", "--plot", "m.png"]),
 ])
 def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, monkeypatch, home, argv):
@@ -726,6 +772,15 @@ def test_a_full_stderr_loses_what_goes_to_it_and_the_command_goes_on(tmp_path, a
         assert p.stdout.startswith("nbsymple paper: results of machine"), p.stdout
 
 
+def test_what_libgomp_shows_on_request_into_a_full_stderr_is_lost_and_the_command_goes_on(tmp_path):
+    """A hunt: OMP_DISPLAY_ENV=true with `2>/dev/full` ended every command with status 1 before
+    it began (the environment's check passes libgomp's words on to stderr, and that write failed)."""
+    with open("/dev/full", "w") as full:
+        p = launch(NBSYMPLE + ["run", "--version", "B", "--n", "16", "--steps", "2", "--json"], cwd=tmp_path,
+                   env={"OMP_DISPLAY_ENV": "true"}, stdout=subprocess.PIPE, stderr=full, capture_output=False)
+    assert p.returncode == 0 and json.loads(p.stdout)["steps"] == 2, (p.returncode, p.stdout)
+
+
 def test_a_non_blocking_stderr_full_for_now_loses_that_text_not_the_stream(monkeypatch):
     """EAGAIN (a non-blocking stderr whose pipe is full for the moment) loses what was written,
     and the stream stays: only a stderr that cannot be written at all goes to /dev/null."""
@@ -749,6 +804,50 @@ def test_a_non_blocking_stderr_full_for_now_loses_that_text_not_the_stream(monke
 
     full = Full()
     assert entry._ShownStderr(full).write("x") == 1 and moved == [full]
+
+
+@pytest.mark.parametrize("unbuffered", [True, False])
+def test_a_non_blocking_stdout_full_for_now_waits_for_its_reader(monkeypatch, unbuffered):
+    """A hunt: stdout a pipe whose O_NONBLOCK a process sharing it set, full while its reader is
+    busy: the output was lost in silence with status 0 (PYTHONUNBUFFERED=1, common in batch jobs),
+    else ended "cannot write its output to stdout: Resource temporarily unavailable", status 4. The
+    write waits for the reader, as on a blocking pipe: the reader here drains the pipe only once the
+    command waits (select.select) or has ended."""
+    import fcntl
+    import io
+    import select
+    import threading
+    from nbsymple_versions.entry import command
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    filled = 0
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            filled += os.write(w, b"x" * 512)
+    raw = io.FileIO(w, "w", closefd=True)
+    stdout = io.TextIOWrapper(raw if unbuffered else io.BufferedWriter(raw), write_through=unbuffered)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "__stdout__", stdout)          # Python's own stdout, as in a command
+    waits, read = threading.Event(), []
+    waited = select.select
+    monkeypatch.setattr(select, "select", lambda *a: waits.set() or waited(*a))
+
+    def reader():
+        waits.wait(HANG_GUARD)
+        while chunk := os.read(r, 1 << 16):
+            read.append(chunk)
+    drain = threading.Thread(target=reader)
+    drain.start()
+    text = "".join(f"line {i} of the report\n" for i in range(2000))
+    try:
+        status = command("nbsymple info", lambda: print(text, end="") or 0)
+    finally:
+        waits.set()
+        sys.stdout.close()
+        drain.join(HANG_GUARD)
+        os.close(r)
+    assert status == 0 and b"".join(read)[filled:].decode() == text
 
 
 CLOSED_DESCRIPTORS = """
@@ -884,6 +983,26 @@ def test_a_signal_to_cpu_asm_ends_its_compilers(tmp_path, signum):
     assert _running(children) == []
 
 
+STOPPED_IN_THE_CHECK = """
+import os, signal, sys
+from nbsymple_versions import entry, environment
+environment.problem = lambda draws=False: os.kill(os.getpid(), signal.SIG{0})   # the check starts children for seconds
+sys.exit(entry.command("nbsymple info", lambda: print("the command ran") or 0))
+"""
+
+
+@pytest.mark.parametrize("name", ["INT", "TERM", "HUP"])
+def test_a_signal_while_the_environment_is_checked_is_one_sentence(name):
+    """A hunt: the environment's check runs children (MPI's start, numba's threads: up to a second
+    each) before `command` answered signals, and a Ctrl-C there was KeyboardInterrupt's traceback
+    (a SIGTERM ended the process without a word)."""
+    p = subprocess.run([sys.executable, "-c", STOPPED_IN_THE_CHECK.format(name)], cwd=REPO, capture_output=True,
+                       text=True, timeout=HANG_GUARD, preexec_fn=signals_default)
+    signum = getattr(signal, "SIG" + name)
+    assert p.returncode == 128 + signum and p.stderr == f"nbsymple info: stopped by SIG{name}\n", p.stderr
+    assert p.stdout == ""
+
+
 def test_a_ctrl_c_while_the_modules_load_ends_quietly():
     """The `nbsymple` script loads the command's modules under `entry.quiet_interrupt`: a Ctrl-C
     then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
@@ -965,6 +1084,7 @@ def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
     (["run", "--seed", "-1"], "--seed"),                                                 # the issue's
     (["check", "--seed=-1"], "--seed"),
     (["run", "--n", "x"], "--n"),
+    (["run", "--n", "\u00b2"], "--n: expected a whole number"),     # a hunt: said to have too many digits
     (["run", "--dt", "nan"], "--dt"),
     (["run", "--steps", "-3"], "--steps"),
     (["run", "--every", "0", "--snapshots", "S"], "--every"),

@@ -768,3 +768,17 @@ def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monk
     mpi_model.plot(png, [], 1e9)
     assert victim.read_text() == "precious\n" and not png.is_symlink() and png.read_bytes()[:4] == b"\x89PNG"
 
+
+
+@JOB
+def test_the_jobs_mpi_model_starts_get_no_stdin(tmp_path):
+    """A hunt: mpiexec passes its stdin on to rank 0, and stops the job when the rank does not read
+    it ("process reading stdin too slowly"): `mpi_model --measure` with data on its stdin (a file,
+    a `while read` loop's) failed its first timing job. Its jobs read nothing: /dev/null."""
+    code = ("import sys; from nbsymple_versions.instruments import mpi_model\n"
+            "mpi_model.measure(sys.argv[1], ns=(64,), ranks=(2,), repeats=1)")
+    with open("/dev/zero") as zeros:
+        p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "m.jsonl")], cwd=REPO, env=_env(),
+                           stdin=zeros, capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "m.jsonl").read_text())["ranks"] == 2

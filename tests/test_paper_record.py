@@ -38,6 +38,13 @@ def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
     assert pin_commit(repo) == head + "+dirty"        # a later command sees the change that existed before it
 
 
+def test_git_words_that_are_not_text_of_the_locale_leave_the_commit_unknown(tmp_path, monkeypatch):
+    """A hunt: git's words naming a path of bytes that are not UTF-8 (GIT_DIR here; a checkout's
+    folder alike) ended `nbsymple info`, `paper` and every record in a UnicodeDecodeError."""
+    monkeypatch.setenv("GIT_DIR", os.fsdecode(b"/nonexistent-\xff"))
+    assert git_commit(tmp_path) == "unknown"
+
+
 TINY_SCIENCE = ["--tidal-n", "48", "--tidal-dt", "0.125", "--tidal-orbits", "0.5", "--bh-n", "32",
                 "--bh-dt", "0.0078125", "--bh-t-end", "2.0", "--bh-ratios", "1", "--science-version", "A"]
 

@@ -69,7 +69,8 @@ def count_trees(*trees: Path, arch: str = GPU_ARCH) -> list[tuple[dict, dict]]:
     env = dict(os.environ, NUMBA_CACHE_DIR=kernel_cache_folder())     # the suite's: code compiled once
     with ExitStack() as started:
         children = [started.enter_context(child_process(command, cwd=tree, env=dict(env, PYTHONPATH=str(tree)),
-                                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                        errors="replace"))
                     for tree in trees]
         return [_counts(tree, *child.communicate(), child.returncode) for tree, child in zip(trees, children)]
 

@@ -253,7 +253,8 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     for side in sides:
         shutil.rmtree(tracking.SCRATCH / f"gate-{side}", ignore_errors=True)
         configs[side] = tracking.scratch_config(f"gate-{side}")
-    grid = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
+    from benchmarks.grid import grid_name
+    grid = grid_name()
     tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds")
     start = time.monotonic()
     with tracking.LoadSampler() as load:

@@ -30,7 +30,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import child_process, command
-from nbsymple_versions.environment import os_reason, usable_cores
+from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import (FileRefused, Unbounded, decode_json, not_a_folder, odd_kind, read_bytes,
@@ -61,20 +61,21 @@ def log(msg: str):
 
 
 def git(*args, cwd=ROOT) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, errors="replace",
+                          check=True).stdout.strip()
 
 
 def commit_hash(name: str) -> str | None:
     """The hash of the commit `name` (a hash, a branch, HEAD~3) names in this repository, else None."""
     r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], cwd=ROOT,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, errors="replace")
     return r.stdout.strip() if r.returncode == 0 else None
 
 
 def not_a_commit(name: str) -> str:
     """Why `name` names no commit here: a shallow clone (`git clone --depth 1`) lacks the older ones."""
     shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
-                             text=True).stdout.strip() == "true"
+                             text=True, errors="replace").stdout.strip() == "true"
     return f"{name} is not a commit of this repository" + (
         "; this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
         "fetches the others" if shallow else "")
@@ -97,7 +98,7 @@ def checkout_problem(root: Path = ROOT) -> str | None:
     where it can."""
     try:
         r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, capture_output=True,
-                           text=True)
+                           text=True, errors="replace")
     except OSError as e:
         return f"git cannot be run ({os_reason(e)}); asv reads the commits it measures with git: install git"
     if r.returncode == 0:
@@ -170,9 +171,12 @@ def home_problem() -> str | None:
     home = os.environ.get("HOME")
     if home is None:
         return None                              # asv takes the account's home folder
-    if not home.strip():
+    if not home:
         return ("HOME is set but empty, and asv would keep its machine file (.asv-machine.json) at / instead; set HOME "
                 "to your home folder")
+    if (found := blank_folder("HOME", home, "asv (for its machine file, .asv-machine.json)",
+                              "set HOME to your home folder")) is not None:
+        return found
     remedy = "set HOME to your home folder"
     if (why := not_a_folder(home)) is not None:
         return f"HOME={home!r}, where asv keeps its machine file (.asv-machine.json), {why}; {remedy}"
@@ -203,12 +207,12 @@ def run_provenance() -> dict:
     change how the threads wait (OpenMP's: docs/how_fast.md, on a shared machine)."""
     from nbsymple_versions.instruments import provenance
 
-    from benchmarks.grid import configure_threads
+    from benchmarks.grid import configure_threads, grid_name
     configure_threads()
     d = provenance.describe(gpu=True)
     d.pop("host", None)
     d["cuda_runtime"] = _cuda_runtime()
-    d["grid"] = os.environ.get("NBSYMPLE_BENCH_GRID", "") or "default"
+    d["grid"] = grid_name()             # (a hunt: ' Smoke' was recorded as typed, not as the grid that ran)
     d["env"] = {k: v for k, v in os.environ.items()
                 if k.startswith(("NBSYMPLE_BENCH_", "OMP_", "GOMP_")) or k == "NUMBA_ENABLE_CUDASIM"}
     return d
@@ -462,7 +466,9 @@ def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) ->
     with open(log_file, "x") as f, child_process(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) as proc:
         rc = proc.wait()
     if rc:
-        log("".join(Path(log_file).read_text().splitlines(keepends=True)[-30:]))
+        # its words are bytes of the benchmarks' own (a path of a checkout whose name is not UTF-8: a hunt, a
+        # UnicodeDecodeError in place of the tail), read with replacements
+        log("".join(Path(log_file).read_text(errors="replace").splitlines(keepends=True)[-30:]))
     return rc
 
 
@@ -533,7 +539,8 @@ def _smoke(machine: str, config: Path) -> int:
             args += ["-b", p]
         cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
         bad = False
-        with child_process(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        with child_process(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace") as proc:
             for line in proc.stdout:            # shown as it comes, and read for failures
                 print(line, end="", flush=True)
                 bad = bad or re.search(r"\bfailed\b|timed out", line) is not None
@@ -582,7 +589,8 @@ def find(commits: str, bench: str) -> int:
 def _defined_at(commit: str, name: str) -> bool:
     """Whether the suite of `commit` defines the benchmark `name` (module.Class.method)."""
     module, method = name.split(".")[0], name.split(".")[-1]
-    r = subprocess.run(["git", "show", f"{commit}:benchmarks/{module}.py"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(["git", "show", f"{commit}:benchmarks/{module}.py"], cwd=ROOT, capture_output=True, text=True,
+                       errors="replace")
     return r.returncode == 0 and re.search(rf"\bdef {re.escape(method)}\b", r.stdout) is not None
 
 

@@ -63,7 +63,7 @@ def whole_number_argument(minimum: int, below: int | None = None, below_text: st
             value = int(text)
         except ValueError:
             digits = text.strip().lstrip("+-").replace("_", "")
-            if digits.isdigit():
+            if digits.isascii() and digits.isdigit():      # beyond Python's 4300 digits ('²' is no digit of int's)
                 raise argparse.ArgumentTypeError(f"a whole number of {len(digits)} digits is more than it takes"
                                                  ) from None
             raise argparse.ArgumentTypeError(f"expected a whole number, got {short_repr(text)}") from None

@@ -18,15 +18,23 @@ RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 
+def whole_value(text: str | None) -> int | None:
+    """The whole number a launcher's variable `text` holds, written in ASCII digits (spaces around
+    it allowed, at most 18 digits: an int64's), else None. (`str.isdigit` also takes digits `int`
+    cannot read, '²' or '①', and `int` reads at most 4300: a hunt, a traceback at every command's
+    start from MPI_LOCALNRANKS='²' or a PMI_FD of 5000 digits.)"""
+    text = (text or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 18 else None
+
+
 def launcher_present() -> bool:
     """True where an MPI launcher started this very process: Hydra's PMI descriptor open here
     (PMI_FD) or its port (PMI_PORT), or a PMIx server (PMIX_SERVER_URI*: Open MPI, Slurm). A
     process a rank started inherits the rank variables, not the descriptor (a hunt: a refusal
     there was silent, as if it were rank 1's). Reads the environment alone (no NumPy)."""
-    fd = os.environ.get("PMI_FD", "").strip()
-    if fd.isdigit():
+    if (fd := whole_value(os.environ.get("PMI_FD"))) is not None:
         try:
-            os.fstat(int(fd))
+            os.fstat(fd)
             return True
         except (OSError, OverflowError):
             pass
@@ -39,9 +47,8 @@ def launcher_rank() -> int:
     before the ranks are joined (a flag, a checkpoint that cannot be read) is printed by rank 0
     alone, as every later one is."""
     for name in RANK_VARIABLES if launcher_present() else ():
-        text = os.environ.get(name, "").strip()
-        if text.isdigit():
-            return int(text)
+        if (rank := whole_value(os.environ.get(name))) is not None:
+            return rank
     return 0
 
 
@@ -49,9 +56,8 @@ def launcher_size() -> int:
     """How many processes the MPI launcher that started this one started (1 outside a launcher,
     or where it does not say): more than one runs a command that is no job of ranks once each."""
     for name in SIZE_VARIABLES if launcher_present() else ():
-        text = os.environ.get(name, "").strip()
-        if text.isdigit():
-            return int(text)
+        if (size := whole_value(os.environ.get(name))) is not None:
+            return size
     return 1
 
 

@@ -127,7 +127,8 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
             for k in ranks:
                 p = subprocess.run([mpiexec(), "-n", str(k), sys.executable, "-m", JOB, "--n", str(n),
                                     "--min-seconds", "2", "--node-version", "B"],     # the model's CPU node
-                                   capture_output=True, text=True, timeout=900, check=True)
+                                   stdin=subprocess.DEVNULL,     # mpiexec passes its stdin on: data ended the job
+                                   capture_output=True, text=True, errors="replace", timeout=900, check=True)
                 runs += p.stdout.strip().splitlines()[-1] + "\n"
                 write_file(path, runs)          # each run kept as it ends; never through a link at `path`
 

@@ -182,11 +182,11 @@ def git_commit(root: Path = REPO) -> str:
         return _PINNED[root]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=10)
+                              text=True, errors="replace", timeout=10)
         if head.returncode != 0:
             return "unknown"
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10)
+                               capture_output=True, text=True, errors="replace", timeout=10)
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"

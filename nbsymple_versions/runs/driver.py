@@ -67,7 +67,7 @@ from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
 from .snapshots import (SIDECAR, OtherRunsSnapshots, SidecarMissing, SnapshotError, least_bytes, list_snapshots,
-                        names_constants, prepare_folder, read_snapshot, stated_units, write_snapshot)
+                        names_constants, prepare_folder, read_snapshot, stated_units, step_of, write_snapshot)
 from .spec import RunSpec, flag
 
 RESUME_OPTIONS = {"resume", "steps", "snapshots", "every", "json", "checkpoint", "checkpoint_every", "progress",
@@ -366,7 +366,7 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
     writes = [] if checkpoint is None else [(checkpoint.parent, least_bytes(n), "a checkpoint")]
     if folder is not None and (k := snapshots_after(run_, start)):
         replaced = sum(p.stat().st_size for p in folder.glob("snap_*.*")
-                       if p.stem[5:].isdigit() and int(p.stem[5:]) > start and p.is_file())
+                       if (step_of(p) or 0) > start and p.is_file())
         writes.insert(0, (folder, k * least_bytes(n, fmt) - replaced,
                           f"{count(k)} snapshot{'s' if k != 1 else ''} of N = {bodies(n)} ({fmt}, "
                           f"{_every(cadence(run_))} to step {run_['steps']})"))

@@ -365,11 +365,17 @@ def list_snapshots(folder) -> list[Path]:
     return by_step([*folder.glob("snap_*.npz"), *folder.glob("snap_*.txt")])
 
 
+def step_of(path: Path) -> int | None:
+    """The step a snapshot's name `snap_<step>` gives, else None: its digits ASCII ones (`str.isdigit`
+    takes 'snap_²', which `int` cannot read: a hunt, a traceback at the resume of its folder)."""
+    digits = path.stem[5:]
+    return int(digits) if path.stem.startswith("snap_") and digits.isascii() and digits.isdigit() else None
+
+
 def by_step(paths) -> list[Path]:
     """Snapshot files in the order of their steps; a name that is no step's last."""
     def step(path: Path):
-        digits = path.stem[5:]
-        return (0, int(digits), path.name) if digits.isdigit() else (1, 0, path.name)
+        return (1, 0, path.name) if (k := step_of(path)) is None else (0, k, path.name)
     return sorted(paths, key=step)
 
 

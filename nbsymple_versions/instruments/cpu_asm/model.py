@@ -134,7 +134,7 @@ def mca(loop: Loop, interactions: int, cpu_name: str, tool: tuple[str, int] | No
         source = Path(tmp) / "loop.s"
         source.write_text(text)
         p = subprocess.run([path, f"-mcpu={cpu_name}", "-iterations=100", str(source)], capture_output=True,
-                           text=True, timeout=300)
+                           text=True, errors="replace", timeout=300)
     if "not a recognized processor" in p.stderr:
         return None, f"not modelled by llvm-mca {version}"
     total, iterations = _TOTAL.search(p.stdout), _ITERATIONS.search(p.stdout)

@@ -273,7 +273,7 @@ def measure(loops: dict[str, list[Instruction]]) -> Measured:
     command = [sys.executable, "-c", f"from {__name__} import _serve; _serve()"]
     try:                # the host's environment, none of the caller's NUMBA_* settings (the clock is numba's)
         with child_process(command, env=environment(HOST), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True) as child:
+                           stderr=subprocess.PIPE, text=True, errors="replace") as child:
             out, err = child.communicate(json.dumps(blocks), timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         raise ReplayFailed(f"the replay child took more than {TIMEOUT} s") from None

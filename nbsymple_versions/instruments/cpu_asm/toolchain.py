@@ -115,7 +115,8 @@ def _compile_in_children(targets, host_cpu=None) -> dict[str, tuple[str, dict[st
     done = {}
     with ExitStack() as started:
         children = {t: started.enter_context(child_process(command, env=environment(t, host_cpu),
-                                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                           errors="replace"))
                     for t in targets}
         for target, child in children.items():
             out, err = child.communicate(timeout=600)
@@ -138,7 +139,7 @@ def llvm_mca() -> tuple[str, int] | None:
     if path is None:
         return None
     try:
-        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, errors="replace", timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"LLVM version (\d+)", text)

@@ -53,7 +53,7 @@ def tool(name: str) -> str:
 
 
 def _run(args: list[str]) -> str:
-    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=300)
     if p.returncode != 0:
         raise CompileFailed(f"{Path(args[0]).name} failed: {(p.stderr or p.stdout).strip()[:2000]}")
     return p.stdout + p.stderr
