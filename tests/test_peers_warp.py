@@ -5,6 +5,7 @@ check, both compile for the H200 (sm_90 PTX), and the GPU field of `peers.py` an
 of `gpu_report.py` build their rows with Warp's device set to "cpu". No timing assertions."""
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -179,21 +180,34 @@ def test_a_default_warp_cache_that_is_no_private_folder_is_not_used(tmp_path, ki
     assert not held, f"Warp's kernels kept in a folder others may write: {held}"
 
 
+WARP_ONLY = [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1", "--only",
+             "Warp", "--no-gpu"]
+
+
+def _warp_rows(cache: Path, what) -> None:
+    """Run peers' Warp rows with its kernel cache in `cache`; both rows must be measured."""
+    p = subprocess.run(WARP_ONLY, cwd=REPO, env={**os.environ, peers_warp.WARP_CACHE_ENV: str(cache)},
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, (what, p.stdout + p.stderr)
+    assert [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")] == ["ok"] * 2
+
+
+@pytest.fixture(scope="module")
+def warp_cache(tmp_path_factory) -> Path:
+    """A kernel cache of Warp's as peers fills it, built once for the tests that damage a copy."""
+    cache = tmp_path_factory.mktemp("warp") / "cache"
+    _warp_rows(cache, "first")
+    return cache
+
+
 @pytest.mark.parametrize("damaged", [".meta", ".o"])
-def test_a_damaged_entry_of_warps_kernel_cache_is_built_again(tmp_path, damaged):
+def test_a_damaged_entry_of_warps_kernel_cache_is_built_again(tmp_path, warp_cache, damaged):
     """An entry of Warp's kernel cache cut short (a full disk, a copy stopped: its .meta or its object file):
     every Warp row of `peers` was "skipped: Warp failed: JSONDecodeError: Unterminated string" (or "Failed to
     load CPU module"); the cache's kernels are removed and built again (`peers_warp._load`)."""
-    env = {**os.environ, peers_warp.WARP_CACHE_ENV: str(tmp_path / "warp")}
-    argv = [sys.executable, "-m", "nbsymple_versions.instruments.peers", "--n", "64", "--repeats", "1", "--only",
-            "Warp", "--no-gpu"]
-    for attempt in ("first", "damaged"):
-        if attempt == "damaged":
-            files = [p for p in (tmp_path / "warp").rglob(f"*{damaged}") if p.is_file()]
-            assert files
-            for path in files:
-                path.write_bytes(path.read_bytes()[:10])
-        p = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, (attempt, p.stdout + p.stderr)
-        rows = [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")]
-        assert rows == ["ok"] * 2, p.stdout
+    cache = shutil.copytree(warp_cache, tmp_path / "warp")
+    files = [p for p in cache.rglob(f"*{damaged}") if p.is_file()]
+    assert files
+    for path in files:
+        path.write_bytes(path.read_bytes()[:10])
+    _warp_rows(cache, damaged)
