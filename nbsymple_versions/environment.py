@@ -46,6 +46,7 @@ import tempfile
 import warnings
 
 from .core import work      # sizes in words; imports no numba
+from .core.ranks import WHOLE_DIGITS, whole_value      # reads the environment alone
 
 BENCH_GRIDS = ("smoke", "default", "large")       # benchmarks/grid.py's GRIDS (a test compares)
 VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test compares)
@@ -79,13 +80,8 @@ def _whole(minimum: int):
     def test(text: str) -> bool:
         # ASCII digits: `\d` takes '٣', which the C libraries reading these variables (atoi) read as 0
         digits = re.fullmatch(r"\s*\+?([0-9]+)\s*", text)
-        return digits is not None and len(digits[1].lstrip("0")) <= WHOLE_DIGITS and int(digits[1]) >= minimum
+        return digits is not None and (value := whole_value(digits[1])) is not None and value >= minimum
     return test, f"a whole number of at least {minimum}"
-
-
-# the most digits a whole number in a variable may have: an int64's, as the C libraries that read them take
-# (a hunt: 5000 digits passed to Python's int, which reads at most 4300, ended every command in its ValueError)
-WHOLE_DIGITS = 18
 
 
 def _too_many_digits(name: str, value: str) -> str | None:
@@ -185,7 +181,6 @@ def process_problem() -> str | None:
                 f"snapshots, figures) without its owner's right to {rights} it, so the next command could not use "
                 "them; set one that leaves those rights, e.g. umask 022")
     import resource
-    from .core.ranks import whole_value
     ranks = whole_value(os.environ.get("MPI_LOCALNRANKS")) or 1        # mpiexec's ranks on this node
     return (_limit_problem(resource.RLIMIT_NOFILE, "-n", OPEN_FILES, 1, "files open at once",
                            "MPI's start takes up to 40, numba's compiler and a folder's scan more than 10")

@@ -254,3 +254,4 @@ def test_check_says_where_each_precision_was_checked():
     rows = {tuple(line.split()[:3]) for line in p.stdout.splitlines() if line[:1] in CPU_LETTERS}
     assert {("A", "sp", "origin"), ("A", "dp", "8.5"), ("A", "dsp", "8.5")} <= rows, p.stdout
     assert "the cluster at the origin (sp) or at 8.5 kpc (dp, dsp" in p.stdout
+    assert max(map(len, p.stdout.splitlines())) <= 120, p.stdout

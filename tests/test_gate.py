@@ -266,3 +266,22 @@ def test_the_verdict_sorts_slower_and_faster_and_the_load_says_busy():
     assert sorted(compared) == ["fast", "same", "slow"]
     assert (regressed, failed, improved) == (["slow"], ["lost"], ["fast"])
     assert [gate.is_busy({"median": m, "cores": 2}) for m in (1.0, 2.0, 3.0)] == [False, False, True]
+
+
+COUNTS_THEN_MORE = """
+import sys
+from tools import code_counts
+from nbsymple_versions.entry import command
+sys.exit(command("gate", lambda: code_counts.table([("cpu-asm A dp", 1.0, 1.0, 1.0)], []) or print("after") or 0))
+"""
+
+
+def test_the_counts_table_goes_to_the_commands_stdout_in_its_place():
+    """`code_counts.table` printed to the stdout of its import (`out=sys.stdout` bound then), which
+    `entry.command` no longer writes through (it waits on a slow reader with a stream of its own): into a
+    pipe or a file, the gate's counts table came after everything the gate printed later, at exit."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}      # stdout buffered, as by default
+    p = subprocess.run([sys.executable, "-c", COUNTS_THEN_MORE], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "after" and "cpu-asm A dp" in p.stdout.splitlines()[1], p.stdout

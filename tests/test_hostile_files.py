@@ -873,6 +873,21 @@ def test_migrate_replaces_links_at_the_names_it_writes_never_writes_through_them
         assert not path.is_symlink() and json.loads(path.read_text()), path
 
 
+def test_migrate_of_a_machine_folder_holding_no_results_makes_its_new_folder(tmp_path):
+    """A machine folder of machine.json alone (its results moved out) migrated to a new name: machine.json
+    is written into the new folder, made for it, and the old folder goes (asv's `util.write_json` made the
+    folder; `write_file`, which replaced it, does not, and the migration ended in a FileNotFoundError)."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    for path in (tmp_path / "res" / MACHINE).glob("*.json"):
+        if path.name != "machine.json":
+            path.unlink()
+    rc, out, err = nbsymple(tmp_path, "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4", module="tools.migrate")
+    assert rc == 0, err
+    target = tmp_path / "res" / out.split(" -> ")[1].split()[0]
+    assert json.loads((target / "machine.json").read_text())["machine"] == target.name
+    assert not (tmp_path / "res" / MACHINE).exists()
+
+
 def test_migrate_refuses_a_special_machine_file(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "res" / MACHINE / "machine.json").unlink()

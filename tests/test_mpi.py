@@ -769,7 +769,6 @@ def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monk
     assert victim.read_text() == "precious\n" and not png.is_symlink() and png.read_bytes()[:4] == b"\x89PNG"
 
 
-
 @JOB
 def test_the_jobs_mpi_model_starts_get_no_stdin(tmp_path):
     """A hunt: mpiexec passes its stdin on to rank 0, and stops the job when the rank does not read

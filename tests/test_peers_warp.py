@@ -211,3 +211,12 @@ def test_a_damaged_entry_of_warps_kernel_cache_is_built_again(tmp_path, warp_cac
     for path in files:
         path.write_bytes(path.read_bytes()[:10])
     _warp_rows(cache, damaged)
+
+
+def test_the_warp_cache_named_is_the_folder_the_environment_checked(tmp_path, monkeypatch):
+    """NBSYMPLE_WARP_CACHE is checked as it is written (`environment.FOLDERS`: blanks alone refused, a
+    name that ends in a blank taken whole, as numba and matplotlib take theirs); Warp's cache goes to
+    that folder, not to the name with its blanks stripped, which no check saw."""
+    named = str(tmp_path / "cache ")
+    monkeypatch.setenv(peers_warp.WARP_CACHE_ENV, named)
+    assert peers_warp.warp_cache_dir() == named

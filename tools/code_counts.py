@@ -96,8 +96,10 @@ def compare(base: dict, head: dict, tolerance: float = TOLERANCE) -> tuple[list,
     return rows, risen
 
 
-def table(rows, risen, out=sys.stdout):
-    """The compared counts; + marks a rise beyond the tolerance, - a fall."""
+def table(rows, risen, out=None):
+    """The compared counts, to `out` (default: sys.stdout as it is now, the command's, not the one
+    at import); + marks a rise beyond the tolerance, - a fall."""
+    out = sys.stdout if out is None else out
     print(f"{'':2}{'BASE':>8} {'HEAD':>8} {'ratio':>6}  instructions per interaction", file=out)
     for name, b, h, ratio in rows:
         mark = "+" if name in risen else "-" if ratio < 1 - TOLERANCE else " "

@@ -146,6 +146,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
         tracking.write_results(out, data)
         if out != path:
             path.unlink()
+    target.mkdir(exist_ok=True)          # no results file made it where there is none (asv's write_json did)
     write_file(target / "machine.json", json.dumps({**info, "version": 1}, indent=4, sort_keys=True))   # as asv's
     if target != folder:
         (folder / "machine.json").unlink()

@@ -18,13 +18,18 @@ RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 
 
+# the most digits a whole number in a variable may have: an int64's, as the C libraries that read them take
+# (a hunt: 5000 digits passed to Python's int, which reads at most 4300, ended every command in its ValueError)
+WHOLE_DIGITS = 18
+
+
 def whole_value(text: str | None) -> int | None:
-    """The whole number a launcher's variable `text` holds, written in ASCII digits (spaces around
-    it allowed, at most 18 digits: an int64's), else None. (`str.isdigit` also takes digits `int`
-    cannot read, '²' or '①', and `int` reads at most 4300: a hunt, a traceback at every command's
-    start from MPI_LOCALNRANKS='²' or a PMI_FD of 5000 digits.)"""
+    """The whole number a variable's `text` holds, written in ASCII digits (spaces around it
+    allowed, at most WHOLE_DIGITS digits: an int64's), else None. (`str.isdigit` also takes digits
+    `int` cannot read, '²' or '①', and `int` reads at most 4300: a hunt, a traceback at every
+    command's start from MPI_LOCALNRANKS='²' or a PMI_FD of 5000 digits.)"""
     text = (text or "").strip()
-    return int(text) if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 18 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= WHOLE_DIGITS else None
 
 
 def launcher_present() -> bool:

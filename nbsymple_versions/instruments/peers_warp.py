@@ -46,7 +46,7 @@ def warp_cache_dir() -> str:
     name holds anything else (a file: every Warp row was skipped with NotADirectoryError; a link;
     a folder of another user's, or one others may write, whose compiled kernels Warp would load),
     a private folder of this process's own, removed at its exit (the kernels compiled again)."""
-    if given := os.environ.get(WARP_CACHE_ENV, "").strip():
+    if given := os.environ.get(WARP_CACHE_ENV):      # as written: the folder the check saw (blanks alone refused)
         return given
     folder = os.path.join(tempfile.gettempdir(), f"nbsymple-warp-cache-{os.getuid()}")
     try:

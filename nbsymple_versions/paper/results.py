@@ -525,10 +525,10 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
         if not names:
             itself = (root / "machine.json").exists() or any(_result_paths(root))   # a machine's folder given
             here = root.resolve()
+            above = (f"; it is a machine's folder itself: give --results the folder above it, "
+                     f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}.")
             raise ResultsError(f"results folder {_printable(here.name)} holds no machine folder with asv results"
-                               + (f" ({'; '.join(warnings)})" if warnings else "")
-                               + (f"; it is a machine's folder itself: give --results the folder above it, "
-                                  f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}." if itself else "."))
+                               + (f" ({'; '.join(warnings)})" if warnings else "") + (above if itself else "."))
         if len(names) == 1:
             machine = names[0]
         else:

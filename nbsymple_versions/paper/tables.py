@@ -55,8 +55,6 @@ def write_task_shares_md(table: list[dict], origin: str, path: Path, source: str
     write_file(path, "\n".join(lines) + "\n")
 
 
-
-
 def _sci(x: float, missing: str = "skipped", zero: str = "0 (below E's float64 resolution)",
          resolution: bool = True) -> str:
     """x in three digits; 0 as `zero`; with `resolution` (a total energy error), a value within two

@@ -72,6 +72,11 @@ def _what(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def _kind(mode: int) -> str:
+    """What a file of `mode` is, a regular one included ("a file", "a folder", "a FIFO (named pipe)", ...)."""
+    return "a file" if stat.S_ISREG(mode) else _what(mode)
+
+
 def odd_kind(path) -> str | None:
     """What `path` is when it is there and no regular file ("a folder", "a FIFO (named pipe)",
     ...; links followed), else None."""
@@ -94,7 +99,7 @@ def not_a_folder(path) -> str | None:
         return "does not exist"
     except OSError as e:
         return f"cannot be read ({e.strerror})"
-    return None if stat.S_ISDIR(mode) else f"is {'a file' if stat.S_ISREG(mode) else _what(mode)}, not a folder"
+    return None if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a folder"
 
 
 def blocking(path) -> tuple[Path, str] | None:
@@ -106,7 +111,7 @@ def blocking(path) -> tuple[Path, str] | None:
         except OSError:
             return None
         if not stat.S_ISDIR(mode):
-            return name, "a file" if stat.S_ISREG(mode) else _what(mode)
+            return name, _kind(mode)
     return None
 
 
