@@ -640,6 +640,30 @@ def test_a_lock_file_another_user_left_is_taken_for_reading(tmp_path, monkeypatc
     assert "in use by another run" in err
 
 
+def test_a_lock_file_on_a_read_only_file_system_is_taken_for_reading(tmp_path, monkeypatch):
+    """A lock file that cannot be opened for writing because its file system is read-only (EROFS, a
+    review) was "not a regular file, not a lock file"; it is opened for reading, and `flock` locks it."""
+    import errno
+    import fcntl
+    from nbsymple_versions.runs.paths import open_lock
+    lock = tmp_path / ".c.ck.lock"
+    lock.write_text("123\n")
+    real = os.open
+
+    def opener(path, flags, *args, **kw):
+        if os.fspath(path) == str(lock) and not flags & os.O_CREAT and flags & os.O_ACCMODE != os.O_RDONLY:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        return real(path, flags, *args, **kw)
+    monkeypatch.setattr(os, "open", opener)       # (O_CREAT | O_EXCL of a file there: EEXIST, as Linux says)
+    fd = open_lock(lock)
+    try:
+        assert os.fstat(fd).st_ino == lock.stat().st_ino
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    assert lock.read_text() == "123\n"
+
+
 def test_a_lock_file_another_user_left_unreadable_is_named_with_its_owner(tmp_path, monkeypatch):
     """A lock file this user can neither read nor write (another user's, 0600): one sentence
     naming it and its owner, nothing written."""

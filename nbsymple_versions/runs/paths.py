@@ -339,7 +339,8 @@ def open_lock(path) -> int:
     regular file of one name. A folder, a link (symbolic, or hard: the process id written would
     replace the text of the file's other names) or anything else there is refused in one sentence. A lock
     file this user may read but not write (another user's run made it, in a folder both may
-    write) is opened for reading: `flock` takes it all the same."""
+    write; or one on a read-only file system, which was said to be "not a regular file") is opened
+    for reading: `flock` takes it all the same."""
     flags = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
     try:
         return os.open(path, flags | os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
@@ -350,7 +351,9 @@ def open_lock(path) -> int:
     try:
         try:
             fd = os.open(path, flags | os.O_RDWR | os.O_NONBLOCK)
-        except PermissionError:
+        except OSError as e:             # not writable here: another user's, or on a read-only file system
+            if not isinstance(e, PermissionError) and e.errno != errno.EROFS:
+                raise
             fd = os.open(path, flags | os.O_RDONLY | os.O_NONBLOCK)
     except PermissionError:                  # neither: another user's file, unreadable to this one
         raise FileRefused(f"lock file {path} cannot be read by this user (it belongs to {_owner(path)}); remove "
