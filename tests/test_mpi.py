@@ -781,3 +781,21 @@ def test_the_jobs_mpi_model_starts_get_no_stdin(tmp_path):
                            stdin=zeros, capture_output=True, text=True, timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "m.jsonl").read_text())["ranks"] == 2
+
+
+def test_a_stdout_that_cannot_be_written_does_not_stop_a_rank_ending_the_job(monkeypatch):
+    """`mpi.comm._flush`, before a rank ends the job, passed over OSError and ValueError only: the
+    command's guarded stdout raises `entry.OutputFailed` (a review), which escaped the abort."""
+    import errno
+    from nbsymple_versions.entry import OutputFailed
+    from nbsymple_versions.mpi import comm
+    flushed = []
+
+    class Failing:
+        def flush(self):
+            flushed.append(self)
+            raise OutputFailed(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    monkeypatch.setattr(sys, "stdout", Failing())
+    monkeypatch.setattr(sys, "stderr", Failing())
+    comm._flush()
+    assert len(flushed) == 2

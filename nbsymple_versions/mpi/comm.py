@@ -171,10 +171,13 @@ def release_shared_memory():
 
 
 def _flush():
+    """Flush this rank's stdout and stderr before it ends the job; one that cannot take it (closed,
+    full, a reader gone: `entry.OutputFailed` from the command's guarded stdout) is passed over, so
+    that the job still ends (a review: OutputFailed escaped the abort)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except Exception:   # noqa: BLE001 - whatever a stream that cannot be written raises
             pass
 
 
