@@ -138,7 +138,7 @@ def test_without_gpu_results_c_d_e_are_predicted_and_labelled(tmp_path, stated_k
     assert [(s, sorted(p)) for s, _, p in panels] == [("leapfrog", list("CDE")), ("si6a", list("CDE"))]
     n, t = panels[0][2]["C"]
     assert list(n) == [256] and t[0] == pytest.approx(pred.step("C", 256))
-    assert pred.legend == "predicted, H200"
+    assert pred.legend() == "predicted, H200" and pred.legend("leapfrog") == "predicted leapfrog, H200"
     # REPORT.md: the rows' label, the model's inputs, what it reproduces and what it cannot
     report = (out / "REPORT.md").read_text()
     for text in (LABEL, "25.5 instructions per interaction", "63.0 GB/s each way, 10 us per copy",

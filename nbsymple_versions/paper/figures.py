@@ -59,8 +59,8 @@ def step_curves(res: Results, prediction=None) -> list[tuple[str, dict, dict]]:
 
 def _predicted_line(ax, v, n, y, prediction, scheme: str = ""):
     """A predicted curve, dashed; `scheme` named in its label where the panel mixes schemes."""
-    legend = f"predicted {scheme}, {prediction.gpu.name}" if scheme else prediction.legend
-    ax.plot(n, y, ls=PREDICTED_STYLE, mfc="none", label=f"{VERSION_LABELS.get(v, v)} ({legend})", **version_line(v))
+    ax.plot(n, y, ls=PREDICTED_STYLE, mfc="none", label=f"{VERSION_LABELS.get(v, v)} ({prediction.legend(scheme)})",
+            **version_line(v))
 
 
 def _legend_beside(ax, handles=None, labels=None):

@@ -188,9 +188,10 @@ class Prediction:
     def label(self) -> str:
         return f"predicted ({MODEL}, {self.gpu.name}, commit {self.commit})"
 
-    @property
-    def legend(self) -> str:
-        return f"predicted, {self.gpu.name}"
+    def legend(self, scheme: str = "") -> str:
+        """A predicted curve's words in a legend: "predicted, H200", or "predicted leapfrog, H200"
+        where its panel mixes schemes."""
+        return f"predicted{' ' + scheme if scheme else ''}, {self.gpu.name}"
 
     def ns(self, letter: str) -> list[int]:
         """The N at which the host tasks of `letter` were measured."""
