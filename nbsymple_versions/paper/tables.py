@@ -151,8 +151,8 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
              f"N = {setup['n']}, seed {setup['seed']}, version {setup['version']} on one thread (N on every grid; "
              f"only the smoke grid of commits from 2026-11-30 05:45 to 13:44 UTC ran 256).", "",
              *MEASURES, "", f"Results: {markdown_text(source)}.", "",
-             "| scheme | precision | energy (total), per step | energy (total), after 1000 steps "
-             "| energy (internal), after 1000 steps | angular momentum |",
+             f"| scheme | precision | energy (total), per step | energy (total), after {setup['steps']} steps "
+             f"| energy (internal), after {setup['steps']} steps | angular momentum |",
              "|---|---|---:|---:|---:|---:|"]
     for (scheme, prec), row in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 9), porder.get(kv[0][1], 9))):
         name = "SI6A" if scheme == "si6a" else scheme
@@ -173,7 +173,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
         lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its {lo:.1e} to {hi:.1e} per step "
                      f"(their S build: float32 pair term and Galaxy) is compared with the total-energy error: here "
                      f"SI6A dp (float64 throughout) {has}; its internal-energy error after "
-                     f"1000 steps is {_sci(si.get('internal', math.nan), internal_missing, '0', False)}. Its "
+                     f"{setup['steps']} steps is {_sci(si.get('internal', math.nan), internal_missing, '0', False)}. Its "
                      f"angular-momentum error is {_sci(si.get('angular', math.nan), zero='0', resolution=False)} (the "
                      f"paper quotes L_x and L_y; "
                      f"ours is that of L_z, the component the Galaxy conserves).")
@@ -181,7 +181,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
             sp, dp = table.get(("si6a", "sp"), {}).get(key, math.nan), si.get(key, math.nan)
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
                 floor = key == "after_1000" and at_resolution(dp)     # E's rounding: a bound, not a ratio
-                lines.append(f"After 1000 steps SI6A dp conserves energy ({what}) {'at least ' if floor else ''}"
+                lines.append(f"After {setup['steps']} steps SI6A dp conserves energy ({what}) {'at least ' if floor else ''}"
                              f"{math.log10(sp / dp):.1f} orders of magnitude better than sp ("
                              + ("dp's figure is within two float64 roundings of E, so this is a lower bound, and the "
                                 "internal error measures the ratio; " if floor else "")
