@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-import textwrap
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from ..core.ics import State
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import science_runs
 from .science_runs import RUN_FILE, load_run, step_rule
-from .style import plt, save, style
+from .style import plt, save, style, wrapped
 from .tides import fraction_beyond, jacobi_radius
 
 
@@ -211,7 +210,7 @@ def _title_lines(text: str, fig, points: float) -> str:
             joined = part
         line = joined
     lines.append(line)
-    return "\n".join(wrapped for one in lines for wrapped in textwrap.wrap(one, chars, break_on_hyphens=False))
+    return wrapped("\n".join(lines), chars)
 
 
 def _e(x: float | None) -> str:

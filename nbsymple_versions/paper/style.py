@@ -78,9 +78,10 @@ FOOTER_LINE_POINTS = 1.2 * FOOTER_POINTS      # matplotlib's line spacing
 FOOTER_PAD_INCHES = 0.06
 
 
-def _wrapped(text: str, chars: int) -> str:
-    return "\n".join(wrapped for line in text.splitlines()
-                     for wrapped in textwrap.wrap(line, chars, break_on_hyphens=False) or [""])
+def wrapped(text: str, chars: int) -> str:
+    """Each line of `text` wrapped at spaces to at most `chars` characters (a longer word broken)."""
+    return "\n".join(piece for line in text.splitlines()
+                     for piece in textwrap.wrap(line, chars, break_on_hyphens=False) or [""])
 
 
 def footer(fig, text: str):
@@ -90,7 +91,7 @@ def footer(fig, text: str):
     them: it is drawn once, where saving with a tight bounding box would draw it twice. The text
     comes from the results and run records: drawn as written, never read as mathtext."""
     chars = max(40, int(fig.get_figwidth() * 72 / FOOTER_CHAR_POINTS))
-    label = fig.text(0.005, 0.0, _wrapped(text, chars), fontsize=FOOTER_POINTS, color="0.35", ha="left", va="top",
+    label = fig.text(0.005, 0.0, wrapped(text, chars), fontsize=FOOTER_POINTS, color="0.35", ha="left", va="top",
                      parse_math=False)          # the results' own text, as written: '$' is no mathtext
     fig.set_dpi(DPI)                    # measured as saved: a glyph's width follows the resolution
     renderer = fig.canvas.get_renderer()
@@ -99,7 +100,7 @@ def footer(fig, text: str):
         if wide <= 1:
             break
         chars = max(8, int(chars / wide))
-        label.set_text(_wrapped(text, chars))
+        label.set_text(wrapped(text, chars))
     height = fig.get_figheight()
     room = (label.get_text().count("\n") + 1) * FOOTER_LINE_POINTS / 72 + 2 * FOOTER_PAD_INCHES
     fig.set_figheight(height + room)
