@@ -1451,3 +1451,31 @@ def test_bench_refuses_a_results_file_it_cannot_read_before_asv_runs(tmp_path, m
     assert rc == 2 and fixed.name in err and err.rstrip().endswith("nothing was run"), err
     assert "Traceback" not in err and len(err.strip().splitlines()) in (1, 2), err   # (the run's heading,) the refusal
     assert stat.S_ISFIFO(fixed.lstat().st_mode) if kind == "fifo" else fixed.is_file()
+
+
+@pytest.mark.parametrize("fault", [errno.ENOSPC, errno.EROFS])
+def test_a_write_of_the_tools_that_fails_is_one_sentence_and_keeps_the_file(tmp_path, monkeypatch, fault):
+    """A full disk or a read-only folder under `tools.migrate` (or `tools.tracking benchmarks-json`,
+    the results files, the machine file: every `runs.paths.write_atomically` that no caller
+    answers) ended in an OSError traceback: now one sentence naming the file, status 4, the files
+    as they were and no temporary left (`entry.command`, `runs.paths.failed_write`)."""
+    from nbsymple_versions.entry import command
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    before = tree(tmp_path)
+    real = os.fsync
+
+    def failing(fd):
+        if os.path.isfile(f"/proc/self/fd/{fd}"):          # a file's flush, not its folder's
+            raise OSError(fault, os.strerror(fault))
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", failing)
+    monkeypatch.chdir(tmp_path)
+    err = io.StringIO()
+    with hang_guard(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = command("python -m tools.migrate",
+                     lambda: migrate.main([f"res/{MACHINE}", "--isa", "avx2", "--uarch", "znver4"]))
+    lines = err.getvalue().strip().splitlines()
+    assert rc == 4 and len(lines) == 1, err.getvalue()
+    assert lines[0].startswith("python -m tools.migrate: cannot write ") and os.strerror(fault) in lines[0]
+    files = {p: h for p, h in tree(tmp_path).items() if h != "folder"}      # (the new machine folder, empty)
+    assert files == {p: h for p, h in before.items() if h != "folder"}     # nothing half written, no temporary

@@ -258,9 +258,13 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     writer's process id in its name), give it the usual permissions (0666 less the umask), fsync
     it (each where the file system does it: `_where_done`), rename it to `path` and fsync the
     folder; the temporary is removed if anything fails. A kill at any moment leaves the old file
-    or the new."""
+    or the new. An OSError raised carries `path` (`failed_write`)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", suffix=suffix, dir=path.parent)
+    except OSError as e:
+        e.written = path
+        raise
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -268,8 +272,10 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
             _where_done(os.fchmod, f.fileno(), 0o666 & ~umask())
             _where_done(os.fsync, f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            e.written = path             # `failed_write` names it
         raise
     try:                                   # make the rename itself durable
         folder = os.open(path.parent, os.O_RDONLY)
@@ -280,6 +286,11 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     except OSError:
         pass
     return path
+
+
+def failed_write(error: OSError) -> Path | None:
+    """The file whose `write_atomically` failed with `error` (left as it was before), else None."""
+    return getattr(error, "written", None)
 
 
 STALE_S = 60          # a temporary of a writer that is gone, this old, is what a kill left
