@@ -412,8 +412,11 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
     fixed = tmp_path / get_filename("m", commit, tracking.fixed_env_name())
     for run in (1, 2):
+        kept = fixed.read_bytes() if run > 1 else None
         with tracking.fixed_environment(tmp_path, "m", commit, {"run": run}):
-            assert not fixed.exists() and (run == 1 or asv_file.exists())   # asv merges into it
+            # asv merges into its copy; the fixed file stays whole until the new one replaces it
+            assert (fixed.exists(), asv_file.exists()) == (run > 1, run > 1)
+            assert run == 1 or fixed.read_bytes() == asv_file.read_bytes() == kept
             asv_file.parent.mkdir(parents=True, exist_ok=True)
             asv_file.write_text(json.dumps({"env_name": "x", "python": sys.executable, "params": {"python": "x"},
                                             "results": {}, "version": 2}))
@@ -423,8 +426,42 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
         assert [p["run"] for p in data["provenance"]] == list(range(1, run + 1))
     held = fixed.read_bytes()
     with tracking.fixed_environment(tmp_path, "m", commit, {"run": 3}):
-        assert asv_file.exists() and not fixed.exists()
+        assert asv_file.read_bytes() == fixed.read_bytes() == held
     assert fixed.read_bytes() == held and not asv_file.exists()      # asv saved nothing: no run recorded
+
+
+def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_they_were(tmp_path, monkeypatch):
+    """`make bench` killed (kill -9) while asv ran, or a disk full as asv saved: the commit's
+    results had been moved to asv's own name for the run and were then left there, or cut short
+    by asv's `util.write_json`, which wrote in place (a hunt). The fixed file stays as it was while
+    asv runs, a killed run's copy is replaced at the next, and asv (`tracking.ASV`) writes each
+    file whole (`whole_writes`): shown by a link at asv's machine file, replaced, not written through."""
+    from asv import util
+    from asv.results import get_filename
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
+    fixed = tmp_path / get_filename("m", commit, tracking.fixed_env_name())
+    fixed.parent.mkdir(parents=True)
+    fixed.write_text(json.dumps({"env_name": "x", "python": "3", "params": {}, "results": {"a": [1]}, "version": 2,
+                                 "provenance": [{"run": 1}]}))
+    held = fixed.read_bytes()
+    asv_file.write_text('{"results": {"a": [1], "b"')          # what a killed run's asv left, cut short
+    with monkeypatch.context() as m:
+        m.setattr(util, "write_json", util.write_json)          # asv's own again after the block
+        tracking.whole_writes()
+        with pytest.raises(TypeError):
+            with tracking.fixed_environment(tmp_path, "m", commit, {"run": 2}):
+                assert fixed.read_bytes() == held == asv_file.read_bytes()      # as a kill here would leave it
+                util.write_json(str(asv_file), {"results": {"a": [1], "b": object()}}, compact=True)  # fails midway
+    assert fixed.read_bytes() == held and not asv_file.exists()
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"version": 1}')
+    (tmp_path / ".asv-machine.json").symlink_to(outside)
+    r = subprocess.run([*tracking.ASV, "--config", str(tracking.CONFIG), "machine", "--yes", "--machine", "m"],
+                       cwd=tracking.ROOT, env=dict(os.environ, HOME=str(tmp_path)), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert outside.read_text() == '{"version": 1}' and not (tmp_path / ".asv-machine.json").is_symlink()
 
 
 def test_a_results_file_that_is_a_link_is_replaced_never_written_through(tmp_path):

@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -292,13 +291,15 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
         runs = _recorded_runs(fixed)
         handed = fixed.read_bytes()
         asv_path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(fixed, asv_path)
-        write_file(asv_path, handed)     # a file of its own: asv wrote through a link moved there
+        # a copy: the fixed file stays as it was until the new one replaces it whole (moved away, a
+        # kill -9 or a full disk while asv ran or saved left the commit's results under asv's name, or
+        # cut short: a hunt); a copy of a killed run's asv's name is replaced by it
+        write_file(asv_path, handed)     # a file of its own: asv wrote through a link there
     try:
         yield
     finally:
         if handed is not None and asv_path.exists() and asv_path.read_bytes() == handed:
-            os.replace(asv_path, fixed)
+            asv_path.unlink()
         elif asv_path.exists():
             data = json.loads(asv_path.read_text())
             version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -454,11 +455,33 @@ def selected(gate: bool = False, bench: str | None = None) -> list[tuple[str, li
 
 # ---------------------------------------------------------------- running asv
 
+# asv as `python -m asv`, but every JSON file it writes (results, machine.json, benchmarks.json, the
+# dashboard's) written whole (`whole_writes`): asv's `util.write_json` wrote in place, and a kill or a
+# full disk while it saved left the file cut short, the results it held before lost (a hunt)
+ASV = [sys.executable, "-c", "import sys; sys.argv[0] = 'asv'; from tools.tracking import whole_writes; "
+                             "whole_writes(); from asv.main import main; main()"]
+
+
+def whole_writes():
+    """Make asv write each JSON file as `runs.paths.write_file` does: through a temporary file
+    renamed over it, so that a kill or a failed write leaves the file that was there, never half
+    of one (and a link at its name is replaced, never written through). The same text as asv's."""
+    from asv import util
+
+    def write_json(path, data, api_version=None, compact=False):
+        path = os.path.abspath(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if api_version is not None:
+            data = dict(data, version=api_version)
+        write_file(path, json.dumps(data) if compact else json.dumps(data, indent=4, sort_keys=True))
+    util.write_json = write_json
+
+
 def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) -> int:
-    """Run `asv --config CONFIG ARGS` with this interpreter; return its exit status. With
+    """Run `asv --config CONFIG ARGS` with this interpreter (`ASV`); return its exit status. With
     `log_file`, asv's output goes there (a file made anew, never written through a link at its
     name), and its tail to stderr if asv fails."""
-    cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
+    cmd = [*ASV, "--config", str(config), *args]
     if log_file is None:
         with child_process(cmd, cwd=ROOT, env=env) as proc:     # asv and its benchmarks end with us
             return proc.wait()
@@ -537,7 +560,7 @@ def _smoke(machine: str, config: Path) -> int:
         args = ["run", "--python=same", "--quick", "--dry-run", "--machine", machine]
         for p in selection():
             args += ["-b", p]
-        cmd = [sys.executable, "-m", "asv", "--config", str(config), *args]
+        cmd = [*ASV, "--config", str(config), *args]
         bad = False
         with child_process(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            errors="replace") as proc:
