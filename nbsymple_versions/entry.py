@@ -316,11 +316,12 @@ def child_process(cmd, **popen):
     """`subprocess.Popen(cmd, **popen)` in a process group of its own, for the `with` block.
     Should the block end by an exception (`Terminated`, Ctrl-C, an error), the whole group, the
     child's own children too, is ended with it: SIGTERM, then SIGKILL after `GRACE` seconds.
-    Otherwise the block's end waits for the child, as Popen's own `with` does."""
+    Otherwise the block's end waits for the child, as Popen's own `with` does. Should the command
+    be killed (`kill -9`, no exception), the child gets SIGTERM (`_ends_with_parent`)."""
     proc = None
     try:
         with signals_held():             # started and recorded, or not started
-            proc = subprocess.Popen(cmd, start_new_session=True, **popen)
+            proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=_ends_with_parent(), **popen)
         yield proc
     except BaseException:
         if proc is not None:
@@ -330,6 +331,27 @@ def child_process(cmd, **popen):
         if proc is not None:
             with proc:                   # close its pipes and reap it
                 pass
+
+
+PR_SET_PDEATHSIG = 1                 # Linux's prctl: the signal a process gets when its parent ends
+
+
+def _ends_with_parent():
+    """A Popen `preexec_fn` by which the child gets SIGTERM when this process ends, killed too
+    (`kill -9` of `make bench` left asv measuring and writing results/ after its lock was gone, a
+    hunt; a second `make bench` then ran beside it), or None where the system has no such call."""
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def in_child():
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:       # ended before the call: no signal will come
+            os.kill(os.getpid(), signal.SIGTERM)
+    return in_child
 
 
 def _end_group(proc):

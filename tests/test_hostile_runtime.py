@@ -1078,6 +1078,38 @@ def test_a_signal_ends_a_childs_whole_process_group(tmp_path, signum):
     _wait_for(lambda: not _running([shell, *grandchildren]), "the group to end")
 
 
+ORPHAN = """
+import sys
+from nbsymple_versions.entry import child_process, command
+
+def body():
+    with child_process(["sleep", "300"]) as proc:
+        print(proc.pid, flush=True)
+        proc.wait()
+    return 0
+
+sys.exit(command("orphan", body))
+"""
+
+
+def test_a_child_ends_with_a_command_killed_by_sigkill(tmp_path):
+    """`kill -9` of `make bench` (no exception to end its children) left asv measuring and writing
+    results/ after the lock on them was gone, beside the next `make bench` (a hunt): the child
+    now gets SIGTERM when its command ends (`entry._ends_with_parent`)."""
+    environ = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN], cwd=tmp_path, env=environ, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        child = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(timeout=HANG_GUARD)
+        _wait_for(lambda: not _running([child]), "the child to end")
+    finally:
+        proc.kill()
+        with contextlib.suppress(ProcessLookupError, NameError):
+            os.kill(child, signal.SIGKILL)
+
+
 # ------------------------------------------------------------------ every refusal names its option
 
 @pytest.mark.parametrize("argv, named", [
