@@ -1479,3 +1479,23 @@ def test_a_write_of_the_tools_that_fails_is_one_sentence_and_keeps_the_file(tmp_
     assert lines[0].startswith("python -m tools.migrate: cannot write ") and os.strerror(fault) in lines[0]
     files = {p: h for p, h in tree(tmp_path).items() if h != "folder"}      # (the new machine folder, empty)
     assert files == {p: h for p, h in before.items() if h != "folder"}     # nothing half written, no temporary
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write_of_its_file(tmp_path):
+    """`make bench`, `tools.migrate` or `make dashboard` killed while it wrote a file left
+    `.NAME.<pid>.<random>.tmp` in results/ (committed with it) or html/ for good: `paper --out`
+    alone removed them. The next `runs.paths.write_file` of NAME removes those of a writer that is
+    gone; a live writer's, another file's and a user's stay."""
+    import time
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    name = "0123abcd-existing-py3.11.json"
+    stale = tmp_path / f".{name}.{int(dead.stdout)}.p431bv8r.tmp"
+    live = tmp_path / f".{name}.{os.getpid()}.q2xabcde.tmp"
+    other = tmp_path / f".machine.json.{int(dead.stdout)}.p431bv8r.tmp"
+    users = tmp_path / f".{name}.draft.tmp"
+    for path in (stale, live, other, users):
+        path.write_bytes(b"cut short")
+        os.utime(path, (time.time() - 3600,) * 2)
+    write_file(tmp_path / name, "{}")
+    assert not stale.exists() and live.exists() and other.exists() and users.exists()
+    assert (tmp_path / name).read_text() == "{}"

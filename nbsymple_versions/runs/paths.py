@@ -298,23 +298,33 @@ STALE_S = 60          # a temporary of a writer that is gone, this old, is what 
 WRITERS_TEMPORARY = re.compile(r"\.[^/]+\.(?:png|md|csv|json)\.(\d+)\.[a-z0-9_]{8}\.tmp")
 
 
-def remove_stale_temporaries(folder) -> list[Path]:
+def remove_stale_temporaries(folder, name: str | None = None) -> list[Path]:
     """Remove from `folder` the temporaries `write_atomically` left when its writer was killed: a
     `.<name>.<pid>.<random>.tmp` whose process is gone from this machine and that is more than
     STALE_S seconds old (a writer on another machine sharing the folder is never that slow); for
-    a folder no lock guards (`paper --out`: a kill left them for good, a hunt). Returns them."""
+    a folder no lock guards (`paper --out`: a kill left them for good, a hunt), or, given `name`,
+    those of file `name` alone (what `write_file` writes: results/, html/, caches). Returns them."""
+    form = WRITERS_TEMPORARY if name is None else re.compile(rf"\.{re.escape(name)}\.(\d+)\.[a-z0-9_]{{8}}\.tmp")
     gone = []
-    for path in Path(folder).glob(".*.tmp"):
-        match = WRITERS_TEMPORARY.fullmatch(path.name)      # that form alone: a user's `.draft.2024.tmp` stays
+    try:
+        found = list(Path(folder).glob(".*.tmp"))
+    except OSError:                      # a folder that cannot be listed: nothing to remove
+        return gone
+    for path in found:
+        match = form.fullmatch(path.name)      # that form alone: a user's `.draft.2024.tmp` stays
         try:
             if match is None or time.time() - path.lstat().st_mtime < STALE_S:
                 continue
-            pid = int(match.group(1))
-            os.kill(pid, 0)
+            os.kill(int(match.group(1)), 0)
+            continue                     # its writer lives
         except (ProcessLookupError, OverflowError):     # OverflowError: an id beyond any process's (an
-            path.unlink(missing_ok=True)                # OverflowError traceback of `paper` where 20 digits
-            gone.append(path)                           # stood in the name)
-        except OSError:                  # another user's live process (EPERM), or the file gone
+            pass                                        # OverflowError traceback of `paper` where 20 digits
+        except OSError:                  # stood in the name); another user's live process (EPERM), or the file gone
+            continue
+        try:
+            path.unlink(missing_ok=True)
+            gone.append(path)
+        except OSError:                  # a folder made read-only since: left for a later write
             continue
     return gone
 
@@ -337,11 +347,14 @@ def _where_done(call, *args):
 
 def write_file(path, data: bytes | str) -> Path:
     """Write `data` (text as UTF-8) to `path` by `write_atomically`: a link at `path` is
-    replaced, never written through, and a kill leaves the old file or the new one. A character
+    replaced, never written through, and a kill leaves the old file or the new one (and its
+    temporary, removed by the next write of `path`: `remove_stale_temporaries`). A character
     UTF-8 cannot hold (the undecodable byte of a path the user named, as Python reads it) is
     written as its escape, \\udcff, as stderr shows it."""
     body = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else bytes(data)
-    return write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
+    written = write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
+    remove_stale_temporaries(written.parent, written.name)     # a killed writer's of this name: left for good
+    return written
 
 
 def open_lock(path) -> int:
