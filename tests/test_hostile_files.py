@@ -1499,3 +1499,18 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write_of_its_file(tmp
     write_file(tmp_path / name, "{}")
     assert not stale.exists() and live.exists() and other.exists() and users.exists()
     assert (tmp_path / name).read_text() == "{}"
+
+
+def test_migrate_beside_an_asv_command_writing_results_is_refused_before_it_writes(tmp_path, monkeypatch):
+    """`tools.migrate` beside `make bench` (found by a hunt): it rewrote and moved the results files,
+    then was refused at benchmarks.json, its last write, saying another command was using results/
+    (status 2, as if nothing was written; the run then merged the old files back). It holds
+    results/ (`tracking.exclusive`) from its first read to its last write."""
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    shutil.copytree(FIXTURE, tmp_path / "w" / "res")
+    with tracking.exclusive("results", "results/"):              # as `make bench` holds it
+        refused(tmp_path / "w", ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"],
+                ["another asv command", "results/"], module="tools.migrate")
+    rc, out, err = nbsymple(tmp_path / "w", "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4",
+                            module="tools.migrate")
+    assert rc == 0 and " -> " in out, err                          # free again: it migrates

@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 from nbsymple_versions.instruments import provenance
@@ -92,7 +93,14 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
             evidence: str | None = None) -> Path:
     """Migrate one machine folder of results/; `isa` and `uarch` default to what its machine.json
     says (ValueError where it says nothing); `evidence`, why the values given are right, goes into
-    each file's provenance. Returns the new folder."""
+    each file's provenance. Returns the new folder. Unless `dry_run`, results/ is held from the
+    first read to the last write (`tracking.exclusive`: `make bench` beside it merged the files it
+    had renamed back; a second command was refused at benchmarks.json, after the other writes)."""
+    with nullcontext() if dry_run else tracking.exclusive("results", "results/"):
+        return _migrate(folder, isa, uarch, dry_run, evidence)
+
+
+def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, evidence: str | None) -> Path:
     from asv import util
     from asv.results import Results
     root = folder.parent
@@ -152,7 +160,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
         (folder / "machine.json").unlink()
         if not any(folder.iterdir()):
             folder.rmdir()
-    tracking.write_benchmarks_json(root / "benchmarks.json")
+    tracking.write_benchmarks_json(root / "benchmarks.json", held=True)
     return target
 
 

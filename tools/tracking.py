@@ -792,14 +792,15 @@ def discovered_benchmarks() -> dict:
     return out
 
 
-def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json"):
+def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json", held: bool = False):
     """Rewrite the committed benchmarks.json from discovery, as asv writes it (indented, keys
     sorted), replaced whole (`runs.paths.write_file`) while no other asv command of this checkout
-    writes results/; FileRefused where a folder or a FIFO stands at its name."""
+    writes results/ (`held`: the caller holds that lock already); FileRefused where a folder or a
+    FIFO stands at its name."""
     if (kind := odd_kind(path)) is not None:
         raise FileRefused(f"{os.path.relpath(path, ROOT)} is {kind}, not asv's benchmarks.json: move it away")
     data = discovered_benchmarks()
-    with exclusive("results", "results/"):
+    with nullcontext() if held else exclusive("results", "results/"):
         write_file(path, json.dumps(data, indent=4, sort_keys=True))
 
 
