@@ -1501,6 +1501,16 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write_of_its_file(tmp
     assert (tmp_path / name).read_text() == "{}"
 
 
+def test_a_second_paper_into_one_folder_is_refused_before_it_writes(tmp_path):
+    """Two `nbsymple paper` into one --out at once (of two machines' results) mixed their figures,
+    REPORT.md and science_runs.json in silence: the second is refused, nothing written. `--full`
+    writes its own files and run folder alone (locked), beside a paper into the same folder."""
+    (tmp_path / "P").mkdir()
+    with locks.hold(tmp_path / "P", "--out", folder=True):       # as a paper under way holds it
+        refused(tmp_path, ["paper", "--results", FIXTURE, "--out", "P", "--no-science", "--quiet"],
+                ["--out", "in use by another run", "nothing was written"])
+
+
 def test_migrate_beside_an_asv_command_writing_results_is_refused_before_it_writes(tmp_path, monkeypatch):
     """`tools.migrate` beside `make bench` (found by a hunt): it rewrote and moved the results files,
     then was refused at benchmarks.json, its last write, saying another command was using results/

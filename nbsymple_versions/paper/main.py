@@ -18,6 +18,7 @@ import json
 import math
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from ..core.checks import as_float
@@ -27,6 +28,7 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import writable
+from ..runs.locks import hold
 from ..runs.paths import FileRefused, blocking, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
@@ -416,9 +418,17 @@ def main(argv=None) -> int:
         return 2
     out = Path(args.out)
     try:
-        if args.full:
+        if args.full:                   # its own files and run folder (locked) alone
             return _full(args, out)
-        return _everything(args, res, out)
+        with ExitStack() as held:       # two at once mixed their figures, REPORT.md and science_runs.json (a hunt)
+            try:
+                unlocked = held.enter_context(hold(out, "--out", folder=True))
+            except Busy as exc:
+                _say(f"{exc}; nothing was written.")
+                return 2
+            if unlocked is not None:
+                _say(f"{unlocked}.")
+            return _everything(args, res, out)
     except Interrupted as exc:
         _say(f"{exc}" + ("." if args.full else "; REPORT.md was not rewritten."))
         return 128 + exc.signum
