@@ -304,3 +304,22 @@ def test_mpi_model_measure_names_a_missing_mpiexec_and_a_failed_job(tmp_path, mo
     rc, _, err = call(["--measure", runs], RUN["mpi_model"])
     assert rc == 4 and "No space left on device" in err and len(err.strip().splitlines()) == 1, err
     assert mpi_model.read_measured(runs) == [MEASURED_RUN]
+
+
+def test_mpi_model_measure_into_a_file_another_measure_writes_is_refused(tmp_path, monkeypatch):
+    """Two `--measure` into one file at once (a hunt): each wrote the file whole with its own runs
+    after those it had read, so the last one's alone were kept, and each timed under the other's
+    load. The second is refused, nothing measured, the file as it was; the lock is free after."""
+    import subprocess
+    from nbsymple_versions.runs import locks
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(MEASURED_RUN) + "\n")
+    monkeypatch.setattr(mpi_model, "mpiexec", lambda: "mpiexec")
+    monkeypatch.setattr(mpi_model.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 0, json.dumps(MEASURED_RUN) + "\n", ""))
+    with locks.hold(runs, "the measured-runs file (--measure)"):         # as a --measure under way holds it
+        rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 2 and "in use by another run" in err and "nothing was measured" in err, err
+    assert len(err.strip().splitlines()) == 1 and mpi_model.read_measured(runs) == [MEASURED_RUN]
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 0 and len(mpi_model.read_measured(runs)) == 1 + 3 * 3 * 2, err

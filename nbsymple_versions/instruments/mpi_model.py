@@ -32,6 +32,7 @@ from ..arguments import Parser, file_argument, number_above
 from ..core.work import FASTEST_RATE
 from ..environment import os_reason
 from ..runs.errors import fault_status, writable
+from ..runs.locks import PathBusy, hold
 from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file
 
 JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
@@ -268,7 +269,14 @@ def main(argv=None) -> int:
         if os.path.lexists(a.measure):
             _checked(p, read_measured, a.measure)
         try:
-            measure(a.measure)
+            # one measuring at a time: two appended to one file, each writing it whole, and the last kept its
+            # own runs alone (their timings, on one machine at once, were each other's load; a hunt)
+            with hold(a.measure, "the measured-runs file (--measure)") as unlocked:
+                if unlocked is not None:
+                    print(f"{p.prog}: {unlocked}", file=sys.stderr, flush=True)
+                measure(a.measure)
+        except PathBusy as e:
+            p.refuse(f"{e}; nothing was measured")
         except subprocess.CalledProcessError as e:
             last = (e.stderr or "").strip().splitlines()[-1:] or ["no output"]
             p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
