@@ -236,6 +236,29 @@ def test_main_runs_tiny_science(tmp_path, capsys):
     assert before == {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}
 
 
+@pytest.mark.parametrize("failing, others", [("science_runs.json", ["tidal_tails.png", "black_hole_passage.png"]),
+                                              ("tidal_tails.png", ["black_hole_passage.png", "science_runs.json"])])
+def test_a_science_artefact_that_cannot_be_written_is_the_one_named(tmp_path, capsys, monkeypatch, failing, others):
+    """A full disk at science_runs.json said "tidal_tails.png not written: OSError: [Errno 28] No
+    space left on device." of a figure it had written (and so for black_hole_passage.png), and at a
+    figure named no file (a hunt): now the file that failed is named, and the others are written."""
+    import errno
+    import tempfile
+    real = tempfile.mkstemp
+
+    def full(*args, prefix="", **kwargs):
+        if prefix.startswith(f".{failing}."):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, prefix=prefix, **kwargs)
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet"] + TINY_SCIENCE) == 1
+    err = capsys.readouterr().err
+    assert f"{failing} not written: {out / failing} cannot be written (No space left on device)." in err, err
+    assert "OSError" not in err and not any(f"{name} not written" in err for name in others), err
+    assert not (out / failing).exists() and all((out / name).stat().st_size > 0 for name in others)
+
+
 def _one_sentence(err: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err

@@ -29,7 +29,8 @@ from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import writable
 from ..runs.locks import hold
-from ..runs.paths import FileRefused, blocking, read_bytes, read_json, remove_stale_temporaries, write_file
+from ..runs.paths import (FileRefused, blocking, failed_write, read_bytes, read_json, remove_stale_temporaries,
+                          write_file)
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -311,8 +312,8 @@ def _benchmark_artefacts(res: Results, out: Path, written: dict, note, predictio
 def _why(exc: Exception, path: Path) -> str:
     """Why an artefact was not written: the data it lacks, or its write failed (a folder in its
     place, a full disk)."""
-    if isinstance(exc, OSError):
-        return f"{path} cannot be written ({os_reason(exc)})"
+    if isinstance(exc, OSError):         # the file whose write failed, where it is known
+        return f"{failed_write(exc) or path} cannot be written ({os_reason(exc)})"
     return str(exc)
 
 
@@ -361,8 +362,12 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             for r in summaries[key]["runs"]:
                 _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
-            _write_science_summaries(out, kept)
-            written["summaries"] = SCIENCE_SUMMARIES         # in the list of files written (a hunt: left out)
+            try:                         # the figure is written: a failure here is the record's alone (a hunt:
+                _write_science_summaries(out, kept)     # "tidal_tails.png not written: OSError: [Errno 28]...")
+                written["summaries"] = SCIENCE_SUMMARIES     # in the list of files written (a hunt: left out)
+            except OSError as exc:
+                failed = [*(f for f in failed if f != SCIENCE_SUMMARIES), SCIENCE_SUMMARIES]
+                note(f"{SCIENCE_SUMMARIES} not written: {_why(exc, out / SCIENCE_SUMMARIES)}.")
         except (Interrupted, Busy, WriteFault):
             raise
         except OtherRun as exc:          # kept; the benchmarks' artefacts are written by now: status 1, not 2
@@ -371,6 +376,9 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
             note(f"{fname} not written: {exc}.")
+        except OSError as exc:           # its figure's write (a full disk), or a read of its run's files
+            failed.append(fname)
+            note(f"{fname} not written: {_why(exc, out / fname) if failed_write(exc) else os_reason(exc)}.")
         except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
             failed.append(fname)
             note(f"{fname} not written: {type(exc).__name__}: {exc}.")
