@@ -519,8 +519,7 @@ def _guarded(name: str, body, original, patient) -> int:
             return FAULT
         from .runs.paths import failed_write
         if (path := failed_write(e)) is not None:    # a full disk, a folder made read-only: a traceback from
-            _say(sentence(f"{name}: cannot write {path}: {environment.os_reason(e)}; the file there before, if "
-                          f"any, is left as it was"))        # the tools before (a hunt)
+            _say(cannot_write(name, path, e))         # the tools before (a hunt)
             return FAULT
         if (status := _said_late(name)) is None:
             raise
@@ -553,6 +552,13 @@ def _flush_or_drop(patient, original):
         _send_nowhere(original)
         with contextlib.suppress(OSError, ValueError):
             patient.flush()
+
+
+def cannot_write(name: str, path, error: OSError) -> str:
+    """The sentence of command `name` whose atomic write of `path` failed with `error` (a full
+    disk, a folder made read-only): what was there is left as it was."""
+    return sentence(f"{name}: cannot write {path}: {environment.os_reason(error)}; the file there before, if any, "
+                    f"is left as it was")
 
 
 def _said_late(name: str) -> int | None:

@@ -5,6 +5,7 @@ validates before it times (a wrong kernel makes `setup` raise), and every track_
 number of the right sign at a tiny configuration. No timing assertions (the gate's self-test is
 tests/test_gate.py)."""
 import ast
+import errno
 import json
 import math
 import os
@@ -430,7 +431,8 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     assert fixed.read_bytes() == held and not asv_file.exists()      # asv saved nothing: no run recorded
 
 
-def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_they_were(tmp_path, monkeypatch):
+def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_they_were(tmp_path, monkeypatch,
+                                                                                       caplog):
     """`make bench` killed (kill -9) while asv ran, or a disk full as asv saved: the commit's
     results had been moved to asv's own name for the run and were then left there, or cut short
     by asv's `util.write_json`, which wrote in place (a hunt). The fixed file stays as it was while
@@ -453,7 +455,12 @@ def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_the
             with tracking.fixed_environment(tmp_path, "m", commit, {"run": 2}):
                 assert fixed.read_bytes() == held == asv_file.read_bytes()      # as a kill here would leave it
                 util.write_json(str(asv_file), {"results": {"a": [1], "b": object()}}, compact=True)  # fails midway
-    assert fixed.read_bytes() == held and not asv_file.exists()
+        assert fixed.read_bytes() == held and not asv_file.exists()
+        m.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))
+        with pytest.raises(SystemExit) as stop:       # a full disk: one sentence, status 4 (asv's traceback before)
+            util.write_json(str(fixed), {"results": {}}, compact=True)
+    assert stop.value.code == 4 and fixed.read_bytes() == held
+    assert f"asv: cannot write {fixed}: {os.strerror(errno.ENOSPC)}" in caplog.text
     outside = tmp_path / "outside.json"
     outside.write_text('{"version": 1}')
     (tmp_path / ".asv-machine.json").symlink_to(outside)

@@ -28,7 +28,7 @@ import time
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
-from nbsymple_versions.entry import child_process, command
+from nbsymple_versions.entry import FAULT, cannot_write, child_process, command
 from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
@@ -465,15 +465,21 @@ ASV = [sys.executable, "-c", "import sys; sys.argv[0] = 'asv'; from tools.tracki
 def whole_writes():
     """Make asv write each JSON file as `runs.paths.write_file` does: through a temporary file
     renamed over it, so that a kill or a failed write leaves the file that was there, never half
-    of one (and a link at its name is replaced, never written through). The same text as asv's."""
+    of one (and a link at its name is replaced, never written through). The same text as asv's.
+    A write that fails (a full disk) ends asv with one sentence and status 4 (asv's traceback before)."""
     from asv import util
+    from asv.console import log as asv_log
 
     def write_json(path, data, api_version=None, compact=False):
         path = os.path.abspath(path)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         if api_version is not None:
             data = dict(data, version=api_version)
-        write_file(path, json.dumps(data) if compact else json.dumps(data, indent=4, sort_keys=True))
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_file(path, json.dumps(data) if compact else json.dumps(data, indent=4, sort_keys=True))
+        except OSError as e:
+            asv_log.error(cannot_write("asv", path, e))      # on a line of its own, as asv says its errors
+            raise SystemExit(FAULT) from None
     util.write_json = write_json
 
 
