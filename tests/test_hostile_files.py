@@ -1514,13 +1514,14 @@ def test_a_second_paper_into_one_folder_is_refused_before_it_writes(tmp_path):
 def test_migrate_beside_an_asv_command_writing_results_is_refused_before_it_writes(tmp_path, monkeypatch):
     """`tools.migrate` beside `make bench` (found by a hunt): it rewrote and moved the results files,
     then was refused at benchmarks.json, its last write, saying another command was using results/
-    (status 2, as if nothing was written; the run then merged the old files back). It holds
-    results/ (`tracking.exclusive`) from its first read to its last write."""
-    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
-    shutil.copytree(FIXTURE, tmp_path / "w" / "res")
-    with tracking.exclusive("results", "results/"):              # as `make bench` holds it
-        refused(tmp_path / "w", ["res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4"],
-                ["another asv command", "results/"], module="tools.migrate")
-    rc, out, err = nbsymple(tmp_path / "w", "res/" + MACHINE, "--isa", "avx2", "--uarch", "znver4",
-                            module="tools.migrate")
+    (status 2, as if nothing was written; the run then merged the old files back). It holds the
+    lock of the results folder it migrates (`tracking.results_lock`: results/, or a scratch one's
+    of `run --results NAME`; a folder no asv command writes, none) from its first read to its last write."""
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / "w" / ".asv")
+    shutil.copytree(FIXTURE, tmp_path / "w" / ".asv" / "bench" / "results")     # `run --results bench`'s
+    argv = [f".asv/bench/results/{MACHINE}", "--isa", "avx2", "--uarch", "znver4"]
+    with tracking.exclusive("bench", ".asv/bench/results/"):              # as that run holds it
+        refused(tmp_path / "w", argv, ["another asv command", ".asv/bench/results/"], module="tools.migrate")
+    rc, out, err = nbsymple(tmp_path / "w", *argv, module="tools.migrate")
     assert rc == 0 and " -> " in out, err                          # free again: it migrates
+    assert tracking.results_lock(tracking.ROOT / "results") == ("results", "results/")   # `make bench`'s

@@ -93,10 +93,12 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
             evidence: str | None = None) -> Path:
     """Migrate one machine folder of results/; `isa` and `uarch` default to what its machine.json
     says (ValueError where it says nothing); `evidence`, why the values given are right, goes into
-    each file's provenance. Returns the new folder. Unless `dry_run`, results/ is held from the
-    first read to the last write (`tracking.exclusive`: `make bench` beside it merged the files it
-    had renamed back; a second command was refused at benchmarks.json, after the other writes)."""
-    with nullcontext() if dry_run else tracking.exclusive("results", "results/"):
+    each file's provenance. Returns the new folder. Unless `dry_run`, a results folder that asv's
+    commands write (`tracking.results_lock`: results/) is held from the first read to the last write
+    (`make bench` beside it merged the files it had renamed back; a second command was refused at
+    benchmarks.json, after the other writes)."""
+    lock = tracking.results_lock(folder.parent)
+    with nullcontext() if dry_run or lock is None else tracking.exclusive(*lock):
         return _migrate(folder, isa, uarch, dry_run, evidence)
 
 

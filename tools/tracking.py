@@ -379,6 +379,18 @@ def exclusive(name: str, where: str):
         yield
 
 
+def results_lock(folder) -> tuple[str, str] | None:
+    """(name, where) of the `exclusive` lock held by the asv commands of this checkout that write
+    results folder `folder`: results/, or a scratch one (.asv/NAME/results, `run --results NAME`);
+    None for a folder none of them writes."""
+    folder = Path(folder).resolve()
+    if folder == (ROOT / "results").resolve():
+        return "results", "results/"
+    if folder.name == "results" and folder.parent.parent == SCRATCH.resolve():
+        return folder.parent.name, f".asv/{folder.parent.name}/results/"
+    return None
+
+
 def scratch_folder(name: str, what: str = "asv's scratch files") -> Path:
     """.asv/NAME, made if needed; FileRefused, one sentence naming it, where a file or a link
     stands there (a link to a folder would have had asv's files written wherever it points)."""
