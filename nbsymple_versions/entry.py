@@ -348,6 +348,7 @@ def _ends_with_parent():
     parent = os.getpid()
 
     def in_child():
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)      # not `signals_held`' catcher before the exec
         prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:       # ended before the call: no signal will come
             os.kill(os.getpid(), signal.SIGTERM)
