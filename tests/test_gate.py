@@ -285,3 +285,22 @@ def test_the_counts_table_goes_to_the_commands_stdout_in_its_place():
                        timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[-1] == "after" and "cpu-asm A dp" in p.stdout.splitlines()[1], p.stdout
+
+
+def test_a_full_disk_as_bases_tree_is_extracted_is_one_sentence(monkeypatch, tmp_path, capsys):
+    """A hunt: a disk that filled while the gate extracted BASE's tree under .asv/ ended it in
+    tarfile's OSError traceback. One sentence naming the folder and the cause, the gate's set-up
+    status (3), nothing counted; the next gate removes what was extracted."""
+    import errno
+    import tarfile
+    from tools import code_counts, gate, tracking
+
+    def full(self, path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(tarfile.TarFile, "extractall", full)
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: pytest.fail("the trees were counted"))
+    assert gate.main(["--base", "HEAD", "--tiers", "counts"]) == gate.SETUP
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1] == (f"gate: cannot write {tmp_path / '.asv' / 'gate-base-tree'}: {os.strerror(errno.ENOSPC)}; "
+                         f"the gate stopped before its verdict."), lines

@@ -31,6 +31,7 @@ benchmarks are always this checkout's, as with `asv continuous`. BASE and HEAD a
 ROUNDS rounds, samples appended, so that a change of load on a shared machine hits both; then
 asv's own comparison decides (the factor and its confidence-interval test).
 """
+import errno
 import itertools
 import math
 import os
@@ -42,7 +43,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from nbsymple_versions.runs.paths import FileRefused
+from nbsymple_versions.entry import sentence
+from nbsymple_versions.environment import os_reason
+from nbsymple_versions.runs.paths import FileRefused, failed_write
 
 from . import code_counts, tracking
 from .arguments import Parser, commit as commit_argument, number_above, regex, whole_number_argument
@@ -80,8 +83,12 @@ def _extract(commit: str, dest: Path):
     archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=tracking.ROOT, capture_output=True,
                              check=True).stdout
     import io
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(dest, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(dest, filter="data")
+    except OSError as e:                 # a full disk: the next gate removes what was extracted
+        e.filename = e.filename or str(dest)
+        raise
 
 
 def _results(config: Path, machine: str, commit: str):
@@ -374,6 +381,12 @@ def main(argv=None) -> int:
         return e.status
     except FileRefused as e:                    # asv's configuration or machine file (`tracking`)
         tracking.log(f"gate: {e}.")
+        return SETUP
+    except OSError as e:                        # a full disk, a folder made read-only under .asv/ (a hunt: tarfile's
+        if e.errno in (errno.EMFILE, errno.ENFILE):     # traceback as BASE's tree was extracted); out of files:
+            raise                                       # `entry.command`'s sentence
+        where = failed_write(e) or e.filename or tracking.SCRATCH
+        tracking.log(sentence(f"gate: cannot write {where}: {os_reason(e)}; the gate stopped before its verdict."))
         return SETUP
 
 
