@@ -170,9 +170,14 @@ def test_a_full_disk_is_one_sentence_and_status_4(tmp_path, capsys, monkeypatch,
     (html / "index.json").write_text(json.dumps({"benchmarks": {}}))
     module = {"views": views, "offline": offline}[tool]
 
-    def full(path, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-    monkeypatch.setattr(module, "write_file", full)
+    real = os.fsync
+
+    def full(fd):                        # as a disk fills: at the file's flush, an error that names no file
+        if os.path.isfile(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", full)
     assert module.main([str(html)]) == 4
     err = capsys.readouterr().err
     assert "No space left on device" in err and len(err.strip().splitlines()) == 1, err
+    assert f"cannot write {html}" in err and "None" not in err, err          # a hunt: "cannot write None"

@@ -323,3 +323,24 @@ def test_mpi_model_measure_into_a_file_another_measure_writes_is_refused(tmp_pat
     assert len(err.strip().splitlines()) == 1 and mpi_model.read_measured(runs) == [MEASURED_RUN]
     rc, _, err = call(["--measure", runs], RUN["mpi_model"])
     assert rc == 0 and len(mpi_model.read_measured(runs)) == 1 + 3 * 3 * 2, err
+
+
+def test_mpi_model_measure_on_a_disk_that_fills_at_a_flush_names_its_file(tmp_path, monkeypatch):
+    """A disk that filled as `--measure` flushed its file said "--measure stopped: No space left on
+    device (None)" (a hunt): the file it was writing is named (`runs.paths.written_name`), kept."""
+    import subprocess
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(MEASURED_RUN) + "\n")
+    real = os.fsync
+
+    def full(fd):
+        if os.path.isfile(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+    monkeypatch.setattr(mpi_model, "mpiexec", lambda: "mpiexec")
+    monkeypatch.setattr(mpi_model.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 0, json.dumps(MEASURED_RUN) + "\n", ""))
+    monkeypatch.setattr(os, "fsync", full)
+    rc, _, err = call(["--measure", runs], RUN["mpi_model"])
+    assert rc == 4 and f"No space left on device ({runs})" in err and "None" not in err, err
+    assert mpi_model.read_measured(runs) == [MEASURED_RUN]

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from nbsymple_versions.entry import sentence
 from nbsymple_versions.environment import os_reason
-from nbsymple_versions.runs.paths import FileRefused, failed_write
+from nbsymple_versions.runs.paths import FileRefused, written_name
 
 from . import code_counts, tracking
 from .arguments import Parser, commit as commit_argument, number_above, regex, whole_number_argument
@@ -385,7 +385,7 @@ def main(argv=None) -> int:
     except OSError as e:                        # a full disk, a folder made read-only under .asv/ (a hunt: tarfile's
         if e.errno in (errno.EMFILE, errno.ENFILE):     # traceback as BASE's tree was extracted); out of files:
             raise                                       # `entry.command`'s sentence
-        where = failed_write(e) or e.filename or tracking.SCRATCH
+        where = written_name(e) or tracking.SCRATCH
         tracking.log(sentence(f"gate: cannot write {where}: {os_reason(e)}; the gate stopped before its verdict."))
         return SETUP
 

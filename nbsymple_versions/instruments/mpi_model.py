@@ -33,7 +33,7 @@ from ..core.work import FASTEST_RATE
 from ..environment import os_reason
 from ..runs.errors import fault_status, writable
 from ..runs.locks import PathBusy, hold
-from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file
+from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file, written_name
 
 JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
 BYTES_PER_BODY = 24                 # float64 x, y, z
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
             p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
                      f"{a.measure}", 1)
         except OSError as e:            # a full disk, a folder made read-only while it measured
-            p.refuse(f"--measure stopped: {os_reason(e)} ({e.filename2 or e.filename}); the runs before it "
+            p.refuse(f"--measure stopped: {os_reason(e)} ({written_name(e) or a.measure}); the runs before it "
                      f"are in {a.measure}", fault_status(e, started=True))
     source = a.measured or a.measure
     measured = _checked(p, read_measured, source) if source else []

@@ -30,7 +30,7 @@ from ..arguments import Parser, path_argument
 from ..runs.errors import writable
 from ..runs.locks import hold
 from ..runs.paths import (FileRefused, blocking, failed_write, read_bytes, read_json, remove_stale_temporaries,
-                          write_file)
+                          write_file, written_name)
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -313,7 +313,7 @@ def _why(exc: Exception, path: Path) -> str:
     """Why an artefact was not written: the data it lacks, or its write failed (a folder in its
     place, a full disk)."""
     if isinstance(exc, OSError):         # the file whose write failed, where it is known
-        return f"{failed_write(exc) or path} cannot be written ({os_reason(exc)})"
+        return f"{written_name(exc) or path} cannot be written ({os_reason(exc)})"
     return str(exc)
 
 
@@ -404,7 +404,7 @@ def _full(args, out: Path) -> int:
         _say(f"the full-size figure was not written: {exc}.")
         return 1
     except OSError as exc:              # a folder in a file's place, a full disk
-        _say(f"the full-size figure was not written: {_why(exc, Path(exc.filename2 or exc.filename or out))}.")
+        _say(f"the full-size figure was not written: {_why(exc, Path(written_name(exc) or out))}.")
         return 1
     _say(f"wrote {', '.join(p.name for p in files)} into {out}/")
     return 0

@@ -62,7 +62,7 @@ from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, how_moved, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
-from .paths import FileRefused, inside, not_a_folder, odd_kind, read_json, resolved, write_atomically
+from .paths import FileRefused, inside, not_a_folder, odd_kind, read_json, resolved, write_atomically, written_name
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
@@ -755,6 +755,6 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
                 if e.took_checkpoint and saved["step"] is not None else resume_hint())
         raise RunStop(f"{e}{kept}", status=FAULT) from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
-        where = f" ({e.filename})" if e.filename else ""
+        where = f" ({name})" if (name := written_name(e)) else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {os_reason(e)}{where}"
                       f"{resume_hint()}", status=FAULT) from None

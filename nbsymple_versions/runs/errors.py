@@ -8,7 +8,7 @@ import tempfile
 
 from ..entry import FAULT, speaks                           # FAULT: exit status of a fault of the machine
 from ..environment import os_reason
-from .paths import blocking
+from .paths import blocking, written_name
 
 MACHINE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})   # a full disk, a quota, a failing device
 
@@ -46,7 +46,7 @@ def stop_on_write_fault(kept: str, started: bool = False):
     try:
         yield
     except OSError as e:
-        name = e.filename2 or e.filename          # a rename's: the name it was to take
+        name = written_name(e)
         what = f"cannot write {name}" if name else "a write failed"
         raise RunStop(f"{what}: {os_reason(e)}; {kept}", fault_status(e, started)) from None
 

@@ -293,6 +293,13 @@ def failed_write(error: OSError) -> Path | None:
     return getattr(error, "written", None)
 
 
+def written_name(error: OSError):
+    """The file a failed write or rename named by `error` was writing: `failed_write`'s (a write or a
+    flush names none: "a write failed", "(None)" were said of a full disk), else the name a rename was
+    to take, else the error's file; None where none is known."""
+    return failed_write(error) or error.filename2 or error.filename
+
+
 STALE_S = 60          # a temporary of a writer that is gone, this old, is what a kill left
 # `write_file`'s temporary of a file paper writes: .<name>.<pid>.<mkstemp's 8 characters>.tmp
 WRITERS_TEMPORARY = re.compile(r"\.[^/]+\.(?:png|md|csv|json)\.(\d+)\.[a-z0-9_]{8}\.tmp")

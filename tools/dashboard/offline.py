@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nbsymple_versions.arguments import script_paths
 from nbsymple_versions.runs.errors import fault_status
-from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file
+from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file, written_name
 
 KIND = "published dashboard file"   # runs/paths.py's LIMITS
 
@@ -106,7 +106,7 @@ def main(argv) -> int:
         copy_vendor(out)
         write_file(index, html)
     except OSError as e:           # a folder or a file in the way, a full disk
-        print(f"offline.py: cannot write {e.filename2 or e.filename}: {e.strerror or e}", file=sys.stderr)
+        print(f"offline.py: cannot write {written_name(e)}: {e.strerror or e}", file=sys.stderr)
         return fault_status(e)
     print("\n".join(report))
     left = remote(html)

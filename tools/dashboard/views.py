@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from nbsymple_versions.arguments import script_paths
 from nbsymple_versions.runs.errors import fault_status
-from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file
+from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file, written_name
 
 KIND = "published dashboard file"   # runs/paths.py's LIMITS
 MAX_COMBINATIONS = 10**6             # parameter combinations of one benchmark: this suite's have hundreds
@@ -132,7 +132,7 @@ def main(argv) -> int:
     try:
         return _apply(out, index, scripts)
     except OSError as e:            # a folder in a file's place, a full disk
-        print(f"views.py: cannot write {e.filename2 or e.filename}: {e.strerror or e}", file=sys.stderr)
+        print(f"views.py: cannot write {written_name(e)}: {e.strerror or e}", file=sys.stderr)
         return fault_status(e)
 
 
