@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cli_call import call
+from test_hostile import hang_guard
 from nbsymple_versions import make_cluster
 from nbsymple_versions.runs.authors_format import FormatError, format_lines, read_nbsymple, write_nbsymple
 from nbsymple_versions.core.units import Units
@@ -166,6 +167,16 @@ def test_a_byte_order_mark_utf16_and_a_line_longer_than_any_are_taken_as_what_th
     (tmp_path / "ic.txt").write_bytes(data)
     rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
     assert (rc, said is None or said in err) == ((0, True) if said is None else (2, True)), err
+
+
+def test_lines_just_short_of_the_longest_are_refused_at_once(tmp_path):
+    """A hunt: the search for a line longer than 4096 characters was tried at every byte, each try
+    scanning to its line's end: a file of 4096-character lines (6 MB) took minutes before its line 1
+    was refused; now the search starts at line ends only (the alarm is a hang guard, not a timing)."""
+    (tmp_path / "ic.txt").write_bytes((b"1" * 4095 + b"\n") * 1536)
+    with hang_guard(60):
+        rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
+    assert rc == 2 and out == "" and "ic.txt line 1: expected 7 numbers (x y z vx vy vz m), found 1" in err, err
 
 
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
