@@ -245,6 +245,29 @@ def test_a_killed_run_is_started_again_only_by_its_own_command(tmp_path, monkeyp
         assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, (name, err)
 
 
+@pytest.mark.parametrize("record", [b"", b'{"run_id": "a', b"[1, 2]", b"\xff\xfe{\x00}\x00", "another run's"])
+def test_a_resume_writes_its_snapshot_folders_run_record_anew_where_it_is_not_its_own(tmp_path, monkeypatch, record):
+    """A hunt: a resume read the snapshot folder's `nbsymple-run.json` once its steps were done; one
+    empty, cut short, not JSON or not an object ended the run in a traceback (status 1, no report),
+    and one of another run (its snapshots removed) was kept, naming that run's id and seed beside
+    this run's snapshots. Written anew now, the run's own."""
+    monkeypatch.chdir(tmp_path)
+    run = ["run", "--n", 16, "--steps", 2, "--snapshots", "s", "--every", 1]
+    assert call([*run, "--seed", 3, "--checkpoint", "c.ck"])[0] == 0
+    own = json.loads(Path("s/nbsymple-run.json").read_text())
+    if record == "another run's":
+        assert call([*run, "--seed", 5, "--snapshots", "other"])[0] == 0
+        for snap in Path("other").glob("snap_*"):
+            snap.unlink()
+        record = Path("other/nbsymple-run.json").read_bytes()
+        assert json.loads(record)["run_id"] != own["run_id"]
+    Path("s/nbsymple-run.json").write_bytes(record)
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 0 and "energy error" in out and err == "", err
+    written = json.loads(Path("s/nbsymple-run.json").read_text())
+    assert (written["run_id"], written["seed"], written["finished"]) == (own["run_id"], 3, True)
+
+
 @pytest.mark.parametrize("which", ["snapshot folder", "checkpoint's folder"])
 def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_place(tmp_path, monkeypatch, which):
     """A hunt: a run holds the lock of the folder it started with, but wrote by name: its folder

@@ -439,18 +439,32 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
         for old in list_snapshots(folder) + [folder / SIDECAR]:
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
-    if spec.resume is None or not (folder / RUN_RECORD).exists():
-        _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
-                               "seed": None if run_.get("ics") else run_["seed"], "finished": False})
-        return
-    try:                                 # resumed on to more steps: not finished until they are
+    made = _new_record(spec, run_, checkpoint, record)
+    kept = None if spec.resume is None else _kept_record(folder, run_)
+    if kept is None:
+        _write_record(folder, made)
+    elif kept.get("finished") or kept.get("command") != made["command"]:
+        # resumed on to more steps: not finished until they are; its command as resumed: another checkpoint,
+        # cadence or steps (a hunt: a refusal offered the old checkpoint)
+        _write_record(folder, {**kept, "command": made["command"], "finished": False})
+
+
+def _new_record(spec, run_, checkpoint, record=None) -> dict:
+    """The snapshot folder's run record (`RUN_RECORD`) of this run, unfinished."""
+    return {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
+            "seed": None if run_.get("ics") else run_["seed"], "finished": False}
+
+
+def _kept_record(folder: Path, run_: dict) -> dict | None:
+    """The snapshot folder's run record where it is this run's (a JSON object of its run id), else None:
+    none, one damaged (empty, cut short, not JSON, not an object: the resumed run ran every step, then
+    ended in a traceback) or another run's (kept, it named that run's id and seed beside this run's
+    snapshots); such a record is written anew."""
+    try:
         kept = read_json(folder / RUN_RECORD, "run record")
     except FileRefused:
-        return
-    if isinstance(kept, dict):           # its command as resumed: another checkpoint, cadence or steps
-        command = _command(spec, run_, checkpoint, record)      # (a hunt: a refusal offered the old checkpoint)
-        if kept.get("finished") or kept.get("command") != command:
-            _write_record(folder, {**kept, "command": command, "finished": False})
+        return None
+    return kept if isinstance(kept, dict) and kept.get("run_id") == run_["run_id"] else None
 
 
 def resume_command(checkpoint) -> str:
@@ -631,7 +645,8 @@ def _run(spec, world, signals, loaded) -> int:
             except FolderMoved as e:
                 raise RunStop(str(e), status=FAULT) from None
             with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
-                record = read_json(folder / RUN_RECORD, "run record")
+                record = _kept_record(folder, run_) or _new_record(spec, run_, checkpoint,
+                                                                       loaded[1] if loaded else None)
                 _write_record(folder, {**record, "finished": True})
         signals.done = done             # a signal from here on stops the report (its O(N^2) errors) at once
         try:
