@@ -635,6 +635,21 @@ def test_a_snapshot_it_cannot_read_in_its_own_folder_names_the_remedy_not_its_ow
     assert "resume that run" not in err and f"move it out of {tmp_path / 'S'}, or choose another folder" in err, err
 
 
+@pytest.mark.parametrize("run_id", [None, "another run's"])
+def test_a_snapshot_of_another_run_in_the_folder_of_the_run_resumed_names_no_resume_of_itself(tmp_path, monkeypatch,
+                                                                                             run_id):
+    """A hunt: a snapshot of another run (or of an older nbsymple, with no run id) in the folder of the run
+    resumed was refused "..., or resume that run: nbsymple run --resume c.ck", the command just given."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "S", "--every", 1, "--checkpoint", "c.ck"])[0] == 0
+    with np.load("S/snap_00000001.npz") as d:
+        arrays = {k: d[k] for k in d.files if k != "run_id"}
+    np.savez("S/snap_00000003.npz", **arrays, **({} if run_id is None else {"run_id": run_id}))
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and err.strip().endswith("already holds snapshots of another run (snap_00000003.npz); "
+                                            "choose an empty folder"), err
+
+
 def test_a_time_below_ten_seconds_keeps_two_digits():
     from nbsymple_versions.core.work import duration
     assert [duration(s) for s in (0.0864, 0.864, 9.5, 42.0)] == ["0.086 s", "0.86 s", "9.5 s", "42 s"]

@@ -324,14 +324,17 @@ def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
     return json.loads(json.dumps(same))
 
 
-def _resume_the_other(folder: Path) -> str:
+def _resume_the_other(folder: Path, checkpoint: Path | None) -> str:
     """How to resume the run whose snapshots `folder` holds, where its record names a checkpoint
-    that is there (a killed run may have left none)."""
+    that is there (a killed run may have left none) and is not `checkpoint`, the one this run
+    writes (a resume whose folder held a snapshot of no run id was told to resume itself)."""
     try:
         left = read_json(folder / RUN_RECORD, "run record")["command"]["checkpoint"]
     except (FileRefused, KeyError, TypeError):
         return ""
-    return f", or resume that run: {resume_command(left)}" if isinstance(left, str) and os.path.isfile(left) else ""
+    if not (isinstance(left, str) and os.path.isfile(left)) or (checkpoint and Path(left).resolve() == checkpoint):
+        return ""
+    return f", or resume that run: {resume_command(left)}"
 
 
 def _restartable(folder: Path, command: dict) -> bool:
@@ -421,7 +424,8 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Pa
             except SidecarMissing as e:          # resuming would meet it again: no hint to
                 raise RunStop(str(e)) from None
             except OtherRunsSnapshots as e:      # (a snapshot it cannot read was "..., or resume that run": the
-                raise RunStop(f"{e}{_resume_the_other(folder)}") from None     # run being resumed, a loop)
+                other = _resume_the_other(folder, None if checkpoint is None else target)    # run being resumed,
+                raise RunStop(f"{e}{other}") from None                                         # a loop)
             except SnapshotError as e:
                 raise RunStop(str(e)) from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
