@@ -2,6 +2,7 @@
 read back bit for bit, `nbsymple run --ics FILE` starts from it, and a bad file is one
 sentence naming the line, exit status 2."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,6 +178,39 @@ def test_lines_just_short_of_the_longest_are_refused_at_once(tmp_path):
     with hang_guard(60):
         rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
     assert rc == 2 and out == "" and "ic.txt line 1: expected 7 numbers (x y z vx vy vz m), found 1" in err, err
+
+
+@pytest.mark.parametrize("when", ["before the resume", "during the run"])
+def test_a_sidecar_of_another_scale_is_refused_before_the_steps_and_named_during_them(tmp_path, monkeypatch, when):
+    """A hunt: the snapshots.json of a resumed run's folder stating another scale (constants, softening) let the
+    run step to its first snapshot, then end in a ValueError traceback; one changed under a run did too. Now
+    refused at the set-up (nothing changed), and during the run one sentence naming the last checkpoint."""
+    from nbsymple_versions.runs import driver
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--n", 8, "--seed", 1, "--snapshots", "s", "--every", 2, "--snapshot-format", "nbsymple",
+            "--checkpoint", "c.ck", "--checkpoint-every", 2]
+
+    def other_scale():
+        side = json.loads(Path("s/snapshots.json").read_text())
+        Path("s/snapshots.json").write_text(json.dumps({**side, "constants": "authors"}))
+    if when == "before the resume":
+        assert call([*argv, "--steps", 2])[0] == 0
+        other_scale()
+        before = {p.name: p.read_bytes() for p in [*Path("s").iterdir(), Path("c.ck")]}
+        rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+        assert {p.name: p.read_bytes() for p in [*Path("s").iterdir(), Path("c.ck")]} == before
+    else:
+        write = driver.write_snapshot
+
+        def changed_under_the_run(folder, state, step, *rest):
+            if step == 4:
+                other_scale()
+            return write(folder, state, step, *rest)
+        monkeypatch.setattr(driver, "write_snapshot", changed_under_the_run)
+        rc, out, err = call([*argv, "--steps", 6])
+        assert "the run stopped after step 4 of 6: " in err and "c.ck (step 2), is kept" in err, err
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "holds snapshots in the authors' layout of another constants (constants 'authors')" in err, err
 
 
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):

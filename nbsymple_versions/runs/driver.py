@@ -389,11 +389,13 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
     return None
 
 
-def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Path | None, bool]:
+def _checked_paths(spec, run_, checkpoint, loaded, locks, undo, held) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
-    the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
-    removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
-    None, whether it holds a killed run of the same command that `_claim` replaces.)"""
+    the run (`locks`, an ExitStack), against the checkpoint `loaded` (None for a fresh run); nothing is
+    written but the folders, the lock files (each removed by `undo` should the set-up fail) and a killed
+    writer's temporaries. (The folder or None, whether it holds a killed run of the same command that
+    `_claim` replaces.)"""
+    start = loaded[1]["steps_done"] if loaded else 0
     folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
         target = _resolved(checkpoint, "--checkpoint")      # what is locked and written: two names, one lock
@@ -420,7 +422,7 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Pa
         restart = spec.resume is None and _restartable(folder, _command(spec, run_, checkpoint))
         if not restart:
             try:
-                prepare_folder(folder, run_["run_id"])
+                prepare_folder(folder, run_["run_id"], loaded[2] if loaded else None)
             except SidecarMissing as e:          # resuming would meet it again: no hint to
                 raise RunStop(str(e)) from None
             except OtherRunsSnapshots as e:      # (a snapshot it cannot read was "..., or resume that run": the
@@ -626,8 +628,7 @@ def _run(spec, world, signals, loaded) -> int:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
             def check_paths():
                 with stop_on_write_fault(nothing_run):
-                    return _checked_paths(spec, run_, checkpoint, loaded[1]["steps_done"] if loaded else 0, locks,
-                                          undo, held)
+                    return _checked_paths(spec, run_, checkpoint, loaded, locks, undo, held)
 
             def claim():
                 with stop_on_write_fault(nothing_run):
@@ -773,6 +774,8 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
                 if e.took_checkpoint and saved["step"] is not None else resume_hint())
         raise RunStop(f"{e}{kept}", status=FAULT) from None
+    except SnapshotError as e:           # the folder's sidecar changed under the run (another run's, scale)
+        raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e}{resume_hint()}") from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
         where = f" ({e.filename})" if e.filename else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {os_reason(e)}{where}"
