@@ -213,6 +213,19 @@ def test_a_sidecar_of_another_scale_is_refused_before_the_steps_and_named_during
     assert "holds snapshots in the authors' layout of another constants (constants 'authors')" in err, err
 
 
+def test_a_key_given_twice_in_a_json_file_is_refused(tmp_path, monkeypatch):
+    """A hunt: json keeps the last value of a key given twice, in silence: a snapshots.json whose softening
+    came twice started `--ics` of its snapshot at the second one. Every JSON file read is refused so now
+    (`runs.paths.parse_json`), naming the key."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--seed", 1, "--steps", 2, "--snapshots", "s", "--every", 2,
+                 "--snapshot-format", "nbsymple"])[0] == 0
+    side = Path("s/snapshots.json").read_text().rstrip().removesuffix("}")
+    Path("s/snapshots.json").write_text(side + ', "softening": 1.0}')
+    rc, out, err = call(["run", "--ics", "s/snap_00000002.txt", "--steps", 1])
+    assert rc == 2 and out == "" and 'is not valid JSON (the key "softening" is given twice in one object' in err, err
+
+
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
     """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at
     15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; without --ics-mass it is refused (the file does
