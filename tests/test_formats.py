@@ -72,6 +72,9 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
     ("1 2 3 4 5 6 1_0\n", "line 2: '1_0' is not a number"),     # Python's float() read 10, the authors' reader 1
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
+    # a hunt: float() reads these as 0, a mass then "not positive", a position moved to 0 in silence
+    ("1 2 3 4 5 6 1e-400\n", "line 2: 1e-400 is too small for a float64, which reads it as 0"),
+    ("-2.5E-999 2 3 4 5 6 7\n", "line 2: -2.5E-999 is too small for a float64"),
     ("", "holds 1 body;"),
 ])
 def test_a_bad_file_names_its_line(tmp_path, body, where):

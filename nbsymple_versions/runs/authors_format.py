@@ -123,6 +123,8 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
             raise FormatError(f"{path} line {number}: {bad[:40]!r} is not a number") from None
         if not all(math.isfinite(v) for v in row):
             raise FormatError(f"{path} line {number}: holds a value that is not finite")
+        if (tiny := next((w for w, v in zip(words, row) if v == 0 and _nonzero(w)), None)) is not None:
+            raise FormatError(f"{path} line {number}: {tiny[:40]} is too small for a float64, which reads it as 0")
         if row[6] <= 0:
             raise FormatError(f"{path} line {number}: the mass {words[6]} is not positive")
         rows.extend(row)
@@ -139,6 +141,12 @@ def _long_line(data: bytes) -> int | None:
         return 1
     long = LONG_LINE.search(data)
     return None if long is None else data[:long.start() + 1].count(b"\n") + 1
+
+
+def _nonzero(word: str) -> bool:
+    """Whether the number `word` is not 0 (a digit of its mantissa is not: "1e-400" is not, though float() reads
+    it as 0.0, a mass refused as "not positive", a position moved to 0 in silence)."""
+    return any(c in "123456789" for c in word.lower().partition("e")[0])
 
 
 def _float(word: str) -> float:
