@@ -1365,6 +1365,21 @@ def test_a_science_record_that_paper_did_not_write_is_not_kept(tmp_path, record,
     assert (tmp_path / "out" / "tidal_tails.png").read_bytes() == b"an earlier figure"
 
 
+@pytest.mark.parametrize("data, said", [(b"\xef\xbb\xbf{}", "is not valid JSON (Unexpected UTF-8 BOM"),
+                                       (b'{"tidal_tails": {}', "is not valid JSON"),
+                                       (b"[1]", "is not one that nbsymple paper wrote (not a JSON object)")])
+def test_science_records_paper_cannot_read_are_named(tmp_path, data, said):
+    """A hunt: an OUT/science_runs.json that could not be read as a whole (an editor's byte-order mark, cut
+    short, a list) dropped the science figures from REPORT.md with "not written: no finished run" alone;
+    now a note names the file and why."""
+    from nbsymple_versions.paper.main import SCIENCE_SUMMARIES, _read_science_summaries
+    (tmp_path / SCIENCE_SUMMARIES).write_bytes(data)
+    notes = []
+    assert _read_science_summaries(tmp_path, notes.append) == {}
+    assert len(notes) == 1 and said in notes[0] and SCIENCE_SUMMARIES in notes[0], notes
+    assert notes[0].endswith("so the records of the science figures in it are not kept."), notes
+
+
 def test_a_dt_series_entry_that_paper_did_not_write_is_not_drawn_and_kept(tmp_path):
     """The full-size dt series (`tidal_tails_n<N>_series.json`): an entry that is not what paper
     wrote is left out of what is drawn, and kept as it was in the file when others are added."""

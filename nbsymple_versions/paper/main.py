@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -227,11 +228,16 @@ def _read_science_summaries(out: Path, note) -> dict:
     {"summary": one paragraph, "runs": each run's energy errors}), so that `--no-science` on a
     fresh clone keeps them in REPORT.md; a bare paragraph (an earlier version's) has no runs.
     Each is checked (`records.SCIENCE_RECORD`); one that is not what paper wrote is noted and not kept."""
-    try:
-        data = read_json(out / SCIENCE_SUMMARIES, "run record")   # a regular file of bounded JSON
-    except FileRefused:
+    if not os.path.lexists(out / SCIENCE_SUMMARIES):
+        return {}
+    try:                                 # a regular file of bounded JSON; one that is not is said (a hunt: the
+        data = read_json(out / SCIENCE_SUMMARIES, "run record")      # figures were "not written: no finished
+    except FileRefused as exc:                                        # run", the file's fault unsaid)
+        note(f"{exc}, so the records of the science figures in it are not kept.")
         return {}
     if not isinstance(data, dict):
+        note(f"{out}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote (not a JSON object), so the records of "
+             f"the science figures in it are not kept.")
         return {}
     kept = {}
     for key, record in data.items():
