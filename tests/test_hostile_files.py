@@ -1281,6 +1281,7 @@ RUN_CASES = {   # a run.json changed where paper reads it: (change, the field na
     "machine-line-feed": (lambda d: d["provenance"].__setitem__("machine", "m\nx"), "provenance"),
     "provenance-list": (lambda d: d.__setitem__("provenance", [1, 2]), "provenance"),
     "snapshots-object": (lambda d: d.__setitem__("snapshots", {"a": 1}), "snapshots"),
+    "snapshot-outside": (lambda d: d["snapshots"].append("../other/snap_00000009.npz"), "snapshots"),
 }
 
 
@@ -1305,6 +1306,21 @@ def test_a_run_record_that_paper_did_not_write_is_refused_naming_its_field(tmp_p
     with pytest.raises(FileRefused, match="is not one that nbsymple paper wrote") as refusal:
         run_record(folder)
     assert field in str(refusal.value) and "\n" not in str(refusal.value) and "WWWW" not in str(refusal.value)
+
+
+def test_a_stray_snapshot_in_a_finished_runs_folder_is_not_read_as_the_runs(tmp_path, finished):
+    """A hunt: `load_run` read every snapshot in the folder, so one of another cluster dropped there (a step
+    beyond the run's last) was read among the run's, and drawn as its last state; it reads those its run.json
+    lists now."""
+    from nbsymple_versions import make_cluster
+    from nbsymple_versions.paper.science_runs import load_run
+    from nbsymple_versions.runs.snapshots import write_snapshot
+    shutil.copytree(finished / "out", tmp_path / "out")
+    folder = tmp_path / "out" / "runs" / "tidal_tails"
+    listed = json.loads((folder / "run.json").read_text())["snapshots"]
+    write_snapshot(folder, make_cluster(8, seed=99), 10**6)
+    run, snaps = load_run(folder)
+    assert [f"snap_{step:08d}.npz" for _, step in snaps] == listed and len(listed) >= 2
 
 
 def test_the_run_records_paper_writes_pass_its_checks(finished):
