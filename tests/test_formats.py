@@ -229,6 +229,34 @@ def test_a_key_given_twice_in_a_json_file_is_refused(tmp_path, monkeypatch):
     assert rc == 2 and out == "" and 'is not valid JSON (the key "softening" is given twice in one object' in err, err
 
 
+def test_a_file_of_line_ends_is_read_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """A hunt: `str.splitlines` listed every line at once, 8 bytes a line: 2 GB of line ends (the largest file
+    --ics takes) took 19 GB before "holds 0 bodies". The lines are split a chunk at a time now (the chunk made
+    small here), so what is held is the file and its text; a form feed separates numbers, as the authors'
+    reader takes it, and ends no line."""
+    import tracemalloc
+    from nbsymple_versions.runs import authors_format, paths
+    monkeypatch.setattr(paths, "LINES_CHUNK", 4096, raising=False)
+    read = authors_format.read_bytes
+
+    def read_then_measure(*args):      # from the file read on (its reader's 16 MiB buffer for more is not this)
+        data = read(*args)
+        tracemalloc.reset_peak()
+        return data
+    monkeypatch.setattr(authors_format, "read_bytes", read_then_measure)
+    (tmp_path / "ends.txt").write_bytes(b"\n" * 400_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError, match="holds 0 bodies"):
+            read_nbsymple(tmp_path / "ends.txt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 400_000, peak
+    (tmp_path / "ff.txt").write_text(AUTHORS_LINE + "1 2 3\f4 5 6 7\n")
+    assert read_nbsymple(tmp_path / "ff.txt").n == 2
+
+
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
     """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at
     15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; without --ics-mass it is refused (the file does

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
-from .paths import FileRefused, read_bytes, write_file
+from .paths import FileRefused, read_bytes, text_lines, write_file
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 LONGEST_LINE = 4096          # seven numbers of 17 digits and their exponents take about 170 characters
@@ -110,7 +110,7 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
     del data
     rows = array.array("d")
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
@@ -139,8 +139,10 @@ def _long_line(data: bytes) -> int | None:
     """The number of the first line of `data` longer than LONGEST_LINE, else None."""
     if LONG_FIRST_LINE.match(data):
         return 1
-    long = LONG_LINE.search(data)
-    return None if long is None else data[:long.start() + 1].count(b"\n") + 1
+    if (long := LONG_LINE.search(data)) is None:
+        return None
+    before = data[:long.start() + 1]       # its lines end at "\n", "\r" or "\r\n", as `text_lines` splits them
+    return before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
 
 
 def _nonzero(word: str) -> bool:
