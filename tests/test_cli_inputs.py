@@ -461,7 +461,7 @@ def _repacked(tmp_path, name: str, **changes) -> Path:
 def test_a_snapshot_that_unpacks_far_beyond_its_size_is_refused_before_it_is_unpacked(tmp_path):
     """A zip bomb: 50 kB whose members declare 50 MB (here zeros; any size up to the 16 GiB a snapshot
     may hold) were unpacked whole; an archive packed as bodies pack (np.savez_compressed) is read as before."""
-    state, step = read_snapshot(_repacked(tmp_path, "snap_00000001.npz"))
+    state, step = read_snapshot(_repacked(tmp_path, "repacked.npz"))
     assert state.n == 64 and step == 0
     bomb = _repacked(tmp_path, "snap_00000002.npz", positions=np.zeros((1 << 21, 3)))
     with pytest.raises(SnapshotError, match=r"unpacks to \d+ bytes from \d+, more than 100 times its size"):

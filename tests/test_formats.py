@@ -257,6 +257,16 @@ def test_a_file_of_line_ends_is_read_a_chunk_at_a_time(tmp_path, monkeypatch):
     assert read_nbsymple(tmp_path / "ff.txt").n == 2
 
 
+def test_a_snapshot_whose_name_says_another_step_is_refused(tmp_path):
+    """A hunt: a snapshot copied under another step's name (`snap_00000009.npz` holding step 4) was read as
+    the step it holds, listed and ordered by the step its name says; refused now, naming both."""
+    written = write_snapshot(tmp_path, make_cluster(8, seed=1), 4)
+    renamed = written.rename(tmp_path / "snap_00000009.npz")
+    with pytest.raises(SnapshotError, match=r"snap_00000009.npz holds step 4, not step 9 as its name says"):
+        read_snapshot(renamed)
+    assert read_snapshot(renamed.rename(tmp_path / "kept.npz"))[1] == 4      # a name that says no step
+
+
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):
     """Their N = 480 cluster (480 Msun, 10 pc) read with --ics-mass 480 starts at 220 km/s, read at
     15360 Msun at 220 sqrt(15360 / 480) = 1244.5 km/s; without --ics-mass it is refused (the file does

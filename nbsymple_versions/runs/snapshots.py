@@ -313,6 +313,9 @@ def read_snapshot(path) -> tuple[State, int]:
         arrays = d["positions"], d["velocities"], d["masses"]
         eps, t = _npz_number(d, "softening", path), _npz_number(d, "time", path)
         step = _npz_number(d, "step", path, whole=True)
+    if (named := step_of(path)) is not None and named != step:     # (a hunt: a renamed copy was read at its step)
+        raise SnapshotError(f"snapshot {path} holds step {step}, not step {named} as its name says (renamed from "
+                            f"another snapshot's name?)")
     try:                                 # read whole: what it holds is no state (a NaN, a scale of r_cl = inf pc or
         return State.from_arrays(*arrays, eps=eps, t=t, units=Units(*scale)), step   # unknown constants), not
     except ValueError as e:              # a damaged file (they were "truncated or corrupted" when read inside it)
