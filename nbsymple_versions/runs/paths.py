@@ -62,6 +62,15 @@ class FileRefused(ValueError):
     """A path that cannot be read or written as asked; the message is one sentence naming it."""
 
 
+class KeyTwice(FileRefused):
+    """JSON in which an object gives a key twice: json (asv's reader too) takes the last value in silence, where
+    the writer meant one (`_one_value_per_key`)."""
+
+
+class _KeyGivenTwice(ValueError):
+    pass
+
+
 class Unbounded(FileRefused):
     """A file beyond what any reader takes: larger than its kind's limit, or JSON nested deeper than
     MAX_DEPTH levels (a reader that passes over a malformed file, as asv does, ends in MemoryError
@@ -217,8 +226,8 @@ def _one_value_per_key(pairs) -> dict:
     obj = {}
     for key, value in pairs:
         if key in obj:
-            raise ValueError(f"the key {json.dumps(key)[:40]} is given twice in one object, so which value "
-                             f"is meant is unknown")
+            raise _KeyGivenTwice(f"the key {json.dumps(key)[:40]} is given twice in one object, so which value "
+                                 f"is meant is unknown")
         obj[key] = value
     return obj
 
@@ -232,6 +241,8 @@ def parse_json(data: bytes | str, kind: str, name, loads=json.loads, **options):
     except RecursionError:
         document = None
         deep = True
+    except _KeyGivenTwice as e:
+        raise KeyTwice(f"{kind} {name} is not valid JSON ({e})") from None
     except ValueError as e:
         raise FileRefused(f"{kind} {name} is not valid JSON ({' '.join(str(e).split())[:120]})") from None
     else:
