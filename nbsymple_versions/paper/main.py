@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..core.checks import as_float
+from ..core.checks import SEED_BOUND, as_float
+from ..core.options import whole_number_argument
 from ..entry import sentence, stop_pending
 from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
@@ -131,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
                         f"of two; {fmt_dt(TIDAL_FULL['dt'])} T with --full)")
     p.add_argument("--tidal-orbits", type=POSITIVE, default=None,
                    help=f"orbits to integrate (default {TIDAL_DEFAULTS['orbits']:g})")
-    p.add_argument("--tidal-seed", type=_number(int, 1, "a whole number of at least 1"), default=1,
+    p.add_argument("--tidal-seed", type=whole_number_argument(1, SEED_BOUND, "2**128"), default=1,   # as --seed
                    help="seed of the tidal-tail run's initial conditions (default 1); with --full each seed runs in "
                         "its own folder and joins the series over dt, whose test uses the seeds' scatter")
     p.add_argument("--tidal-precision", default=None, type=str.lower, choices=PRECISIONS,
