@@ -390,6 +390,22 @@ def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(
             load(made)
 
 
+@pytest.mark.parametrize("field, value", [("seed", -5), ("seed", 2**128), ("constants", "authors"), ("constants", 5),
+                                          ("ics_sha256", [1]), ("ics_radius_pc", "10"), ("ics_mass_msun", -480.0)])
+def test_a_run_field_the_record_takes_is_checked_on_resume(tmp_path, capsys, field, value):
+    """A hunt: a checkpoint's run.seed (-5: "seed -5" reported, which --seed refuses), run.constants (other
+    than its state's) and an --ics file's digest and scale were taken whatever they held, into the report
+    and the snapshot folder's record; each is refused now, under a matching checksum."""
+    from test_hostile import seal, split_checkpoint
+    ck = tmp_path / "a.ck"
+    rc, _, err = main(capsys, "run", "--n", 8, "--seed", 4, "--steps", 2, "--checkpoint", ck)
+    assert rc == 0, err
+    version, header, arrays = split_checkpoint(ck.read_bytes())
+    ck.write_bytes(seal(version, json.dumps({**header, "run": {**header["run"], field: value}}).encode(), arrays))
+    rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 4)
+    assert rc == 2 and out == "" and f"{ck} is not a valid checkpoint (" in err and f"run.{field}" in err, err
+
+
 def test_a_resume_takes_a_new_snapshot_and_checkpoint_cadence(tmp_path, capsys):
     """`--resume FILE --every K --checkpoint-every J` changes the cadences for the rest of the run
     (a mutation hunt: ignoring either given on a resume passed, no test resuming with them)."""

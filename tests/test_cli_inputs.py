@@ -245,6 +245,29 @@ def test_a_killed_run_is_started_again_only_by_its_own_command(tmp_path, monkeyp
         assert rc == 0 and json.loads(Path("s/nbsymple-run.json").read_text())["finished"] is True, (name, err)
 
 
+@pytest.mark.parametrize("record", [b"", b'{"run_id": "a', b"[1, 2]", b"\xff\xfe{\x00}\x00", "another run's"])
+def test_a_resume_writes_its_snapshot_folders_run_record_anew_where_it_is_not_its_own(tmp_path, monkeypatch, record):
+    """A hunt: a resume read the snapshot folder's `nbsymple-run.json` once its steps were done; one
+    empty, cut short, not JSON or not an object ended the run in a traceback (status 1, no report),
+    and one of another run (its snapshots removed) was kept, naming that run's id and seed beside
+    this run's snapshots. Written anew now, the run's own."""
+    monkeypatch.chdir(tmp_path)
+    run = ["run", "--n", 16, "--steps", 2, "--snapshots", "s", "--every", 1]
+    assert call([*run, "--seed", 3, "--checkpoint", "c.ck"])[0] == 0
+    own = json.loads(Path("s/nbsymple-run.json").read_text())
+    if record == "another run's":
+        assert call([*run, "--seed", 5, "--snapshots", "other"])[0] == 0
+        for snap in Path("other").glob("snap_*"):
+            snap.unlink()
+        record = Path("other/nbsymple-run.json").read_bytes()
+        assert json.loads(record)["run_id"] != own["run_id"]
+    Path("s/nbsymple-run.json").write_bytes(record)
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 0 and "energy error" in out and err == "", err
+    written = json.loads(Path("s/nbsymple-run.json").read_text())
+    assert (written["run_id"], written["seed"], written["finished"]) == (own["run_id"], 3, True)
+
+
 @pytest.mark.parametrize("which", ["snapshot folder", "checkpoint's folder"])
 def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_place(tmp_path, monkeypatch, which):
     """A hunt: a run holds the lock of the folder it started with, but wrote by name: its folder
@@ -438,7 +461,7 @@ def _repacked(tmp_path, name: str, **changes) -> Path:
 def test_a_snapshot_that_unpacks_far_beyond_its_size_is_refused_before_it_is_unpacked(tmp_path):
     """A zip bomb: 50 kB whose members declare 50 MB (here zeros; any size up to the 16 GiB a snapshot
     may hold) were unpacked whole; an archive packed as bodies pack (np.savez_compressed) is read as before."""
-    state, step = read_snapshot(_repacked(tmp_path, "snap_00000001.npz"))
+    state, step = read_snapshot(_repacked(tmp_path, "repacked.npz"))
     assert state.n == 64 and step == 0
     bomb = _repacked(tmp_path, "snap_00000002.npz", positions=np.zeros((1 << 21, 3)))
     with pytest.raises(SnapshotError, match=r"unpacks to \d+ bytes from \d+, more than 100 times its size"):
@@ -610,6 +633,21 @@ def test_a_snapshot_it_cannot_read_in_its_own_folder_names_the_remedy_not_its_ow
     rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
     assert rc == 2 and len(err.strip().splitlines()) == 1, err
     assert "resume that run" not in err and f"move it out of {tmp_path / 'S'}, or choose another folder" in err, err
+
+
+@pytest.mark.parametrize("run_id", [None, "another run's"])
+def test_a_snapshot_of_another_run_in_the_folder_of_the_run_resumed_names_no_resume_of_itself(tmp_path, monkeypatch,
+                                                                                             run_id):
+    """A hunt: a snapshot of another run (or of an older nbsymple, with no run id) in the folder of the run
+    resumed was refused "..., or resume that run: nbsymple run --resume c.ck", the command just given."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "S", "--every", 1, "--checkpoint", "c.ck"])[0] == 0
+    with np.load("S/snap_00000001.npz") as d:
+        arrays = {k: d[k] for k in d.files if k != "run_id"}
+    np.savez("S/snap_00000003.npz", **arrays, **({} if run_id is None else {"run_id": run_id}))
+    rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+    assert rc == 2 and err.strip().endswith("already holds snapshots of another run (snap_00000003.npz); "
+                                            "choose an empty folder"), err
 
 
 def test_a_time_below_ten_seconds_keeps_two_digits():

@@ -2,11 +2,13 @@
 read back bit for bit, `nbsymple run --ics FILE` starts from it, and a bad file is one
 sentence naming the line, exit status 2."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cli_call import call
+from test_hostile import hang_guard
 from nbsymple_versions import make_cluster
 from nbsymple_versions.runs.authors_format import FormatError, format_lines, read_nbsymple, write_nbsymple
 from nbsymple_versions.core.units import Units
@@ -70,6 +72,9 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
     ("1 2 3 4 5 6 1_0\n", "line 2: '1_0' is not a number"),     # Python's float() read 10, the authors' reader 1
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
+    # a hunt: float() reads these as 0, a mass then "not positive", a position moved to 0 in silence
+    ("1 2 3 4 5 6 1e-400\n", "line 2: 1e-400 is too small for a float64, which reads it as 0"),
+    ("-2.5E-999 2 3 4 5 6 7\n", "line 2: -2.5E-999 is too small for a float64"),
     ("", "holds 1 body;"),
 ])
 def test_a_bad_file_names_its_line(tmp_path, body, where):
@@ -166,6 +171,100 @@ def test_a_byte_order_mark_utf16_and_a_line_longer_than_any_are_taken_as_what_th
     (tmp_path / "ic.txt").write_bytes(data)
     rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
     assert (rc, said is None or said in err) == ((0, True) if said is None else (2, True)), err
+
+
+def test_lines_just_short_of_the_longest_are_refused_at_once(tmp_path):
+    """A hunt: the search for a line longer than 4096 characters was tried at every byte, each try
+    scanning to its line's end: a file of 4096-character lines (6 MB) took minutes before its line 1
+    was refused; now the search starts at line ends only (the alarm is a hang guard, not a timing)."""
+    (tmp_path / "ic.txt").write_bytes((b"1" * 4095 + b"\n") * 1536)
+    with hang_guard(60):
+        rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
+    assert rc == 2 and out == "" and "ic.txt line 1: expected 7 numbers (x y z vx vy vz m), found 1" in err, err
+
+
+@pytest.mark.parametrize("when", ["before the resume", "during the run"])
+def test_a_sidecar_of_another_scale_is_refused_before_the_steps_and_named_during_them(tmp_path, monkeypatch, when):
+    """A hunt: the snapshots.json of a resumed run's folder stating another scale (constants, softening) let the
+    run step to its first snapshot, then end in a ValueError traceback; one changed under a run did too. Now
+    refused at the set-up (nothing changed), and during the run one sentence naming the last checkpoint."""
+    from nbsymple_versions.runs import driver
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--n", 8, "--seed", 1, "--snapshots", "s", "--every", 2, "--snapshot-format", "nbsymple",
+            "--checkpoint", "c.ck", "--checkpoint-every", 2]
+
+    def other_scale():
+        side = json.loads(Path("s/snapshots.json").read_text())
+        Path("s/snapshots.json").write_text(json.dumps({**side, "constants": "authors"}))
+    if when == "before the resume":
+        assert call([*argv, "--steps", 2])[0] == 0
+        other_scale()
+        before = {p.name: p.read_bytes() for p in [*Path("s").iterdir(), Path("c.ck")]}
+        rc, out, err = call(["run", "--resume", "c.ck", "--steps", 4])
+        assert {p.name: p.read_bytes() for p in [*Path("s").iterdir(), Path("c.ck")]} == before
+    else:
+        write = driver.write_snapshot
+
+        def changed_under_the_run(folder, state, step, *rest):
+            if step == 4:
+                other_scale()
+            return write(folder, state, step, *rest)
+        monkeypatch.setattr(driver, "write_snapshot", changed_under_the_run)
+        rc, out, err = call([*argv, "--steps", 6])
+        assert "the run stopped after step 4 of 6: " in err and "c.ck (step 2), is kept" in err, err
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "holds snapshots in the authors' layout of another constants (constants 'authors')" in err, err
+
+
+def test_a_key_given_twice_in_a_json_file_is_refused(tmp_path, monkeypatch):
+    """A hunt: json keeps the last value of a key given twice, in silence: a snapshots.json whose softening
+    came twice started `--ics` of its snapshot at the second one. Every JSON file read is refused so now
+    (`runs.paths.parse_json`), naming the key."""
+    monkeypatch.chdir(tmp_path)
+    assert call(["run", "--n", 8, "--seed", 1, "--steps", 2, "--snapshots", "s", "--every", 2,
+                 "--snapshot-format", "nbsymple"])[0] == 0
+    side = Path("s/snapshots.json").read_text().rstrip().removesuffix("}")
+    Path("s/snapshots.json").write_text(side + ', "softening": 1.0}')
+    rc, out, err = call(["run", "--ics", "s/snap_00000002.txt", "--steps", 1])
+    assert rc == 2 and out == "" and 'is not valid JSON (the key "softening" is given twice in one object' in err, err
+
+
+def test_a_file_of_line_ends_is_read_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """A hunt: `str.splitlines` listed every line at once, 8 bytes a line: 2 GB of line ends (the largest file
+    --ics takes) took 19 GB before "holds 0 bodies". The lines are split a chunk at a time now (the chunk made
+    small here), so what is held is the file and its text; a form feed separates numbers, as the authors'
+    reader takes it, and ends no line."""
+    import tracemalloc
+    from nbsymple_versions.runs import authors_format, paths
+    monkeypatch.setattr(paths, "LINES_CHUNK", 4096, raising=False)
+    read = authors_format.read_bytes
+
+    def read_then_measure(*args):      # from the file read on (its reader's 16 MiB buffer for more is not this)
+        data = read(*args)
+        tracemalloc.reset_peak()
+        return data
+    monkeypatch.setattr(authors_format, "read_bytes", read_then_measure)
+    (tmp_path / "ends.txt").write_bytes(b"\n" * 400_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError, match="holds 0 bodies"):
+            read_nbsymple(tmp_path / "ends.txt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 400_000, peak
+    (tmp_path / "ff.txt").write_text(AUTHORS_LINE + "1 2 3\f4 5 6 7\n")
+    assert read_nbsymple(tmp_path / "ff.txt").n == 2
+
+
+def test_a_snapshot_whose_name_says_another_step_is_refused(tmp_path):
+    """A hunt: a snapshot copied under another step's name (`snap_00000009.npz` holding step 4) was read as
+    the step it holds, listed and ordered by the step its name says; refused now, naming both."""
+    written = write_snapshot(tmp_path, make_cluster(8, seed=1), 4)
+    renamed = written.rename(tmp_path / "snap_00000009.npz")
+    with pytest.raises(SnapshotError, match=r"snap_00000009.npz holds step 4, not step 9 as its name says"):
+        read_snapshot(renamed)
+    assert read_snapshot(renamed.rename(tmp_path / "kept.npz"))[1] == 4      # a name that says no step
 
 
 def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp_path):

@@ -410,6 +410,7 @@ def test_a_scratch_folder_that_is_a_file_or_a_link_is_named(tmp_path, kind, args
     (["history", "--since", "HEAD~1"], "results/benchmarks.json", "nested more than 64 levels deep"),
     (["publish"], "results/m/0123abcd-existing-py3.11.json", "malformed (its env_name is not text)"),
     (["publish"], "results/m/0123abcd-existing-py3.11.json", "malformed (its durations is not an object of numbers)"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", 'not valid JSON (the key "env_name" is given twice'),
     (["publish"], "results/m/machine.json", "not an asv machine file"),
     (["publish"], "results/benchmarks.json", "not asv's benchmarks.json")])
 def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path, args, place, kind):
@@ -432,8 +433,11 @@ def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path
     else:
         fixture = REPO / "tests" / "data" / "asv_fixture" / "fixture-2core-nogpu"
         data = json.loads(next(p for p in fixture.glob("*.json") if p.name != "machine.json").read_text())
-        data.update({"env_name": 5} if "env_name" in kind else {"durations": []})
-        (root / place).write_text(json.dumps(data))
+        if "given twice" in kind:       # asv takes the last: 5 (`paper` and the tools refuse a key given twice)
+            (root / place).write_text(json.dumps(data)[:-1] + ', "env_name": 5}')
+        else:
+            data.update({"env_name": 5} if "env_name" in kind else {"durations": []})
+            (root / place).write_text(json.dumps(data))
     _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), place, f"is {kind}")
 
 

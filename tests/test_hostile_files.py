@@ -1281,6 +1281,7 @@ RUN_CASES = {   # a run.json changed where paper reads it: (change, the field na
     "machine-line-feed": (lambda d: d["provenance"].__setitem__("machine", "m\nx"), "provenance"),
     "provenance-list": (lambda d: d.__setitem__("provenance", [1, 2]), "provenance"),
     "snapshots-object": (lambda d: d.__setitem__("snapshots", {"a": 1}), "snapshots"),
+    "snapshot-outside": (lambda d: d["snapshots"].append("../other/snap_00000009.npz"), "snapshots"),
 }
 
 
@@ -1305,6 +1306,21 @@ def test_a_run_record_that_paper_did_not_write_is_refused_naming_its_field(tmp_p
     with pytest.raises(FileRefused, match="is not one that nbsymple paper wrote") as refusal:
         run_record(folder)
     assert field in str(refusal.value) and "\n" not in str(refusal.value) and "WWWW" not in str(refusal.value)
+
+
+def test_a_stray_snapshot_in_a_finished_runs_folder_is_not_read_as_the_runs(tmp_path, finished):
+    """A hunt: `load_run` read every snapshot in the folder, so one of another cluster dropped there (a step
+    beyond the run's last) was read among the run's, and drawn as its last state; it reads those its run.json
+    lists now."""
+    from nbsymple_versions import make_cluster
+    from nbsymple_versions.paper.science_runs import load_run
+    from nbsymple_versions.runs.snapshots import write_snapshot
+    shutil.copytree(finished / "out", tmp_path / "out")
+    folder = tmp_path / "out" / "runs" / "tidal_tails"
+    listed = json.loads((folder / "run.json").read_text())["snapshots"]
+    write_snapshot(folder, make_cluster(8, seed=99), 10**6)
+    run, snaps = load_run(folder)
+    assert [f"snap_{step:08d}.npz" for _, step in snaps] == listed and len(listed) >= 2
 
 
 def test_the_run_records_paper_writes_pass_its_checks(finished):
@@ -1363,6 +1379,21 @@ def test_a_science_record_that_paper_did_not_write_is_not_kept(tmp_path, record,
                                f"wrote ({why}")
     assert rc == 0 and "tidal_tails.png not written: no finished run" in err, err
     assert (tmp_path / "out" / "tidal_tails.png").read_bytes() == b"an earlier figure"
+
+
+@pytest.mark.parametrize("data, said", [(b"\xef\xbb\xbf{}", "is not valid JSON (Unexpected UTF-8 BOM"),
+                                       (b'{"tidal_tails": {}', "is not valid JSON"),
+                                       (b"[1]", "is not one that nbsymple paper wrote (not a JSON object)")])
+def test_science_records_paper_cannot_read_are_named(tmp_path, data, said):
+    """A hunt: an OUT/science_runs.json that could not be read as a whole (an editor's byte-order mark, cut
+    short, a list) dropped the science figures from REPORT.md with "not written: no finished run" alone;
+    now a note names the file and why."""
+    from nbsymple_versions.paper.main import SCIENCE_SUMMARIES, _read_science_summaries
+    (tmp_path / SCIENCE_SUMMARIES).write_bytes(data)
+    notes = []
+    assert _read_science_summaries(tmp_path, notes.append) == {}
+    assert len(notes) == 1 and said in notes[0] and SCIENCE_SUMMARIES in notes[0], notes
+    assert notes[0].endswith("so the records of the science figures in it are not kept."), notes
 
 
 def test_a_dt_series_entry_that_paper_did_not_write_is_not_drawn_and_kept(tmp_path):

@@ -185,6 +185,15 @@ def test_mpi_model_reads_a_measured_run_and_names_a_bad_line(tmp_path):
     assert mpi_model.cpu_rate([{**MEASURED_RUN, "ranks": 2}]) is None       # no 1-rank run: no rate
 
 
+def test_mpi_model_reads_a_measured_run_whose_text_holds_a_line_separator(tmp_path):
+    """A hunt: the measured-runs file was split into lines by `str.splitlines`, which also ends one at U+2028
+    (or U+0085, a form feed), valid inside a JSON string: a run whose device was named with one was "not
+    valid JSON (Unterminated string)"; lines end at line feeds and carriage returns alone now (`text_lines`)."""
+    run = {**MEASURED_RUN, "device": "CPU\u2028\x85\x0cnode"}
+    (path := tmp_path / "runs.jsonl").write_text(json.dumps(run, ensure_ascii=False) + "\r\n", encoding="utf-8")
+    assert mpi_model.read_measured(path) == [run]
+
+
 # --------------------------------------------------------------------------------- searched by hypothesis
 
 CHEAP_CANDIDATES = ["A-sp", "A-dp", "B-dsp", "NumPy", "A", "B-sp"]     # the kernels the suite compiles anyway

@@ -123,6 +123,21 @@ def test_migrate_renames_a_machine_and_keeps_its_history(tmp_path):
         migrate.migrate(new_folder, dry_run=True)
 
 
+@pytest.mark.parametrize("key, value", [("ram", "abc"), ("ram", "24 GB"), ("ram", "\u0663"), ("ram", "-5"),
+                                        ("num_cpu", "abc"), ("num_cpu", "2 "), ("num_cpu", "0")])
+def test_migrate_refuses_a_count_that_is_none(tmp_path, key, value):
+    """A hunt: machine.json's ram "abc" was refused as "invalid literal for int() with base 10" (no file
+    named), and an Arabic-Indic three or "-5" became "0 GiB" in the new machine.json, in silence; a
+    num_cpu of "abc" named the machine "...-abccores-...", one of "2 " put a blank in its folder's name."""
+    folder = tmp_path / "results" / "old"
+    shutil.copytree(ROOT / "tests" / "data" / "asv_fixture" / "fixture-2core-nogpu", folder)
+    machine = json.loads((folder / "machine.json").read_text())
+    (folder / "machine.json").write_text(json.dumps({**machine, key: value}))
+    with pytest.raises(ValueError, match=rf"old/machine.json is not an asv machine file this tool can rename \(its "
+                                         rf"{key}, .+, is not (a count of cores|asv's count of bytes or today's)"):
+        migrate.migrate(folder, isa="avx2", uarch="znver4", dry_run=True)
+
+
 def test_migrate_keeps_the_python_a_run_had(tmp_path):
     """The H200's run had its image's Python 3.12: migrated from a 3.11 interpreter (a machine
     renamed), its files keep 3.12 in their parameters and their environment name, as a new run

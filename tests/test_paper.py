@@ -292,6 +292,7 @@ def test_unreadable_results_are_one_sentence_status_2_and_nothing_is_overwritten
                                   ["--tidal-orbits", "-1"], ["--bh-ratios", "0"], ["--bh-t-end", "inf"],
                                   ["--science-version", "Z"], ["--science-version", "C"], ["--machine", "nonesuch"],
                                   ["--commit", "ffffffff"], ["--tidal-precision", "quad"], ["--tidal-seed", "0"],
+                                  ["--tidal-seed", str(2**128), "--no-science"],    # a hunt: "not written: ValueError"
                                   ["--frobnicate"]])
 def test_bad_input_is_one_sentence_status_2_and_nothing_is_written(tmp_path, capsys, argv):
     out = tmp_path / "plots"

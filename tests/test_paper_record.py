@@ -435,3 +435,22 @@ def test_a_black_hole_run_that_recedes_from_the_start_is_no_passage(tmp_path, mo
     from matplotlib.legend import Legend
     labels = [t.get_text() for lg in energy.get_children() if isinstance(lg, Legend) for t in lg.get_texts()]
     assert any("no passage" in t and "at the start" in t for t in labels), labels
+
+
+@pytest.mark.parametrize("versions, result, said", [
+    (["'A'", "'A'"], None, "has the value .A. twice, so its values cannot be told apart"),
+    (["'A'", '"A"'], None, "has the value .A. twice, so its values cannot be told apart"),
+    (["'A'", "'B'"], 0.5, "holds one value, not a list, for its 6 combinations of parameters")])
+def test_a_parameter_value_given_twice_is_refused(tmp_path, versions, result, said):
+    """A hunt: a results file whose version axis named A twice (or as 'A' and "A") had B's times read as
+    A's, in silence ("a dp leapfrog step takes 168 us (A)"): each combination is a key of one value; one
+    value, not a list, of a benchmark with parameters was read as its first combination's."""
+    from nbsymple_versions.paper.results import ResultFile, ResultsError
+    source = next((FIXTURE / "fixture-2core-nogpu").glob("*-existing-*.json"))
+    data = json.loads(source.read_text())
+    data["results"]["steps.Step.time_step_leapfrog"][1][0] = versions
+    if result is not None:
+        data["results"]["steps.Step.time_step_leapfrog"][0] = result
+    (path := tmp_path / source.name).write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match=r"is malformed \((a parameter of )?steps.Step.time_step_leapfrog " + said):
+        ResultFile.read(path)

@@ -33,6 +33,9 @@ from .arguments import Parser, name as name_argument, path_argument
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 MACHINE_NEEDS = ("arch", "cpu", "num_cpu", "os")    # the fields of machine.json the new name and file are made of
+# the counts of machine.json, as a whole number or its digits: the new machine's name and ram are made of them
+COUNTS = {"num_cpu": (re.compile(r"[1-9][0-9]*"), "a count of cores"),
+          "ram": (re.compile(r"[0-9]+(?: GiB)?"), "asv's count of bytes or today's 'N GiB'")}
 
 # old benchmark name -> (new name, old parameter tuple -> new tuple, or None to drop the row);
 # tuples hold parameter values as asv writes them ("'A'", "256"). Benchmarks not named keep
@@ -222,7 +225,7 @@ def _check_targets(folder: Path, target: Path, renames: list[tuple[Path, str]], 
 
 def _check_machine(folder: Path):
     """machine.json read as a regular file of bounded JSON, its MACHINE_NEEDS and the other fields
-    the new file takes one line of text each (num_cpu and ram may be whole numbers)."""
+    the new file takes one line of text each, its COUNTS whole numbers or their digits."""
     info = read_json(folder / "machine.json", "asv machine file")
     shown = f"{folder.name}/machine.json"
     if not isinstance(info, dict):
@@ -230,7 +233,11 @@ def _check_machine(folder: Path):
     for key in (*MACHINE_NEEDS, "gpu", "ram", "isa", "uarch"):
         value = info.get(key)
         absent_and_optional = key not in MACHINE_NEEDS and value is None
-        count = key in ("num_cpu", "ram") and isinstance(value, int) and not isinstance(value, bool) and value > 0
+        count = key in COUNTS and isinstance(value, int) and not isinstance(value, bool) and value > 0
+        if key in COUNTS and value is not None and not (count or isinstance(value, str)
+                                                        and COUNTS[key][0].fullmatch(value)):
+            raise ValueError(f"{shown} is not an asv machine file this tool can rename (its {key}, {value!r:.40}, is "
+                             f"not {COUNTS[key][1]})")
         if absent_and_optional or count or one_line(value) and value.strip():
             continue
         raise ValueError(f"{shown} is not an asv machine file this tool can rename (its {key} is "

@@ -32,8 +32,8 @@ from nbsymple_versions.entry import FAULT, cannot_write, child_process, command
 from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import writable
 from nbsymple_versions.runs.locks import PathBusy, hold
-from nbsymple_versions.runs.paths import (FileRefused, Unbounded, decode_json, not_a_folder, odd_kind, read_bytes,
-                                          read_json, write_file)
+from nbsymple_versions.runs.paths import (FileRefused, KeyTwice, Unbounded, decode_json, not_a_folder, odd_kind,
+                                          read_bytes, read_json, write_file)
 from .arguments import Parser, commit, name as name_argument, regex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -679,6 +679,8 @@ def special_results(results_dir: Path) -> str | None:
                         f"{results_dir.name}/ (`python -m tools.tracking benchmarks-json` writes results/'s again)")
         except Unbounded as e:
             return f"{e}, which asv cannot read: move it out of {results_dir.name}/"
+        except KeyTwice as e:        # asv takes the last value, whatever it is (an env_name of 5: its traceback)
+            return f"{e}: move it out of {results_dir.name}/"
         except ResultsError as e:
             return f"{str(e).rstrip('.')}, which asv cannot read: move it out of {results_dir.name}/"
         except FileRefused:

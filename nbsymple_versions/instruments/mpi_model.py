@@ -33,7 +33,7 @@ from ..core.work import FASTEST_RATE
 from ..environment import os_reason
 from ..runs.errors import fault_status, writable
 from ..runs.locks import PathBusy, hold
-from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, write_file, written_name
+from ..runs.paths import FileRefused, odd_kind, parse_json, read_bytes, text_lines, write_file, written_name
 
 JOB = "nbsymple_versions.instruments.mpi_timing"      # F's timing job, run under mpiexec with -m
 BYTES_PER_BODY = 24                 # float64 x, y, z
@@ -180,7 +180,7 @@ def read_measured(path) -> list[dict]:
     (`_record_problem`); FileRefused (a ValueError) in one sentence naming the file and the
     line where one cannot be read or used."""
     runs = []
-    for number, line in enumerate(_measured_text(path).splitlines(), 1):
+    for number, line in enumerate(text_lines(_measured_text(path)), 1):     # (splitlines: at a U+2028 in a string)
         if line.strip():
             record = parse_json(line, MEASURED, f"{path} (line {number})")
             if (problem := _record_problem(record)) is not None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..core.checks import as_float
+from ..core.checks import SEED_BOUND, as_float
+from ..core.options import whole_number_argument
 from ..entry import sentence, stop_pending
 from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
@@ -133,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
                         f"of two; {fmt_dt(TIDAL_FULL['dt'])} T with --full)")
     p.add_argument("--tidal-orbits", type=POSITIVE, default=None,
                    help=f"orbits to integrate (default {TIDAL_DEFAULTS['orbits']:g})")
-    p.add_argument("--tidal-seed", type=_number(int, 1, "a whole number of at least 1"), default=1,
+    p.add_argument("--tidal-seed", type=whole_number_argument(1, SEED_BOUND, "2**128"), default=1,   # as --seed
                    help="seed of the tidal-tail run's initial conditions (default 1); with --full each seed runs in "
                         "its own folder and joins the series over dt, whose test uses the seeds' scatter")
     p.add_argument("--tidal-precision", default=None, type=str.lower, choices=PRECISIONS,
@@ -230,11 +232,16 @@ def _read_science_summaries(out: Path, note) -> dict:
     {"summary": one paragraph, "runs": each run's energy errors}), so that `--no-science` on a
     fresh clone keeps them in REPORT.md; a bare paragraph (an earlier version's) has no runs.
     Each is checked (`records.SCIENCE_RECORD`); one that is not what paper wrote is noted and not kept."""
-    try:
-        data = read_json(out / SCIENCE_SUMMARIES, "run record")   # a regular file of bounded JSON
-    except FileRefused:
+    if not os.path.lexists(out / SCIENCE_SUMMARIES):
+        return {}
+    try:                                 # a regular file of bounded JSON; one that is not is said (a hunt: the
+        data = read_json(out / SCIENCE_SUMMARIES, "run record")      # figures were "not written: no finished
+    except FileRefused as exc:                                        # run", the file's fault unsaid)
+        note(f"{exc}, so the records of the science figures in it are not kept.")
         return {}
     if not isinstance(data, dict):
+        note(f"{out}/{SCIENCE_SUMMARIES} is not one that nbsymple paper wrote (not a JSON object), so the records of "
+             f"the science figures in it are not kept.")
         return {}
     kept = {}
     for key, record in data.items():

@@ -81,6 +81,8 @@ ERROR = (lambda v: v is None or finite(v) and v >= 0, "null or a finite number o
 SHARE = (lambda v: finite(v) and 0 <= v <= 1, "a share from 0 to 1")
 FLAG = (lambda v: isinstance(v, bool), "true or false")
 NAME = _text(TEXT_LIMIT)
+SNAPSHOT_FILE = (lambda v: isinstance(v, str) and re.fullmatch(r"snap_[0-9]+\.npz", v) is not None,
+                 "a snapshot's name in the run's folder, snap_<step>.npz")
 PROVENANCE = (lambda v: isinstance(v, dict) and all(
     one_line(k) and (x is None or finite(x) or one_line(x)) for k, x in v.items()),
     f"an object of names, numbers and text of at most {TEXT_LIMIT} characters")
@@ -97,7 +99,7 @@ PARAMS = {
 TIDAL_PARAMS = {**PARAMS, "orbits": (True, POSITIVE)}     # what a tidal-tail run's figure, table and series use
 # a finished run's run.json (`resumable.run`)
 RUN = {
-    "params": (True, PARAMS), "steps": (True, _whole(0)), "snapshots": (True, [NAME]),
+    "params": (True, PARAMS), "steps": (True, _whole(0)), "snapshots": (True, [SNAPSHOT_FILE]),
     "wall_seconds": (True, AT_LEAST_0), "finished": (True, FLAG), "sessions": (False, _whole(1)),
     "interrupted": (False, _whole(0)), "provenance": (False, PROVENANCE), "session_provenance": (False, [PROVENANCE]),
     "orbital_period": (False, POSITIVE), "predicted_pericentre_step": (False, _whole(0)),

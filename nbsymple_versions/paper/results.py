@@ -146,6 +146,10 @@ def _row_problem(bench: str, row: dict) -> str | None:
         return f"the params of {bench} are not lists of parameter values"
     if (longest := max(map(len, params), default=0)) > AXIS_LIMIT:
         return f"a parameter of {bench} has {longest} values, more than the {AXIS_LIMIT} a figure can show"
+    for values in params:                # each combination is a key of `Results.get`: one given twice took
+        literal = [_literal(v) for v in values]      # the other's value in silence (A's times B's)
+        if (twice := next((v for i, v in enumerate(values) if literal[i] in literal[:i]), None)) is not None:
+            return f"a parameter of {bench} has the value {twice} twice, so its values cannot be told apart"
     if contract and len(params) != len(contract):
         return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
     for pname, values in zip(contract or (), params):
@@ -159,6 +163,8 @@ def _row_problem(bench: str, row: dict) -> str | None:
         return (f"a value of {bench} is not a measurement (a number of magnitude {PLAUSIBLE[0]:g} to "
                 f"{PLAUSIBLE[1]:g}, 0, or null)")
     combinations = math.prod(len(p) for p in params)
+    if params and result is not None and not isinstance(result, list):     # it was read as the first one's
+        return f"{bench} holds one value, not a list, for its {combinations} combinations of parameters"
     if isinstance(result, list) and len(result) != combinations:
         return f"{bench} holds {len(result)} values for {combinations} combinations of its parameters"
     return None

@@ -27,7 +27,7 @@ from ..core.units import Units
 from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
 from ..runs.paths import FileRefused, read_json
-from ..runs.snapshots import list_snapshots, read_snapshot
+from ..runs.snapshots import by_step, read_snapshot
 from ..versions import simulated
 from . import records, resumable
 from .resumable import RUN_FILE
@@ -319,7 +319,8 @@ def run_record(folder) -> dict | None:
 
 
 def load_run(folder) -> tuple[dict, list]:
-    """(run.json, [(state, step), ...]) of a finished run, from its snapshots."""
+    """(run.json, [(state, step), ...]) of a finished run, from the snapshots its run.json lists: a stray one
+    in the folder, another run's, is not the run's (a hunt: it was read among them, and drawn)."""
     folder = Path(folder)
     run = run_record(folder)
     if run is None:
@@ -328,7 +329,7 @@ def load_run(folder) -> tuple[dict, list]:
     if missing := [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]:
         raise FileNotFoundError(f"{folder.name}/ lacks {len(missing)} of the snapshots its {RUN_FILE} lists "
                                 f"({missing[0]}{', ...' if len(missing) > 1 else ''}): run it again (--rerun)")
-    snaps = [read_snapshot(p) for p in list_snapshots(folder)]
+    snaps = [read_snapshot(p) for p in by_step(folder / name for name in listed)]
     if not snaps:
         raise FileNotFoundError(f"{folder.name}/ holds no snapshots: run the simulation first")
     return run, snaps

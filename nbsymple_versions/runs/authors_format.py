@@ -41,11 +41,14 @@ import numpy as np
 
 from ..core.ics import State
 from ..core.units import Units
-from .paths import FileRefused, read_bytes, write_file
+from .paths import FileRefused, read_bytes, text_lines, write_file
 
 COLUMNS = ("x", "y", "z", "vx", "vy", "vz", "m")
 LONGEST_LINE = 4096          # seven numbers of 17 digits and their exponents take about 170 characters
-LONG_LINE = re.compile(rb"[^\n\r]{%d}" % (LONGEST_LINE + 1))
+# A line longer than LONGEST_LINE, tried at the start of the file and after each line end only: tried
+# at every byte, each start scanned to its line's end (a file of 4096-character lines: 8 minutes for 20 MB)
+LONG_FIRST_LINE = re.compile(rb"[^\n\r]{%d}" % (LONGEST_LINE + 1))
+LONG_LINE = re.compile(rb"[\n\r][^\n\r]{%d}" % (LONGEST_LINE + 1))
 UTF8_BOM = b"\xef\xbb\xbf"
 NOT_TEXT = {b"PK\x03\x04": "a zip archive (an .npz snapshot of nbsymple run --snapshots is read with "
                           "read_snapshot; --snapshot-format nbsymple writes text --ics reads)",
@@ -97,8 +100,7 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
         if data.startswith(start):
             raise FormatError(f"{path} is {what}, not a text file in the authors' layout (x y z vx vy vz m)")
     data = data.removeprefix(UTF8_BOM)
-    if (long := LONG_LINE.search(data)) is not None:
-        line = data[:long.start()].count(b"\n") + 1
+    if (line := _long_line(data)) is not None:
         raise FormatError(f"{path} line {line}: longer than {LONGEST_LINE} characters, which no line of seven "
                           f"numbers is")
     try:
@@ -108,7 +110,7 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
     del data
     rows = array.array("d")
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
@@ -121,6 +123,8 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
             raise FormatError(f"{path} line {number}: {bad[:40]!r} is not a number") from None
         if not all(math.isfinite(v) for v in row):
             raise FormatError(f"{path} line {number}: holds a value that is not finite")
+        if (tiny := next((w for w, v in zip(words, row) if v == 0 and _nonzero(w)), None)) is not None:
+            raise FormatError(f"{path} line {number}: {tiny[:40]} is too small for a float64, which reads it as 0")
         if row[6] <= 0:
             raise FormatError(f"{path} line {number}: the mass {words[6]} is not positive")
         rows.extend(row)
@@ -129,6 +133,22 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
         raise FormatError(f"{path} holds {bodies} {'body' if bodies == 1 else 'bodies'}; a cluster needs at least 2 "
                           f"(one line each: x y z vx vy vz m)")
     return np.frombuffer(rows, dtype=np.float64).reshape(bodies, len(COLUMNS))
+
+
+def _long_line(data: bytes) -> int | None:
+    """The number of the first line of `data` longer than LONGEST_LINE, else None."""
+    if LONG_FIRST_LINE.match(data):
+        return 1
+    if (long := LONG_LINE.search(data)) is None:
+        return None
+    before = data[:long.start() + 1]       # its lines end at "\n", "\r" or "\r\n", as `text_lines` splits them
+    return before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
+
+
+def _nonzero(word: str) -> bool:
+    """Whether the number `word` is not 0 (a digit of its mantissa is not: "1e-400" is not, though float() reads
+    it as 0.0, a mass refused as "not positive", a position moved to 0 in silence)."""
+    return any(c in "123456789" for c in word.lower().partition("e")[0])
 
 
 def _float(word: str) -> float:

@@ -37,10 +37,10 @@ import struct
 
 import numpy as np
 
-from ..core.checks import COUNT_LIMIT, as_float
+from ..core.checks import COUNT_LIMIT, SEED_BOUND, as_float
 from ..core.ics import State
 from ..core.vocabulary import TASKS
-from ..core.units import Units
+from ..core.units import CONSTANTS, Units
 from .paths import FileRefused, open_file, parse_json
 from .paths import write_atomically
 from .snapshots import SNAPSHOT_FORMATS
@@ -142,7 +142,11 @@ _PARTS = {"mass": _number, "base": _vector(_number), "velocity": _vector(_number
           "potential": _number, "cross": _number, "tidal": _number, "total": _number}
 _SCIENCE = {"params": lambda v: isinstance(v, dict), "wall_seconds": _number, "sessions": _count(1, GROWING_LIMIT),
             "interrupted": _count(0, GROWING_LIMIT), "written": lambda v: isinstance(v, list) and all(map(_STR, v))}
-_RUN = {"run_id": _STR, "n": _count(1), "seed": lambda v: isinstance(v, int) and not isinstance(v, bool),
+_POSITIVE = (lambda v: _number(v) and v > 0)
+# a seed as --seed takes it (`core.checks.seed`: a report said "seed -5"); the constants, and an --ics file's digest
+# and scale, as `nbsymple run` records them: each was read into the snapshot folder's record whatever it held
+_RUN = {"run_id": _STR, "n": _count(1), "seed": _count(0, SEED_BOUND), "constants": _optional(lambda v: v in CONSTANTS),
+        "ics_sha256": _optional(_STR), "ics_radius_pc": _optional(_POSITIVE), "ics_mass_msun": _optional(_POSITIVE),
         "seed_chosen": _BOOL, "steps": _count(0), "snapshots": _optional(_STR), "every": _optional(_count(1)),
         "checkpoint_every": _count(1), "ics": _optional(_STR), "mass_classes": _optional(_count(1)),
         "snapshot_format": lambda v: v in SNAPSHOT_FORMATS,
@@ -195,6 +199,8 @@ AGREEMENTS = (
      lambda h, a: _same_mass(h["simulation"]["energy_parts0"], a["m"])),
     ("simulation.clock names only the suite's tasks, with seconds between 0 and 1e12",
      lambda h, a: _clock_ok(h["simulation"]["clock"])),
+    ("run.constants, where it is given, are state.units.constants",
+     lambda h, a: h["run"].get("constants") in (None, h["state"]["units"].get("constants", "exact"))),
     ("not every body is at one point (no cluster is)",
      lambda h, a: a["x"].shape[1] < 2 or not (a["x"] == a["x"][:, :1]).all()),
 )
@@ -210,7 +216,8 @@ def _disagreement(header: dict, arrays: dict) -> str | None:
 def check_run(path, run: dict):
     """CheckpointError unless `run` (as `load` returns it) holds every parameter a run resumes
     from (`runs.driver`, `paper.resumable`), each of its type."""
-    older = {"snapshot_steps": None, "science": None, "stood_still": None, "devices": None}   # absent from older files
+    older = {"snapshot_steps": None, "science": None, "stood_still": None, "devices": None,       # absent from older
+             "constants": None, "ics_sha256": None, "ics_radius_pc": None, "ics_mass_msun": None}    # files
     if (problem := _problem({**older, **run}, _RUN, "run")) is not None:
         raise CheckpointError(f"{path} is not a valid checkpoint ({problem})")
 

@@ -324,14 +324,17 @@ def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
     return json.loads(json.dumps(same))
 
 
-def _resume_the_other(folder: Path) -> str:
+def _resume_the_other(folder: Path, checkpoint: Path | None) -> str:
     """How to resume the run whose snapshots `folder` holds, where its record names a checkpoint
-    that is there (a killed run may have left none)."""
+    that is there (a killed run may have left none) and is not `checkpoint`, the one this run
+    writes (a resume whose folder held a snapshot of no run id was told to resume itself)."""
     try:
         left = read_json(folder / RUN_RECORD, "run record")["command"]["checkpoint"]
     except (FileRefused, KeyError, TypeError):
         return ""
-    return f", or resume that run: {resume_command(left)}" if isinstance(left, str) and os.path.isfile(left) else ""
+    if not (isinstance(left, str) and os.path.isfile(left)) or (checkpoint and Path(left).resolve() == checkpoint):
+        return ""
+    return f", or resume that run: {resume_command(left)}"
 
 
 def _restartable(folder: Path, command: dict) -> bool:
@@ -386,11 +389,13 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
     return None
 
 
-def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Path | None, bool]:
+def _checked_paths(spec, run_, checkpoint, loaded, locks, undo, held) -> tuple[Path | None, bool]:
     """Rank 0's checks of the checkpoint file and the snapshot folder, each locked for the rest of
-    the run (`locks`, an ExitStack); nothing is written but the folders, the lock files (each
-    removed by `undo` should the set-up fail) and a killed writer's temporaries. (The folder or
-    None, whether it holds a killed run of the same command that `_claim` replaces.)"""
+    the run (`locks`, an ExitStack), against the checkpoint `loaded` (None for a fresh run); nothing is
+    written but the folders, the lock files (each removed by `undo` should the set-up fail) and a killed
+    writer's temporaries. (The folder or None, whether it holds a killed run of the same command that
+    `_claim` replaces.)"""
+    start = loaded[1]["steps_done"] if loaded else 0
     folder = None if run_["snapshots"] is None else Path(run_["snapshots"])
     if checkpoint is not None:
         target = _resolved(checkpoint, "--checkpoint")      # what is locked and written: two names, one lock
@@ -417,11 +422,12 @@ def _checked_paths(spec, run_, checkpoint, start, locks, undo, held) -> tuple[Pa
         restart = spec.resume is None and _restartable(folder, _command(spec, run_, checkpoint))
         if not restart:
             try:
-                prepare_folder(folder, run_["run_id"])
+                prepare_folder(folder, run_["run_id"], loaded[2] if loaded else None)
             except SidecarMissing as e:          # resuming would meet it again: no hint to
                 raise RunStop(str(e)) from None
             except OtherRunsSnapshots as e:      # (a snapshot it cannot read was "..., or resume that run": the
-                raise RunStop(f"{e}{_resume_the_other(folder)}") from None     # run being resumed, a loop)
+                other = _resume_the_other(folder, None if checkpoint is None else target)    # run being resumed,
+                raise RunStop(f"{e}{other}") from None                                         # a loop)
             except SnapshotError as e:
                 raise RunStop(str(e)) from None
     if (problem := _room_problem(run_, start, folder, None if checkpoint is None else target)) is not None:
@@ -439,18 +445,32 @@ def _claim(spec, run_, checkpoint, folder, restart, record=None):
         for old in list_snapshots(folder) + [folder / SIDECAR]:
             old.unlink(missing_ok=True)
         prepare_folder(folder, run_["run_id"])
-    if spec.resume is None or not (folder / RUN_RECORD).exists():
-        _write_record(folder, {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
-                               "seed": None if run_.get("ics") else run_["seed"], "finished": False})
-        return
-    try:                                 # resumed on to more steps: not finished until they are
+    made = _new_record(spec, run_, checkpoint, record)
+    kept = None if spec.resume is None else _kept_record(folder, run_)
+    if kept is None:
+        _write_record(folder, made)
+    elif kept.get("finished") or kept.get("command") != made["command"]:
+        # resumed on to more steps: not finished until they are; its command as resumed: another checkpoint,
+        # cadence or steps (a hunt: a refusal offered the old checkpoint)
+        _write_record(folder, {**kept, "command": made["command"], "finished": False})
+
+
+def _new_record(spec, run_, checkpoint, record=None) -> dict:
+    """The snapshot folder's run record (`RUN_RECORD`) of this run, unfinished."""
+    return {"run_id": run_["run_id"], "command": _command(spec, run_, checkpoint, record),
+            "seed": None if run_.get("ics") else run_["seed"], "finished": False}
+
+
+def _kept_record(folder: Path, run_: dict) -> dict | None:
+    """The snapshot folder's run record where it is this run's (a JSON object of its run id), else None:
+    none, one damaged (empty, cut short, not JSON, not an object: the resumed run ran every step, then
+    ended in a traceback) or another run's (kept, it named that run's id and seed beside this run's
+    snapshots); such a record is written anew."""
+    try:
         kept = read_json(folder / RUN_RECORD, "run record")
     except FileRefused:
-        return
-    if isinstance(kept, dict):           # its command as resumed: another checkpoint, cadence or steps
-        command = _command(spec, run_, checkpoint, record)      # (a hunt: a refusal offered the old checkpoint)
-        if kept.get("finished") or kept.get("command") != command:
-            _write_record(folder, {**kept, "command": command, "finished": False})
+        return None
+    return kept if isinstance(kept, dict) and kept.get("run_id") == run_["run_id"] else None
 
 
 def resume_command(checkpoint) -> str:
@@ -608,8 +628,7 @@ def _run(spec, world, signals, loaded) -> int:
         with ExitStack() as undo:        # a set-up that fails leaves no folder or lock file it made
             def check_paths():
                 with stop_on_write_fault(nothing_run):
-                    return _checked_paths(spec, run_, checkpoint, loaded[1]["steps_done"] if loaded else 0, locks,
-                                          undo, held)
+                    return _checked_paths(spec, run_, checkpoint, loaded, locks, undo, held)
 
             def claim():
                 with stop_on_write_fault(nothing_run):
@@ -631,7 +650,8 @@ def _run(spec, world, signals, loaded) -> int:
             except FolderMoved as e:
                 raise RunStop(str(e), status=FAULT) from None
             with stop_on_write_fault(f"{done}, but {RUN_RECORD} does not say so", started=True):
-                record = read_json(folder / RUN_RECORD, "run record")
+                record = _kept_record(folder, run_) or _new_record(spec, run_, checkpoint,
+                                                                       loaded[1] if loaded else None)
                 _write_record(folder, {**record, "finished": True})
         signals.done = done             # a signal from here on stops the report (its O(N^2) errors) at once
         try:
@@ -754,6 +774,8 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
                 if e.took_checkpoint and saved["step"] is not None else resume_hint())
         raise RunStop(f"{e}{kept}", status=FAULT) from None
+    except SnapshotError as e:           # the folder's sidecar changed under the run (another run's, scale)
+        raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {e}{resume_hint()}") from None
     except OSError as e:                 # the machine: a full disk, a folder removed, a file made read-only
         where = f" ({name})" if (name := written_name(e)) else ""
         raise RunStop(f"the run stopped after step {sim.steps_done} of {total}: {os_reason(e)}{where}"

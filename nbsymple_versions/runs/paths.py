@@ -62,6 +62,15 @@ class FileRefused(ValueError):
     """A path that cannot be read or written as asked; the message is one sentence naming it."""
 
 
+class KeyTwice(FileRefused):
+    """JSON in which an object gives a key twice: json (asv's reader too) takes the last value in silence, where
+    the writer meant one (`_one_value_per_key`)."""
+
+
+class _KeyGivenTwice(ValueError):
+    pass
+
+
 class Unbounded(FileRefused):
     """A file beyond what any reader takes: larger than its kind's limit, or JSON nested deeper than
     MAX_DEPTH levels (a reader that passes over a malformed file, as asv does, ends in MemoryError
@@ -176,6 +185,26 @@ def read_bytes(path, kind: str, name=None) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+LINE_END = re.compile(r"\r\n|\r|\n")
+LINES_CHUNK = 1 << 20        # characters split into lines at a time
+
+
+def text_lines(text: str):
+    """The lines of a file's `text`, split about LINES_CHUNK characters at a time (`str.splitlines` made a list
+    of them all: a file of 2 GB of line ends took 19 GB); they end at a line feed, a carriage return or both
+    (splitlines also ended one at a form feed, a vertical tab, U+2028 or U+0085: inside a JSON string, or
+    between two numbers of the authors' layout, whose reader takes them as blanks)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + LINES_CHUNK)     # a chunk ends after a line feed: never inside "\r\n"
+        end = len(text) if end < 0 else end + 1
+        lines = LINE_END.split(text[start:end])
+        if text[end - 1] in "\r\n":               # the empty text after its last line end
+            lines.pop()
+        yield from lines
+        start = end
+
+
 FLOAT64_DIGITS = len(str(int(sys.float_info.max)))         # 309: an integer of more is beyond float64
 
 
@@ -191,14 +220,29 @@ def _integer(text: str, base: int = 10):
     return value if abs(value) <= sys.float_info.max else math.inf if value > 0 else -math.inf
 
 
+def _one_value_per_key(pairs) -> dict:
+    """A JSON object whose keys are each given once: json keeps the last value of a key given twice, in
+    silence (a sidecar's `"4": 0.002, "4": 7` read snapshot 4 at t = 7), where the writer meant one."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _KeyGivenTwice(f"the key {json.dumps(key)[:40]} is given twice in one object, so which value "
+                                 f"is meant is unknown")
+        obj[key] = value
+    return obj
+
+
 def parse_json(data: bytes | str, kind: str, name, loads=json.loads, **options):
     """A JSON document (`loads`, json's or json5's for asv.conf.json, with `options`; integers by
-    `_integer`), refused as FileRefused when it is no JSON or nested deeper than MAX_DEPTH levels."""
+    `_integer`; each key of an object once: `_one_value_per_key`), refused as FileRefused when it
+    is no JSON or nested deeper than MAX_DEPTH levels."""
     try:
-        document = loads(data, **{"parse_int": _integer, **options})
+        document = loads(data, **{"parse_int": _integer, "object_pairs_hook": _one_value_per_key, **options})
     except RecursionError:
         document = None
         deep = True
+    except _KeyGivenTwice as e:
+        raise KeyTwice(f"{kind} {name} is not valid JSON ({e})") from None
     except ValueError as e:
         raise FileRefused(f"{kind} {name} is not valid JSON ({' '.join(str(e).split())[:120]})") from None
     else:

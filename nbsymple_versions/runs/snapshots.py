@@ -188,22 +188,30 @@ def _one_line(e) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+def _other_scale(folder, side: dict, state: State) -> str | None:
+    """Why the snapshots in the authors' layout that sidecar `side` keeps the times of cannot be joined by
+    `state`'s (another softening or scale, which the sidecar keeps for all of them), else None."""
+    units = state.units.as_dict()                 # (time and velocity units follow from these)
+    scale = {"softening": state.eps, **{k: units[k] for k in ("r_cl_pc", "mass_msun", "constants")}}
+    if not side.get("times") or not (differs := sorted(k for k, v in scale.items() if side.get(k) != v)):
+        return None
+    return (f"{folder} holds snapshots in the authors' layout of another {', '.join(differs)} "
+            f"({', '.join(f'{k} {side.get(k)!r}' for k in differs)}), which its {SIDECAR} keeps for "
+            f"all of them: a state of {', '.join(f'{k} {scale[k]!r}' for k in differs)} would change "
+            f"how they read; write it into another folder")
+
+
 def _write_nbsymple(folder, state: State, step: int, run_id: str) -> Path:
     """The folder's sidecar with the snapshot's time, then the ASCII snapshot (both atomically). The sidecar
     is read and checked before anything is written, so a bad one leaves the folder as it was."""
     side = _sidecar(folder)
     if side.get("run_id") != run_id:
         if held := by_step(Path(folder).glob("snap_*.txt")):     # their times and scale are in `side` alone
-            raise ValueError(f"{folder} holds snapshots of another run in the authors' layout ({held[0].name}), "
-                             f"whose times and scale its {SIDECAR} keeps: write into another folder")
+            raise SnapshotError(f"{folder} holds snapshots of another run in the authors' layout ({held[0].name}), "
+                                f"whose times and scale its {SIDECAR} keeps: write into another folder")
         side = {}
-    units = state.units.as_dict()                 # (time and velocity units follow from these)
-    scale = {"softening": state.eps, **{k: units[k] for k in ("r_cl_pc", "mass_msun", "constants")}}
-    if side.get("times") and (differs := sorted(k for k, v in scale.items() if side.get(k) != v)):
-        raise ValueError(f"{folder} holds snapshots in the authors' layout of another {', '.join(differs)} "
-                         f"({', '.join(f'{k} {side.get(k)!r}' for k in differs)}), which its {SIDECAR} keeps for "
-                         f"all of them: a state of {', '.join(f'{k} {scale[k]!r}' for k in differs)} would change "
-                         f"how they read; write it into another folder")
+    if (problem := _other_scale(folder, side, state)) is not None:
+        raise SnapshotError(problem)
     side.update(format="nbsymple", layout="x y z vx vy vz m, one body per line, cluster units "
                 "(G = M = r_cl = 1), Galactic frame", run_id=run_id, softening=state.eps, **state.units.as_dict())
     side.setdefault("times", {})[str(step)] = state.t
@@ -305,6 +313,9 @@ def read_snapshot(path) -> tuple[State, int]:
         arrays = d["positions"], d["velocities"], d["masses"]
         eps, t = _npz_number(d, "softening", path), _npz_number(d, "time", path)
         step = _npz_number(d, "step", path, whole=True)
+    if (named := step_of(path)) is not None and named != step:     # (a hunt: a renamed copy was read at its step)
+        raise SnapshotError(f"snapshot {path} holds step {step}, not step {named} as its name says (renamed from "
+                            f"another snapshot's name?)")
     try:                                 # read whole: what it holds is no state (a NaN, a scale of r_cl = inf pc or
         return State.from_arrays(*arrays, eps=eps, t=t, units=Units(*scale)), step   # unknown constants), not
     except ValueError as e:              # a damaged file (they were "truncated or corrupted" when read inside it)
@@ -379,9 +390,11 @@ def by_step(paths) -> list[Path]:
     return sorted(paths, key=step)
 
 
-def prepare_folder(folder, run_id: str) -> list[Path]:
+def prepare_folder(folder, run_id: str, state: State | None = None) -> list[Path]:
     """Make `folder` ready for run `run_id`: refuse it if it holds snapshots of another run (or
-    unreadable ones, or a `snapshots.json` that is not a valid sidecar), then remove temporaries left by a killed writer; returns those removed."""
+    unreadable ones, or a `snapshots.json` that is not a valid sidecar, or one of another scale than
+    `state`, the resumed run's: its first snapshot was refused after the steps to it, a traceback), then
+    remove temporaries left by a killed writer; returns those removed."""
     text = by_step(Path(folder).glob("snap_*.txt"))
     side = _sidecar(folder)              # checked now, before anything is written (SnapshotError)
     if text and not side:                # their times and scale are gone: read back, they would be wrong
@@ -397,6 +410,8 @@ def prepare_folder(folder, run_id: str) -> list[Path]:
         if other != run_id:
             raise OtherRunsSnapshots(f"{folder} already holds snapshots of another run ({path.name}); "
                                      f"choose an empty folder")
+    if text and state is not None and (problem := _other_scale(folder, side, state)) is not None:
+        raise SnapshotError(problem)
     return remove_temporaries(folder)
 
 
