@@ -376,9 +376,10 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
             note(f"{fname} not written: {exc}.")
-        except OSError as exc:           # its figure's write (a full disk), or a read of its run's files
-            failed.append(fname)
-            note(f"{fname} not written: {_why(exc, out / fname) if failed_write(exc) else os_reason(exc)}.")
+        except OSError as exc:           # its figure's write (a full disk), or a read of its run's files (named: a
+            failed.append(fname)         # review, "Permission denied." of no file)
+            read = os_reason(exc) + (f" ({exc.filename})" if exc.filename else "")
+            note(f"{fname} not written: {_why(exc, out / fname) if failed_write(exc) else read}.")
         except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
             failed.append(fname)
             note(f"{fname} not written: {type(exc).__name__}: {exc}.")
