@@ -339,7 +339,9 @@ PR_SET_PDEATHSIG = 1                 # Linux's prctl: the signal a process gets 
 def _ends_with_parent():
     """A Popen `preexec_fn` by which the child gets SIGTERM when this process ends, killed too
     (`kill -9` of `make bench` left asv measuring and writing results/ after its lock was gone, a
-    hunt; a second `make bench` then ran beside it), or None where the system has no such call."""
+    hunt; a second `make bench` then ran beside it), or None where the system has no such call
+    (Linux's alone). Linux sends it when the thread that started the child ends: `child_process`
+    waits for its child in that thread."""
     try:
         import ctypes
         prctl = ctypes.CDLL(None, use_errno=True).prctl

@@ -304,3 +304,29 @@ def test_a_full_disk_as_bases_tree_is_extracted_is_one_sentence(monkeypatch, tmp
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1] == (f"gate: cannot write {tmp_path / '.asv' / 'gate-base-tree'}: {os.strerror(errno.ENOSPC)}; "
                          f"the gate stopped before its verdict."), lines
+
+
+def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatch, tmp_path, capsys):
+    """A review: every OSError of the gate was said as "gate: cannot write .asv: ...", status 3 (the
+    current folder removed under it, a file it could not read: no write had failed). A write that
+    fails is named so; any other error is said as every command says it (`entry.command`)."""
+    import errno
+    from nbsymple_versions.entry import FAULT, command
+    from tools import code_counts, gate, tracking
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+
+    def folder_removed(*trees):
+        here.rmdir()
+        os.getcwd()                      # FileNotFoundError, no file named: what a relative path meets
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(gate, "_extract", lambda commit, dest: None)
+    monkeypatch.setattr(code_counts, "count_trees", folder_removed)
+    assert command("python -m tools.gate", lambda: gate.main(["--base", "HEAD", "--tiers", "counts"])) == FAULT
+    err = capsys.readouterr().err
+    assert "current folder" in err and "cannot write" not in err, err
+    monkeypatch.setattr(code_counts, "count_trees",
+                        lambda *trees: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
+    with pytest.raises(PermissionError):     # a read refused: not said to be a write
+        gate.main(["--base", "HEAD", "--tiers", "counts"])

@@ -495,3 +495,40 @@ def test_a_long_footer_wraps_to_the_figure_instead_of_widening_it(tmp_path, text
             (box, inside.bounds, axes)
     height, width = matplotlib.image.imread(path).shape[:2]
     assert width == 4 * style.DPI and height > 3 * style.DPI, (width, height)
+
+
+def test_a_science_figure_whose_run_cannot_be_read_names_the_file(tmp_path, capsys, monkeypatch):
+    """A review: a read of a run's file that failed (a snapshot this user may not read) said
+    "tidal_tails.png not written: Permission denied." of no file (the exception's own words had
+    named it): the file is named."""
+    import errno
+    import importlib
+    module = importlib.import_module("nbsymple_versions.paper.main")
+    out = tmp_path / "plots"
+    (out / "runs" / "tidal_tails").mkdir(parents=True)
+    (out / "runs" / "tidal_tails" / "run.json").write_text("{}")     # a finished run (its record is not read here)
+    snapshot = out / "runs" / "tidal_tails" / "snap_00000001.npz"
+
+    def unreadable(folder, path):
+        raise PermissionError(errno.EACCES, "Permission denied", str(snapshot))
+    monkeypatch.setattr(module, "plot_tidal_tails", unreadable)
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet", "--no-science"]) == 1
+    err = capsys.readouterr().err
+    assert f"tidal_tails.png not written: Permission denied ({snapshot})." in err, err
+
+
+def test_a_file_an_artefact_is_made_from_that_cannot_be_read_is_not_said_unwritable(tmp_path, capsys, monkeypatch):
+    """A review: a file read for a benchmark artefact that could not be read was said to be one that
+    "cannot be written" (`_why` named any OSError's file so): the reason and the file, as read."""
+    import errno
+    import importlib
+    module = importlib.import_module("nbsymple_versions.paper.main")
+    source = tmp_path / "source.json"
+
+    def unreadable(*args):
+        raise PermissionError(errno.EACCES, "Permission denied", str(source))
+    monkeypatch.setattr(module, "write_conservation", unreadable)
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet", "--no-science"]) == 1
+    err = capsys.readouterr().err
+    assert f"conservation.md not written: Permission denied ({source})." in err, err

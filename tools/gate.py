@@ -45,7 +45,7 @@ from pathlib import Path
 
 from nbsymple_versions.entry import sentence
 from nbsymple_versions.environment import os_reason
-from nbsymple_versions.runs.paths import FileRefused, written_name
+from nbsymple_versions.runs.paths import FileRefused, failed_write
 
 from . import code_counts, tracking
 from .arguments import Parser, commit as commit_argument, number_above, regex, whole_number_argument
@@ -87,8 +87,13 @@ def _extract(commit: str, dest: Path):
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(dest, filter="data")
     except OSError as e:                 # a full disk: the next gate removes what was extracted
-        e.filename = e.filename or str(dest)
-        raise
+        if e.errno in (errno.EMFILE, errno.ENFILE):      # out of files: `entry.command`'s sentence
+            raise
+        raise GateError(SETUP, _cannot_write(e.filename or dest, e)) from None
+
+
+def _cannot_write(path, error: OSError) -> str:
+    return sentence(f"gate: cannot write {path}: {os_reason(error)}; the gate stopped before its verdict.")
 
 
 def _results(config: Path, machine: str, commit: str):
@@ -382,11 +387,11 @@ def main(argv=None) -> int:
     except FileRefused as e:                    # asv's configuration or machine file (`tracking`)
         tracking.log(f"gate: {e}.")
         return SETUP
-    except OSError as e:                        # a full disk, a folder made read-only under .asv/ (a hunt: tarfile's
-        if e.errno in (errno.EMFILE, errno.ENFILE):     # traceback as BASE's tree was extracted); out of files:
-            raise                                       # `entry.command`'s sentence
-        where = written_name(e) or tracking.SCRATCH
-        tracking.log(sentence(f"gate: cannot write {where}: {os_reason(e)}; the gate stopped before its verdict."))
+    except OSError as e:            # a write that failed (a full disk, a folder made read-only under .asv/)
+        if e.errno in (errno.EMFILE, errno.ENFILE) or (where := failed_write(e)) is None:   # out of files, or no
+            raise                   # write: as every command says it (a review: "cannot write .asv" was said of a
+                                    # folder removed, of a read refused)
+        tracking.log(_cannot_write(where, e))
         return SETUP
 
 

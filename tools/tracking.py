@@ -279,10 +279,11 @@ def _asv_env_name() -> str:
 def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: dict | None = None):
     """Around `asv run --python=same --set-commit-hash COMMIT`: asv reads and writes the
     results under its path-derived environment name; before, the fixed-name file (if any) is
-    handed to asv so that it merges the new rows into it; after, the file gets its fixed name,
-    `python` is the interpreter's version, and `provenance` is appended to its list of runs.
-    Where asv saved nothing (a usage mistake, `--dry-run`, a stop before the first benchmark)
-    the file goes back as it was: no run is recorded that measured nothing."""
+    copied to that name so that asv merges the new rows into it; after, the file asv saved
+    replaces the fixed-name one whole (which stays as it was until then), `python` the
+    interpreter's version and `provenance` appended to its list of runs. Where asv saved
+    nothing (a usage mistake, `--dry-run`, a stop before the first benchmark) the copy is removed
+    and the file left as it was: no run is recorded that measured nothing."""
     from asv.results import get_filename
     fixed = results_dir / get_filename(machine, commit, fixed_env_name())
     asv_path = results_dir / get_filename(machine, commit, _asv_env_name())

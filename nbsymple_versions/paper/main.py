@@ -32,7 +32,7 @@ from ..arguments import Parser, path_argument
 from ..runs.errors import writable
 from ..runs.locks import hold
 from ..runs.paths import (FileRefused, blocking, failed_write, read_bytes, read_json, remove_stale_temporaries,
-                          write_file, written_name)
+                          write_file)
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -317,11 +317,14 @@ def _benchmark_artefacts(res: Results, out: Path, written: dict, note, predictio
 
 
 def _why(exc: Exception, path: Path) -> str:
-    """Why an artefact was not written: the data it lacks, or its write failed (a folder in its
-    place, a full disk)."""
-    if isinstance(exc, OSError):         # the file whose write failed, where it is known
-        return f"{written_name(exc) or path} cannot be written ({os_reason(exc)})"
-    return str(exc)
+    """Why artefact `path` was not written: the data it lacks, its write failed (a folder in its
+    place, a full disk: the file named), or a file it is made from could not be read (named: a
+    review, such a file was said to be one that "cannot be written")."""
+    if not isinstance(exc, OSError):
+        return str(exc)
+    if failed_write(exc) is None and exc.filename:
+        return f"{os_reason(exc)} ({exc.filename})"
+    return f"{failed_write(exc) or path} cannot be written ({os_reason(exc)})"
 
 
 def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list]:
@@ -385,7 +388,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             note(f"{fname} not written: {exc}.")
         except OSError as exc:           # its figure's write (a full disk), or a read of its run's files
             failed.append(fname)
-            note(f"{fname} not written: {_why(exc, out / fname) if failed_write(exc) else os_reason(exc)}.")
+            note(f"{fname} not written: {_why(exc, out / fname)}.")
         except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
             failed.append(fname)
             note(f"{fname} not written: {type(exc).__name__}: {exc}.")
@@ -411,7 +414,7 @@ def _full(args, out: Path) -> int:
         _say(f"the full-size figure was not written: {exc}.")
         return 1
     except OSError as exc:              # a folder in a file's place, a full disk
-        _say(f"the full-size figure was not written: {_why(exc, Path(written_name(exc) or out))}.")
+        _say(f"the full-size figure was not written: {_why(exc, out)}.")
         return 1
     _say(f"wrote {', '.join(p.name for p in files)} into {out}/")
     return 0

@@ -352,9 +352,10 @@ WRITERS_TEMPORARY = re.compile(r"\.[^/]+\.(?:png|md|csv|json)\.(\d+)\.[a-z0-9_]{
 def remove_stale_temporaries(folder, name: str | None = None) -> list[Path]:
     """Remove from `folder` the temporaries `write_atomically` left when its writer was killed: a
     `.<name>.<pid>.<random>.tmp` whose process is gone from this machine and that is more than
-    STALE_S seconds old (a writer on another machine sharing the folder is never that slow); for
-    a folder no lock guards (`paper --out`: a kill left them for good, a hunt), or, given `name`,
-    those of file `name` alone (what `write_file` writes: results/, html/, caches). Returns them."""
+    STALE_S seconds old (a writer on another machine sharing the folder is never that slow): those
+    of every file paper writes (`paper --out`, where `--full` writes beside the holder of its lock:
+    a kill left them for good, a hunt), or, given `name`, those of file `name` alone (what
+    `write_file` writes: results/, html/, caches). Returns them."""
     form = WRITERS_TEMPORARY if name is None else re.compile(rf"\.{re.escape(name)}\.(\d+)\.[a-z0-9_]{{8}}\.tmp")
     gone = []
     try:
