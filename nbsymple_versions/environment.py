@@ -477,7 +477,9 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe
     if not os.path.isdir(probe):
-        why = f"{where} is not a folder"
+        from .runs.paths import blocking           # (runs.paths imports this module)
+        found = blocking(probe)                    # a file, a FIFO, a dangling link (it was "not a folder")
+        why = f"{where} is {found[1]}, not a folder" if found else f"{where} is not a folder"
     elif not _writable(probe):
         why = f"{where} cannot be written"
     else:

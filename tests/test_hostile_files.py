@@ -923,11 +923,15 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
 NOT_A_FOLDER = {"a file": lambda p: (p.write_text("x\n"), p)[1], "a link to a file": lambda p: (
     p.with_name("target.txt").write_text("x\n"), p.symlink_to("target.txt"), p)[1], "a FIFO": _fifo,
     "a character device": SPECIAL["null"], "nothing": lambda p: p,
-    "a folder this user may not read": lambda p: p.mkdir()}
+    "a folder this user may not read": lambda p: p.mkdir(),
+    "a dangling link": lambda p: (p.symlink_to("gone"), p)[1],
+    "a symbolic-link loop": lambda p: (p.symlink_to(p.name), p)[1]}
 WHY_NOT_A_FOLDER = {"a file": "is a file, not a folder", "a link to a file": "is a file, not a folder",
                     "a FIFO": "is a FIFO (named pipe), not a folder",
                     "a character device": "is a character device, not a folder", "nothing": "does not exist",
-                    "a folder this user may not read": "cannot be read (Permission denied)"}
+                    "a folder this user may not read": "cannot be read (Permission denied)",
+                    "a dangling link": "is a dangling symbolic link to gone, not a folder",
+                    "a symbolic-link loop": "is a symbolic-link loop, not a folder"}
 
 
 @pytest.mark.parametrize("kind", sorted(NOT_A_FOLDER))
@@ -946,14 +950,16 @@ def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, mon
     assert "holds no" not in err, err
 
 
-@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device"])
+@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device", "a dangling link", "a symbolic-link loop"])
 @pytest.mark.parametrize("where", ["given", "given/sub"])
 def test_a_folder_to_write_that_is_no_folder_is_named_as_what_it_is(tmp_path, kind, where):
     """`paper --out FIFO` (or a device, or one on the path of --out) was "a file", as `run --snapshots FIFO`
-    was (`runs.errors.writable`, `runs.paths.blocking`)."""
+    was (`runs.errors.writable`, `runs.paths.blocking`); so was a dangling link or a link loop (a
+    hunt), and `given/sub` below either was "it is a file" or the system's "Too many levels of
+    symbolic links" (`runs.paths.dead_link`)."""
     NOT_A_FOLDER[kind](tmp_path / "given")
-    kind_said = kind.replace("FIFO", "FIFO (named pipe)")
-    why = WHY_NOT_A_FOLDER[kind] if where == "given" else f"a folder on its path is {kind_said}"
+    why = WHY_NOT_A_FOLDER[kind]
+    why = why if where == "given" else f"a folder on its path {why.removesuffix(', not a folder')} (given)"
     refused(tmp_path, ["paper", "--no-science", "--results", FIXTURE, "--out", where], [where, why])
 
 

@@ -354,6 +354,19 @@ def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, m
     assert p.returncode == 0 and "energy error" in p.stdout and p.stderr == "", p.stderr
 
 
+def test_a_folder_variable_that_is_no_folder_says_what_it_is(tmp_path):
+    """MPLCONFIGDIR (or NUMBA_CACHE_DIR, ...) naming a file, a dangling link or a link loop said "it
+    is not a folder", on its path too (a hunt): what it is, as `paper --out` says it."""
+    (tmp_path / "file").write_text("x\n")
+    (tmp_path / "dangling").symlink_to("gone")
+    (tmp_path / "loop").symlink_to("loop")
+    for name, said in (("file", "it is a file"), ("dangling", "it is a dangling symbolic link to gone"),
+                       ("loop", "it is a symbolic-link loop"), ("dangling/sub", f"{tmp_path / 'dangling'} is a "
+                                                                               f"dangling symbolic link to gone")):
+        found = environment.problem({"HOME": str(tmp_path), "MPLCONFIGDIR": str(tmp_path / name)}, draws=True)
+        assert f"({said}, not a folder)" in found, found
+
+
 def test_the_home_folder_is_checked_only_where_matplotlib_would_use_it(tmp_path, monkeypatch):
     """XDG folders (each for its own kind) or MPLCONFIGDIR take the home folder's place; where
     HOME is not set, the account's home folder is checked, and named as such."""

@@ -65,8 +65,9 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
     except OSError as e:
         virtual = isinstance(e, FileNotFoundError) and folder.parent.is_dir()    # /proc makes nothing: ENOENT
         name, kind = blocking(folder) or (folder, "a file")          # what it is: a FIFO was "a file" too
-        why = (f"it is {kind}, not a folder" if isinstance(e, FileExistsError)          # mkdir's EEXIST
-               else f"a folder on its path is {kind} ({name})" if isinstance(e, NotADirectoryError)
+        in_the_way = isinstance(e, (FileExistsError, NotADirectoryError)) or e.errno == errno.ELOOP   # mkdir's EEXIST
+        why = (f"it is {kind}, not a folder" if in_the_way and name == Path(folder)
+               else f"a folder on its path is {kind} ({name})" if in_the_way
                else f"it cannot be read ({os_reason(e)}), so what it holds cannot be checked" if listing
                else f"its file system makes no new file or folder there ({os_reason(e)}, in a folder that exists: "
                     f"a virtual file system, such as /proc)" if virtual

@@ -95,21 +95,41 @@ def not_a_folder(path) -> str | None:
         mode = os.stat(path).st_mode
         if stat.S_ISDIR(mode):
             os.listdir(path)
-    except FileNotFoundError:
-        return "does not exist"
     except OSError as e:
-        return f"cannot be read ({e.strerror})"
+        if (link := dead_link(path)) is not None:       # "does not exist" of a name that is there
+            return f"is {link}, not a folder"
+        return "does not exist" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror})"
     return None if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a folder"
+
+
+def dead_link(path) -> str | None:
+    """What `path` is where it is a symbolic link that leads to no file ("a dangling symbolic link
+    to TARGET", "a symbolic-link loop"), else None: a name that is there, which `os.stat`, following
+    it, says is not (a hunt: `paper --out` of a dangling link said "it is a file, not a folder")."""
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic-link loop"
+        try:
+            return f"a dangling symbolic link to {os.readlink(path)}"
+        except OSError:
+            return None
+    return None
 
 
 def blocking(path) -> tuple[Path, str] | None:
     """(the first name on `path`, itself included, that is there and no folder; what it is: "a file", "a FIFO
-    (named pipe)", ...; links followed), or None: where a folder must be made, what stands in its place."""
+    (named pipe)", ..., "a dangling symbolic link to TARGET"; links followed), or None: where a folder must be
+    made, what stands in its place."""
     for name in (*reversed(Path(path).parents), Path(path)):
         try:
             mode = os.stat(name).st_mode
         except OSError:
-            return None
+            link = dead_link(name)
+            return None if link is None else (name, link)
         if not stat.S_ISDIR(mode):
             return name, _kind(mode)
     return None
