@@ -132,6 +132,24 @@ def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
         return None
 
 
+def script_folder(prog: str, text: str, holds: str) -> Path | None:
+    """The folder a script works on (the dashboard tools' HTML_DIR), checked as `script_paths`
+    checks a path, once it is a folder that holds `holds` (asv publish's index.html); else None,
+    said in one sentence on stderr naming what the path is (the tools printed their usage alone,
+    for a folder that did not exist, a file or a folder asv had not published into)."""
+    from .runs.paths import not_a_folder
+    if (paths := script_paths(prog, [text])) is None:
+        return None
+    folder = paths[0]
+    if (why := not_a_folder(folder)) is None:
+        if os.path.lexists(folder / holds):      # whatever it is: its reader says it, where it is no file
+            return folder
+        why = f"holds no {holds}"
+    print(sentence(f"{prog}: {folder} {why}; give the folder asv publish wrote (make dashboard: html)"),
+          file=sys.stderr)
+    return None
+
+
 def _name_max(path: Path) -> int:
     """The longest name (bytes) the file system holding `path` takes: that of its nearest
     existing folder (255 where it cannot be asked)."""
