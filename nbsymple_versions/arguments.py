@@ -52,8 +52,46 @@ class Parser(argparse.ArgumentParser):
             arg_strings = ["--", *arg_strings]          # the '--' it drops; the user's stays
         return super()._get_values(action, arg_strings)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._typed = list(sys.argv[1:] if args is None else args)     # (a subcommand's parser: its own words)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        message += self._taken_for_an_option(message)
         self.exit(2, sentence(f"{self.prog}: {message} (see {self.prog} --help)") + "\n" if speaks() else None)
+
+    def _taken_for_an_option(self, message: str) -> str:
+        """Where a value is missing ("expected one argument", "arguments are required") and a word
+        that starts with '-' and names no option was typed, how to give it: argparse took
+        `--checkpoint -x.ck` or `tools.migrate -x` for an option, and said only that the value was
+        missing (a hunt)."""
+        missing = re.match(r"argument (\S+): expected (?:one|at least one) argument", message)
+        if missing is None and "arguments are required" not in message:
+            return ""
+        typed = getattr(self, "_typed", [])
+        if missing:                          # the word after the option (as typed: `-b`, `--check`)
+            names = missing[1].split("/")
+            at = [i for i, w in enumerate(typed) if w in names or (w.startswith("--") and any(
+                n.startswith(w) for n in names))]
+            words = typed[at[-1] + 1:at[-1] + 2] if at else []
+        else:
+            words = typed
+        words = [w for w in words if w.startswith("-") and w not in ("-", "--")
+                 and not self._negative_number_matcher.match(w) and not self._an_option(w.split("=", 1)[0])]
+        if not words:
+            return ""
+        word, option = words[0], missing[1].split("/")[0] if missing else None
+        actions = ([self._option_string_actions[option]] if option
+                   else [a for a in self._actions if not a.option_strings and a.required])
+        path = any(a.type in (path_argument, file_argument) for a in actions)
+        given = f"{option}={word}" + (f" or {option} ./{word}" if path else "") if option else \
+            f"-- {word}" + (f" or ./{word}" if path else "")
+        return f"; {word!r} is no option of {self.prog}, so it was not taken as a value: write {given}"
+
+    def _an_option(self, head: str) -> bool:
+        """Whether `head` names an option of this parser (a long one's unambiguous start included)."""
+        return any(option == head or (head.startswith("--") and self.allow_abbrev and option.startswith(head))
+                   for option in self._option_string_actions)
 
     def refuse(self, message: str, status: int = 2):
         """A mistake found after parsing (a file's content, work beyond the machine), or a fault

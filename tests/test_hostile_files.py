@@ -1225,6 +1225,25 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
         assert rc == 0 and (tmp_path / "-").is_file(), err
 
 
+@pytest.mark.parametrize("argv, given, known", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "-x.ck"], "--checkpoint=-x.ck or --checkpoint ./-x.ck",
+     "--json"),
+    (["paper", "--no-science", "--out", "-o"], "--out=-o or --out ./-o", "--no-science"),
+    (["profile", "--versions", "-A"], "--versions=-A", "--json"),          # no path: no ./
+    (["--dry-run", "-x"], "-- -x or ./-x", "--dry-run")], ids=["run", "paper", "profile", "migrate"])
+def test_a_value_that_starts_with_a_dash_is_said_to_be_taken_for_an_option(tmp_path, argv, given, known):
+    """`--checkpoint -x.ck` said only "expected one argument", and `tools.migrate -x` "the following
+    arguments are required: folder", where each was typed (a hunt): the word is named, with how to
+    give it (`arguments.Parser._taken_for_an_option`); an option of the command there is not."""
+    module = "tools.migrate" if argv[0] == "--dry-run" else "nbsymple_versions.cli"
+    rc, out, err = nbsymple(tmp_path, *argv, module=module)
+    assert rc == 2 and f"{argv[-1]!r} is no option of" in err and f"write {given} (see" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert list(tmp_path.iterdir()) == []
+    rc, out, err = nbsymple(tmp_path, *argv[:-1], known, module=module)
+    assert rc == 2 and "no option of" not in err, err
+
+
 @pytest.mark.parametrize("argv, option", [
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),

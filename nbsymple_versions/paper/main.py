@@ -61,7 +61,7 @@ class PaperError(Exception):
 
 class _Parser(Parser):
     def error(self, message):
-        raise PaperError(f"{message} (see nbsymple paper --help)")
+        raise PaperError(f"{message}{self._taken_for_an_option(message)} (see nbsymple paper --help)")
 
 
 def _number(kind, minimum, what):
