@@ -963,6 +963,33 @@ def test_a_folder_to_write_that_is_no_folder_is_named_as_what_it_is(tmp_path, ki
     refused(tmp_path, ["paper", "--no-science", "--results", FIXTURE, "--out", where], [where, why])
 
 
+SCIENCE = ["--tidal-n", "64", "--bh-n", "64", "--tidal-orbits", "0.25", "--bh-t-end", "0.1", "--quiet"]
+
+
+@pytest.mark.parametrize("argv, in_the_way, said", [
+    (["--results", FIXTURE, *SCIENCE], "runs", "o/runs/tidal_tails: a folder on its path is a file (o/runs)"),
+    (["--results", FIXTURE, *SCIENCE], "runs/black_hole/ratio_10", "o/runs/black_hole/ratio_10: it is a file"),
+    (["--full", "--tidal-n", "64", "--science-version", "A", "--quiet"], "runs",
+     "o/runs/tidal_tails_n64_dt2^-10: a folder on its path is a file (o/runs)")], ids=["runs", "ratio", "full"])
+def test_a_file_in_a_science_runs_way_is_refused_before_anything_is_written(tmp_path, argv, in_the_way, said):
+    """`paper --full` where OUT/runs was a file ended in a NotADirectoryError traceback, and `paper`
+    drew the benchmark figures, then noted each science figure "not written: NotADirectoryError:
+    [Errno 20] ..." with status 1 (a hunt): refused before anything is written (`paper.main._science_folders`,
+    `runs.errors.in_the_way_of`)."""
+    (tmp_path / "o" / in_the_way).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "o" / in_the_way).write_text("x\n")
+    refused(tmp_path, ["paper", *argv, "--out", "o"], [f"cannot write the science run into {said}"])
+
+
+def test_a_science_run_whose_folder_cannot_be_made_is_one_sentence(tmp_path):
+    """A file put in a science run's way after paper's check (`paper.resumable.run`): FileRefused,
+    which paper says in one sentence, where mkdir's NotADirectoryError was a traceback of `--full`."""
+    from nbsymple_versions.paper import resumable
+    (tmp_path / "runs").write_text("x\n")
+    with pytest.raises(FileRefused, match=r"a folder on its path is a file \(.*runs\)"):
+        resumable.run(tmp_path / "runs" / "tidal", None, {}, [1], "tidal tails")
+
+
 MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
 HOSTILE_MACHINE_FILES = {
     **SPECIAL,

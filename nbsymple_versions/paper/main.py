@@ -26,7 +26,7 @@ from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
-from ..runs.errors import writable
+from ..runs.errors import in_the_way_of, writable
 from ..runs.paths import FileRefused, blocking, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
@@ -42,7 +42,8 @@ from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
 from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
-                           check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
+                           check_black_hole_work, check_tidal_work, ratio_folder, run_black_hole, run_tidal_tails,
+                           step_rule)
 from .tables import write_conservation, write_task_shares_csv, write_task_shares_md
 
 SCIENCE_SUMMARIES = "science_runs.json"
@@ -217,9 +218,21 @@ def _check_inputs(args) -> Results | None:
         raise PaperError(f"--out {out} is {blocking(out)[1]}, not a folder")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
-    if args.science and (out / "runs").is_dir():   # checked before hours of runs, not when their figure is drawn
-        writable(out / "runs", "the science runs", PaperError)
+    if args.science:                # checked before hours of runs, not when their figure is drawn
+        for folder in _science_folders(args, out):  # a file or a dangling link in a run's way: a traceback of
+            if (why := in_the_way_of(folder)) is not None:          # --full, after the figures of the rest
+                raise PaperError(f"cannot write the science run into {folder}: {why}")
+        if (out / "runs").is_dir():
+            writable(out / "runs", "the science runs", PaperError)
     return res
+
+
+def _science_folders(args, out: Path) -> list[Path]:
+    """The folders the science runs asked for are kept in."""
+    if args.full:
+        tidal = _tidal(args)
+        return [run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])]
+    return [out / "runs" / "tidal_tails", *(out / "runs" / "black_hole" / ratio_folder(r) for r in args.bh_ratios)]
 
 
 def _read_science_summaries(out: Path, note) -> dict:
@@ -381,9 +394,13 @@ def _full(args, out: Path) -> int:
     tidal = _tidal(args)
     folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])
     if args.science:
-        run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
-                        version=_science_version(args), seed=args.tidal_seed, progress=not args.quiet,
-                        rerun=args.rerun)
+        try:
+            run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
+                            precision=tidal["precision"], version=_science_version(args), seed=args.tidal_seed,
+                            progress=not args.quiet, rerun=args.rerun)
+        except FileRefused as exc:      # its folder made a file since the check (`resumable.run`)
+            _say(f"the full-size run was not made: {exc}.")
+            return 2
     try:
         if args.science or (folder / RUN_FILE).exists():
             files = write_full_size(folder, out)
