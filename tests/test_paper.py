@@ -3,6 +3,7 @@ real asv results (tests/data/asv_fixture/, produced by `asv run --quick` with th
 broken results files, and the science runs at tiny N. No timing assertions."""
 import ast
 import csv
+import importlib
 import itertools
 import json
 import math
@@ -282,6 +283,30 @@ def test_out_that_is_a_file_is_refused(tmp_path, capsys):
     assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path / "plots"), "--no-science"]) == 2
     assert "is a file" in _one_sentence(capsys.readouterr().err)
     assert (tmp_path / "plots").read_text() == "a file\n"
+
+
+def test_a_science_figure_or_record_that_cannot_be_written_is_said_as_a_benchmark_figure_is(tmp_path, monkeypatch):
+    """A folder at tidal_tails.png was noted "IsADirectoryError: [Errno 21] Is a directory: '.tidal_tails.png.<pid>
+    .<random>.tmp' -> ...", and one at science_runs.json had black_hole_passage.png, written, said "not written"
+    and listed among the files written (a hunt): each file that could not be written is named as it is."""
+    main = importlib.import_module("nbsymple_versions.paper.main")     # (paper.main is the function)
+    from nbsymple_versions.runs.paths import write_file
+
+    def plot(folder, path, *ratios):
+        write_file(path, b"a figure")
+        return None, {"summary": "a paragraph", "runs": []}
+    for name in ("run_tidal_tails", "run_black_hole"):
+        monkeypatch.setattr(main, name, lambda *args, **kwargs: None)
+    monkeypatch.setattr(main, "plot_tidal_tails", plot)
+    monkeypatch.setattr(main, "plot_black_hole", plot)
+    for name in ("tidal_tails.png", "science_runs.json"):
+        (tmp_path / name).mkdir()
+    notes, written = [], {}
+    args = main._parser().parse_args(["--quiet", "--out", str(tmp_path)])
+    _, failed = main._science_artefacts(args, tmp_path, written, notes.append)
+    assert failed == ["tidal_tails.png", "science_runs.json"] and written == {"black_hole": "black_hole_passage.png"}
+    assert notes == [f"{name} not written: {tmp_path / name} cannot be written (Is a directory)."
+                     for name in failed], notes
 
 
 def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):

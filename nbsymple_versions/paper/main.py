@@ -372,8 +372,12 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
             for r in summaries[key]["runs"]:
                 _say(f"{fname}: {r['run']}, {science_record_line(r)}.")
             kept[key] = summaries[key]
-            _write_science_summaries(out, kept)
-            written["summaries"] = SCIENCE_SUMMARIES         # in the list of files written (a hunt: left out)
+            try:
+                _write_science_summaries(out, kept)
+                written["summaries"] = SCIENCE_SUMMARIES     # in the list of files written (a hunt: left out)
+            except OSError as exc:       # the figure stays written (a hunt: it was said not to be, and listed)
+                note(f"{SCIENCE_SUMMARIES} not written: {_why(exc, out / SCIENCE_SUMMARIES)}.")
+                failed += [SCIENCE_SUMMARIES] * (SCIENCE_SUMMARIES not in failed)
         except (Interrupted, Busy, WriteFault):
             raise
         except OtherRun as exc:          # kept; the benchmarks' artefacts are written by now: status 1, not 2
@@ -382,6 +386,9 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
             failed.append(fname)
             note(f"{fname} not written: {exc}.")
+        except OSError as exc:           # a folder in its place, a full disk: as a benchmark figure's (a hunt:
+            failed.append(fname)         # "IsADirectoryError: [Errno 21] ...", naming the temporary file)
+            note(f"{fname} not written: {_why(exc, Path(exc.filename2 or out / fname))}.")
         except Exception as exc:  # noqa: BLE001 - one sentence, the other artefacts still get written
             failed.append(fname)
             note(f"{fname} not written: {type(exc).__name__}: {exc}.")
