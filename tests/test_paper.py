@@ -109,6 +109,16 @@ def test_a_later_file_of_the_commit_fills_gaps_and_never_erases_a_value(tmp_path
     assert len(load_results(results).files) == 2
 
 
+def test_a_machine_named_in_another_unicode_form_is_found(tmp_path):
+    """A machine folder written in NFD (e and its accent, as macOS writes names) and `--machine` typed
+    in NFC: "has no machine 'café' (it has: café)" (a hunt); the folder is taken. Another name is not."""
+    results = _results_copy(tmp_path)
+    (results / _results_file().parent.name).rename(results / "cafe\u0301")
+    assert load_results(results, machine="caf\u00e9").machine == "cafe\u0301"
+    with pytest.raises(ResultsError, match="has no machine 'cafe'"):
+        load_results(results, machine="cafe")
+
+
 def test_reader_errors_name_the_file(tmp_path):
     results = _results_copy(tmp_path)
     bad = results / _results_file().parent.name / _results_file().name
