@@ -319,6 +319,18 @@ def test_a_science_figure_or_record_that_cannot_be_written_is_said_as_a_benchmar
                      for name in failed], notes
 
 
+@pytest.mark.parametrize("where", [".", "machine", "machine/plots"])
+def test_out_inside_the_results_is_refused(tmp_path, capsys, where):
+    """`--out results/<machine>` wrote science_runs.json among asv's results files, which paper then
+    warned of at each start ("is not an asv results file") and asv read (a hunt): refused, nothing written."""
+    results = _results_copy(tmp_path)
+    before = sorted(results.rglob("*"))
+    out = results / where.replace("machine", _results_file().parent.name)
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science"]) == 2
+    assert f"is inside --results {results}" in _one_sentence(capsys.readouterr().err)
+    assert sorted(results.rglob("*")) == before
+
+
 def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):
     """The fixture with `track_internal_energy_error` added (its total errors times 4.3e4, plus 3e-14)."""
     results = _results_copy(tmp_path)

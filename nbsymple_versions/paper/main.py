@@ -27,7 +27,7 @@ from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
 from ..arguments import Parser, path_argument
 from ..runs.errors import in_the_way_of, writable
-from ..runs.paths import FileRefused, blocking, read_bytes, read_json, remove_stale_temporaries, write_file
+from ..runs.paths import FileRefused, blocking, inside, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
@@ -216,6 +216,9 @@ def _check_inputs(args) -> Results | None:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise PaperError(f"--out {out} is {blocking(out)[1]}, not a folder")
+    if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
+        raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
+                         f"read as asv results; give --out a folder outside it")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science:                # checked before hours of runs, not when their figure is drawn

@@ -268,8 +268,9 @@ def resolved(path, what: str) -> Path:
 
 
 def inside(path, folder) -> bool:
-    """Whether `path` is `folder` or lies below it (both resolved)."""
-    path, folder = Path(path).resolve(), Path(folder).resolve()
+    """Whether `path` is `folder` or lies below it (both resolved; a symbolic-link loop, which
+    Path.resolve raises on, as far as it resolves)."""
+    path, folder = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
     return path == folder or folder in path.parents
 
 
