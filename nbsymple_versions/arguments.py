@@ -83,7 +83,7 @@ class Parser(argparse.ArgumentParser):
         word, option = words[0], missing[1].split("/")[0] if missing else None
         actions = ([self._option_string_actions[option]] if option
                    else [a for a in self._actions if not a.option_strings and a.required])
-        path = any(a.type in (path_argument, file_argument) for a in actions)
+        path = any(a.type in (path_argument, file_argument, output_file_argument) for a in actions)
         given = f"{option}={word}" + (f" or {option} ./{word}" if path else "") if option else \
             f"-- {word}" + (f" or ./{word}" if path else "")
         return f"; {word!r} is no option of {self.prog}, so it was not taken as a value: write {given}"
@@ -156,6 +156,27 @@ def file_argument(text) -> Path:
     path = path_argument(text)
     if text.endswith(("/", "/.", "/..")) or text in (".", ".."):
         raise argparse.ArgumentTypeError(f"{text!r} names a folder, not a file; give a file name")
+    return path
+
+
+STREAM = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/\d+")    # an open descriptor's name
+
+
+def output_file_argument(text) -> Path:
+    """argparse type of a path option that names a file written (`--checkpoint`, `--plot`):
+    `file_argument`, and a symbolic link to an open stream (/dev/stdout, /proc/self/fd/1) is
+    refused as '-' is: a file is written beside the name and renamed onto it, so that `--plot
+    /dev/stdout > fig.png`, as root, replaced the machine's /dev/stdout with the figure (a hunt)."""
+    path = file_argument(text)
+    name, links = text, 0
+    while os.path.islink(name) and links < 40:           # (a longer chain: a loop, which the writer refuses)
+        try:
+            name, links = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name))), links + 1
+        except OSError:
+            break
+        if STREAM.fullmatch(name):
+            raise argparse.ArgumentTypeError(f"{text} is a link to an open stream ({name}), which the file written "
+                                             f"would replace rather than fill: name a file")
     return path
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from .arguments import Parser, file_argument, path_argument
+from .arguments import Parser, file_argument, output_file_argument, path_argument
 from .entry import command, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
@@ -106,7 +106,7 @@ def _parser():
     add("--progress", action="store_true",
         help="the progress line on stderr even off a terminal (a log, a batch job): one line per 10 %%; "
              "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
-    add("--checkpoint", type=file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint", type=output_file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
                  "(SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2)")

@@ -31,6 +31,7 @@ import sys
 import numpy as np
 import pytest
 
+from nbsymple_versions.instruments import mpi_model
 from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS, FileRefused, write_file
 
@@ -1250,6 +1251,26 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
     if option == "--checkpoint":
         rc, out, err = nbsymple(tmp_path, *argv[:-1], "./-")
         assert rc == 0 and (tmp_path / "-").is_file(), err
+
+
+@pytest.mark.parametrize("argv", [["run", "--n", "8", "--steps", "1", "--checkpoint"],
+                                  ["--rate", "1e9", "--plot"], ["--measure"]], ids=["checkpoint", "plot", "measure"])
+def test_an_output_that_is_a_link_to_an_open_stream_is_refused(tmp_path, capsys, argv):
+    """`mpi_model --plot /dev/stdout > fig.png` wrote the figure beside the link and renamed it over
+    it: as root, the machine's /dev/stdout was replaced by a PNG (a hunt). Refused as '-' is, the
+    link left as it was (`arguments.output_file_argument`)."""
+    (tmp_path / "out").symlink_to("/proc/self/fd/1")
+    (tmp_path / "chain").symlink_to("out")
+    for name in ("out", "chain"):
+        if argv[0] == "run":
+            rc, _, err = nbsymple(tmp_path, *argv, name)
+        else:
+            with pytest.raises(SystemExit) as stop, pytest.MonkeyPatch.context() as mp:
+                mp.chdir(tmp_path)
+                mpi_model.main([*argv, name])
+            rc, err = stop.value.code, capsys.readouterr().err
+        assert rc == 2 and f"{name} is a link to an open stream (/proc/self/fd/1)" in err, err
+    assert os.readlink(tmp_path / "out") == "/proc/self/fd/1" and os.readlink(tmp_path / "chain") == "out"
 
 
 @pytest.mark.parametrize("argv, given, known", [
