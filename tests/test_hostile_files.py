@@ -503,6 +503,14 @@ def test_a_file_name_in_a_note_of_the_report_hides_nothing(tmp_path):
     assert rc == 0 and "\\<!-- \\$x\\$.json" in line and not re.search(r"(?<!\\)[<$]", line), line
 
 
+def test_a_terminal_escape_in_a_note_of_the_report_is_written_as_its_escape():
+    """`paper --out` holding ESC (a title escape, `e\\x1b]0;x\\x07`) was named raw in REPORT.md's
+    notes, escaped on stderr alone: `cat REPORT.md` set the terminal's title (a hunt)."""
+    from nbsymple_versions.paper.records import markdown_note
+    note = markdown_note("no finished run in e\x1b]0;x\x07/runs/ and\r\n<b>")
+    assert note == "no finished run in e\\x1b]0;x\\x07/runs/ and\\r\\n\\<b\\>" and note.isprintable(), note
+
+
 @pytest.mark.parametrize("text", [MARKUP, "", "x86_64", "\\`|", "_a_b_", "```"])
 def test_markdown_text_and_code_spans_show_the_text_as_written(text):
     """Each mark escaped, nothing else changed: undoing the escapes gives the text back, and no
