@@ -83,7 +83,7 @@ class Parser(argparse.ArgumentParser):
         word, option = words[0], missing[1].split("/")[0] if missing else None
         actions = ([self._option_string_actions[option]] if option
                    else [a for a in self._actions if not a.option_strings and a.required])
-        path = any(a.type in (path_argument, file_argument, output_file_argument) for a in actions)
+        path = any(a.type in (path_argument, folder_argument, file_argument, output_file_argument) for a in actions)
         given = f"{option}={word}" + (f" or {option} ./{word}" if path else "") if option else \
             f"-- {word}" + (f" or ./{word}" if path else "")
         return f"; {word!r} is no option of {self.prog}, so it was not taken as a value: write {given}"
@@ -115,6 +115,7 @@ def number_above(minimum: float, or_equal: bool = False):
 
 PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096     # a whole path's bytes
 NAME_MARGIN = 32   # bytes a command adds to a name: its lock (.NAME.lock), its temporary file (.NAME.PID.XXXXXXXX.tmp)
+FOLDER_MARGIN = 256    # bytes a command adds below a folder it writes into: paper's runs/<run>/.<snapshot>.<pid>...tmp
 
 
 def path_argument(text) -> Path:
@@ -132,12 +133,7 @@ def path_argument(text) -> Path:
     if "\n" in text:
         raise argparse.ArgumentTypeError(f"{text!r} holds a line feed, which would split every sentence naming "
                                          f"it in two; rename the file or folder")
-    path = Path(text)
-    if (size := len(os.fsencode(os.path.abspath(text)))) + NAME_MARGIN > PATH_MAX:
-        raise argparse.ArgumentTypeError(
-            f"the path is {size} bytes long (from /), more than the {PATH_MAX - NAME_MARGIN} a command can use (the "
-            f"system takes {PATH_MAX}, and a command adds up to {NAME_MARGIN} for its lock and temporary files): "
-            f"{text[:40]!r}...")
+    path = _fitting(text, NAME_MARGIN, "for its lock and temporary files")
     longest = _name_max(path)
     for i, part in enumerate(path.parts):
         size, limit = len(os.fsencode(part)), longest - (NAME_MARGIN if i == len(path.parts) - 1 else 0)
@@ -146,6 +142,26 @@ def path_argument(text) -> Path:
                 f"a name in the path is {size} bytes long, more than the {limit} a command can use there (the "
                 f"file system takes names of at most {longest} bytes" + (f", and a command adds up to {NAME_MARGIN} "
                 f"for its lock and temporary files" if limit < longest else "") + f"): {part[:40]!r}...")
+    return path
+
+
+def folder_argument(text) -> Path:
+    """argparse type of a path option that names a folder written into (`--snapshots`, `--keep`,
+    `paper --out`): `path_argument`, and a path too long for the files a command writes in it
+    (`FOLDER_MARGIN`): one of 4063 bytes passed, and the run ended at its first file (File name
+    too long), `paper` wrote 2 of its 8 files (a hunt)."""
+    path_argument(text)
+    return _fitting(text, FOLDER_MARGIN, "for the files it writes in the folder, their names and temporaries")
+
+
+def _fitting(text: str, margin: int, added: str) -> Path:
+    """`text` as a Path, once the whole path (from /) and `margin` bytes more fit the system's
+    PATH_MAX; else the refusal, saying what the command adds (`added`)."""
+    path = Path(text)
+    if (size := len(os.fsencode(os.path.abspath(text)))) + margin > PATH_MAX:
+        raise argparse.ArgumentTypeError(
+            f"the path is {size} bytes long (from /), more than the {PATH_MAX - margin} a command can use (the "
+            f"system takes {PATH_MAX}, and a command adds up to {margin} {added}): {text[:40]!r}...")
     return path
 
 
@@ -192,14 +208,16 @@ def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
 
 
 def script_folder(prog: str, text: str, holds: str) -> Path | None:
-    """The folder a script works on (the dashboard tools' HTML_DIR), checked as `script_paths`
-    checks a path, once it is a folder that holds `holds` (asv publish's index.html); else None,
+    """The folder a script works on (the dashboard tools' HTML_DIR), checked by `folder_argument`,
+    once it is a folder that holds `holds` (asv publish's index.html); else None,
     said in one sentence on stderr naming what the path is (the tools printed their usage alone,
     for a folder that did not exist, a file or a folder asv had not published into)."""
     from .runs.paths import not_a_folder
-    if (paths := script_paths(prog, [text])) is None:
+    try:
+        folder = folder_argument(text)
+    except argparse.ArgumentTypeError as e:
+        print(sentence(f"{prog}: {e}"), file=sys.stderr)
         return None
-    folder = paths[0]
     if (why := not_a_folder(folder)) is None:
         if os.path.lexists(folder / holds):      # whatever it is: its reader says it, where it is no file
             return folder

@@ -20,6 +20,7 @@ import json
 import os
 import re
 from pathlib import Path
+import argparse
 import contextlib
 import importlib
 import io
@@ -1227,6 +1228,31 @@ def test_a_name_longer_than_the_file_system_takes_is_one_sentence(tmp_path, argv
     assert rc == 2 and "Traceback" not in err and f"argument {option}:" in err and "bytes long" in err, err
     assert len(err.strip().splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, option", [(["run", "--n", "8", "--steps", "1", "--every", "1", "--snapshots"],
+                                           "--snapshots"), (["paper", "--no-science", "--results", FIXTURE, "--out"],
+                                                            "--out"),
+                                          (["cpu-asm", "--target", "host", "--keep"], "--keep"),
+                                          (["--dry-run"], "folder")], ids=["snapshots", "out", "keep", "migrate"])
+def test_a_folder_too_long_for_the_files_written_in_it_is_one_sentence(tmp_path, argv, option):
+    """A folder of 4063 bytes (from /) passed, and the files written in it did not fit PATH_MAX: the
+    run ended at its first file ("File name too long"), `paper` wrote 2 of its 8 files and
+    `cpu-asm --keep` failed after compiling (a hunt). Refused before anything is made
+    (`arguments.folder_argument`); one of FOLDER_MARGIN bytes less is taken."""
+    from nbsymple_versions.arguments import NAME_MARGIN, PATH_MAX
+    start, size = len(os.fsencode(str(tmp_path))) + 1, PATH_MAX - NAME_MARGIN - 1      # a path option's longest
+    folder = "/".join(["d" * 200] * ((size - start) // 201))
+    folder += "/" + "e" * (size - start - len(folder) - 1)
+    module = "tools.migrate" if option == "folder" else "nbsymple_versions.cli"
+    rc, out, err = nbsymple(tmp_path, *argv, folder, module=module)
+    assert rc == 2 and f"argument {option}: the path is {size} bytes long" in err, err
+    assert len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == [], err
+    from nbsymple_versions.arguments import FOLDER_MARGIN, folder_argument
+    fits = f"{tmp_path}/{folder[:PATH_MAX - FOLDER_MARGIN - start - 1]}x"      # (no '/' at its end)
+    assert folder_argument(fits) == Path(fits)
+    with pytest.raises(argparse.ArgumentTypeError, match="bytes long"):
+        folder_argument(fits + "x")
 
 
 @pytest.mark.parametrize("argv, option", [

@@ -25,7 +25,7 @@ from ..entry import sentence, stop_pending
 from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
-from ..arguments import Parser, path_argument
+from ..arguments import Parser, folder_argument, path_argument
 from ..runs.errors import in_the_way_of, writable
 from ..runs.paths import FileRefused, blocking, inside, read_bytes, read_json, remove_stale_temporaries, write_file
 from ..runs.snapshots import SnapshotError
@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
                         "lacks the fewest benchmarks the figures need, the one that ran last)")
     p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the newest commit whose "
                                                     "results hold every benchmark the figures need; stdout names it)")
-    p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
+    p.add_argument("--out", default="plots", type=folder_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
                         "parameters in OUT/runs/ are reused); --no-science only re-plots existing runs")
