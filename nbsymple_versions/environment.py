@@ -467,12 +467,16 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
     """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
     folder `inside` it that its reader uses: a folder, or one that can be made in the nearest
     folder above it that exists, writable either way."""
+    from .arguments import FOLDER_MARGIN, PATH_MAX     # (arguments imports entry, which imports this module)
     named = probe = os.path.abspath(os.path.join(value, inside))
     try:
         os.lstat(named)
     except OSError as e:     # a hunt: a name too long for the file system passed (numba then cached nothing,
         if e.errno == errno.ENAMETOOLONG:     # matplotlib fell back on a temporary folder, with its warning)
             return f"{name}={_shown(value)} is not a folder {keeps} (its name is too long: {e.strerror}); {remedy}"
+    if (size := len(os.fsencode(named))) + FOLDER_MARGIN > PATH_MAX:     # a hunt: the files in it did not fit
+        return (f"{name}={_shown(value)} is not a folder {keeps} (its path is {size} bytes long, and the files kept "
+                f"in it would pass the system's {PATH_MAX}: at most {PATH_MAX - FOLDER_MARGIN}); {remedy}")
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe
