@@ -379,9 +379,15 @@ def exclusive(name: str, where: str):
 
 
 def scratch_folder(name: str, what: str = "asv's scratch files") -> Path:
-    """.asv/NAME, made if needed; FileRefused, one sentence naming it, where a file or a link
-    stands there (a link to a folder would have had asv's files written wherever it points)."""
-    folder = SCRATCH / name
+    """.asv/NAME, made if needed (`own_folder`)."""
+    return own_folder(SCRATCH / name, what)
+
+
+def own_folder(folder: Path, what: str) -> Path:
+    """`folder`, made if needed, for asv to write `what` into; FileRefused, one sentence naming it,
+    where a file or a link stands there (a link to a folder would have had asv's files written
+    wherever it points; asv publish, which removes its folder first, ended in a traceback on a
+    link, a file or a dangling link at html/, a hunt)."""
     if folder.is_symlink():
         raise FileRefused(f"cannot write {what} into {folder}: it is a symbolic link, not a folder; remove it")
     return writable(folder, what, FileRefused)
@@ -852,6 +858,7 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "publish":
         if (problem := special_results(ROOT / "results")) is not None:
             raise FileRefused(problem)
+        own_folder(ROOT / (load_config().get("html_dir") or "html"), "the dashboard (asv publish)")
         with exclusive("results", "results/"):
             return asv("publish")
     elif args.cmd == "select":
