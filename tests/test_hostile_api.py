@@ -451,6 +451,21 @@ def test_a_dashboard_folder_that_is_none_is_named_before_asv_publishes(tmp_path,
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
+@pytest.mark.parametrize("args", [["publish"], ["benchmarks-json"], ["run", "--bench", "nomatch"],
+                                  ["history", "--since", "HEAD~1"]], ids=lambda a: a[0])
+@pytest.mark.parametrize("kind", ["a file", "a dangling link"])
+def test_a_results_folder_that_is_none_is_named_before_asv_runs(tmp_path, args, kind):
+    """results/ a file or a dangling link: `benchmarks-json` ended in a NotADirectoryError traceback,
+    `make dashboard` in asv's advice to run `asv run --bench just-discover` (a hunt): one sentence
+    naming it (`tools.tracking.results_folder_problem`), before asv runs."""
+    root = _checkout_of_tools(tmp_path, 2)
+    shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "results").write_text("x\n") if kind == "a file" else (root / "results").symlink_to("gone")
+    said = "it is a file, not a folder" if kind == "a file" else "it is a dangling symbolic link to gone"
+    _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), "cannot keep asv's results in results/",
+                  said)
+
+
 def _git(root, *args):
     author = {f"GIT_{who}_{what}": "test" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")}
     subprocess.run(["git", *args], cwd=root, env={**os.environ, **author}, capture_output=True, check=True)
