@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .core.options import seed_argument, whole_number_argument  # noqa: F401  (every command line's whole numbers)
 from .entry import sentence, speaks
+from .environment import unexpanded_home
 
 
 def _drops_an_attached_double_dash() -> bool:
@@ -124,7 +125,8 @@ def path_argument(text) -> Path:
     than the file system there takes (its NAME_MAX; for the last name, less `NAME_MARGIN`),
     which no command could make, lock or replace; and so is a line feed in it, which would break
     every sentence that names the path (each is one line on stderr) into two; and so is '-', which
-    other commands read as standard input or output (`--checkpoint -` wrote a file named '-')."""
+    other commands read as standard input or output (`--checkpoint -` wrote a file named '-'); and
+    so is a leading '~' (`unexpanded_home`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
     if text == "-":
@@ -133,6 +135,8 @@ def path_argument(text) -> Path:
     if "\n" in text:
         raise argparse.ArgumentTypeError(f"{text!r} holds a line feed, which would split every sentence naming "
                                          f"it in two; rename the file or folder")
+    if text.startswith("~"):
+        raise argparse.ArgumentTypeError(unexpanded_home(text))
     path = _fitting(text, NAME_MARGIN, "for its lock and temporary files")
     longest = _name_max(path)
     for i, part in enumerate(path.parts):

@@ -265,12 +265,15 @@ def problem(environ=None, draws: bool = False) -> str | None:
         if env.get(name, ""):                        # empty: as unset, to numba and matplotlib
             if (found := blank_folder(name, env[name], keeps.split()[0])) is not None:
                 return found
+            if env[name].startswith("~"):
+                return unexpanded_home(env[name], name)
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
     if not env.get("MPLCONFIGDIR", ""):
         for name, keeps in XDG_FOLDERS.items():
             if env.get(name, ""):
                 found = (blank_folder(name, env[name], "matplotlib")
+                         or (unexpanded_home(env[name], name) if env[name].startswith("~") else None)
                          or _folder_problem(name, env[name], keeps, inside="matplotlib"))
             else:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
@@ -462,6 +465,18 @@ def blank_folder(name: str, value: str, reader: str, remedy: str = "unset it or 
             f"current folder; {remedy}")
 
 
+def unexpanded_home(text: str, name: str = "") -> str:
+    """The sentence refusing a path `text` (variable `name`'s value, where given) that starts with '~',
+    which no shell expanded (it was quoted, or set by a program): taken as written it names a folder
+    '~' (or '~user') in the current folder, made there in silence (a hunt: `--out '~/plots'`)."""
+    head, _, rest = text.partition("/")
+    given = f"{name}={_shown(text)}" if name else repr(text)
+    fix = ("give the home folder's full path" if name == "HOME" else f"write $HOME{'/' * bool(rest)}{rest}"
+           if head == "~" else f"write the full path of {head[1:]}'s home folder" + (f", then /{rest}" * bool(rest)))
+    return (f"{given} starts with {head!r}, which no shell expanded (it was quoted), so it would name a folder "
+            f"{head!r} in the current folder; {fix}" + (f", or ./{text} for a name that starts with '~'" * (not name)))
+
+
 def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
                     remedy: str = "unset it or name a writable folder") -> str | None:
     """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
@@ -508,6 +523,8 @@ def _home_problem(env, default: str, keeps: str) -> str | None:
         return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
     if (found := blank_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
         return found
+    if env["HOME"].startswith("~"):
+        return unexpanded_home(env["HOME"], "HOME")
     return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
                            remedy=f"correct it or {remedy}")
 

@@ -1287,6 +1287,31 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
         assert rc == 0 and (tmp_path / "-").is_file(), err
 
 
+@pytest.mark.parametrize("argv, text, said", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint"], "~/c.ck", "write $HOME/c.ck, or ./~/c.ck"),
+    (["paper", "--no-science", "--out"], "~", "write $HOME, or ./~"),
+    (["cpu-asm", "--keep"], "~nobody/k", "write the full path of nobody's home folder, then /k, or ./~nobody/k")])
+def test_a_path_that_starts_with_a_tilde_no_shell_expanded_is_refused(tmp_path, argv, text, said):
+    """`--out '~/plots'` (quoted, or from a program) made a folder '~' in the current folder, in silence
+    (a hunt; `rm -rf ~` would then remove the home folder): refused, the home folder's path given,
+    './~' taken (`environment.unexpanded_home`)."""
+    rc, out, err = nbsymple(tmp_path, *argv, text)
+    assert rc == 2 and f"starts with {text.split('/')[0]!r}, which no shell expanded" in err and said in err, err
+    assert len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == [], err
+    if argv[0] == "run":
+        rc, out, err = nbsymple(tmp_path, *argv, "./" + text)
+        assert rc == 0 and (tmp_path / "~" / "c.ck").is_file(), err
+
+
+@pytest.mark.parametrize("name", ["NUMBA_CACHE_DIR", "MPLCONFIGDIR", "XDG_CACHE_HOME", "HOME"])
+def test_a_folder_variable_that_starts_with_a_tilde_is_refused(tmp_path, name):
+    """NUMBA_CACHE_DIR='~/cache' (set by a program, or quoted) made numba's cache in a folder '~' of the
+    current folder (a hunt): one sentence naming the variable."""
+    from nbsymple_versions import environment
+    found = environment.problem({"HOME": str(tmp_path), name: "~/x"}, draws=True)
+    assert found is not None and found.startswith(f"{name}='~/x' starts with '~', which no shell expanded"), found
+
+
 @pytest.mark.parametrize("argv", [["run", "--n", "8", "--steps", "1", "--checkpoint"],
                                   ["--rate", "1e9", "--plot"], ["--measure"]], ids=["checkpoint", "plot", "measure"])
 def test_an_output_that_is_a_link_to_an_open_stream_is_refused(tmp_path, capsys, argv):
