@@ -98,6 +98,8 @@ def not_a_folder(path) -> str | None:
     except OSError as e:
         if (link := dead_link(path)) is not None:       # "does not exist" of a name that is there
             return f"is {link}, not a folder"
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
+            return f"cannot be read: a folder on its path is {found[1]} ({found[0]})"
         return "does not exist" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror})"
     return None if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a folder"
 
@@ -109,6 +111,9 @@ def dead_link(path) -> str | None:
     try:
         if not stat.S_ISLNK(os.lstat(path).st_mode):
             return None
+    except OSError:                      # not there, or a loop on its path (not itself a link)
+        return None
+    try:
         os.stat(path)
     except OSError as e:
         if e.errno == errno.ELOOP:
@@ -135,10 +140,14 @@ def blocking(path) -> tuple[Path, str] | None:
     return None
 
 
-def _os_error(e: OSError, kind: str, name) -> FileRefused:
+def _os_error(e: OSError, kind: str, name, path=None) -> FileRefused:
+    """The refusal of file `path` (default `name`), which could not be opened or read (`e`)."""
+    path = name if path is None else path
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
-    if e.errno == errno.ELOOP:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
+        return FileRefused(f"{kind} {name} cannot be read: a folder on its path is {found[1]} ({found[0]})")
+    if e.errno == errno.ELOOP:               # (a loop on its path: that folder named, above; a hunt)
         return FileRefused(f"{kind} {name} is a symbolic-link loop, not a file")
     return FileRefused(f"{kind} {name} cannot be read ({e.strerror or e})")
 
@@ -167,7 +176,7 @@ def open_file(path, kind: str, name=None):
             raise _too_large(kind, name, before.st_size)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
-        raise _os_error(e, kind, name) from None
+        raise _os_error(e, kind, name, path) from None
     now = os.fstat(fd)                   # the file opened: one a writer renamed onto `path` meanwhile is taken
     if not stat.S_ISREG(now.st_mode) or now.st_size > LIMITS[kind]:
         os.close(fd)
@@ -190,7 +199,7 @@ def read_bytes(path, kind: str, name=None) -> bytes:
                 chunks.append(more)                  # grown while read, or a /proc file of size 0; joined once
                 held += len(more)                    # (`data += more` copied it all per chunk: /proc/self/pagemap
     except OSError as e:                             # as --ics read for 90 s and 4 GiB before its refusal)
-        raise _os_error(e, kind, name) from None
+        raise _os_error(e, kind, name, path) from None
     if held > limit:
         raise _too_large(kind, name)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
