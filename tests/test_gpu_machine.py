@@ -48,6 +48,16 @@ def test_a_wrong_argument_is_one_sentence_and_status_2(tmp_path, args, says):
     assert not (tmp_path / "out").exists()
 
 
+def test_an_out_dir_of_an_earlier_call_is_refused(tmp_path):
+    """A second call into the same OUT_DIR appended its stages' logs to the first's (report-*.txt
+    holding both runs, a hunt): refused, the earlier files left as they were."""
+    assert _script(str(tmp_path / "out"), "0").returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    r = _script(str(tmp_path / "out"), "0")
+    assert r.returncode == 2 and r.stderr.startswith("usage: ") and "holds the files of an earlier call" in r.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
+
+
 def test_every_asv_group_names_gpu_benchmarks_of_the_suite(tmp_path):
     """Each group's pattern selects benchmarks of the suite (a renamed benchmark would leave its
     group selecting nothing), only of the GPU versions C, D, E or the GPU kernels, and together the

@@ -48,6 +48,9 @@ if [[ $stages == *" groups "* ]]; then
     exit 0
 fi
 mkdir -p -- "$out" 2> /dev/null || usage "cannot make the folder OUT_DIR ($out)"
+# its logs are appended to, stage by stage: an earlier call's would be mixed with this one's (a hunt)
+[ -e "$out/machine.txt" ] && usage "OUT_DIR ($out) holds the files of an earlier call, which this one would add \
+to; give another folder, or move them away"
 
 stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is left, appended to LOG
     local log=$out/$1 cap=$2 rest=$((end - SECONDS)); shift 2
