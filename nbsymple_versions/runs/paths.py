@@ -104,6 +104,9 @@ def not_a_folder(path) -> str | None:
     return None if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a folder"
 
 
+LINK_LOOP = "a symbolic-link loop"
+
+
 def dead_link(path) -> str | None:
     """What `path` is where it is a symbolic link that leads to no file ("a dangling symbolic link
     to TARGET", "a symbolic-link loop"), else None: a name that is there, which `os.stat`, following
@@ -117,7 +120,7 @@ def dead_link(path) -> str | None:
         os.stat(path)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            return "a symbolic-link loop"
+            return LINK_LOOP
         try:
             return f"a dangling symbolic link to {os.readlink(path)}"
         except OSError:
