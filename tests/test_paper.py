@@ -331,6 +331,16 @@ def test_out_inside_the_results_is_refused(tmp_path, capsys, where):
     assert sorted(results.rglob("*")) == before
 
 
+def test_a_report_paper_did_not_write_is_not_replaced(tmp_path, capsys):
+    """`--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt): refused, the
+    file kept; paper's own REPORT.md is rewritten as before."""
+    (tmp_path / "REPORT.md").write_text("# My project\n")
+    assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science"]) == 2
+    assert "holds a REPORT.md that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "REPORT.md"]
+    assert (tmp_path / "REPORT.md").read_text() == "# My project\n"
+
+
 def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):
     """The fixture with `track_internal_energy_error` added (its total errors times 4.3e4, plus 3e-14)."""
     results = _results_copy(tmp_path)

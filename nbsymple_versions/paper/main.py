@@ -36,7 +36,7 @@ from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from . import records
-from .report import science_record_line, write_report
+from .report import foreign_report, science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
@@ -219,6 +219,9 @@ def _check_inputs(args) -> Results | None:
     if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
         raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
                          f"read as asv results; give --out a folder outside it")
+    if not args.full and foreign_report(out):
+        raise PaperError(f"--out {out} holds a REPORT.md that nbsymple paper did not write, which it would replace; "
+                         f"give another --out, or move that file away")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science:                # checked before hours of runs, not when their figure is drawn
