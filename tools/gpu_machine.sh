@@ -28,7 +28,9 @@ py=${PYTHON:-python3}
 read -r -a report_args <<< "${REPORT_ARGS:-}"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export ASV_PYTHONPATH=$PYTHONPATH        # asv drops PYTHONPATH from its benchmark processes, not this
-export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/nbsymple-numba-cache}
+# the suite's own cache folder (benchmarks/package.py), this user's: one folder in /tmp for every user had numba
+# load the kernels (pickled indexes) of whoever made it first (a hunt)
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nbsymple-versions/numba}
 export NBSYMPLE_BENCH_GRID=${NBSYMPLE_BENCH_GRID:-large}
 stages=" ${STAGES:-reports asv} "
 end=$((SECONDS + total))
