@@ -1291,7 +1291,8 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
 @pytest.mark.parametrize("argv, module", [(["run", "--resume"], "nbsymple_versions.cli"),
                                           (["run", "--ics-mass", "1", "--ics"], "nbsymple_versions.cli"),
                                           (["paper", "--no-science", "--results"], "nbsymple_versions.cli"),
-                                          (["--dry-run"], "tools.migrate")], ids=["resume", "ics", "results", "migrate"])
+                                          (["--dry-run"], "tools.migrate")],
+                         ids=["resume", "ics", "results", "migrate"])
 def test_a_file_or_a_loop_on_the_path_of_what_is_read_is_named(tmp_path, argv, module, on_path):
     """`--resume x/c.ck` where x is a file said "cannot be read (Not a directory)", and where x is a
     link loop "x/c.ck is a symbolic-link loop, not a file" (a hunt): the folder on its path is named
