@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .core.options import seed_argument, whole_number_argument  # noqa: F401  (every command line's whole numbers)
 from .entry import sentence, speaks
+from .environment import FOLDER_MARGIN, PATH_MAX, not_a_folder, unexpanded_home
 
 
 def _drops_an_attached_double_dash() -> bool:
@@ -52,8 +53,46 @@ class Parser(argparse.ArgumentParser):
             arg_strings = ["--", *arg_strings]          # the '--' it drops; the user's stays
         return super()._get_values(action, arg_strings)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._typed = list(sys.argv[1:] if args is None else args)     # (a subcommand's parser: its own words)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        message += self._taken_for_an_option(message)
         self.exit(2, sentence(f"{self.prog}: {message} (see {self.prog} --help)") + "\n" if speaks() else None)
+
+    def _taken_for_an_option(self, message: str) -> str:
+        """Where a value is missing ("expected one argument", "arguments are required") and a word
+        that starts with '-' and names no option was typed, how to give it: argparse took
+        `--checkpoint -x.ck` or `tools.migrate -x` for an option, and said only that the value was
+        missing (a hunt)."""
+        missing = re.match(r"argument (\S+): expected (?:one|at least one) argument", message)
+        if missing is None and "arguments are required" not in message:
+            return ""
+        typed = getattr(self, "_typed", [])
+        if missing:                          # the word after the option (as typed: `-b`, `--check`)
+            names = missing[1].split("/")
+            at = [i for i, w in enumerate(typed) if w in names or (w.startswith("--") and any(
+                n.startswith(w) for n in names))]
+            words = typed[at[-1] + 1:at[-1] + 2] if at else []
+        else:
+            words = typed
+        words = [w for w in words if w.startswith("-") and w not in ("-", "--")
+                 and not self._negative_number_matcher.match(w) and not self._an_option(w.split("=", 1)[0])]
+        if not words:
+            return ""
+        word, option = words[0], missing[1].split("/")[0] if missing else None
+        actions = ([self._option_string_actions[option]] if option
+                   else [a for a in self._actions if not a.option_strings and a.required])
+        path = any(a.type in (path_argument, folder_argument, file_argument, output_file_argument) for a in actions)
+        given = f"{option}={word}" + (f" or {option} ./{word}" if path else "") if option else \
+            f"-- {word}" + (f" or ./{word}" if path else "")
+        return f"; {word!r} is no option of {self.prog}, so it was not taken as a value: write {given}"
+
+    def _an_option(self, head: str) -> bool:
+        """Whether `head` names an option of this parser (a long one's unambiguous start included)."""
+        return any(option == head or (head.startswith("--") and self.allow_abbrev and option.startswith(head))
+                   for option in self._option_string_actions)
 
     def refuse(self, message: str, status: int = 2):
         """A mistake found after parsing (a file's content, work beyond the machine), or a fault
@@ -75,7 +114,6 @@ def number_above(minimum: float, or_equal: bool = False):
     return parse
 
 
-PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096     # a whole path's bytes
 NAME_MARGIN = 32   # bytes a command adds to a name: its lock (.NAME.lock), its temporary file (.NAME.PID.XXXXXXXX.tmp)
 
 
@@ -85,7 +123,8 @@ def path_argument(text) -> Path:
     than the file system there takes (its NAME_MAX; for the last name, less `NAME_MARGIN`),
     which no command could make, lock or replace; and so is a line feed in it, which would break
     every sentence that names the path (each is one line on stderr) into two; and so is '-', which
-    other commands read as standard input or output (`--checkpoint -` wrote a file named '-')."""
+    other commands read as standard input or output (`--checkpoint -` wrote a file named '-'); and
+    so is a leading '~' (`unexpanded_home`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
     if text == "-":
@@ -94,12 +133,9 @@ def path_argument(text) -> Path:
     if "\n" in text:
         raise argparse.ArgumentTypeError(f"{text!r} holds a line feed, which would split every sentence naming "
                                          f"it in two; rename the file or folder")
-    path = Path(text)
-    if (size := len(os.fsencode(os.path.abspath(text)))) + NAME_MARGIN > PATH_MAX:
-        raise argparse.ArgumentTypeError(
-            f"the path is {size} bytes long (from /), more than the {PATH_MAX - NAME_MARGIN} a command can use (the "
-            f"system takes {PATH_MAX}, and a command adds up to {NAME_MARGIN} for its lock and temporary files): "
-            f"{text[:40]!r}...")
+    if text.startswith("~"):
+        raise argparse.ArgumentTypeError(unexpanded_home(text))
+    path = _fitting(text, NAME_MARGIN, "for its lock and temporary files")
     longest = _name_max(path)
     for i, part in enumerate(path.parts):
         size, limit = len(os.fsencode(part)), longest - (NAME_MARGIN if i == len(path.parts) - 1 else 0)
@@ -108,6 +144,26 @@ def path_argument(text) -> Path:
                 f"a name in the path is {size} bytes long, more than the {limit} a command can use there (the "
                 f"file system takes names of at most {longest} bytes" + (f", and a command adds up to {NAME_MARGIN} "
                 f"for its lock and temporary files" if limit < longest else "") + f"): {part[:40]!r}...")
+    return path
+
+
+def folder_argument(text) -> Path:
+    """argparse type of a path option that names a folder written into (`--snapshots`, `--keep`,
+    `paper --out`): `path_argument`, and a path too long for the files a command writes in it
+    (`FOLDER_MARGIN`): one of 4063 bytes passed, and the run ended at its first file (File name
+    too long), `paper` wrote 2 of its 8 files (a hunt)."""
+    path_argument(text)
+    return _fitting(text, FOLDER_MARGIN, "for the files it writes in the folder, their names and temporaries")
+
+
+def _fitting(text: str, margin: int, added: str) -> Path:
+    """`text` as a Path, once the whole path (from /) and `margin` bytes more fit the system's
+    PATH_MAX; else the refusal, saying what the command adds (`added`)."""
+    path = Path(text)
+    if (size := len(os.fsencode(os.path.abspath(text)))) + margin > PATH_MAX:
+        raise argparse.ArgumentTypeError(
+            f"the path is {size} bytes long (from /), more than the {PATH_MAX - margin} a command can use (the "
+            f"system takes {PATH_MAX}, and a command adds up to {margin} {added}): {text[:40]!r}...")
     return path
 
 
@@ -121,6 +177,27 @@ def file_argument(text) -> Path:
     return path
 
 
+STREAM = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/\d+")    # an open descriptor's name
+
+
+def output_file_argument(text) -> Path:
+    """argparse type of a path option that names a file written (`--checkpoint`, `--plot`):
+    `file_argument`, and a symbolic link to an open stream (/dev/stdout, /proc/self/fd/1) is
+    refused as '-' is: a file is written beside the name and renamed onto it, so that `--plot
+    /dev/stdout > fig.png`, as root, replaced the machine's /dev/stdout with the figure (a hunt)."""
+    path = file_argument(text)
+    name, links = text, 0
+    while os.path.islink(name) and links < 40:           # (a longer chain: a loop, which the writer refuses)
+        try:
+            name, links = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name))), links + 1
+        except OSError:
+            break
+        if STREAM.fullmatch(name):
+            raise argparse.ArgumentTypeError(f"{text} is a link to an open stream ({name}), which the file written "
+                                             f"would replace rather than fill: name a file")
+    return path
+
+
 def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
     """The paths a script takes as its arguments (the dashboard tools': `views.py HTML_DIR`),
     each checked as `path_argument` checks an option's; None where one is refused, which is
@@ -130,6 +207,25 @@ def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
     except argparse.ArgumentTypeError as e:
         print(sentence(f"{prog}: {e}"), file=sys.stderr)
         return None
+
+
+def script_folder(prog: str, text: str, holds: str) -> Path | None:
+    """The folder a script works on (the dashboard tools' HTML_DIR), checked by `folder_argument`,
+    once it is a folder that holds `holds` (asv publish's index.html); else None,
+    said in one sentence on stderr naming what the path is (the tools printed their usage alone,
+    for a folder that did not exist, a file or a folder asv had not published into)."""
+    try:
+        folder = folder_argument(text)
+    except argparse.ArgumentTypeError as e:
+        print(sentence(f"{prog}: {e}"), file=sys.stderr)
+        return None
+    if (why := not_a_folder(folder)) is None:
+        if os.path.lexists(folder / holds):      # whatever it is: its reader says it, where it is no file
+            return folder
+        why = f"holds no {holds}"
+    print(sentence(f"{prog}: {folder} {why}; give the folder asv publish wrote (make dashboard: html)"),
+          file=sys.stderr)
+    return None
 
 
 def _name_max(path: Path) -> int:

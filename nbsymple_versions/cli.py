@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from .arguments import Parser, file_argument, path_argument
+from .arguments import Parser, file_argument, folder_argument, output_file_argument
 from .entry import command, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
@@ -84,7 +84,7 @@ def _parser():
     add("--seed", type=seed_argument, help="random seed of the initial conditions (a whole number from 0 below "
                                            "2**128)")
     add_option_arguments(add, option_flags())
-    add("--snapshots", type=path_argument, metavar="DIR", help="write snapshots into DIR")
+    add("--snapshots", type=folder_argument, metavar="DIR", help="write snapshots into DIR")
     add("--snapshot-format", type=str.lower, choices=SNAPSHOT_FORMATS,
             help="npz (default) or nbsymple: the authors' ASCII layout, x y z vx vy vz m per line")
     add("--ics", type=file_argument, metavar="FILE",
@@ -106,7 +106,7 @@ def _parser():
     add("--progress", action="store_true",
         help="the progress line on stderr even off a terminal (a log, a batch job): one line per 10 %%; "
              "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
-    add("--checkpoint", type=file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
+    add("--checkpoint", type=output_file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
                  "(SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2)")
@@ -141,7 +141,7 @@ def _parser():
                    help="target: sm_90 (H200, default), sm_80 (A100), sm_100 (B200) or another sm_XY (counted only)")
     a.add_argument("--tile", type=_whole_number(1), default=256, help="threads per block (default 256)")
     a.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
-    a.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
+    a.add_argument("--keep", type=folder_argument, default=None, metavar="DIR",
                    help="write each kernel's SASS as DIR/<backend>_<precision>_<kernel>.sass")
 
     from .instruments.cpu_asm.toolchain import FIXED_TARGETS, HOST
@@ -150,7 +150,7 @@ def _parser():
     u.add_argument("--target", default="all", type=str.lower, choices=(HOST, *FIXED_TARGETS, "all"),
                    help=f"{HOST} (this CPU), {', '.join(FIXED_TARGETS)}, or all of them (default all)")
     u.add_argument("--json", action="store_true", help="print a JSON list and nothing else on stdout")
-    u.add_argument("--keep", type=path_argument, default=None, metavar="DIR",
+    u.add_argument("--keep", type=folder_argument, default=None, metavar="DIR",
                    help="write each kernel's assembly as DIR/<target>_<kernel>_<precision>.s")
 
     sub.add_parser("info", help="Python, numba, threads, GPUs and available versions")

@@ -33,13 +33,16 @@ status 2), never a library's warning, traceback or error stack later on.
 that no longer exists, and limits on open files (`ulimit -n`), the address space (`ulimit -v`),
 the data segment (`ulimit -d`), the stack (`ulimit -s`) and a file's size (`ulimit -f`) below
 what numba, matplotlib and MPI need. `os_reason` words an OSError, naming the file-size limit
-where a write met it.
+where a write met it; `mode_kind`, `not_a_folder`, `dead_link` and `blocking` say what stands at a
+path (for these folders, the command lines' and `runs.paths`' files).
 """
 import errno
 import math
 import os
+from pathlib import Path
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -239,6 +242,96 @@ def os_reason(error: OSError) -> str:
             f"{_raise_limit(resource.RLIMIT_FSIZE, '-f', soft + 1, 1024)}")
 
 
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096     # a whole path's bytes
+FOLDER_MARGIN = 256    # bytes a command adds below a folder it writes into: paper's runs/<run>/.<snapshot>.<pid>...tmp
+
+# What stands at a path, in words for a sentence (runs.paths' readers and writers, the folders of `FOLDERS`,
+# the command lines' folders), and the file a failed atomic write was writing.
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def odd_mode(mode: int) -> str:
+    """What a file of `mode` that is no regular file is ("a folder", "a FIFO (named pipe)", ...)."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def mode_kind(mode: int) -> str:
+    """What a file of `mode` is, a regular one included ("a file", "a folder", "a FIFO (named pipe)", ...)."""
+    return "a file" if stat.S_ISREG(mode) else odd_mode(mode)
+
+
+def odd_kind(path) -> str | None:
+    """What `path` is when it is there and no regular file ("a folder", "a FIFO (named pipe)",
+    ...; links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else odd_mode(mode)
+
+
+def not_a_folder(path) -> str | None:
+    """Why `path` is no folder to read, to follow its name in a sentence ("does not exist", "is a
+    file, not a folder", "is a FIFO (named pipe), not a folder", "cannot be read (Permission
+    denied)": another user's that this one may not list; links followed), else None."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            os.listdir(path)
+    except OSError as e:
+        if (link := dead_link(path)) is not None:       # "does not exist" of a name that is there
+            return f"is {link}, not a folder"
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
+            return f"cannot be read: a folder on its path is {found[1]} ({found[0]})"
+        return "does not exist" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror})"
+    return None if stat.S_ISDIR(mode) else f"is {mode_kind(mode)}, not a folder"
+
+
+LINK_LOOP = "a symbolic-link loop"
+
+
+def dead_link(path) -> str | None:
+    """What `path` is where it is a symbolic link that leads to no file ("a dangling symbolic link
+    to TARGET", "a symbolic-link loop"), else None: a name that is there, which `os.stat`, following
+    it, says is not (a hunt: `paper --out` of a dangling link said "it is a file, not a folder")."""
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+    except OSError:                      # not there, or a loop on its path (not itself a link)
+        return None
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return LINK_LOOP
+        try:
+            return f"a dangling symbolic link to {os.readlink(path)}"
+        except OSError:
+            return None
+    return None
+
+
+def blocking(path) -> tuple[Path, str] | None:
+    """(the first name on `path`, itself included, that is there and no folder; what it is: "a file", "a FIFO
+    (named pipe)", ..., "a dangling symbolic link to TARGET"; links followed), or None: where a folder must be
+    made, what stands in its place."""
+    for name in (*reversed(Path(path).parents), Path(path)):
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            link = dead_link(name)
+            return None if link is None else (name, link)
+        if not stat.S_ISDIR(mode):
+            return name, mode_kind(mode)
+    return None
+
+
+def failed_write(error: OSError) -> Path | None:
+    """The file whose `write_atomically` failed with `error` (left as it was before), else None."""
+    return getattr(error, "written", None)         # (`runs.paths.write_atomically` sets it)
+
+
 def problem(environ=None, draws: bool = False) -> str | None:
     """One sentence naming the first variable of `environ` (default `os.environ`) that is set to
     a value its reader cannot use, else None; `draws`: the command draws with matplotlib, whose
@@ -265,12 +358,15 @@ def problem(environ=None, draws: bool = False) -> str | None:
         if env.get(name, ""):                        # empty: as unset, to numba and matplotlib
             if (found := blank_folder(name, env[name], keeps.split()[0])) is not None:
                 return found
+            if env[name].startswith("~"):
+                return unexpanded_home(env[name], name)
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
     if not env.get("MPLCONFIGDIR", ""):
         for name, keeps in XDG_FOLDERS.items():
             if env.get(name, ""):
                 found = (blank_folder(name, env[name], "matplotlib")
+                         or (unexpanded_home(env[name], name) if env[name].startswith("~") else None)
                          or _folder_problem(name, env[name], keeps, inside="matplotlib"))
             else:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
@@ -462,6 +558,18 @@ def blank_folder(name: str, value: str, reader: str, remedy: str = "unset it or 
             f"current folder; {remedy}")
 
 
+def unexpanded_home(text: str, name: str = "") -> str:
+    """The sentence refusing a path `text` (variable `name`'s value, where given) that starts with '~',
+    which no shell expanded (it was quoted, or set by a program): taken as written it names a folder
+    '~' (or '~user') in the current folder, made there in silence (a hunt: `--out '~/plots'`)."""
+    head, _, rest = text.partition("/")
+    given = f"{name}={_shown(text)}" if name else repr(text)
+    fix = ("give the home folder's full path" if name == "HOME" else f"write $HOME{'/' * bool(rest)}{rest}"
+           if head == "~" else f"write the full path of {head[1:]}'s home folder" + (f", then /{rest}" * bool(rest)))
+    return (f"{given} starts with {head!r}, which no shell expanded (it was quoted), so it would name a folder "
+            f"{head!r} in the current folder; {fix}" + (f", or ./{text} for a name that starts with '~'" * (not name)))
+
+
 def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
                     remedy: str = "unset it or name a writable folder") -> str | None:
     """A folder of `FOLDERS` (relative to the current folder, as its reader takes it), or the
@@ -473,11 +581,15 @@ def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
     except OSError as e:     # a hunt: a name too long for the file system passed (numba then cached nothing,
         if e.errno == errno.ENAMETOOLONG:     # matplotlib fell back on a temporary folder, with its warning)
             return f"{name}={_shown(value)} is not a folder {keeps} (its name is too long: {e.strerror}); {remedy}"
+    if (size := len(os.fsencode(named))) + FOLDER_MARGIN > PATH_MAX:     # a hunt: the files in it did not fit
+        return (f"{name}={_shown(value)} is not a folder {keeps} (its path is {size} bytes long, and the files kept "
+                f"in it would pass the system's {PATH_MAX}: at most {PATH_MAX - FOLDER_MARGIN}); {remedy}")
     while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     where = "it" if probe == named else probe
     if not os.path.isdir(probe):
-        why = f"{where} is not a folder"
+        found = blocking(probe)                    # a file, a FIFO, a dangling link (it was "not a folder")
+        why = f"{where} is {found[1]}, not a folder" if found else f"{where} is not a folder"
     elif not _writable(probe):
         why = f"{where} cannot be written"
     else:
@@ -502,6 +614,8 @@ def _home_problem(env, default: str, keeps: str) -> str | None:
         return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
     if (found := blank_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
         return found
+    if env["HOME"].startswith("~"):
+        return unexpanded_home(env["HOME"], "HOME")
     return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
                            remedy=f"correct it or {remedy}")
 

@@ -181,3 +181,22 @@ def test_a_full_disk_is_one_sentence_and_status_4(tmp_path, capsys, monkeypatch,
     err = capsys.readouterr().err
     assert "No space left on device" in err and len(err.strip().splitlines()) == 1, err
     assert f"cannot write {html}" in err and "None" not in err, err          # a hunt: "cannot write None"
+
+
+FOLDERS_THAT_ARE_NOT = {"nothing": (lambda p: None, "does not exist"),
+                        "a file": (lambda p: p.write_text("x\n"), "is a file, not a folder"),
+                        "a dangling link": (lambda p: p.symlink_to("gone"), "is a dangling symbolic link to gone"),
+                        "an empty folder": (lambda p: p.mkdir(), "holds no index.")}
+
+
+@pytest.mark.parametrize("kind", sorted(FOLDERS_THAT_ARE_NOT))
+@pytest.mark.parametrize("tool", ["views", "offline"])
+def test_a_folder_that_asv_did_not_publish_into_is_named_as_what_it_is(tmp_path, capsys, tool, kind):
+    """`views.py` and `offline.py` given a folder that is not there, a file, a link to nothing or a
+    folder without asv's index printed their usage line alone (a hunt): one sentence, status 2,
+    naming the folder and what it is (`arguments.script_folder`)."""
+    make, said = FOLDERS_THAT_ARE_NOT[kind]
+    make(tmp_path / "html")
+    assert {"views": views, "offline": offline}[tool].main([str(tmp_path / "html")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tool}.py: {tmp_path / 'html'} {said}" in err and len(err.strip().splitlines()) == 1, err

@@ -48,6 +48,29 @@ def test_a_wrong_argument_is_one_sentence_and_status_2(tmp_path, args, says):
     assert not (tmp_path / "out").exists()
 
 
+def test_an_out_dir_of_an_earlier_call_is_refused(tmp_path):
+    """A second call into the same OUT_DIR appended its stages' logs to the first's (report-*.txt
+    holding both runs, a hunt): refused, the earlier files left as they were."""
+    assert _script(str(tmp_path / "out"), "0").returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    r = _script(str(tmp_path / "out"), "0")
+    assert r.returncode == 2 and r.stderr.startswith("usage: ") and "holds the files of an earlier call" in r.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
+
+
+def test_numba_keeps_its_kernels_in_this_users_folder(tmp_path):
+    """NUMBA_CACHE_DIR defaulted to /tmp/nbsymple-numba-cache, one folder for every user, whose
+    pickled indexes numba loads (a hunt): the suite's folder in this user's cache, unless set."""
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\necho "$NUMBA_CACHE_DIR" > {tmp_path}/seen\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    r = subprocess.run(["bash", str(ROOT / SCRIPT), str(tmp_path / "out"), "0"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300, env={**env, "PYTHON": str(python), "HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "seen").read_text().strip() == f"{tmp_path}/.cache/nbsymple-versions/numba"
+
+
 def test_every_asv_group_names_gpu_benchmarks_of_the_suite(tmp_path):
     """Each group's pattern selects benchmarks of the suite (a renamed benchmark would leave its
     group selecting nothing), only of the GPU versions C, D, E or the GPU kernels, and together the

@@ -441,6 +441,35 @@ def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path
     _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), place, f"is {kind}")
 
 
+@pytest.mark.parametrize("kind", ["a file", "a dangling link", "a link to a folder", "a FIFO"])
+def test_a_dashboard_folder_that_is_none_is_named_before_asv_publishes(tmp_path, kind):
+    """`make dashboard` where html/ was a file, a FIFO or a link (asv publish removes the folder
+    first): asv's NotADirectoryError or FileExistsError traceback (a hunt). One sentence naming
+    it, before asv runs (`tools.tracking.own_folder`); a folder elsewhere behind a link is untouched."""
+    root = _checkout_of_tools(tmp_path, 2)
+    (tmp_path / "elsewhere").mkdir()
+    {"a file": lambda p: p.write_text("x\n"), "a dangling link": lambda p: p.symlink_to("gone"),
+     "a link to a folder": lambda p: p.symlink_to(tmp_path / "elsewhere"), "a FIFO": os.mkfifo}[kind](root / "html")
+    said = {"a file": "is a file", "a FIFO": "is a FIFO"}.get(kind, "is a symbolic link")
+    _one_sentence(_tool("tracking", "publish", cwd=root, env=_home(tmp_path)), "html", said)
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["publish"], ["benchmarks-json"], ["run", "--bench", "nomatch"],
+                                  ["history", "--since", "HEAD~1"]], ids=lambda a: a[0])
+@pytest.mark.parametrize("kind", ["a file", "a dangling link"])
+def test_a_results_folder_that_is_none_is_named_before_asv_runs(tmp_path, args, kind):
+    """results/ a file or a dangling link: `benchmarks-json` ended in a NotADirectoryError traceback,
+    `make dashboard` in asv's advice to run `asv run --bench just-discover` (a hunt): one sentence
+    naming it (`tools.tracking.results_folder_problem`), before asv runs."""
+    root = _checkout_of_tools(tmp_path, 2)
+    shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "results").write_text("x\n") if kind == "a file" else (root / "results").symlink_to("gone")
+    said = "it is a file, not a folder" if kind == "a file" else "it is a dangling symbolic link to gone"
+    _one_sentence(_tool("tracking", *args, cwd=root, env=_home(tmp_path)), "cannot keep asv's results in results/",
+                  said)
+
+
 def _git(root, *args):
     author = {f"GIT_{who}_{what}": "test" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL")}
     subprocess.run(["git", *args], cwd=root, env={**os.environ, **author}, capture_output=True, check=True)

@@ -20,6 +20,7 @@ import json
 import os
 import re
 from pathlib import Path
+import argparse
 import contextlib
 import importlib
 import io
@@ -31,6 +32,7 @@ import sys
 import numpy as np
 import pytest
 
+from nbsymple_versions.instruments import mpi_model
 from nbsymple_versions.runs import locks
 from nbsymple_versions.runs.paths import LIMITS, FileRefused, write_file
 
@@ -502,6 +504,14 @@ def test_a_file_name_in_a_note_of_the_report_hides_nothing(tmp_path):
     assert rc == 0 and "\\<!-- \\$x\\$.json" in line and not re.search(r"(?<!\\)[<$]", line), line
 
 
+def test_a_terminal_escape_in_a_note_of_the_report_is_written_as_its_escape():
+    """`paper --out` holding ESC (a title escape, `e\\x1b]0;x\\x07`) was named raw in REPORT.md's
+    notes, escaped on stderr alone: `cat REPORT.md` set the terminal's title (a hunt)."""
+    from nbsymple_versions.paper.records import markdown_note
+    note = markdown_note("no finished run in e\x1b]0;x\x07/runs/ and\r\n<b>")
+    assert note == "no finished run in e\\x1b]0;x\\x07/runs/ and\\r\\n\\<b\\>" and note.isprintable(), note
+
+
 @pytest.mark.parametrize("text", [MARKUP, "", "x86_64", "\\`|", "_a_b_", "```"])
 def test_markdown_text_and_code_spans_show_the_text_as_written(text):
     """Each mark escaped, nothing else changed: undoing the escapes gives the text back, and no
@@ -923,11 +933,15 @@ def test_migrate_refuses_a_special_machine_file(tmp_path):
 NOT_A_FOLDER = {"a file": lambda p: (p.write_text("x\n"), p)[1], "a link to a file": lambda p: (
     p.with_name("target.txt").write_text("x\n"), p.symlink_to("target.txt"), p)[1], "a FIFO": _fifo,
     "a character device": SPECIAL["null"], "nothing": lambda p: p,
-    "a folder this user may not read": lambda p: p.mkdir()}
+    "a folder this user may not read": lambda p: p.mkdir(),
+    "a dangling link": lambda p: (p.symlink_to("gone"), p)[1],
+    "a symbolic-link loop": lambda p: (p.symlink_to(p.name), p)[1]}
 WHY_NOT_A_FOLDER = {"a file": "is a file, not a folder", "a link to a file": "is a file, not a folder",
                     "a FIFO": "is a FIFO (named pipe), not a folder",
                     "a character device": "is a character device, not a folder", "nothing": "does not exist",
-                    "a folder this user may not read": "cannot be read (Permission denied)"}
+                    "a folder this user may not read": "cannot be read (Permission denied)",
+                    "a dangling link": "is a dangling symbolic link to gone, not a folder",
+                    "a symbolic-link loop": "is a symbolic-link loop, not a folder"}
 
 
 @pytest.mark.parametrize("kind", sorted(NOT_A_FOLDER))
@@ -946,15 +960,44 @@ def test_a_folder_to_read_that_is_no_folder_is_named_as_what_it_is(tmp_path, mon
     assert "holds no" not in err, err
 
 
-@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device"])
+@pytest.mark.parametrize("kind", ["a file", "a FIFO", "a character device", "a dangling link", "a symbolic-link loop"])
 @pytest.mark.parametrize("where", ["given", "given/sub"])
 def test_a_folder_to_write_that_is_no_folder_is_named_as_what_it_is(tmp_path, kind, where):
     """`paper --out FIFO` (or a device, or one on the path of --out) was "a file", as `run --snapshots FIFO`
-    was (`runs.errors.writable`, `runs.paths.blocking`)."""
+    was (`runs.errors.writable`, `runs.paths.blocking`); so was a dangling link or a link loop (a
+    hunt), and `given/sub` below either was "it is a file" or the system's "Too many levels of
+    symbolic links" (`runs.paths.dead_link`)."""
     NOT_A_FOLDER[kind](tmp_path / "given")
-    kind_said = kind.replace("FIFO", "FIFO (named pipe)")
-    why = WHY_NOT_A_FOLDER[kind] if where == "given" else f"a folder on its path is {kind_said}"
+    why = WHY_NOT_A_FOLDER[kind]
+    why = why if where == "given" else f"a folder on its path {why.removesuffix(', not a folder')} (given)"
     refused(tmp_path, ["paper", "--no-science", "--results", FIXTURE, "--out", where], [where, why])
+
+
+SCIENCE = ["--tidal-n", "64", "--bh-n", "64", "--tidal-orbits", "0.25", "--bh-t-end", "0.1", "--quiet"]
+
+
+@pytest.mark.parametrize("argv, in_the_way, said", [
+    (["--results", FIXTURE, *SCIENCE], "runs", "o/runs/tidal_tails: a folder on its path is a file (o/runs)"),
+    (["--results", FIXTURE, *SCIENCE], "runs/black_hole/ratio_10", "o/runs/black_hole/ratio_10: it is a file"),
+    (["--full", "--tidal-n", "64", "--science-version", "A", "--quiet"], "runs",
+     "o/runs/tidal_tails_n64_dt2^-10: a folder on its path is a file (o/runs)")], ids=["runs", "ratio", "full"])
+def test_a_file_in_a_science_runs_way_is_refused_before_anything_is_written(tmp_path, argv, in_the_way, said):
+    """`paper --full` where OUT/runs was a file ended in a NotADirectoryError traceback, and `paper`
+    drew the benchmark figures, then noted each science figure "not written: NotADirectoryError:
+    [Errno 20] ..." with status 1 (a hunt): refused before anything is written (`paper.main._science_folders`,
+    `runs.errors.in_the_way_of`)."""
+    (tmp_path / "o" / in_the_way).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "o" / in_the_way).write_text("x\n")
+    refused(tmp_path, ["paper", *argv, "--out", "o"], [f"cannot write the science run into {said}"])
+
+
+def test_a_science_run_whose_folder_cannot_be_made_is_one_sentence(tmp_path):
+    """A file put in a science run's way after paper's check (`paper.resumable.run`): FileRefused,
+    which paper says in one sentence, where mkdir's NotADirectoryError was a traceback of `--full`."""
+    from nbsymple_versions.paper import resumable
+    (tmp_path / "runs").write_text("x\n")
+    with pytest.raises(FileRefused, match=r"a folder on its path is a file \(.*runs\)"):
+        resumable.run(tmp_path / "runs" / "tidal", None, {}, [1], "tidal tails")
 
 
 MACHINE_FILE = ".asv-machine.json"        # asv's, in HOME: `make bench`, `make gate` write this machine into it
@@ -1187,6 +1230,31 @@ def test_a_name_longer_than_the_file_system_takes_is_one_sentence(tmp_path, argv
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv, option", [(["run", "--n", "8", "--steps", "1", "--every", "1", "--snapshots"],
+                                           "--snapshots"), (["paper", "--no-science", "--results", FIXTURE, "--out"],
+                                                            "--out"),
+                                          (["cpu-asm", "--target", "host", "--keep"], "--keep"),
+                                          (["--dry-run"], "folder")], ids=["snapshots", "out", "keep", "migrate"])
+def test_a_folder_too_long_for_the_files_written_in_it_is_one_sentence(tmp_path, argv, option):
+    """A folder of 4063 bytes (from /) passed, and the files written in it did not fit PATH_MAX: the
+    run ended at its first file ("File name too long"), `paper` wrote 2 of its 8 files and
+    `cpu-asm --keep` failed after compiling (a hunt). Refused before anything is made
+    (`arguments.folder_argument`); one of FOLDER_MARGIN bytes less is taken."""
+    from nbsymple_versions.arguments import NAME_MARGIN, PATH_MAX
+    start, size = len(os.fsencode(str(tmp_path))) + 1, PATH_MAX - NAME_MARGIN - 1      # a path option's longest
+    folder = "/".join(["d" * 200] * ((size - start) // 201))
+    folder += "/" + "e" * (size - start - len(folder) - 1)
+    module = "tools.migrate" if option == "folder" else "nbsymple_versions.cli"
+    rc, out, err = nbsymple(tmp_path, *argv, folder, module=module)
+    assert rc == 2 and f"argument {option}: the path is {size} bytes long" in err, err
+    assert len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == [], err
+    from nbsymple_versions.arguments import FOLDER_MARGIN, folder_argument
+    fits = f"{tmp_path}/{folder[:PATH_MAX - FOLDER_MARGIN - start - 1]}x"      # (no '/' at its end)
+    assert folder_argument(fits) == Path(fits)
+    with pytest.raises(argparse.ArgumentTypeError, match="bytes long"):
+        folder_argument(fits + "x")
+
+
 @pytest.mark.parametrize("argv, option", [
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "no\ndir/x.ck"], "--checkpoint"),  # its summary split
     (["run", "--ics", "a\nb.npz"], "--ics"), (["run", "--n", "8", "--steps", "1", "--snapshots", "s\n"], "--snapshots"),
@@ -1219,6 +1287,89 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
         assert rc == 0 and (tmp_path / "-").is_file(), err
 
 
+@pytest.mark.parametrize("on_path", ["a file", "a symbolic-link loop"])
+@pytest.mark.parametrize("argv, module", [(["run", "--resume"], "nbsymple_versions.cli"),
+                                          (["run", "--ics-mass", "1", "--ics"], "nbsymple_versions.cli"),
+                                          (["paper", "--no-science", "--results"], "nbsymple_versions.cli"),
+                                          (["--dry-run"], "tools.migrate")],
+                         ids=["resume", "ics", "results", "migrate"])
+def test_a_file_or_a_loop_on_the_path_of_what_is_read_is_named(tmp_path, argv, module, on_path):
+    """`--resume x/c.ck` where x is a file said "cannot be read (Not a directory)", and where x is a
+    link loop "x/c.ck is a symbolic-link loop, not a file" (a hunt): the folder on its path is named
+    as what it is (`runs.paths._os_error`, `not_a_folder`)."""
+    if on_path == "a file":
+        (tmp_path / "x").write_text("x\n")
+    else:
+        (tmp_path / "x").symlink_to("x")
+    err = refused(tmp_path, [*argv, "x/c.ck"], [f"x/c.ck cannot be read: a folder on its path is {on_path} (x)"],
+                  module=module)
+    assert "x/c.ck is a symbolic-link loop" not in err, err
+
+
+@pytest.mark.parametrize("argv, text, said", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint"], "~/c.ck", "write $HOME/c.ck, or ./~/c.ck"),
+    (["paper", "--no-science", "--out"], "~", "write $HOME, or ./~"),
+    (["cpu-asm", "--keep"], "~nobody/k", "write the full path of nobody's home folder, then /k, or ./~nobody/k")])
+def test_a_path_that_starts_with_a_tilde_no_shell_expanded_is_refused(tmp_path, argv, text, said):
+    """`--out '~/plots'` (quoted, or from a program) made a folder '~' in the current folder, in silence
+    (a hunt; `rm -rf ~` would then remove the home folder): refused, the home folder's path given,
+    './~' taken (`environment.unexpanded_home`)."""
+    rc, out, err = nbsymple(tmp_path, *argv, text)
+    assert rc == 2 and f"starts with {text.split('/')[0]!r}, which no shell expanded" in err and said in err, err
+    assert len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == [], err
+    if argv[0] == "run":
+        rc, out, err = nbsymple(tmp_path, *argv, "./" + text)
+        assert rc == 0 and (tmp_path / "~" / "c.ck").is_file(), err
+
+
+@pytest.mark.parametrize("name", ["NUMBA_CACHE_DIR", "MPLCONFIGDIR", "XDG_CACHE_HOME", "HOME"])
+def test_a_folder_variable_that_starts_with_a_tilde_is_refused(tmp_path, name):
+    """NUMBA_CACHE_DIR='~/cache' (set by a program, or quoted) made numba's cache in a folder '~' of the
+    current folder (a hunt): one sentence naming the variable."""
+    from nbsymple_versions import environment
+    found = environment.problem({"HOME": str(tmp_path), name: "~/x"}, draws=True)
+    assert found is not None and found.startswith(f"{name}='~/x' starts with '~', which no shell expanded"), found
+
+
+@pytest.mark.parametrize("argv", [["run", "--n", "8", "--steps", "1", "--checkpoint"],
+                                  ["--rate", "1e9", "--plot"], ["--measure"]], ids=["checkpoint", "plot", "measure"])
+def test_an_output_that_is_a_link_to_an_open_stream_is_refused(tmp_path, capsys, argv):
+    """`mpi_model --plot /dev/stdout > fig.png` wrote the figure beside the link and renamed it over
+    it: as root, the machine's /dev/stdout was replaced by a PNG (a hunt). Refused as '-' is, the
+    link left as it was (`arguments.output_file_argument`)."""
+    (tmp_path / "out").symlink_to("/proc/self/fd/1")
+    (tmp_path / "chain").symlink_to("out")
+    for name in ("out", "chain"):
+        if argv[0] == "run":
+            rc, _, err = nbsymple(tmp_path, *argv, name)
+        else:
+            with pytest.raises(SystemExit) as stop, pytest.MonkeyPatch.context() as mp:
+                mp.chdir(tmp_path)
+                mpi_model.main([*argv, name])
+            rc, err = stop.value.code, capsys.readouterr().err
+        assert rc == 2 and f"{name} is a link to an open stream (/proc/self/fd/1)" in err, err
+    assert os.readlink(tmp_path / "out") == "/proc/self/fd/1" and os.readlink(tmp_path / "chain") == "out"
+
+
+@pytest.mark.parametrize("argv, given, known", [
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "-x.ck"], "--checkpoint=-x.ck or --checkpoint ./-x.ck",
+     "--json"),
+    (["paper", "--no-science", "--out", "-o"], "--out=-o or --out ./-o", "--no-science"),
+    (["profile", "--versions", "-A"], "--versions=-A", "--json"),          # no path: no ./
+    (["--dry-run", "-x"], "-- -x or ./-x", "--dry-run")], ids=["run", "paper", "profile", "migrate"])
+def test_a_value_that_starts_with_a_dash_is_said_to_be_taken_for_an_option(tmp_path, argv, given, known):
+    """`--checkpoint -x.ck` said only "expected one argument", and `tools.migrate -x` "the following
+    arguments are required: folder", where each was typed (a hunt): the word is named, with how to
+    give it (`arguments.Parser._taken_for_an_option`); an option of the command there is not."""
+    module = "tools.migrate" if argv[0] == "--dry-run" else "nbsymple_versions.cli"
+    rc, out, err = nbsymple(tmp_path, *argv, module=module)
+    assert rc == 2 and f"{argv[-1]!r} is no option of" in err and f"write {given} (see" in err, err
+    assert len(err.strip().splitlines()) == 1 and out == "", err
+    assert list(tmp_path.iterdir()) == []
+    rc, out, err = nbsymple(tmp_path, *argv[:-1], known, module=module)
+    assert rc == 2 and "no option of" not in err, err
+
+
 @pytest.mark.parametrize("argv, option", [
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),
@@ -1237,9 +1388,8 @@ def test_a_file_option_ending_in_a_slash_is_refused_as_a_folder(tmp_path, argv, 
 def test_the_tools_refuse_a_line_feed_in_a_path(tmp_path, capsys):
     module = importlib.import_module("tools.dashboard.views")
     rc, err = module.main([str(tmp_path / "h\ntml")]), capsys.readouterr().err
-    first, *rest = err.strip().splitlines()        # the sentence, then the script's usage
-    assert rc == 2 and first.startswith("views.py: ") and "holds a line feed" in first, err
-    assert [line.startswith("usage: ") for line in rest] == [True], err
+    first, *rest = err.strip().splitlines()        # the sentence alone
+    assert rc == 2 and first.startswith("views.py: ") and "holds a line feed" in first and rest == [], err
     assert list(tmp_path.iterdir()) == []
 
 

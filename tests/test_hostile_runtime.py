@@ -354,6 +354,33 @@ def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, m
     assert p.returncode == 0 and "energy error" in p.stdout and p.stderr == "", p.stderr
 
 
+def test_a_folder_variable_that_is_no_folder_says_what_it_is(tmp_path):
+    """MPLCONFIGDIR (or NUMBA_CACHE_DIR, ...) naming a file, a dangling link or a link loop said "it
+    is not a folder", on its path too (a hunt): what it is, as `paper --out` says it."""
+    (tmp_path / "file").write_text("x\n")
+    (tmp_path / "dangling").symlink_to("gone")
+    (tmp_path / "loop").symlink_to("loop")
+    for name, said in (("file", "it is a file"), ("dangling", "it is a dangling symbolic link to gone"),
+                       ("loop", "it is a symbolic-link loop"), ("dangling/sub", f"{tmp_path / 'dangling'} is a "
+                                                                               f"dangling symbolic link to gone")):
+        found = environment.problem({"HOME": str(tmp_path), "MPLCONFIGDIR": str(tmp_path / name)}, draws=True)
+        assert f"({said}, not a folder)" in found, found
+
+
+@pytest.mark.parametrize("name", ["MPLCONFIGDIR", "NUMBA_CACHE_DIR"])
+def test_a_folder_variable_too_long_for_the_files_kept_in_it_is_refused(tmp_path, name):
+    """A folder of 4063 bytes (from /) passed: numba cached nothing, in silence, and matplotlib warned
+    "Could not save font_manager cache [Errno 36] File name too long" at each start (a hunt)."""
+    from nbsymple_versions.arguments import PATH_MAX
+    start = len(os.fsencode(str(tmp_path))) + 1
+    folder = tmp_path / "/".join(["d" * 200] * ((PATH_MAX - 33 - start) // 201))
+    found = environment.problem({"HOME": str(tmp_path), name: str(folder)}, draws=True)
+    assert found is not None and f"its path is {len(os.fsencode(str(folder)))} bytes long" in found, found
+    from nbsymple_versions.arguments import FOLDER_MARGIN
+    fits = str(folder)[:PATH_MAX - FOLDER_MARGIN - 1] + "x"
+    assert environment.problem({"HOME": str(tmp_path), name: fits}, draws=True) is None
+
+
 def test_the_home_folder_is_checked_only_where_matplotlib_would_use_it(tmp_path, monkeypatch):
     """XDG folders (each for its own kind) or MPLCONFIGDIR take the home folder's place; where
     HOME is not set, the account's home folder is checked, and named as such."""

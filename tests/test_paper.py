@@ -3,6 +3,7 @@ real asv results (tests/data/asv_fixture/, produced by `asv run --quick` with th
 broken results files, and the science runs at tiny N. No timing assertions."""
 import ast
 import csv
+import importlib
 import itertools
 import json
 import math
@@ -106,6 +107,16 @@ def test_a_later_file_of_the_commit_fills_gaps_and_never_erases_a_value(tmp_path
     got = load_results(results).get(name)
     assert got[key] == value and got[list(got)[list(got).index(key) + 1]] == 123.0, got
     assert len(load_results(results).files) == 2
+
+
+def test_a_machine_named_in_another_unicode_form_is_found(tmp_path):
+    """A machine folder written in NFD (e and its accent, as macOS writes names) and `--machine` typed
+    in NFC: "has no machine 'café' (it has: café)" (a hunt); the folder is taken. Another name is not."""
+    results = _results_copy(tmp_path)
+    (results / _results_file().parent.name).rename(results / "cafe\u0301")
+    assert load_results(results, machine="caf\u00e9").machine == "cafe\u0301"
+    with pytest.raises(ResultsError, match="has no machine 'cafe'"):
+        load_results(results, machine="cafe")
 
 
 def test_reader_errors_name_the_file(tmp_path):
@@ -306,6 +317,54 @@ def test_out_that_is_a_file_is_refused(tmp_path, capsys):
     assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path / "plots"), "--no-science"]) == 2
     assert "is a file" in _one_sentence(capsys.readouterr().err)
     assert (tmp_path / "plots").read_text() == "a file\n"
+
+
+def test_a_science_figure_or_record_that_cannot_be_written_is_said_as_a_benchmark_figure_is(tmp_path, monkeypatch):
+    """A folder at tidal_tails.png was noted "IsADirectoryError: [Errno 21] Is a directory: '.tidal_tails.png.<pid>
+    .<random>.tmp' -> ...", and one at science_runs.json had black_hole_passage.png, written, said "not written"
+    and listed among the files written (a hunt): each file that could not be written is named as it is."""
+    main = importlib.import_module("nbsymple_versions.paper.main")     # (paper.main is the function)
+    from nbsymple_versions.runs.paths import write_file
+
+    def plot(folder, path, *ratios):
+        write_file(path, b"a figure")
+        return None, {"summary": "a paragraph", "runs": []}
+    for name in ("run_tidal_tails", "run_black_hole"):
+        monkeypatch.setattr(main, name, lambda *args, **kwargs: None)
+    monkeypatch.setattr(main, "plot_tidal_tails", plot)
+    monkeypatch.setattr(main, "plot_black_hole", plot)
+    for name in ("tidal_tails.png", "science_runs.json"):
+        (tmp_path / name).mkdir()
+    notes, written = [], {}
+    args = main._parser().parse_args(["--quiet", "--out", str(tmp_path)])
+    _, failed = main._science_artefacts(args, tmp_path, written, notes.append)
+    assert failed == ["tidal_tails.png", "science_runs.json"] and written == {"black_hole": "black_hole_passage.png"}
+    read, *said = notes                 # the folder is also no record to read (its own note, a hunt of contents)
+    assert read.startswith(f"run record {tmp_path / 'science_runs.json'} is a folder") and "not kept" in read, read
+    assert said == [f"{name} not written: {tmp_path / name} cannot be written (Is a directory)."
+                    for name in failed], notes
+
+
+@pytest.mark.parametrize("where", [".", "machine", "machine/plots"])
+def test_out_inside_the_results_is_refused(tmp_path, capsys, where):
+    """`--out results/<machine>` wrote science_runs.json among asv's results files, which paper then
+    warned of at each start ("is not an asv results file") and asv read (a hunt): refused, nothing written."""
+    results = _results_copy(tmp_path)
+    before = sorted(results.rglob("*"))
+    out = results / where.replace("machine", _results_file().parent.name)
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science"]) == 2
+    assert f"is inside --results {results}" in _one_sentence(capsys.readouterr().err)
+    assert sorted(results.rglob("*")) == before
+
+
+def test_a_report_paper_did_not_write_is_not_replaced(tmp_path, capsys):
+    """`--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt): refused, the
+    file kept; paper's own REPORT.md is rewritten as before."""
+    (tmp_path / "REPORT.md").write_text("# My project\n")
+    assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science"]) == 2
+    assert "holds a REPORT.md that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "REPORT.md"]
+    assert (tmp_path / "REPORT.md").read_text() == "# My project\n"
 
 
 def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):

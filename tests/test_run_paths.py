@@ -82,6 +82,24 @@ def test_a_file_where_a_folder_is_wanted_is_named_as_one(tmp_path, option, path,
     assert kind != "a file" or (tmp_path / "file.txt").read_text() == "a file\n"
 
 
+@pytest.mark.parametrize("option", ["--snapshots", "--checkpoint"])
+def test_a_dangling_link_to_a_folder_not_there_is_refused(tmp_path, option):
+    """`--snapshots data`, data a link to a disk not mounted here (/scratch/run1), made the link's
+    whole path on this disk and wrote the run there in silence, as did `--checkpoint` through such a
+    link (a hunt): refused, nothing made. A link to a checkpoint not yet written, in a folder that is
+    there, is written through as before."""
+    target = tmp_path / "unmounted" / "run1" / ("c.ck" if option == "--checkpoint" else "snaps")
+    (tmp_path / "link").symlink_to(target)
+    more = ["--every", "1"] if option == "--snapshots" else []
+    rc, out, err = call(["run", "--n", "8", "--steps", "1", *more, option, tmp_path / "link"])
+    assert rc == 2 and one_sentence(err) and f"is a dangling symbolic link to {target}" in err, err
+    assert not (tmp_path / "unmounted").exists()
+    if option == "--checkpoint":
+        target.parent.mkdir(parents=True)
+        rc, out, err = call(["run", "--n", "8", "--steps", "1", option, tmp_path / "link"])
+        assert rc == 0 and target.is_file(), err
+
+
 def test_two_runs_on_one_folder_and_checkpoint_never_both_succeed(tmp_path):
     folder, ck = tmp_path / "snaps", tmp_path / "run.ck"
     first = start([*LONG, "--every", "50", "--snapshots", folder, "--checkpoint", ck, "--checkpoint-every", "50"],

@@ -28,7 +28,9 @@ py=${PYTHON:-python3}
 read -r -a report_args <<< "${REPORT_ARGS:-}"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export ASV_PYTHONPATH=$PYTHONPATH        # asv drops PYTHONPATH from its benchmark processes, not this
-export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/nbsymple-numba-cache}
+# the suite's own cache folder (benchmarks/package.py), this user's: one folder in /tmp for every user had numba
+# load the kernels (pickled indexes) of whoever made it first (a hunt)
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nbsymple-versions/numba}
 export NBSYMPLE_BENCH_GRID=${NBSYMPLE_BENCH_GRID:-large}
 stages=" ${STAGES:-reports asv} "
 end=$((SECONDS + total))
@@ -48,6 +50,9 @@ if [[ $stages == *" groups "* ]]; then
     exit 0
 fi
 mkdir -p -- "$out" 2> /dev/null || usage "cannot make the folder OUT_DIR ($out)"
+# its logs are appended to, stage by stage: an earlier call's would be mixed with this one's (a hunt)
+[ -e "$out/machine.txt" ] && usage "OUT_DIR ($out) holds the files of an earlier call, which this one would add \
+to; give another folder, or move them away"
 
 stage() {  # stage LOG CAP_SECONDS COMMAND...: run it within its cap and what is left, appended to LOG
     local log=$out/$1 cap=$2 rest=$((end - SECONDS)); shift 2

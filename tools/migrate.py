@@ -29,7 +29,7 @@ from nbsymple_versions.paper.records import one_line
 from nbsymple_versions.runs.paths import not_a_folder, read_json, write_file
 
 from . import tracking
-from .arguments import Parser, name as name_argument, path_argument
+from .arguments import Parser, folder_argument, name as name_argument
 
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 MACHINE_NEEDS = ("arch", "cpu", "num_cpu", "os")    # the fields of machine.json the new name and file are made of
@@ -246,7 +246,7 @@ def _check_machine(folder: Path):
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m tools.migrate", doc=__doc__)
-    p.add_argument("folder", type=path_argument, help="a machine folder under results/")
+    p.add_argument("folder", type=folder_argument, help="a machine folder under results/")
     p.add_argument("--isa", type=name_argument,
                    help="the vector ISA of the machine that wrote it (avx512, avx2, ...), where machine.json does not "
                         "say it")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from nbsymple_versions.entry import FAULT, cannot_write, child_process, command
 from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
-from nbsymple_versions.runs.errors import writable
+from nbsymple_versions.runs.errors import in_the_way_of, writable
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import (FileRefused, KeyTwice, Unbounded, decode_json, not_a_folder, odd_kind,
                                           read_bytes, read_json, write_file)
@@ -393,9 +393,15 @@ def results_lock(folder) -> tuple[str, str] | None:
 
 
 def scratch_folder(name: str, what: str = "asv's scratch files") -> Path:
-    """.asv/NAME, made if needed; FileRefused, one sentence naming it, where a file or a link
-    stands there (a link to a folder would have had asv's files written wherever it points)."""
-    folder = SCRATCH / name
+    """.asv/NAME, made if needed (`own_folder`)."""
+    return own_folder(SCRATCH / name, what)
+
+
+def own_folder(folder: Path, what: str) -> Path:
+    """`folder`, made if needed, for asv to write `what` into; FileRefused, one sentence naming it,
+    where a file or a link stands there (a link to a folder would have had asv's files written
+    wherever it points; asv publish, which removes its folder first, ended in a traceback on a
+    link, a file or a dangling link at html/, a hunt)."""
     if folder.is_symlink():
         raise FileRefused(f"cannot write {what} into {folder}: it is a symbolic link, not a folder; remove it")
     return writable(folder, what, FileRefused)
@@ -651,6 +657,14 @@ def reference_commit(results_dir: Path = ROOT / "results", repo: Path = ROOT) ->
     return oldest.commit if oldest else None
 
 
+def results_folder_problem(results_dir: Path) -> str | None:
+    """Why asv cannot keep its results in `results_dir` (a file, a FIFO or a dangling link there, or on its
+    path: asv's traceback, or its advice to run `asv run --bench just-discover`, a hunt), in a sentence; else None."""
+    if (why := in_the_way_of(results_dir)) is None:
+        return None
+    return f"cannot keep asv's results in {os.path.relpath(results_dir, ROOT)}/: {why}"
+
+
 def special_results(results_dir: Path) -> str | None:
     """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
     results) and that is no regular file, or one asv cannot pass over, in a sentence: a FIFO
@@ -660,6 +674,8 @@ def special_results(results_dir: Path) -> str | None:
     name or format version ended it in asv's traceback; else None.
     A file that is not JSON asv skips, saying so."""
     from nbsymple_versions.paper.results import ResultFile, ResultsError
+    if (problem := results_folder_problem(results_dir)) is not None:
+        return problem
     for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
         if (kind := odd_kind(path)) is not None:
             return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
@@ -818,6 +834,8 @@ def write_benchmarks_json(path: Path = ROOT / "results" / "benchmarks.json", hel
     sorted), replaced whole (`runs.paths.write_file`) while no other asv command of this checkout
     writes results/ (`held`: the caller holds that lock already); FileRefused where a folder or a
     FIFO stands at its name."""
+    if (problem := results_folder_problem(path.parent)) is not None:
+        raise FileRefused(problem)
     if (kind := odd_kind(path)) is not None:
         raise FileRefused(f"{os.path.relpath(path, ROOT)} is {kind}, not asv's benchmarks.json: move it away")
     data = discovered_benchmarks()
@@ -897,6 +915,7 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "publish":
         if (problem := special_results(ROOT / "results")) is not None:
             raise FileRefused(problem)
+        own_folder(ROOT / (load_config().get("html_dir") or "html"), "the dashboard (asv publish)")
         with exclusive("results", "results/"):
             return asv("publish")
     elif args.cmd == "select":

@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..arguments import Parser, file_argument, number_above
+from ..arguments import Parser, file_argument, number_above, output_file_argument
 from ..core.work import FASTEST_RATE
 from ..environment import os_reason
 from ..runs.errors import fault_status, writable
@@ -246,13 +246,13 @@ def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --r
 
 def main(argv=None) -> int:
     p = Parser(prog="python -m nbsymple_versions.instruments.mpi_model", doc=__doc__)
-    p.add_argument("--measure", type=file_argument, metavar="JSONL",
+    p.add_argument("--measure", type=output_file_argument, metavar="JSONL",
                    help="time F with 1 and 2 ranks here, appending to JSONL")
     p.add_argument("--measured", type=file_argument, metavar="JSONL",
                    help="measured runs (from --measure) for the rate and the plot")
     p.add_argument("--rate", type=number_above(0), default=None,
                    help="this CPU's dp interactions/s (default: from --measured)")
-    p.add_argument("--plot", type=file_argument, metavar="PNG", help="write the figure")
+    p.add_argument("--plot", type=output_file_argument, metavar="PNG", help="write the figure")
     a = p.parse_args(argv)
     if a.plot is not None and any(other is not None and os.path.realpath(other) == os.path.realpath(a.plot)
                                   for other in (a.measure, a.measured)):       # the runs replaced by a PNG

@@ -28,10 +28,10 @@ from ..entry import sentence, stop_pending
 from ..environment import os_reason
 from ..core.vocabulary import PRECISIONS
 from ..instruments.provenance import pin_commit
-from ..arguments import Parser, path_argument
-from ..runs.errors import writable
+from ..arguments import Parser, folder_argument, path_argument
+from ..runs.errors import in_the_way_of, writable
 from ..runs.locks import hold
-from ..runs.paths import (FileRefused, blocking, failed_write, read_bytes, read_json, remove_stale_temporaries,
+from ..runs.paths import (FileRefused, blocking, failed_write, inside, read_bytes, read_json, remove_stale_temporaries,
                           write_file)
 from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
@@ -41,13 +41,14 @@ from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from . import records
-from .report import science_record_line, write_report
+from .report import foreign_report, science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
 from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
-                           check_black_hole_work, check_tidal_work, run_black_hole, run_tidal_tails, step_rule)
+                           check_black_hole_work, check_tidal_work, ratio_folder, run_black_hole, run_tidal_tails,
+                           step_rule)
 from .tables import write_conservation, write_task_shares_csv, write_task_shares_md
 
 SCIENCE_SUMMARIES = "science_runs.json"
@@ -66,7 +67,7 @@ class PaperError(Exception):
 
 class _Parser(Parser):
     def error(self, message):
-        raise PaperError(f"{message} (see nbsymple paper --help)")
+        raise PaperError(f"{message}{self._taken_for_an_option(message)} (see nbsymple paper --help)")
 
 
 def _number(kind, minimum, what):
@@ -111,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
                         "lacks the fewest benchmarks the figures need, the one that ran last)")
     p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the newest commit whose "
                                                     "results hold every benchmark the figures need; stdout names it)")
-    p.add_argument("--out", default="plots", type=path_argument, help="output folder (default: plots)")
+    p.add_argument("--out", default="plots", type=folder_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "
                         "parameters in OUT/runs/ are reused); --no-science only re-plots existing runs")
@@ -220,11 +221,29 @@ def _check_inputs(args) -> Results | None:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise PaperError(f"--out {out} is {blocking(out)[1]}, not a folder")
+    if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
+        raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
+                         f"read as asv results; give --out a folder outside it")
+    if not args.full and foreign_report(out):
+        raise PaperError(f"--out {out} holds a REPORT.md that nbsymple paper did not write, which it would replace; "
+                         f"give another --out, or move that file away")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
-    if args.science and (out / "runs").is_dir():   # checked before hours of runs, not when their figure is drawn
-        writable(out / "runs", "the science runs", PaperError)
+    if args.science:                # checked before hours of runs, not when their figure is drawn
+        for folder in _science_folders(args, out):  # a file or a dangling link in a run's way: a traceback of
+            if (why := in_the_way_of(folder)) is not None:          # --full, after the figures of the rest
+                raise PaperError(f"cannot write the science run into {folder}: {why}")
+        if (out / "runs").is_dir():
+            writable(out / "runs", "the science runs", PaperError)
     return res
+
+
+def _science_folders(args, out: Path) -> list[Path]:
+    """The folders the science runs asked for are kept in."""
+    if args.full:
+        tidal = _tidal(args)
+        return [run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])]
+    return [out / "runs" / "tidal_tails", *(out / "runs" / "black_hole" / ratio_folder(r) for r in args.bh_ratios)]
 
 
 def _read_science_summaries(out: Path, note) -> dict:
@@ -401,9 +420,13 @@ def _full(args, out: Path) -> int:
     tidal = _tidal(args)
     folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])
     if args.science:
-        run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"], precision=tidal["precision"],
-                        version=_science_version(args), seed=args.tidal_seed, progress=not args.quiet,
-                        rerun=args.rerun)
+        try:
+            run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
+                            precision=tidal["precision"], version=_science_version(args), seed=args.tidal_seed,
+                            progress=not args.quiet, rerun=args.rerun)
+        except FileRefused as exc:      # its folder made a file since the check (`resumable.run`)
+            _say(f"the full-size run was not made: {exc}.")
+            return 2
     try:
         if args.science or (folder / RUN_FILE).exists():
             files = write_full_size(folder, out)

@@ -17,6 +17,7 @@ import re
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
+from ..entry import sentence, shown
 from ..versions import LETTERS
 
 TEXT_LIMIT = 256            # characters of a name (a run, a CPU, a machine, a benchmark): asv's are tens
@@ -49,8 +50,9 @@ def markdown_text(text) -> str:
 def markdown_note(text) -> str:
     """A sentence of paper's (a note) that names files and values: its own code spans kept, what
     Markdown would read as HTML, an entity or math escaped (a results file named '<!--.json'
-    would hide the rest of REPORT.md)."""
-    return re.sub(r"[<>&$]", lambda m: "\\" + m.group(0), text)
+    would hide the rest of REPORT.md), and what a terminal would act on written as its escape, as
+    on stderr (an --out holding ESC: `cat REPORT.md` set the terminal's title, a hunt)."""
+    return re.sub(r"[<>&$]", lambda m: "\\" + m.group(0), sentence(shown(text)))
 
 
 def code_span(text) -> str:

@@ -3,9 +3,10 @@ show (sentences computed from the data)."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
-from ..runs.paths import write_file
+from ..runs.paths import FileRefused, open_file, write_file
 from ..versions import GPU_LETTERS, get_version
 from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE,
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
@@ -309,13 +310,28 @@ def science_lines(record: dict) -> list[str]:
     return [w + "\n" for w in warn] + [record["summary"], ""]
 
 
+TITLE = "# NBSymple versions: the paper's figures and tables, regenerated"      # REPORT.md's first line
+
+
+def foreign_report(out: Path) -> bool:
+    """Whether `out` holds a REPORT.md that paper did not write (a file that does not begin with
+    TITLE): `--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt)."""
+    if os.path.islink(out / "REPORT.md"):      # replaced by the write, what it leads to kept
+        return False
+    try:
+        with open_file(out / "REPORT.md", "Markdown table") as f:
+            return f.read(len(TITLE.encode())) != TITLE.encode()
+    except FileRefused:                  # none there; or no regular file, which the write says
+        return False
+
+
 def write_report(out: Path, res: Results | None, written: dict, notes: list[str], shares: list | None,
                  science: dict, full=(), prediction=None) -> Path:
     """REPORT.md in `out`: `written` maps artefact name -> file name (only those written); `full`:
     [(path, text)] of the tables of full-size tidal-tail runs (`tidal_tails_n<N>.md`, from
     `nbsymple paper --full`) found in `out`, shown with their figures; `prediction`: the GPU
     versions predicted, with their inputs, beside any measurement of them."""
-    lines = ["# NBSymple versions: the paper's figures and tables, regenerated", ""]
+    lines = [TITLE, ""]
     busy = False
     if res is not None:
         m = describe_machine(res)

@@ -18,6 +18,7 @@ import itertools
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -422,6 +423,12 @@ def machines(results_dir="results", unnamed: list | None = None) -> list[str]:
     return [name for name in found if name.isprintable()]
 
 
+def _letters(name: str) -> str:
+    """`name` in Unicode's composed form (NFC): a name typed as é, one character, and a folder's
+    name written as e and its accent, two (NFD: as macOS writes names), are one name."""
+    return unicodedata.normalize("NFC", name)
+
+
 def _result_paths(folder: Path) -> list[Path]:
     """The results files of machine folder `folder`; ResultsError where it cannot be listed (a
     folder of another user's that this one may not read: a glob would find nothing, in silence)."""
@@ -545,10 +552,13 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
                 lacking = len(_lacks([f for f in files if f.commit == chosen], needs)) if files else len(needs) + 1
                 rank[m] = (-lacking, max((f.run_date for f in files if f.commit == chosen), default=-1))
             machine = max(names, key=lambda m: rank[m])
+    if not (root / machine).is_dir():    # its letters typed in another Unicode form (a hunt: "has no machine
+        same = [m for m in machines(root) if _letters(m) == _letters(machine)]     # 'café' (it has: café)")
+        if len(same) != 1:
+            raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
+                               f"(it has: {', '.join(machines(root)) or 'none'}).")
+        machine = same[0]
     folder = root / machine
-    if not folder.is_dir():
-        raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
-                           f"(it has: {', '.join(machines(root)) or 'none'}).")
     paths = _result_paths(folder)                                # a ResultsError where it cannot be read
     if not paths:
         raise ResultsError(f"machine folder {_name(folder, root)} holds no asv results file.")

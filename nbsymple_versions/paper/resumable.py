@@ -23,6 +23,7 @@ import uuid
 
 from ..environment import os_reason
 from ..runs.checkpoint import CheckpointError, check_run, load, save, temporary_files
+from ..runs.errors import writable
 from ..runs.locks import PathBusy as Busy, hold, how_moved, identity, moved  # noqa: F401  (Busy: paper/main's)
 from ..runs.loop import Stopped, step_run
 from ..runs.paths import FileRefused, read_json, write_file
@@ -140,8 +141,7 @@ def run(folder, build, params: dict, snapshot_steps, label: str, progress: bool 
     step 0 and at each of them and a checkpoint every `checkpoint_every` steps; resume from the
     folder's checkpoint when it has the same `params` (unless `rerun`). Returns run.json's
     content. `provenance(sim)`, called as each session starts, says where it ran."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable(Path(folder), "the science run", FileRefused)     # a file in its way: one sentence
     with hold(folder, "the science run's folder", folder=True) as unlocked:
         if unlocked is not None:
             print(f"{label}: {unlocked}", file=sys.stderr, flush=True)

@@ -51,6 +51,15 @@ def stop_on_write_fault(kept: str, started: bool = False):
         raise RunStop(f"{what}: {os_reason(e)}; {kept}", fault_status(e, started)) from None
 
 
+def in_the_way_of(folder) -> str | None:
+    """What stands where `folder` is to be made ("it is a file, not a folder", "a folder on its path
+    is a FIFO (named pipe) (NAME)": what it is, a FIFO or a dangling link too), or None; nothing is made."""
+    if (found := blocking(folder)) is None:
+        return None
+    name, kind = found
+    return f"it is {kind}, not a folder" if name == Path(folder) else f"a folder on its path is {kind} ({name})"
+
+
 def writable(folder: Path, what: str, error=RunStop) -> Path:
     """`folder`, created if needed, once a file could be made in it and its names listed (a
     folder this user may write but not read hides what it holds: another run's snapshots were
@@ -64,9 +73,8 @@ def writable(folder: Path, what: str, error=RunStop) -> Path:
         os.listdir(folder)
     except OSError as e:
         virtual = isinstance(e, FileNotFoundError) and folder.parent.is_dir()    # /proc makes nothing: ENOENT
-        name, kind = blocking(folder) or (folder, "a file")          # what it is: a FIFO was "a file" too
-        why = (f"it is {kind}, not a folder" if isinstance(e, FileExistsError)          # mkdir's EEXIST
-               else f"a folder on its path is {kind} ({name})" if isinstance(e, NotADirectoryError)
+        in_the_way = isinstance(e, (FileExistsError, NotADirectoryError)) or e.errno == errno.ELOOP   # mkdir's EEXIST
+        why = ((in_the_way_of(folder) or "it is a file, not a folder") if in_the_way
                else f"it cannot be read ({os_reason(e)}), so what it holds cannot be checked" if listing
                else f"its file system makes no new file or folder there ({os_reason(e)}, in a folder that exists: "
                     f"a virtual file system, such as /proc)" if virtual

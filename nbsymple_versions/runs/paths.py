@@ -31,7 +31,8 @@ import sys
 import tempfile
 import time
 
-from ..environment import umask
+from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, mode_kind,  # noqa: F401  (read
+                           not_a_folder, odd_kind, odd_mode, umask)               # from here too)
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
@@ -54,8 +55,6 @@ LIMITS = {
 }
 MAX_DEPTH = 64                # JSON nesting: the deepest file the tools write has 5 levels
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 class FileRefused(ValueError):
@@ -77,57 +76,14 @@ class Unbounded(FileRefused):
     or RecursionError on these)."""
 
 
-def _what(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
-def _kind(mode: int) -> str:
-    """What a file of `mode` is, a regular one included ("a file", "a folder", "a FIFO (named pipe)", ...)."""
-    return "a file" if stat.S_ISREG(mode) else _what(mode)
-
-
-def odd_kind(path) -> str | None:
-    """What `path` is when it is there and no regular file ("a folder", "a FIFO (named pipe)",
-    ...; links followed), else None."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    return None if stat.S_ISREG(mode) else _what(mode)
-
-
-def not_a_folder(path) -> str | None:
-    """Why `path` is no folder to read, to follow its name in a sentence ("does not exist", "is a
-    file, not a folder", "is a FIFO (named pipe), not a folder", "cannot be read (Permission
-    denied)": another user's that this one may not list; links followed), else None."""
-    try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            os.listdir(path)
-    except FileNotFoundError:
-        return "does not exist"
-    except OSError as e:
-        return f"cannot be read ({e.strerror})"
-    return None if stat.S_ISDIR(mode) else f"is {_kind(mode)}, not a folder"
-
-
-def blocking(path) -> tuple[Path, str] | None:
-    """(the first name on `path`, itself included, that is there and no folder; what it is: "a file", "a FIFO
-    (named pipe)", ...; links followed), or None: where a folder must be made, what stands in its place."""
-    for name in (*reversed(Path(path).parents), Path(path)):
-        try:
-            mode = os.stat(name).st_mode
-        except OSError:
-            return None
-        if not stat.S_ISDIR(mode):
-            return name, _kind(mode)
-    return None
-
-
-def _os_error(e: OSError, kind: str, name) -> FileRefused:
+def _os_error(e: OSError, kind: str, name, path=None) -> FileRefused:
+    """The refusal of file `path` (default `name`), which could not be opened or read (`e`)."""
+    path = name if path is None else path
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
-    if e.errno == errno.ELOOP:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
+        return FileRefused(f"{kind} {name} cannot be read: a folder on its path is {found[1]} ({found[0]})")
+    if e.errno == errno.ELOOP:               # (a loop on its path: that folder named, above; a hunt)
         return FileRefused(f"{kind} {name} is a symbolic-link loop, not a file")
     return FileRefused(f"{kind} {name} cannot be read ({e.strerror or e})")
 
@@ -151,17 +107,17 @@ def open_file(path, kind: str, name=None):
     try:
         before = os.stat(path)
         if not stat.S_ISREG(before.st_mode):
-            raise FileRefused(f"{kind} {name} is {_what(before.st_mode)}, not a file")
+            raise FileRefused(f"{kind} {name} is {odd_mode(before.st_mode)}, not a file")
         if before.st_size > LIMITS[kind]:
             raise _too_large(kind, name, before.st_size)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
-        raise _os_error(e, kind, name) from None
+        raise _os_error(e, kind, name, path) from None
     now = os.fstat(fd)                   # the file opened: one a writer renamed onto `path` meanwhile is taken
     if not stat.S_ISREG(now.st_mode) or now.st_size > LIMITS[kind]:
         os.close(fd)
         raise (_too_large(kind, name, now.st_size) if stat.S_ISREG(now.st_mode) else
-               FileRefused(f"{kind} {name} was replaced by {_what(now.st_mode)} while it was opened"))
+               FileRefused(f"{kind} {name} was replaced by {odd_mode(now.st_mode)} while it was opened"))
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
@@ -179,7 +135,7 @@ def read_bytes(path, kind: str, name=None) -> bytes:
                 chunks.append(more)                  # grown while read, or a /proc file of size 0; joined once
                 held += len(more)                    # (`data += more` copied it all per chunk: /proc/self/pagemap
     except OSError as e:                             # as --ics read for 90 s and 4 GiB before its refusal)
-        raise _os_error(e, kind, name) from None
+        raise _os_error(e, kind, name, path) from None
     if held > limit:
         raise _too_large(kind, name)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -292,8 +248,9 @@ def resolved(path, what: str) -> Path:
 
 
 def inside(path, folder) -> bool:
-    """Whether `path` is `folder` or lies below it (both resolved)."""
-    path, folder = Path(path).resolve(), Path(folder).resolve()
+    """Whether `path` is `folder` or lies below it (both resolved; a symbolic-link loop, which
+    Path.resolve raises on, as far as it resolves)."""
+    path, folder = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
     return path == folder or folder in path.parents
 
 
@@ -330,11 +287,6 @@ def write_atomically(path, write, prefix: str, suffix: str = ".tmp") -> Path:
     except OSError:
         pass
     return path
-
-
-def failed_write(error: OSError) -> Path | None:
-    """The file whose `write_atomically` failed with `error` (left as it was before), else None."""
-    return getattr(error, "written", None)
 
 
 def written_name(error: OSError):
@@ -440,7 +392,7 @@ def open_lock(path) -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise FileRefused(f"lock file {path} is {_what(st.st_mode)}, not a lock file; remove it, or choose another "
+        raise FileRefused(f"lock file {path} is {odd_mode(st.st_mode)}, not a lock file; remove it, or choose another "
                           f"path")
     if st.st_nlink > 1:                  # a hard link: the holder's process id replaced the file's other names' text
         os.close(fd)
@@ -468,4 +420,4 @@ def _lock_kind(path) -> str | None:
         mode = os.lstat(path).st_mode
     except OSError:
         return None
-    return "a symbolic link" if stat.S_ISLNK(mode) else _what(mode)
+    return "a symbolic link" if stat.S_ISLNK(mode) else odd_mode(mode)

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from nbsymple_versions.arguments import script_paths
+from nbsymple_versions.arguments import script_folder
 from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file, written_name
 
@@ -90,10 +90,11 @@ def _folder(path: Path):
 
 
 def main(argv) -> int:
-    if len(argv) != 1 or (paths := script_paths("offline.py", argv)) is None or not (paths[0] / "index.html").is_file():
+    if len(argv) != 1:
         print("usage: python tools/dashboard/offline.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
-    out = paths[0]
+    if (out := script_folder("offline.py", argv[0], "index.html")) is None:
+        return 2
     index = out / "index.html"
     try:
         html = read_bytes(index, KIND).decode("utf-8")

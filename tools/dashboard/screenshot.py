@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from nbsymple_versions.arguments import script_paths
+from nbsymple_versions.arguments import script_folder, script_paths
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 OFFLINE = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
@@ -47,15 +47,17 @@ USAGE = "usage: python tools/dashboard/screenshot.py html OUT.png ['#hash of a b
 
 
 def main(argv) -> int:
-    if len(argv) not in (2, 3) or (paths := script_paths("screenshot.py", argv[:2])) is None \
-            or not (paths[0] / "index.html").is_file():
+    if len(argv) not in (2, 3):
         print(USAGE, file=sys.stderr)
+        return 2
+    if (html := script_folder("screenshot.py", argv[0], "index.html")) is None \
+            or (paths := script_paths("screenshot.py", argv[1:2])) is None:
         return 2
     browser = next((b for b in BROWSERS if shutil.which(b)), None)
     if browser is None:
         print("screenshot.py: no Chromium found (apt-get install chromium)", file=sys.stderr)
         return 2
-    folder, out = paths[0].resolve(), paths[1].resolve()
+    folder, out = html.resolve(), paths[0].resolve()
     server = serve(folder)
     url = f"http://127.0.0.1:{server.server_address[1]}/index.html{argv[2] if len(argv) == 3 else ''}"
     try:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from nbsymple_versions.arguments import script_paths
+from nbsymple_versions.arguments import script_folder
 from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, read_json, write_file, written_name
 
@@ -109,10 +109,11 @@ def address(name: str, selection: dict) -> str:
 
 
 def main(argv) -> int:
-    if len(argv) != 1 or (paths := script_paths("views.py", argv)) is None or not (paths[0] / "index.json").is_file():
+    if len(argv) != 1:
         print("usage: python tools/dashboard/views.py HTML_DIR (the folder asv publish wrote)", file=sys.stderr)
         return 2
-    out = paths[0]
+    if (out := script_folder("views.py", argv[0], "index.json")) is None:
+        return 2
     index_path = out / "index.json"
     try:
         index = read_json(index_path, KIND)
