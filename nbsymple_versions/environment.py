@@ -432,6 +432,8 @@ def _threads_problem(env) -> str | None:
     started = int(numba_threads) if numba_threads else usable_cores()
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
+        if (found := _too_many_digits(name, env.get(name, ""))) is not None:   # a hunt: int's ValueError at 5000
+            return found
         size = _stack_bytes(env.get(name, ""))
         if size is not None and size * started > memory:
             return (f"{name}={_shown(env[name])} asks a stack of {work.size(size)} for each of numba's {started} "
@@ -447,7 +449,7 @@ def _threads_problem(env) -> str | None:
 def _stack_bytes(text: str) -> int | None:
     """A stack size as libgomp reads OMP_STACKSIZE: a number and a unit B, K, M or G (K if none);
     None where it is not one (libgomp's own check names it)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([bkmgBKMG]?)\s*", text)
+    m = re.fullmatch(r"\s*([0-9]+)\s*([bkmgBKMG]?)\s*", text)      # ASCII digits, as libgomp's strtoul
     return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
