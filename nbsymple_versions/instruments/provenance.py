@@ -13,6 +13,7 @@ import platform
 import re
 import subprocess
 
+from ..core.ranks import whole_value
 from ..environment import usable_cores
 from ..gpu_pairwise.backends import no_driver
 from ..gpu_pairwise.simulator import cuda_simulator, gpu_name
@@ -154,8 +155,8 @@ def machine_name(gpu_names: list[str] | None = None) -> str:
     gpu_slug = "-".join(f"{names.count(m)}x-{slug(m)}" for m in models) or "nogpu"
     cores, usable = os.cpu_count() or 0, usable_cores()
     name = f"{slug(cpu_model())}-{cpu_uarch()}-{vector_isa()}-{cores_words(usable, cores, 'of')}cores-{gpu_slug}"
-    threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    return name + (f"-{threads}threads" if threads and threads != str(usable) else "")
+    threads = whole_value(os.environ.get("NBSYMPLE_BENCH_THREADS"))       # '+2' and '02' as 2
+    return name + (f"-{threads}threads" if threads is not None and threads != usable else "")
 
 
 def cores_words(usable: int, cores: int, of: str) -> str:
