@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 
-from . import environment
+from . import environment, loading
 from .core import work        # sizes in words; imports no numba
 
 USAGE = 2                  # a mistake in what the user typed or set
@@ -344,25 +344,6 @@ def _end_group(proc):
             pass
 
 
-@contextmanager
-def quiet_interrupt():
-    """While a command's modules load (before `command` answers signals): a Ctrl-C ends the
-    process with 130 and nothing on stderr, instead of a KeyboardInterrupt traceback from
-    inside an import. A SIGINT the process was started ignoring (`nohup`, `&` without job
-    control) stays ignored."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-
-    def leave(signum, frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGINT, leave)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def _say(text: str):
     if sys.stderr is None:               # closed at the start: lost, never printed to stdout instead
         return
@@ -400,7 +381,7 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
         handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
                     if signal.getsignal(sig) is signal.SIG_DFL}
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, loading.leave):   # (its modules loaded)
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
         handlers[signal.SIGCONT] = signal.signal(signal.SIGCONT, lambda signum, frame: _CONTINUED.append(signum))
     sys.unraisablehook = _unraisable(unraisablehook)

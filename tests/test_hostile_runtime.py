@@ -1005,24 +1005,54 @@ def test_a_signal_while_the_environment_is_checked_is_one_sentence(name):
 
 
 def test_a_ctrl_c_while_the_modules_load_ends_quietly():
-    """The `nbsymple` script loads the command's modules under `entry.quiet_interrupt`: a Ctrl-C
-    then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
+    """The `nbsymple` script loads the command's modules after `loading.quiet_while_loading`: a
+    Ctrl-C then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
     from importlib.metadata import entry_points
-    from nbsymple_versions import entry
+    from nbsymple_versions import loading
     assert entry_points(group="console_scripts")["nbsymple"].value == "nbsymple_versions.__main__:nbsymple"
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)     # as a terminal's process has it
     try:
+        loading.quiet_while_loading()
         with pytest.raises(SystemExit) as stopped:
-            with entry.quiet_interrupt():
-                signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
         assert stopped.value.code == 130
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        with entry.quiet_interrupt():
-            signal.raise_signal(signal.SIGINT)                              # ignored, as the process asked
+        loading.quiet_while_loading()
+        signal.raise_signal(signal.SIGINT)                                  # ignored, as the process asked
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# a Ctrl-C as the command's modules load: raised when `entry`'s first import is looked for (Python's
+# site imports sitecustomize before the command's own code)
+CTRL_C_WHILE_LOADING = """
+import signal, sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "nbsymple_versions.environment":
+            sys.meta_path.remove(self)
+            signal.raise_signal(signal.SIGINT)
+
+sys.meta_path.insert(0, CtrlC())
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    [sys.executable, "-c", "import sys; from nbsymple_versions.__main__ import nbsymple; sys.exit(nbsymple())", "info"],
+    [sys.executable, "-m", "nbsymple_versions.instruments.mpi_timing", "--help"],
+    [sys.executable, "-m", "tools.migrate", "--help"],
+])
+def test_a_ctrl_c_while_any_entry_point_loads_ends_quietly(tmp_path, argv):
+    """A hunt: `python -m nbsymple_versions.instruments.*` and `python -m tools.*` import their
+    modules before any code of theirs runs, and the `nbsymple` script imported `entry` before it
+    answered a Ctrl-C: a KeyboardInterrupt traceback from inside an import. The packages answer it
+    as Python's `-m` locates the module, the script first of all: 130, nothing said."""
+    (tmp_path / "sitecustomize.py").write_text(CTRL_C_WHILE_LOADING)
+    p = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"),
+                       capture_output=True, text=True, timeout=HANG_GUARD, preexec_fn=signals_default)
+    assert (p.returncode, p.stderr, p.stdout) == (130, "", ""), p.stderr
 
 
 def test_an_interrupt_swallowed_on_its_way_still_ends_the_command(capsys):

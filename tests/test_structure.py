@@ -115,7 +115,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 # its own layer, in the paper's order, so a version package can reach the core and the
 # versions it builds on, never a later version, the registry, the API, a wing, the paper or the CLI.
 LAYERS = (
-    ("core",),
+    ("core", "loading"),                               # loading: a command quiet while its modules load
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
     ("", "simulation", "validation"),                  # the API ("": the package's __init__, its public names)
@@ -153,8 +153,8 @@ def test_the_version_packages_are_the_papers_and_fs():
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
     assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
     modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
-    assert modules == ["__init__", "__main__", "arguments", "cli", "entry", "environment", "simulation",
-                       "validation", "versions"], modules
+    assert modules == ["__init__", "__main__", "arguments", "cli", "entry", "environment", "loading",
+                       "simulation", "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
 
