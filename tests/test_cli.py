@@ -139,6 +139,18 @@ def test_info_names_the_cores_this_process_may_use_and_counts_threads(monkeypatc
     assert ", 1 of 2 logical CPUs," in out and ", 1 thread" in out and "1 threads" not in out, out
 
 
+def test_info_shows_openmps_settings_on_their_line_as_text(monkeypatch, capsys):
+    """A hunt: `info` printed each OMP_* variable as set, so a line feed in one started a line of
+    its own (a forged `commit` line) and an escape sequence acted on the terminal (colours, a
+    cleared screen); now written as their escapes, inside numba's line."""
+    from nbsymple_versions import cli
+    monkeypatch.setenv("OMP_NBSYMPLE_TEST", "a\x1b[2J\ncommit          forged")
+    assert cli.cmd_info(None) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and len([line for line in out.splitlines() if line.startswith("commit ")]) == 1, out
+    assert "OMP_NBSYMPLE_TEST=a\\x1b[2J\\ncommit          forged\n" in out, out
+
+
 def test_profile_json():
     p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
     assert p.returncode == 0, p.stderr
