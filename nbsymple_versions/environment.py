@@ -419,8 +419,9 @@ def _thread_limit() -> tuple[int, str]:
 def _threads_problem(env) -> str | None:
     """NUMBA_NUM_THREADS above the threads this machine lets a process start (numba's pool
     then crashes the process: SIGSEGV), an OpenMP stack size those threads cannot all have (the
-    same crash), and NBSYMPLE_BENCH_THREADS above the threads numba starts (numba.set_num_threads
-    would raise in every benchmark)."""
+    same crash), NBSYMPLE_BENCH_THREADS above the threads numba starts (numba.set_num_threads
+    would raise in every benchmark), and OpenMP settings under which libgomp runs fewer of
+    numba's threads than numba starts and reports (`_fewer_openmp_threads`)."""
     numba_threads = env.get("NUMBA_NUM_THREADS", "").strip()
     if numba_threads:
         limit, why = _thread_limit()
@@ -439,11 +440,44 @@ def _threads_problem(env) -> str | None:
             return (f"{name}={_shown(env[name])} asks a stack of {work.size(size)} for each of numba's {started} "
                     f"threads, more than this machine's {work.size(memory)} of memory (libgomp could not start "
                     f"them: the process would crash); unset it or ask less (e.g. 64M)")
+    if (found := _fewer_openmp_threads(env, started)) is not None:
+        return found
     if bench_threads and int(bench_threads) > started:
         where = f"NUMBA_NUM_THREADS={numba_threads}" if numba_threads else "one per core"
         return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
                 f"{where}); set it to at most {started}, or raise NUMBA_NUM_THREADS with it")
     return None
+
+
+def _fewer_openmp_threads(env, started: int) -> str | None:
+    """OMP_THREAD_LIMIT below the `started` threads of numba's pool, or OMP_DYNAMIC=true, where
+    numba's threads are OpenMP's (the omp layer: `_may_use_openmp`): libgomp then runs fewer of
+    them than numba reports (a hunt: version B said "threads: 2" and ran one, its times recorded
+    as two threads' times; under OMP_DYNAMIC as many as the machine's load left it). A value
+    libgomp cannot read is its own check's (`_openmp_problem`)."""
+    if not _may_use_openmp(env):
+        return None
+    limit = whole_value(env.get("OMP_THREAD_LIMIT"))
+    if limit is not None and 0 < limit < started:
+        return (f"OMP_THREAD_LIMIT={_shown(env['OMP_THREAD_LIMIT'])} lets OpenMP run {limit} of the {started} threads "
+                f"numba starts and reports (version B's threads); unset it, or set NUMBA_NUM_THREADS={limit} with it")
+    if env.get("OMP_DYNAMIC", "").strip().lower() == "true" and started > 1:
+        return (f"OMP_DYNAMIC={_shown(env['OMP_DYNAMIC'])} lets OpenMP run fewer of the {started} threads numba starts "
+                f"and reports (version B's threads) as the machine's load varies; unset it or set it to false")
+    return None
+
+
+def _may_use_openmp(env) -> bool:
+    """Whether numba's threads may be OpenMP's (libgomp's) under NUMBA_THREADING_LAYER and its
+    order of preference: the omp layer named, or a default or threadsafe choice that tries omp
+    before workqueue (and before tbb where Intel TBB is installed)."""
+    layer = env.get("NUMBA_THREADING_LAYER", "").strip().lower() or "default"
+    if layer != "default" and layer != "threadsafe":
+        return layer == "omp"
+    order = env.get("NUMBA_THREADING_LAYER_PRIORITY", "").split() or list(LAYER_LIBRARIES)
+    from importlib.util import find_spec
+    tried = [name for name in order if name != "tbb" or find_spec("tbb") is not None]
+    return "omp" in tried and (tried.index("omp") < tried.index("workqueue") if "workqueue" in tried else True)
 
 
 def _stack_bytes(text: str) -> int | None:

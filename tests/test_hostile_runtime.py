@@ -261,6 +261,23 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     assert sorted(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("variables, refused", [
+    ({"OMP_THREAD_LIMIT": "1"}, "OMP_THREAD_LIMIT"), ({"OMP_DYNAMIC": " True"}, "OMP_DYNAMIC"),
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "omp"}, "OMP_THREAD_LIMIT"),
+    ({"OMP_THREAD_LIMIT": "2"}, None), ({"OMP_DYNAMIC": "false"}, None),
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "workqueue"}, None),       # numba's own threads: not OpenMP's
+    ({"OMP_DYNAMIC": "true", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, None),
+])
+def test_openmp_settings_that_run_fewer_threads_than_numba_reports_are_named(tmp_path, variables, refused):
+    """A hunt: under OMP_THREAD_LIMIT=1 or OMP_DYNAMIC=true libgomp ran one of numba's two threads,
+    and version B said "threads: 2" (its times recorded as two threads' times)."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"NUMBA_NUM_THREADS": "2", **variables})
+    if refused is None:
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+    else:
+        assert_refused(p, refused)
+
+
 @pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}, {"PMI_FD": "7" * 5000}])
 def test_a_launcher_variable_of_digits_int_cannot_read_is_no_traceback(tmp_path, variables):
     """A launcher's variable that is not a number in ASCII digits ('²' and '①' pass str.isdigit,
