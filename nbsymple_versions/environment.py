@@ -56,6 +56,7 @@ OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
 MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
 MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
 LAYER_START_SECONDS = 60                          # the child that starts numba's threads: a hang guard
+OPENMP_START_SECONDS = 60                         # the child that loads libgomp: a hang guard
 # files a command may need open at once: an MPI rank took up to 40 (MPICH and UCX at MPI_Init, 1 to 16
 # ranks on one node), `paper` and `peers` up to 12; below this numba, MPI or a folder's scan fails
 OPEN_FILES = 64
@@ -317,29 +318,33 @@ def _said_on_stderr(action) -> str:
 def _openmp_problem(names: list[str]) -> str | None:
     """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
-    environment variable OMP_WAIT_POLICY`, and goes on without it). Loaded here, its words
-    caught; what it prints on request (OMP_DISPLAY_ENV) is passed on. Where libgomp cannot be
-    loaded, numba's threads do not use it (another layer), and nothing is read."""
-    import ctypes
-
-    def load():
-        try:
-            ctypes.CDLL("libgomp.so.1")
-        except OSError:
-            pass
-    said = _said_on_stderr(load)
-    complaints = [line.removeprefix("libgomp:").strip() for line in said.splitlines() if line.startswith("libgomp:")]
-    shown = "".join(line + "\n" for line in said.splitlines() if not line.startswith("libgomp:") and line.strip())
-    if shown and not complaints:
-        try:
-            os.write(2, shown.encode())
-        except OSError:          # a stderr full (2>/dev/full) or full for now: lost, as `entry` loses its text (a hunt)
-            pass
+    environment variable OMP_WAIT_POLICY`, and goes on without it). Asked of libgomp in a child,
+    its words caught: loaded here, libgomp binds this process to its first place at once
+    (OMP_PROC_BIND, OMP_PLACES: a hunt, the machine then named "1of2cores", numba starting one
+    thread, and asv's children inheriting the one CPU). Where libgomp cannot be loaded, numba's
+    threads do not use it (another layer), and nothing is read; what it prints on request
+    (OMP_DISPLAY_ENV) it prints when the command loads it."""
+    try:
+        p = subprocess.run([sys.executable, "-c", _OPENMP_CHECK], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, errors="replace", timeout=OPENMP_START_SECONDS)
+    except subprocess.TimeoutExpired:
+        return None
+    complaints = [line.removeprefix("libgomp:").strip() for line in p.stderr.splitlines() if line.startswith("libgomp:")]
     if not complaints:
         return None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
     return (f"{_settings(named)} is not a value OpenMP can use (libgomp, the threads of version B, says: "
             f"{complaints[0].rstrip('.')}); unset it or correct it")
+
+
+# libgomp loaded (it reports what it cannot use on stderr as it loads)
+_OPENMP_CHECK = """
+import ctypes
+try:
+    ctypes.CDLL("libgomp.so.1")
+except OSError:
+    pass
+"""
 
 
 def _settings(names: list[str]) -> str:

@@ -327,6 +327,31 @@ def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
     assert_refused(p, *variables)
 
 
+OPENMP_BINDS_ITS_LOADER = """
+import os
+from nbsymple_versions import environment
+from nbsymple_versions.instruments import provenance
+cpus = os.sched_getaffinity(0)
+assert environment.problem() is None
+with open("/proc/self/maps") as maps:
+    assert "libgomp" not in maps.read(), "the check loaded libgomp here"
+d = provenance.describe(gpu=False)
+assert d["threading_layer"] == "omp", d["threading_layer"]
+assert os.sched_getaffinity(0) == cpus and d["usable_cores"] == len(cpus), (os.sched_getaffinity(0), cpus)
+"""
+
+
+def test_openmp_binding_leaves_the_commands_own_cpus_as_they_were(tmp_path):
+    """A hunt: libgomp binds the thread that loads it to its first place (OMP_PROC_BIND,
+    OMP_PLACES): loaded by the start-up check, or by `provenance.threading` naming numba's layer,
+    it left the process on one CPU, so the machine was named "1of2cores" and the asv that
+    `make bench` starts inherited that CPU (B timed there with one thread). The check asks libgomp
+    in a child; `threading` gives the process its CPUs back."""
+    p = launch([sys.executable, "-c", OPENMP_BINDS_ITS_LOADER], cwd=tmp_path,
+               env={"OMP_PROC_BIND": "true", "OMP_PLACES": "cores", "NUMBA_THREADING_LAYER": "omp"})
+    assert p.returncode == 0, p.stderr
+
+
 def test_openmp_settings_libgomp_can_use_pass_and_what_it_shows_on_request_is_shown(tmp_path):
     """Valid OpenMP settings (a passive wait, a spin count, a stack size) run version B; what
     libgomp prints when asked (OMP_DISPLAY_ENV) reaches stderr as it would without the check."""

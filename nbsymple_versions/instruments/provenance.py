@@ -89,12 +89,20 @@ def library_versions() -> dict:
 
 def threading() -> tuple[str, int]:
     """(numba's threading layer, its thread count), after starting the layer with a tiny
-    parallel kernel (numba names its layer only once one has run)."""
+    parallel kernel (numba names its layer only once one has run). The CPUs this process may run
+    on are left as they were: libgomp, loading, binds the thread that loads it to its first place
+    (OMP_PROC_BIND, OMP_PLACES; a hunt: the machine was then named "1of2cores", and the asv that
+    `make bench` starts next inherited the one CPU, B timed on it with one thread)."""
     import numba
     import numpy as np
 
     from ..threaded.kernels import THREADED
-    THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
+    finally:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
     try:
         layer = numba.threading_layer()
     except ValueError:
