@@ -36,6 +36,7 @@ what numba, matplotlib and MPI need. `os_reason` words an OSError, naming the fi
 where a write met it.
 """
 import errno
+import json
 import math
 import os
 import re
@@ -318,33 +319,72 @@ def _said_on_stderr(action) -> str:
 def _openmp_problem(names: list[str]) -> str | None:
     """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
-    environment variable OMP_WAIT_POLICY`, and goes on without it). Asked of libgomp in a child,
-    its words caught: loaded here, libgomp binds this process to its first place at once
-    (OMP_PROC_BIND, OMP_PLACES: a hunt, the machine then named "1of2cores", numba starting one
-    thread, and asv's children inheriting the one CPU). Where libgomp cannot be loaded, numba's
-    threads do not use it (another layer), and nothing is read; what it prints on request
-    (OMP_DISPLAY_ENV) it prints when the command loads it."""
+    environment variable OMP_WAIT_POLICY`, and goes on without it), and the CPUs it binds its
+    threads to (`_bound_to_fewer_cpus`). Asked of libgomp in a child, its words caught: loaded
+    here, libgomp binds this process to its first place at once (OMP_PROC_BIND, OMP_PLACES: a
+    hunt, the machine then named "1of2cores", numba starting one thread, and asv's children
+    inheriting the one CPU). Where libgomp cannot be loaded, numba's threads do not use it
+    (another layer), and nothing is read; what it prints on request (OMP_DISPLAY_ENV) it prints
+    when the command loads it."""
     try:
         p = subprocess.run([sys.executable, "-c", _OPENMP_CHECK], stdin=subprocess.DEVNULL, capture_output=True,
                            text=True, errors="replace", timeout=OPENMP_START_SECONDS)
     except subprocess.TimeoutExpired:
         return None
-    complaints = [line.removeprefix("libgomp:").strip() for line in p.stderr.splitlines() if line.startswith("libgomp:")]
+    complaints = [line.removeprefix("libgomp:").strip() for line in p.stderr.splitlines()
+                  if line.startswith("libgomp:")]
     if not complaints:
-        return None
+        try:
+            binding = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 and p.stdout.strip() else None
+        except ValueError:
+            binding = None
+        return _bound_to_fewer_cpus(binding, names) if binding else None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
     return (f"{_settings(named)} is not a value OpenMP can use (libgomp, the threads of version B, says: "
             f"{complaints[0].rstrip('.')}); unset it or correct it")
 
 
-# libgomp loaded (it reports what it cannot use on stderr as it loads)
+# libgomp loaded, and how it binds threads: {"bind": omp_get_proc_bind(), "places": [[CPU, ...], ...],
+# "place": the initial thread's place}, or nothing where it cannot be loaded
 _OPENMP_CHECK = """
-import ctypes
+import ctypes, json
 try:
-    ctypes.CDLL("libgomp.so.1")
+    gomp = ctypes.CDLL("libgomp.so.1")
 except OSError:
-    pass
+    raise SystemExit(0)
+places = []
+for place in range(gomp.omp_get_num_places()):
+    count = gomp.omp_get_place_num_procs(place)
+    ids = (ctypes.c_int * max(count, 1))()
+    gomp.omp_get_place_proc_ids(place, ids)
+    places.append(list(ids[:count]))
+print(json.dumps({"bind": gomp.omp_get_proc_bind(), "places": places, "place": gomp.omp_get_place_num()}))
 """
+BINDING = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")      # libgomp's: which CPUs its threads run on
+PROC_BIND_FALSE, PROC_BIND_PRIMARY = 0, 2                            # omp_get_proc_bind's omp_proc_bind_false, _primary
+
+
+def _bound_to_fewer_cpus(binding: dict, names: list[str]) -> str | None:
+    """libgomp's `binding` of its threads (`_OPENMP_CHECK`'s, with `names` set) where it puts the
+    threads numba starts, where they are OpenMP's (`_may_use_openmp`), on fewer CPUs than there
+    are threads (a hunt: OMP_PROC_BIND=primary, or GOMP_CPU_AFFINITY=0, ran version B's two
+    threads on one core, its times recorded as two cores'): the union of OpenMP's places, or
+    under primary binding the initial thread's place alone."""
+    bind, places = binding.get("bind"), binding.get("places") or []
+    if bind == PROC_BIND_FALSE or not _may_use_openmp(os.environ):
+        return None
+    if bind == PROC_BIND_PRIMARY and places:
+        places = [places[max(binding.get("place", 0), 0) % len(places)]]
+    cpus = set().union(*map(set, places))
+    started = whole_value(os.environ.get("NUMBA_NUM_THREADS")) or usable_cores()
+    if not cpus or len(cpus) >= started:
+        return None
+    named = [n for n in names if n in BINDING] or names
+    shown, them = ", ".join(map(str, sorted(cpus))), "them" if len(cpus) > 1 else "it"
+    return (f"{_settings(named)} binds the {started} threads numba starts and reports (version B's) to "
+            f"{len(cpus)} CPU{'s' * (len(cpus) > 1)} ({shown}), where they would share {them}: B's times would be "
+            f"those of fewer cores; unset {'it' if len(named) == 1 else 'them'}, bind to at least {started} CPUs, "
+            f"or set NUMBA_NUM_THREADS={len(cpus)}")
 
 
 def _settings(names: list[str]) -> str:

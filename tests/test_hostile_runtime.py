@@ -267,10 +267,15 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     ({"OMP_THREAD_LIMIT": "2"}, None), ({"OMP_DYNAMIC": "false"}, None),
     ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "workqueue"}, None),       # numba's own threads: not OpenMP's
     ({"OMP_DYNAMIC": "true", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, None),
+    ({"GOMP_CPU_AFFINITY": "0"}, "GOMP_CPU_AFFINITY"), ({"OMP_PROC_BIND": "primary"}, "OMP_PROC_BIND"),
+    ({"OMP_PLACES": "{0}", "OMP_PROC_BIND": "close"}, "OMP_PLACES"),          # both named: libgomp binds by both
+    ({"OMP_PROC_BIND": "primary", "NUMBA_THREADING_LAYER": "workqueue"}, None),
+    ({"OMP_PROC_BIND": "false", "OMP_PLACES": "{0}"}, None),                   # places, no binding
 ])
 def test_openmp_settings_that_run_fewer_threads_than_numba_reports_are_named(tmp_path, variables, refused):
     """A hunt: under OMP_THREAD_LIMIT=1 or OMP_DYNAMIC=true libgomp ran one of numba's two threads,
-    and version B said "threads: 2" (its times recorded as two threads' times)."""
+    and under OMP_PROC_BIND=primary or GOMP_CPU_AFFINITY=0 bound both to one CPU, while version B
+    said "threads: 2" (its times recorded as two threads' times)."""
     p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"NUMBA_NUM_THREADS": "2", **variables})
     if refused is None:
         assert p.returncode == 0 and p.stderr == "", p.stderr
