@@ -161,6 +161,13 @@ def sentence(text: str) -> str:
     return text.replace("\n", "\\n")
 
 
+def printable(text) -> str:
+    """User text (a path, a variable's value) as one line of what it holds, for stdout: `shown`,
+    and a line feed as its escape (`sentence`). A hunt: `cpu-asm --keep DIR` and `info`'s OpenMP
+    settings wrote an escape sequence raw, which cleared or recoloured the terminal."""
+    return sentence(shown(str(text)))
+
+
 class _LossyStream:
     """stderr as the command writes to it: where it cannot be written (a full disk, EIO), what
     goes to it is lost, as on a closed one, and the command goes on (its status tells): a run

@@ -151,6 +151,21 @@ def test_info_shows_openmps_settings_on_their_line_as_text(monkeypatch, capsys):
     assert "OMP_NBSYMPLE_TEST=a\\x1b[2J\\ncommit          forged\n" in out, out
 
 
+@pytest.mark.parametrize("module", ["nbsymple_versions.instruments.cpu_asm.report",
+                                    "nbsymple_versions.instruments.gpu_asm.report"])
+def test_a_kept_folder_is_named_on_its_line_as_text(monkeypatch, module):
+    """A hunt: `cpu-asm --keep DIR` and `gpu-asm --keep DIR` printed the folder as given, so an
+    escape sequence or a carriage return in its name acted on the terminal (`entry.printable`)."""
+    import importlib
+    import io
+    from pathlib import Path
+    report = importlib.import_module(module)
+    monkeypatch.setattr(report, "count_all", lambda *a, **kw: [])
+    out = io.StringIO()
+    assert report.main(keep=Path("kept\x1b[2J\rhere"), out=out) == 0
+    assert "kept\\x1b[2J\\rhere/" in out.getvalue() and "\x1b" not in out.getvalue(), out.getvalue()
+
+
 def test_profile_json():
     p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
     assert p.returncode == 0, p.stderr
