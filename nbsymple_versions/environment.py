@@ -265,14 +265,14 @@ def problem(environ=None, draws: bool = False) -> str | None:
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
     for name, keeps in FOLDERS.items():
         if env.get(name, ""):                        # empty: as unset, to numba and matplotlib
-            if (found := blank_folder(name, env[name], keeps.split()[0])) is not None:
+            if (found := misread_folder(name, env[name], keeps.split()[0])) is not None:
                 return found
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
     if not env.get("MPLCONFIGDIR", ""):
         for name, keeps in XDG_FOLDERS.items():
             if env.get(name, ""):
-                found = (blank_folder(name, env[name], "matplotlib")
+                found = (misread_folder(name, env[name], "matplotlib")
                          or _folder_problem(name, env[name], keeps, inside="matplotlib"))
             else:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
@@ -532,15 +532,20 @@ def _stack_bytes(text: str) -> int | None:
     return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
-def blank_folder(name: str, value: str, reader: str, remedy: str = "unset it or name a folder") -> str | None:
-    """The sentence refusing the folder variable `name` where its `value` is blanks alone (' '):
-    not empty, so `reader` (numba, matplotlib, asv) takes it as a folder of that name in the
-    current folder and makes it there in silence (a hunt: NUMBA_CACHE_DIR=' ' kept numba's cache
-    in a folder ' ' of each folder a run started in); None otherwise."""
-    if not value or value.strip():
-        return None
-    return (f"{name}={_shown(value)} is blanks alone, which {reader} would take as a folder of that name in the "
-            f"current folder; {remedy}")
+def misread_folder(name: str, value: str, reader: str, remedy: str = "unset it or name a folder") -> str | None:
+    """The sentence refusing the folder variable `name` where its `value` is not the folder the
+    user meant, though `reader` (numba, matplotlib, asv, Warp) takes it, as written, for a folder of
+    that name in the current folder and makes it there in silence: blanks alone (' '; a hunt:
+    NUMBA_CACHE_DIR=' ' kept numba's cache in a folder ' ' of each folder a run started in), or a
+    '~' that no shell expanded ('~/cache', quoted in a job script: a folder named '~' made, which
+    `rm -rf ~` then takes for the home folder; a hunt); None otherwise."""
+    if value and not value.strip():
+        return (f"{name}={_shown(value)} is blanks alone, which {reader} would take as a folder of that name in the "
+                f"current folder; {remedy}")
+    if value.startswith("~"):
+        return (f"{name}={_shown(value)} starts with a '~' that no shell expanded, which {reader} would take as a "
+                f"folder of that name in the current folder; write the home folder's path in full instead of '~', or {remedy}")
+    return None
 
 
 def _folder_problem(name: str, value: str, keeps: str, inside: str = "",
@@ -581,7 +586,7 @@ def _home_problem(env, default: str, keeps: str) -> str | None:
         return None if found is None else found.replace("HOME=", "HOME is not set, and the home folder ", 1)
     if not env["HOME"]:
         return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
-    if (found := blank_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
+    if (found := misread_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
         return found
     return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
                            remedy=f"correct it or {remedy}")

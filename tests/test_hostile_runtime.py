@@ -246,6 +246,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"NUMBA_CACHE_DIR": " "}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: numba's cache in a folder ' ' here
     ({"MPLCONFIGDIR": "  "}, ["paper", "--no-science"]),
     ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
+    ({"NUMBA_CACHE_DIR": "~/numba"}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: a folder '~' made here
+    ({"MPLCONFIGDIR": "~/mpl"}, ["paper", "--no-science"]),
     ({"NUMBA_CACHE_DIR": "c" * 300}, ["check", "--n", "16"]),   # a hunt: a name too long, numba cached elsewhere
     ({"MPLCONFIGDIR": "m" * 300}, ["paper", "--no-science"]),    # matplotlib's warning, a temporary folder
     ({"NUMBA_NUM_THREADS": "9" * 5000}, ["info"]),   # a hunt: beyond Python's 4300 digits, int's ValueError
@@ -384,6 +386,7 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     ("/proc/nbsymple-home", NBSYMPLE + ["paper", "--no-science"]),
     ("", PAPER + ["--no-science"]),                # matplotlib would take / (and make /.config as root)
     (" ", PAPER + ["--no-science"]),               # a hunt: said to be empty; matplotlib makes ' /.config' here
+    ("~", PAPER + ["--no-science"]),               # a hunt: matplotlib makes '~/.config' here
     ("file.txt", [sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--rate", "1e9", "--plot", "m.png"]),
 ])
 def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, monkeypatch, home, argv):
