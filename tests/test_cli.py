@@ -166,6 +166,20 @@ def test_a_kept_folder_is_named_on_its_line_as_text(monkeypatch, module):
     assert "kept\\x1b[2J\\rhere/" in out.getvalue() and "\x1b" not in out.getvalue(), out.getvalue()
 
 
+def test_a_name_that_is_not_utf8_is_shown_by_its_bytes(tmp_path):
+    """A hunt: a path holding a byte that is not UTF-8 was written `\\udcff` (Python's surrogate,
+    which names no byte), on stderr and on stdout, and under an ASCII locale (PYTHONUTF8=0
+    LC_ALL=C) a folder 'é' as `\\udcc3\\udca9`; now `\\xff`, `\\xc3\\xa9`, as `ls -b` and bash's
+    $'...' name them."""
+    p = nbsymple("run", "--ics", os.fsdecode(b"s\xff.txt"), "--ics-mass", "480")
+    assert p.returncode == 2 and "file s\\xff.txt does not exist" in p.stderr, p.stderr
+    snapshots = os.fsencode(tmp_path) + "/sé".encode()
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--n", "16", "--steps", "1", "--seed",
+                        "1", "--snapshots", snapshots], capture_output=True, timeout=600,
+                       env=dict(os.environ, PYTHONUTF8="0", LC_ALL="C"))
+    assert p.returncode == 0 and b"snapshots in " + os.fsencode(tmp_path) + b"/s\\xc3\\xa9\n" in p.stdout, p.stdout
+
+
 def test_profile_json():
     p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
     assert p.returncode == 0, p.stderr
