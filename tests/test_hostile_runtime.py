@@ -380,6 +380,28 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
+def test_the_figures_leave_out_the_users_matplotlib_settings(tmp_path, monkeypatch):
+    """A hunt: a matplotlibrc in the current folder (or MATPLOTLIBRC's, MPLCONFIGDIR's) with
+    `text.usetex: True` ended `nbsymple paper` in matplotlib's RuntimeError where LaTeX is not
+    installed, and changed the figures where it is: `paper.style.style` and `mpi_model.plot` draw
+    with matplotlib's own defaults."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from nbsymple_versions.instruments import mpi_model
+    from nbsymple_versions.paper import style
+    users = {"text.usetex": True, "axes.facecolor": "black"}
+    seen = []
+    subplots = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **kw: (seen.append(matplotlib.rcParams["text.usetex"]),
+                                                           subplots(*a, **kw))[1])
+    with matplotlib.rc_context(users):
+        with style.style():
+            assert not matplotlib.rcParams["text.usetex"] and matplotlib.rcParams["axes.facecolor"] == "white"
+            assert matplotlib.rcParams["savefig.dpi"] == style.DPI
+        mpi_model.plot(tmp_path / "m.png", [], 1e9)
+    assert seen == [False] and (tmp_path / "m.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize("home, argv", [
     ("/dev/null", NBSYMPLE + ["paper", "--no-science"]),     # found by a search: matplotlib's warning
     ("file.txt", PAPER + ["--no-science"]),
