@@ -285,8 +285,59 @@ def problem(environ=None, draws: bool = False) -> str | None:
         if names := sorted(n for n in env if n.startswith(prefixes)):
             if (found := asked(names)) is not None:
                 return found
+    if draws or "MPLBACKEND" in env:            # matplotlib is imported: it reads its settings file
+        if (found := _matplotlibrc_problem(env)) is not None:
+            return found
     if "MPLBACKEND" in env:
         return _matplotlib_problem(env["MPLBACKEND"])
+    return None
+
+
+MATPLOTLIBRC_BYTES = 10**6                        # matplotlib's own settings file, every line: 40 KB
+
+
+def _matplotlibrc_candidates(env):
+    """(where it is said, path) of each settings file matplotlib looks for as it is imported, in
+    its order (`matplotlib.matplotlib_fname`); it reads the first that exists and is no folder."""
+    yield "the file matplotlibrc in the current folder", "matplotlibrc"
+    if "MATPLOTLIBRC" in env:
+        yield "MATPLOTLIBRC", env["MATPLOTLIBRC"]
+        yield "MATPLOTLIBRC", os.path.join(env["MATPLOTLIBRC"], "matplotlibrc")
+    if env.get("MPLCONFIGDIR", ""):
+        yield "MPLCONFIGDIR's matplotlibrc", os.path.join(env["MPLCONFIGDIR"], "matplotlibrc")
+    elif env.get("XDG_CONFIG_HOME", ""):
+        yield "XDG_CONFIG_HOME's matplotlib/matplotlibrc", os.path.join(env["XDG_CONFIG_HOME"], "matplotlib",
+                                                                         "matplotlibrc")
+    else:
+        yield ("the home folder's .config/matplotlib/matplotlibrc",
+               os.path.expanduser(os.path.join("~", ".config", "matplotlib", "matplotlibrc")))
+
+
+def _matplotlibrc_problem(env) -> str | None:
+    """The settings file matplotlib would read at its import (`_matplotlibrc_candidates`) where it
+    cannot be read as one: a FIFO or a device (a hunt: MATPLOTLIBRC naming a FIFO, or /dev/zero,
+    hung `paper` for ever), larger than any settings file, or not UTF-8 (matplotlib's
+    UnicodeDecodeError traceback)."""
+    import stat
+    for where, path in _matplotlibrc_candidates(env):
+        try:
+            if not os.path.exists(path) or os.path.isdir(path):
+                continue
+            mode = os.stat(path)
+            if not stat.S_ISREG(mode.st_mode):
+                why = "not a regular file (a FIFO or a device, which it would wait on or read for ever)"
+            elif mode.st_size > MATPLOTLIBRC_BYTES:
+                why = f"{work.size(mode.st_size)}, larger than any settings file"
+            else:
+                with open(path, "rb") as f:
+                    f.read().decode("utf-8")
+                return None
+        except UnicodeDecodeError:
+            why = "not UTF-8 text"
+        except OSError as e:
+            why = f"unreadable ({os_reason(e)})"
+        return (f"{where} ({_shown(path)}), which matplotlib reads its settings from when it starts, is {why}; "
+                f"remove it, or point MATPLOTLIBRC at a settings file")
     return None
 
 
@@ -544,7 +595,8 @@ def misread_folder(name: str, value: str, reader: str, remedy: str = "unset it o
                 f"current folder; {remedy}")
     if value.startswith("~"):
         return (f"{name}={_shown(value)} starts with a '~' that no shell expanded, which {reader} would take as a "
-                f"folder of that name in the current folder; write the home folder's path in full instead of '~', or {remedy}")
+                f"folder of that name in the current folder; write the home folder's path in full instead of '~', "
+                f"or {remedy}")
     return None
 
 

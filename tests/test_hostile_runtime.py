@@ -380,6 +380,21 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
+@pytest.mark.parametrize("kind", ["not UTF-8", "FIFO", "device"])
+def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(tmp_path, kind):
+    """A hunt: matplotlib reads its settings file as it is imported (a matplotlibrc in the current
+    folder first, then MATPLOTLIBRC's, MPLCONFIGDIR's...): one not UTF-8 ended `paper` in a
+    UnicodeDecodeError traceback, a FIFO or MATPLOTLIBRC=/dev/zero hung it for ever."""
+    environ = {"MATPLOTLIBRC": "/dev/zero"} if kind == "device" else {}
+    if kind == "not UTF-8":
+        (tmp_path / "matplotlibrc").write_bytes(b"lines.linewidth: 2 # \xff\n")
+    elif kind == "FIFO":
+        os.mkfifo(tmp_path / "matplotlibrc")
+    p = launch(PAPER + ["--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path, env=environ)
+    assert_refused(p, "MATPLOTLIBRC" if environ else "matplotlibrc in the current folder")
+    assert not (tmp_path / "plots").exists()
+
+
 def test_the_figures_leave_out_the_users_matplotlib_settings(tmp_path, monkeypatch):
     """A hunt: a matplotlibrc in the current folder (or MATPLOTLIBRC's, MPLCONFIGDIR's) with
     `text.usetex: True` ended `nbsymple paper` in matplotlib's RuntimeError where LaTeX is not
