@@ -241,11 +241,63 @@ def os_reason(error: OSError) -> str:
             f"{_raise_limit(resource.RLIMIT_FSIZE, '-f', soft + 1, 1024)}")
 
 
+NUMBA_CONFIG_FILE = ".numba_config.yaml"          # numba reads its settings from it, in the current folder
+NUMBA_CONFIG_BYTES = 10**6
+
+
 def problem(environ=None, draws: bool = False) -> str | None:
     """One sentence naming the first variable of `environ` (default `os.environ`) that is set to
     a value its reader cannot use, else None; `draws`: the command draws with matplotlib, whose
-    folders under the home folder are checked too."""
+    folders under the home folder are checked too. numba's settings file in the current folder
+    (NUMBA_CONFIG_FILE) is read as numba reads it, as NUMBA_* variables below those set
+    (`_numba_config`), and a setting of it that is refused is said to be its."""
     env = os.environ if environ is None else environ
+    settings, found = _numba_config()
+    if found is not None:
+        return found
+    found = _problem({**settings, **env}, draws)
+    from_file = [name for name in settings if name not in env and found is not None and name in found]
+    return found if not from_file else (f"{found} ({from_file[0]} is set as {from_file[0][6:].lower()} in "
+                                        f"{NUMBA_CONFIG_FILE} in the current folder, which numba reads)")
+
+
+def _numba_config() -> tuple[dict, str | None]:
+    """({NUMBA_NAME: value} that numba's settings file in the current folder sets, as numba reads
+    it: each key upper-cased after NUMBA_; None) where it is a regular file (numba reads no other),
+    or ({}, a sentence) where it cannot be read as YAML of such settings (a hunt: `disable_jit: 1`
+    there ended `run --precision dsp` in numba's NotImplementedError, and YAML cut short every
+    command in yaml's traceback, as neither was checked)."""
+    import stat
+    try:
+        mode = os.stat(NUMBA_CONFIG_FILE)
+    except OSError:
+        return {}, None
+    if not stat.S_ISREG(mode.st_mode):
+        return {}, None
+    where = f"{NUMBA_CONFIG_FILE} in the current folder, which numba reads its settings from,"
+    if mode.st_size > NUMBA_CONFIG_BYTES:
+        return {}, f"{where} holds {work.size(mode.st_size)}, more than any settings file; remove it or correct it"
+    try:
+        import yaml
+    except ImportError:                         # numba warns that it cannot read it, and goes on without it
+        return {}, None
+    try:
+        with open(NUMBA_CONFIG_FILE, "rb") as f:
+            settings = yaml.safe_load(f.read().decode("utf-8"))
+    except OSError as e:
+        return {}, f"{where} cannot be read ({os_reason(e)}); remove it or correct it"
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as e:
+        said = " ".join(str(e).split())[:200]
+        return {}, f"{where} is not YAML text ({said}); remove it or correct it"
+    if settings is None:
+        return {}, None
+    if not isinstance(settings, dict) or not all(isinstance(k, str) for k in settings):
+        return {}, f"{where} is not a mapping of setting names to values; remove it or correct it"
+    return {"NUMBA_" + k.upper(): str(v) for k, v in settings.items()}, None
+
+
+def _problem(env, draws: bool) -> str | None:
+    """`problem` of the variables `env`."""
     for table in (OWN, THREADS, RANKS):
         for name, (test, wanted) in table.items():
             if name not in env:
@@ -718,7 +770,8 @@ def _numba_problem() -> str | None:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     from numba.core import config
     if config.DISABLE_JIT:
-        return (f"NUMBA_DISABLE_JIT={_shown(os.environ.get('NUMBA_DISABLE_JIT', ''))} runs numba's functions as plain "
+        value = os.environ.get("NUMBA_DISABLE_JIT", str(int(config.DISABLE_JIT)))     # (or numba's settings file's)
+        return (f"NUMBA_DISABLE_JIT={_shown(value)} runs numba's functions as plain "
                 f"Python, which this suite's kernels cannot (dsp's separation is a compiled intrinsic) and whose "
                 f"timings would be Python's; unset it")
     if config.CPU_NAME or config.CPU_FEATURES:

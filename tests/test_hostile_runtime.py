@@ -380,6 +380,21 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
+@pytest.mark.parametrize("text, named", [
+    ("disable_jit: 1\n", ["NUMBA_DISABLE_JIT", "disable_jit in .numba_config.yaml"]),   # dsp: numba's traceback
+    ("num_threads: 0\n", ["NUMBA_NUM_THREADS", "num_threads in .numba_config.yaml"]),
+    ("num_threads: [\n", [".numba_config.yaml", "is not YAML"]),                        # yaml's traceback
+    ("- 1\n", [".numba_config.yaml", "not a mapping"]),
+])
+def test_numbas_settings_file_in_the_current_folder_is_checked_as_its_variables(tmp_path, text, named):
+    """A hunt: numba reads `.numba_config.yaml` in the current folder as NUMBA_* variables, which
+    the start-up check did not: `disable_jit: 1` there ended `run --precision dsp` in numba's
+    NotImplementedError, YAML cut short every command in yaml's traceback."""
+    (tmp_path / ".numba_config.yaml").write_text(text)
+    p = launch(NBSYMPLE + ["run", "--n", "16", "--steps", "1", "--precision", "dsp"], cwd=tmp_path)
+    assert_refused(p, *named)
+
+
 @pytest.mark.parametrize("kind", ["not UTF-8", "FIFO", "device"])
 def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(tmp_path, kind):
     """A hunt: matplotlib reads its settings file as it is imported (a matplotlibrc in the current
