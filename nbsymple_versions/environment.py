@@ -54,7 +54,9 @@ VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test com
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
 LAYER_LIBRARIES = ("tbb", "omp", "workqueue")      # the layers themselves, in numba's default order
 OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
-MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
+# MPICH's, its network layers' (UCX, libfabric) and mpi4py's (MPI4PY_RC_*, read as it loads: a value it cannot use
+# is a warning and its default, MPI4PY_RC_INITIALIZE=false leaves MPI unstarted, MPI4PY_PICKLE_PROTOCOL=abc a traceback)
+MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "MPI4PY_")
 MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
 LAYER_START_SECONDS = 60                          # the child that starts numba's threads: a hang guard
 OPENMP_START_SECONDS = 60                         # the child that loads libgomp: a hang guard
@@ -505,15 +507,17 @@ class MpiProblem(str):
 def _mpi_problem(names: list[str]) -> str | None:
     """MPICH's variables `names` as MPICH reads them at MPI_Init, where a value it cannot use
     ends the process with MPI's error stack (`Abort(...): Fatal error in internal_Init_thread`) or
-    a crash. Asked of MPICH in a child that starts MPI alone (a singleton: the launcher's PMI_*
-    variables left out, so that it never joins a job), where mpi4py is installed."""
+    a crash, and mpi4py's as it reads them when it loads (`MPI_PREFIXES`). Asked of MPICH in a
+    child that starts MPI alone (a singleton: the launcher's PMI_* variables left out, so that it
+    never joins a job), where mpi4py is installed; mpi4py's warning there is an error."""
     from importlib.util import find_spec
     if find_spec("mpi4py") is None:              # no MPI here: version F runs as one rank, without it
         return None
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_"))}
 
     def start(env):
-        return subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
+        return subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c",
+                               "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
                               timeout=MPI_START_SECONDS)
     try:
@@ -526,14 +530,15 @@ def _mpi_problem(names: list[str]) -> str | None:
     if p.returncode == 0:
         return None
     lines = [line.strip() for line in (p.stdout + "\n" + p.stderr).splitlines() if line.strip()]
-    said = next((line for pattern in (r"UCX\s+(WARN|ERROR)", r"[Ee]rror|failed") for line in lines
-                 if re.search(pattern, line)), "")
+    patterns = (r"UCX\s+(WARN|ERROR)", r"^\w+(Error|Warning): ", r"[Ee]rror|failed")   # UCX's, Python's, MPICH's
+    said = next((line for pattern in patterns for line in lines if re.search(pattern, line)), "")
     said = re.sub(r"^\[[^]]*\]\s*\[[^]]*\]\s*\S+\s+UCX\s+\w+\s+", "UCX: ", said)     # UCX's time and place
     said = re.sub(r"^Abort\(\d+\):\s*|,? error stack:$", "", said)[:200]
     ended = (f"was killed by {signal.Signals(-p.returncode).name}" if -p.returncode in signal.valid_signals()
              else f"ended with status {p.returncode}")
     this, it = ("this setting", "it") if len(names) == 1 else ("these settings", "them")
-    return MpiProblem(f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
+    reader = "mpi4py" if all(name.startswith("MPI4PY_") for name in names) else "MPICH"
+    return MpiProblem(f"{_settings(names)}: {reader} cannot start with {this} (MPI's start {ended}"
                       f"{': ' + said if said else ''}); unset {it} or correct {it}")
 
 

@@ -237,6 +237,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"MPIR_CVAR_NOLOCAL": "abc"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),   # MPI's error stack
     ({"UCX_TLS": "garbage"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),         # UCX's, then MPI's
     ({"MPIR_CVAR_CH4_NETMOD": "garbage"}, ["info"]),                                           # MPI_Init crashes
+    ({"MPI4PY_RC_INITIALIZE": "false"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),   # a hunt: MPICH's
+    ({"MPI4PY_RC_THREAD_LEVEL": "bogus"}, ["info"]),     # abort ("before initializing"); a warning, then the default
     ({"XDG_CONFIG_HOME": "/dev/null"}, ["paper", "--no-science"]),       # matplotlib's warning, a temporary folder
     ({"XDG_CACHE_HOME": "/dev/null/cache"}, ["info"]),
     ({"NUMBA_NUM_THREADS": "100000000"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # SIGSEGV
