@@ -161,16 +161,16 @@ def test_the_version_packages_are_the_papers_and_fs():
 
 def test_only_the_wings_launch_a_module_by_string():
     """The wings start the package's modules (and tools) in child interpreters; besides them only
-    `environment` starts some, to ask MPICH whether it can start with the user's settings and
-    numba whether it can load the threading layer named, and those children import MPI (mpi4py)
-    or numba and nothing of the package."""
+    `environment` starts some, to ask MPICH whether it can start with the user's settings, numba
+    whether it can load the threading layer named and libgomp how it reads OpenMP's settings, and
+    those children import MPI (mpi4py), numba or libgomp (ctypes) and nothing of the package."""
     modules = package_modules()
     launching = sorted(name for name, tree in modules.items() if launched(tree, name))
     asks = f"{PACKAGE}.environment"
     assert launching and all(name.split(".")[1] in WINGS or name == asks for name in launching), launching
     imported = {name for node in launched(modules[asks], asks)
                 for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])}
-    assert imported == {"mpi4py", "numba.np.ufunc", "importlib", "warnings"}, imported
+    assert imported == {"mpi4py", "numba.np.ufunc", "importlib", "warnings", "ctypes", "json"}, imported
     graph = import_graph(modules)
     timing, job = f"{PACKAGE}.instruments.mpi_model", f"{PACKAGE}.instruments.mpi_timing"
     assert job in graph[timing]                                                  # -m M
