@@ -183,10 +183,16 @@ def grid_reason(letter: str, n: int | None = None, evaluations: int = 1):
     return budget_reason(letter, n, evaluations)
 
 
+def bench_threads() -> int | None:
+    """The threads NBSYMPLE_BENCH_THREADS asks for ('+2' and ' 02' are 2, as the machine's name
+    reads them: `environment` has checked it), or None where it is not set."""
+    text = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
+    return int(text) if text else None
+
+
 def configure_threads() -> int:
     """Apply NBSYMPLE_BENCH_THREADS (if set) and return numba's thread count. Asking for more
     threads than numba started with is an error, not a silent fallback."""
-    want = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    if want:
-        numba.set_num_threads(int(want))
+    if (want := bench_threads()) is not None:
+        numba.set_num_threads(want)
     return numba.get_num_threads()

@@ -25,7 +25,7 @@ from importlib.util import find_spec
 import numba
 
 from .common import Benchmark, cached_result, measure_each
-from .grid import AXES, NS, budget_reason, left_out
+from .grid import AXES, NS, bench_threads, budget_reason, left_out
 from .package import build_pipeline, public
 
 RANKS = (1, 2)
@@ -78,8 +78,8 @@ class MpiStep(Benchmark):
             return f"version F: {reason}"
         if n not in NS:
             return f"N = {n} is not in this grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
-        threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()     # checked whole by `environment`
-        if threads.isdigit() and int(threads) < ranks:      # each rank runs one thread at least: more than k
+        threads = bench_threads()            # a hunt: '+2' failed isdigit, and F ran more threads than it asks
+        if threads is not None and threads < ranks:      # each rank runs one thread at least: more than k
             return f"{ranks} ranks run {ranks} threads at least, more than NBSYMPLE_BENCH_THREADS={threads}"
         return budget_reason("F", n)
 
@@ -107,8 +107,8 @@ class MpiStep(Benchmark):
                *(f"--{k.replace('_', '-')}={v}" for k, v in self.node_options().items())]
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR           # the ranks load the suite's kernels
-        if threads := os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip():     # the machine's `-<k>threads`:
-            env["NUMBA_NUM_THREADS"] = str(max(1, int(threads) // ranks))    # k threads shared by the ranks
+        if (threads := bench_threads()) is not None:                       # the machine's `-<k>threads`:
+            env["NUMBA_NUM_THREADS"] = str(max(1, threads // ranks))        # k threads shared by the ranks
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
                            timeout=LAUNCH_TIMEOUT, env=env)    # mpiexec passes its stdin on: data there ended the job
         if p.returncode != 0:

@@ -7,6 +7,11 @@ that is a module of its own (`peers`, `cpu_asm`, `gpu_asm`, `mpi_timing`, wherev
 lives) is that module."""
 from importlib import import_module
 
+from .loading import located_by_python_m, quiet_while_loading
+
+if located_by_python_m():               # `python -m nbsymple_versions....`: a Ctrl-C while it loads, quietly
+    quiet_while_loading()
+
 _PUBLIC = {"TaskClock": ".core.clock", "State": ".core.ics", "add_black_hole": ".core.ics",
            "make_cluster": ".core.ics", "place_on_orbit": ".core.ics", "timing_state": ".core.ics", "uniform_sphere": ".core.ics",
            "Units": ".core.units", "Simulation": ".simulation", "VersionUnavailable": ".versions",

@@ -13,7 +13,7 @@ import re
 import sys
 
 from .arguments import Parser, file_argument, folder_argument, output_file_argument
-from .entry import command, sentence, stood_still
+from .entry import command, printable, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -368,7 +368,8 @@ def cmd_info(args) -> int:
           f"vector ISA {d['isa']}")
     print(f"machine         {d['machine']} (the asv machine name of its results)")
     print(f"numpy           {lib['numpy']}")
-    openmp = "".join(f", {k}={v}" for k, v in sorted(os.environ.items()) if k.startswith(("OMP_", "GOMP_")))
+    openmp = "".join(", " + printable(f"{k}={v}") for k, v in sorted(os.environ.items())     # one line, no escape
+                     if k.startswith(("OMP_", "GOMP_")))                                       # acting (a hunt)
     print(f"numba           {lib['numba']} (llvmlite {lib['llvmlite']}), threading layer {d['threading_layer']}, "
           f"{d['threads']} thread{'s' * (d['threads'] != 1)}{openmp}")
     print(f"numba-cuda      {lib['numba-cuda'] or 'not installed'}")

@@ -27,6 +27,7 @@
   `subprocess.run` (which kills its child on any exception). A command that handles signals itself
   (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
 """
+import codecs
 import contextlib
 from contextlib import contextmanager
 import errno
@@ -38,7 +39,7 @@ import subprocess
 import sys
 import threading
 
-from . import environment
+from . import environment, loading
 from .core import work        # sizes in words; imports no numba
 
 USAGE = 2                  # a mistake in what the user typed or set
@@ -147,11 +148,30 @@ def _patient(stream):
 
 def shown(text: str) -> str:
     """`text` with each character a terminal would act on instead of showing (a carriage return,
-    a Unicode line break, the ESC of an escape sequence, a format character) written as its
-    escape; line feeds and tabs are kept."""
+    a Unicode line break, the ESC of an escape sequence, a format character) or that stands for
+    a byte that is not UTF-8 written as its escape (`escaped`); line feeds and tabs are kept."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in "\n\t" else ascii(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() or c in "\n\t" else escaped(c) for c in text)
+
+
+def escaped(c: str) -> str:
+    """The escape of character `c`: `\\x1b`, `\\r`, `\\u2028`; a byte of a name that is not UTF-8,
+    held by Python as a surrogate (U+DC80-U+DCFF), as that byte, `\\xff`, as `ls -b` and bash's
+    $'...' write it (a hunt: `\\udcff` names no byte; under an ASCII locale, PYTHONUTF8=0 LC_ALL=C,
+    a folder 'é' was shown as `\\udcc3\\udca9`)."""
+    code = ord(c)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else ascii(c)[1:-1]
+
+
+def _escape_unencodable(error):
+    """Codec error handler "nbsymple.escape": what a stream's encoding cannot write, `escaped`."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return "".join(map(escaped, error.object[error.start:error.end])), error.end
+
+
+codecs.register_error("nbsymple.escape", _escape_unencodable)
 
 
 def sentence(text: str) -> str:
@@ -159,6 +179,13 @@ def sentence(text: str) -> str:
     value, a name read from a file) written as its escape, so that it cannot start a line that
     looks like a sentence of its own; `shown` escapes the other control characters."""
     return text.replace("\n", "\\n")
+
+
+def printable(text) -> str:
+    """User text (a path, a variable's value) as one line of what it holds, for stdout: `shown`,
+    and a line feed as its escape (`sentence`). A hunt: `cpu-asm --keep DIR` and `info`'s OpenMP
+    settings wrote an escape sequence raw, which cleared or recoloured the terminal."""
+    return sentence(shown(str(text)))
 
 
 class _LossyStream:
@@ -369,25 +396,6 @@ def _end_group(proc):
             pass
 
 
-@contextmanager
-def quiet_interrupt():
-    """While a command's modules load (before `command` answers signals): a Ctrl-C ends the
-    process with 130 and nothing on stderr, instead of a KeyboardInterrupt traceback from
-    inside an import. A SIGINT the process was started ignoring (`nohup`, `&` without job
-    control) stays ignored."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
-        return
-
-    def leave(signum, frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGINT, leave)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 def _say(text: str):
     if sys.stderr is None:               # closed at the start: lost, never printed to stdout instead
         return
@@ -425,7 +433,7 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
         handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
                     if signal.getsignal(sig) is signal.SIG_DFL}
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, loading.leave):   # (its modules loaded)
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
         handlers[signal.SIGCONT] = signal.signal(signal.SIGCONT, lambda signum, frame: _CONTINUED.append(signum))
     sys.unraisablehook = _unraisable(unraisablehook)
@@ -581,13 +589,13 @@ def _said_late(name: str) -> int | None:
 def escape_undecodable():
     """Let stdout and stderr write what their encoding cannot (a path's undecodable bytes, held
     as surrogates; an em dash under a Latin-1 or ASCII locale: `peers` failed after all its
-    measuring, a hunt) as backslash escapes instead of failing; a stream without `reconfigure`
-    (a test's StringIO) is left as it is."""
+    measuring, a hunt) as their escapes (`escaped`) instead of failing; a stream without
+    `reconfigure` (a test's StringIO) is left as it is."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             try:
-                reconfigure(errors="backslashreplace")
+                reconfigure(errors="nbsymple.escape")
             except (OSError, ValueError):
                 pass
 

@@ -37,6 +37,7 @@ where a write met it; `mode_kind`, `not_a_folder`, `dead_link` and `blocking` sa
 path (for these folders, the command lines' and `runs.paths`' files).
 """
 import errno
+import json
 import math
 import os
 from pathlib import Path
@@ -56,9 +57,12 @@ VERSION_LETTERS = "ABCDEF"                        # versions.LETTERS (a test com
 THREADING_LAYERS = ("default", "safe", "forksafe", "threadsafe", "tbb", "omp", "workqueue")
 LAYER_LIBRARIES = ("tbb", "omp", "workqueue")      # the layers themselves, in numba's default order
 OPENMP_PREFIXES = ("OMP_", "GOMP_")               # libgomp's
-MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_")   # MPICH's and its network layers' (UCX, libfabric)
+# MPICH's, its network layers' (UCX, libfabric) and mpi4py's (MPI4PY_RC_*, read as it loads: a value it cannot use
+# is a warning and its default, MPI4PY_RC_INITIALIZE=false leaves MPI unstarted, MPI4PY_PICKLE_PROTOCOL=abc a traceback)
+MPI_PREFIXES = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "MPI4PY_")
 MPI_START_SECONDS = 60                            # the child that starts MPI alone: a hang guard
 LAYER_START_SECONDS = 60                          # the child that starts numba's threads: a hang guard
+OPENMP_START_SECONDS = 60                         # the child that loads libgomp: a hang guard
 # files a command may need open at once: an MPI rank took up to 40 (MPICH and UCX at MPI_Init, 1 to 16
 # ranks on one node), `paper` and `peers` up to 12; below this numba, MPI or a folder's scan fails
 OPEN_FILES = 64
@@ -332,11 +336,63 @@ def failed_write(error: OSError) -> Path | None:
     return getattr(error, "written", None)         # (`runs.paths.write_atomically` sets it)
 
 
+NUMBA_CONFIG_FILE = ".numba_config.yaml"          # numba reads its settings from it, in the current folder
+NUMBA_CONFIG_BYTES = 10**6
+
+
 def problem(environ=None, draws: bool = False) -> str | None:
     """One sentence naming the first variable of `environ` (default `os.environ`) that is set to
     a value its reader cannot use, else None; `draws`: the command draws with matplotlib, whose
-    folders under the home folder are checked too."""
+    folders under the home folder are checked too. numba's settings file in the current folder
+    (NUMBA_CONFIG_FILE) is read as numba reads it, as NUMBA_* variables below those set
+    (`_numba_config`), and a setting of it that is refused is said to be its."""
     env = os.environ if environ is None else environ
+    settings, found = _numba_config()
+    if found is not None:
+        return found
+    found = _problem({**settings, **env}, draws)
+    from_file = [name for name in settings if name not in env and found is not None and name in found]
+    return found if not from_file else (f"{found} ({from_file[0]} is set as {from_file[0][6:].lower()} in "
+                                        f"{NUMBA_CONFIG_FILE} in the current folder, which numba reads)")
+
+
+def _numba_config() -> tuple[dict, str | None]:
+    """({NUMBA_NAME: value} that numba's settings file in the current folder sets, as numba reads
+    it: each key upper-cased after NUMBA_; None) where it is a regular file (numba reads no other),
+    or ({}, a sentence) where it cannot be read as YAML of such settings (a hunt: `disable_jit: 1`
+    there ended `run --precision dsp` in numba's NotImplementedError, and YAML cut short every
+    command in yaml's traceback, as neither was checked)."""
+    import stat
+    try:
+        mode = os.stat(NUMBA_CONFIG_FILE)
+    except OSError:
+        return {}, None
+    if not stat.S_ISREG(mode.st_mode):
+        return {}, None
+    where = f"{NUMBA_CONFIG_FILE} in the current folder, which numba reads its settings from,"
+    if mode.st_size > NUMBA_CONFIG_BYTES:
+        return {}, f"{where} holds {work.size(mode.st_size)}, more than any settings file; remove it or correct it"
+    try:
+        import yaml
+    except ImportError:                         # numba warns that it cannot read it, and goes on without it
+        return {}, None
+    try:
+        with open(NUMBA_CONFIG_FILE, "rb") as f:
+            settings = yaml.safe_load(f.read().decode("utf-8"))
+    except OSError as e:
+        return {}, f"{where} cannot be read ({os_reason(e)}); remove it or correct it"
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as e:
+        said = " ".join(str(e).split())[:200]
+        return {}, f"{where} is not YAML text ({said}); remove it or correct it"
+    if settings is None:
+        return {}, None
+    if not isinstance(settings, dict) or not all(isinstance(k, str) for k in settings):
+        return {}, f"{where} is not a mapping of setting names to values; remove it or correct it"
+    return {"NUMBA_" + k.upper(): str(v) for k, v in settings.items()}, None
+
+
+def _problem(env, draws: bool) -> str | None:
+    """`problem` of the variables `env`."""
     for table in (OWN, THREADS, RANKS):
         for name, (test, wanted) in table.items():
             if name not in env:
@@ -356,17 +412,14 @@ def problem(environ=None, draws: bool = False) -> str | None:
             return f"{rank}={env[rank]} is not below {size}={env[size]}; an MPI launcher sets both, rank < size"
     for name, keeps in FOLDERS.items():
         if env.get(name, ""):                        # empty: as unset, to numba and matplotlib
-            if (found := blank_folder(name, env[name], keeps.split()[0])) is not None:
+            if (found := misread_folder(name, env[name], keeps.split()[0])) is not None:
                 return found
-            if env[name].startswith("~"):
-                return unexpanded_home(env[name], name)
             if (found := _folder_problem(name, env[name], keeps)) is not None:
                 return found
     if not env.get("MPLCONFIGDIR", ""):
         for name, keeps in XDG_FOLDERS.items():
             if env.get(name, ""):
-                found = (blank_folder(name, env[name], "matplotlib")
-                         or (unexpanded_home(env[name], name) if env[name].startswith("~") else None)
+                found = (misread_folder(name, env[name], "matplotlib")
                          or _folder_problem(name, env[name], keeps, inside="matplotlib"))
             else:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
@@ -379,8 +432,59 @@ def problem(environ=None, draws: bool = False) -> str | None:
         if names := sorted(n for n in env if n.startswith(prefixes)):
             if (found := asked(names)) is not None:
                 return found
+    if draws or "MPLBACKEND" in env:            # matplotlib is imported: it reads its settings file
+        if (found := _matplotlibrc_problem(env)) is not None:
+            return found
     if "MPLBACKEND" in env:
         return _matplotlib_problem(env["MPLBACKEND"])
+    return None
+
+
+MATPLOTLIBRC_BYTES = 10**6                        # matplotlib's own settings file, every line: 40 KB
+
+
+def _matplotlibrc_candidates(env):
+    """(where it is said, path) of each settings file matplotlib looks for as it is imported, in
+    its order (`matplotlib.matplotlib_fname`); it reads the first that exists and is no folder."""
+    yield "the file matplotlibrc in the current folder", "matplotlibrc"
+    if "MATPLOTLIBRC" in env:
+        yield "MATPLOTLIBRC", env["MATPLOTLIBRC"]
+        yield "MATPLOTLIBRC", os.path.join(env["MATPLOTLIBRC"], "matplotlibrc")
+    if env.get("MPLCONFIGDIR", ""):
+        yield "MPLCONFIGDIR's matplotlibrc", os.path.join(env["MPLCONFIGDIR"], "matplotlibrc")
+    elif env.get("XDG_CONFIG_HOME", ""):
+        yield "XDG_CONFIG_HOME's matplotlib/matplotlibrc", os.path.join(env["XDG_CONFIG_HOME"], "matplotlib",
+                                                                         "matplotlibrc")
+    else:
+        yield ("the home folder's .config/matplotlib/matplotlibrc",
+               os.path.expanduser(os.path.join("~", ".config", "matplotlib", "matplotlibrc")))
+
+
+def _matplotlibrc_problem(env) -> str | None:
+    """The settings file matplotlib would read at its import (`_matplotlibrc_candidates`) where it
+    cannot be read as one: a FIFO or a device (a hunt: MATPLOTLIBRC naming a FIFO, or /dev/zero,
+    hung `paper` for ever), larger than any settings file, or not UTF-8 (matplotlib's
+    UnicodeDecodeError traceback)."""
+    import stat
+    for where, path in _matplotlibrc_candidates(env):
+        try:
+            if not os.path.exists(path) or os.path.isdir(path):
+                continue
+            mode = os.stat(path)
+            if not stat.S_ISREG(mode.st_mode):
+                why = "not a regular file (a FIFO or a device, which it would wait on or read for ever)"
+            elif mode.st_size > MATPLOTLIBRC_BYTES:
+                why = f"{work.size(mode.st_size)}, larger than any settings file"
+            else:
+                with open(path, "rb") as f:
+                    f.read().decode("utf-8")
+                return None
+        except UnicodeDecodeError:
+            why = "not UTF-8 text"
+        except OSError as e:
+            why = f"unreadable ({os_reason(e)})"
+        return (f"{where} ({_shown(path)}), which matplotlib reads its settings from when it starts, is {why}; "
+                f"remove it, or point MATPLOTLIBRC at a settings file")
     return None
 
 
@@ -413,29 +517,72 @@ def _said_on_stderr(action) -> str:
 def _openmp_problem(names: list[str]) -> str | None:
     """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
-    environment variable OMP_WAIT_POLICY`, and goes on without it). Loaded here, its words
-    caught; what it prints on request (OMP_DISPLAY_ENV) is passed on. Where libgomp cannot be
-    loaded, numba's threads do not use it (another layer), and nothing is read."""
-    import ctypes
-
-    def load():
-        try:
-            ctypes.CDLL("libgomp.so.1")
-        except OSError:
-            pass
-    said = _said_on_stderr(load)
-    complaints = [line.removeprefix("libgomp:").strip() for line in said.splitlines() if line.startswith("libgomp:")]
-    shown = "".join(line + "\n" for line in said.splitlines() if not line.startswith("libgomp:") and line.strip())
-    if shown and not complaints:
-        try:
-            os.write(2, shown.encode())
-        except OSError:          # a stderr full (2>/dev/full) or full for now: lost, as `entry` loses its text (a hunt)
-            pass
-    if not complaints:
+    environment variable OMP_WAIT_POLICY`, and goes on without it), and the CPUs it binds its
+    threads to (`_bound_to_fewer_cpus`). Asked of libgomp in a child, its words caught: loaded
+    here, libgomp binds this process to its first place at once (OMP_PROC_BIND, OMP_PLACES: a
+    hunt, the machine then named "1of2cores", numba starting one thread, and asv's children
+    inheriting the one CPU). Where libgomp cannot be loaded, numba's threads do not use it
+    (another layer), and nothing is read; what it prints on request (OMP_DISPLAY_ENV) it prints
+    when the command loads it."""
+    try:
+        p = subprocess.run([sys.executable, "-c", _OPENMP_CHECK], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, errors="replace", timeout=OPENMP_START_SECONDS)
+    except subprocess.TimeoutExpired:
         return None
+    complaints = [line.removeprefix("libgomp:").strip() for line in p.stderr.splitlines()
+                  if line.startswith("libgomp:")]
+    if not complaints:
+        try:
+            binding = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 and p.stdout.strip() else None
+        except ValueError:
+            binding = None
+        return _bound_to_fewer_cpus(binding, names) if binding else None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
     return (f"{_settings(named)} is not a value OpenMP can use (libgomp, the threads of version B, says: "
             f"{complaints[0].rstrip('.')}); unset it or correct it")
+
+
+# libgomp loaded, and how it binds threads: {"bind": omp_get_proc_bind(), "places": [[CPU, ...], ...],
+# "place": the initial thread's place}, or nothing where it cannot be loaded
+_OPENMP_CHECK = """
+import ctypes, json
+try:
+    gomp = ctypes.CDLL("libgomp.so.1")
+except OSError:
+    raise SystemExit(0)
+places = []
+for place in range(gomp.omp_get_num_places()):
+    count = gomp.omp_get_place_num_procs(place)
+    ids = (ctypes.c_int * max(count, 1))()
+    gomp.omp_get_place_proc_ids(place, ids)
+    places.append(list(ids[:count]))
+print(json.dumps({"bind": gomp.omp_get_proc_bind(), "places": places, "place": gomp.omp_get_place_num()}))
+"""
+BINDING = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")      # libgomp's: which CPUs its threads run on
+PROC_BIND_FALSE, PROC_BIND_PRIMARY = 0, 2                            # omp_get_proc_bind's omp_proc_bind_false, _primary
+
+
+def _bound_to_fewer_cpus(binding: dict, names: list[str]) -> str | None:
+    """libgomp's `binding` of its threads (`_OPENMP_CHECK`'s, with `names` set) where it puts the
+    threads numba starts, where they are OpenMP's (`_may_use_openmp`), on fewer CPUs than there
+    are threads (a hunt: OMP_PROC_BIND=primary, or GOMP_CPU_AFFINITY=0, ran version B's two
+    threads on one core, its times recorded as two cores'): the union of OpenMP's places, or
+    under primary binding the initial thread's place alone."""
+    bind, places = binding.get("bind"), binding.get("places") or []
+    if bind == PROC_BIND_FALSE or not _may_use_openmp(os.environ):
+        return None
+    if bind == PROC_BIND_PRIMARY and places:
+        places = [places[max(binding.get("place", 0), 0) % len(places)]]
+    cpus = set().union(*map(set, places))
+    started = whole_value(os.environ.get("NUMBA_NUM_THREADS")) or usable_cores()
+    if not cpus or len(cpus) >= started:
+        return None
+    named = [n for n in names if n in BINDING] or names
+    shown, them = ", ".join(map(str, sorted(cpus))), "them" if len(cpus) > 1 else "it"
+    return (f"{_settings(named)} binds the {started} threads numba starts and reports (version B's) to "
+            f"{len(cpus)} CPU{'s' * (len(cpus) > 1)} ({shown}), where they would share {them}: B's times would be "
+            f"those of fewer cores; unset {'it' if len(named) == 1 else 'them'}, bind to at least {started} CPUs, "
+            f"or set NUMBA_NUM_THREADS={len(cpus)}")
 
 
 def _settings(names: list[str]) -> str:
@@ -453,15 +600,17 @@ class MpiProblem(str):
 def _mpi_problem(names: list[str]) -> str | None:
     """MPICH's variables `names` as MPICH reads them at MPI_Init, where a value it cannot use
     ends the process with MPI's error stack (`Abort(...): Fatal error in internal_Init_thread`) or
-    a crash. Asked of MPICH in a child that starts MPI alone (a singleton: the launcher's PMI_*
-    variables left out, so that it never joins a job), where mpi4py is installed."""
+    a crash, and mpi4py's as it reads them when it loads (`MPI_PREFIXES`). Asked of MPICH in a
+    child that starts MPI alone (a singleton: the launcher's PMI_* variables left out, so that it
+    never joins a job), where mpi4py is installed; mpi4py's warning there is an error."""
     from importlib.util import find_spec
     if find_spec("mpi4py") is None:              # no MPI here: version F runs as one rank, without it
         return None
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_"))}
 
     def start(env):
-        return subprocess.run([sys.executable, "-c", "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
+        return subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c",
+                               "from mpi4py import MPI; MPI.COMM_WORLD.Get_size()"], env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
                               timeout=MPI_START_SECONDS)
     try:
@@ -474,14 +623,15 @@ def _mpi_problem(names: list[str]) -> str | None:
     if p.returncode == 0:
         return None
     lines = [line.strip() for line in (p.stdout + "\n" + p.stderr).splitlines() if line.strip()]
-    said = next((line for pattern in (r"UCX\s+(WARN|ERROR)", r"[Ee]rror|failed") for line in lines
-                 if re.search(pattern, line)), "")
+    patterns = (r"UCX\s+(WARN|ERROR)", r"^\w+(Error|Warning): ", r"[Ee]rror|failed")   # UCX's, Python's, MPICH's
+    said = next((line for pattern in patterns for line in lines if re.search(pattern, line)), "")
     said = re.sub(r"^\[[^]]*\]\s*\[[^]]*\]\s*\S+\s+UCX\s+\w+\s+", "UCX: ", said)     # UCX's time and place
     said = re.sub(r"^Abort\(\d+\):\s*|,? error stack:$", "", said)[:200]
     ended = (f"was killed by {signal.Signals(-p.returncode).name}" if -p.returncode in signal.valid_signals()
              else f"ended with status {p.returncode}")
     this, it = ("this setting", "it") if len(names) == 1 else ("these settings", "them")
-    return MpiProblem(f"{_settings(names)}: MPICH cannot start with {this} (MPI's start {ended}"
+    reader = "mpi4py" if all(name.startswith("MPI4PY_") for name in names) else "MPICH"
+    return MpiProblem(f"{_settings(names)}: {reader} cannot start with {this} (MPI's start {ended}"
                       f"{': ' + said if said else ''}); unset {it} or correct {it}")
 
 
@@ -515,8 +665,9 @@ def _thread_limit() -> tuple[int, str]:
 def _threads_problem(env) -> str | None:
     """NUMBA_NUM_THREADS above the threads this machine lets a process start (numba's pool
     then crashes the process: SIGSEGV), an OpenMP stack size those threads cannot all have (the
-    same crash), and NBSYMPLE_BENCH_THREADS above the threads numba starts (numba.set_num_threads
-    would raise in every benchmark)."""
+    same crash), NBSYMPLE_BENCH_THREADS above the threads numba starts (numba.set_num_threads
+    would raise in every benchmark), and OpenMP settings under which libgomp runs fewer of
+    numba's threads than numba starts and reports (`_fewer_openmp_threads`)."""
     numba_threads = env.get("NUMBA_NUM_THREADS", "").strip()
     if numba_threads:
         limit, why = _thread_limit()
@@ -528,11 +679,15 @@ def _threads_problem(env) -> str | None:
     started = int(numba_threads) if numba_threads else usable_cores()
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
+        if (found := _too_many_digits(name, env.get(name, ""))) is not None:   # a hunt: int's ValueError at 5000
+            return found
         size = _stack_bytes(env.get(name, ""))
         if size is not None and size * started > memory:
             return (f"{name}={_shown(env[name])} asks a stack of {work.size(size)} for each of numba's {started} "
                     f"threads, more than this machine's {work.size(memory)} of memory (libgomp could not start "
                     f"them: the process would crash); unset it or ask less (e.g. 64M)")
+    if (found := _fewer_openmp_threads(env, started)) is not None:
+        return found
     if bench_threads and int(bench_threads) > started:
         where = f"NUMBA_NUM_THREADS={numba_threads}" if numba_threads else "one per core"
         return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
@@ -540,22 +695,57 @@ def _threads_problem(env) -> str | None:
     return None
 
 
+def _fewer_openmp_threads(env, started: int) -> str | None:
+    """OMP_THREAD_LIMIT below the `started` threads of numba's pool, or OMP_DYNAMIC=true, where
+    numba's threads are OpenMP's (the omp layer: `_may_use_openmp`): libgomp then runs fewer of
+    them than numba reports (a hunt: version B said "threads: 2" and ran one, its times recorded
+    as two threads' times; under OMP_DYNAMIC as many as the machine's load left it). A value
+    libgomp cannot read is its own check's (`_openmp_problem`)."""
+    if not _may_use_openmp(env):
+        return None
+    limit = whole_value(env.get("OMP_THREAD_LIMIT"))
+    if limit is not None and 0 < limit < started:
+        return (f"OMP_THREAD_LIMIT={_shown(env['OMP_THREAD_LIMIT'])} lets OpenMP run {limit} of the {started} threads "
+                f"numba starts and reports (version B's threads); unset it, or set NUMBA_NUM_THREADS={limit} with it")
+    if env.get("OMP_DYNAMIC", "").strip().lower() == "true" and started > 1:
+        return (f"OMP_DYNAMIC={_shown(env['OMP_DYNAMIC'])} lets OpenMP run fewer of the {started} threads numba starts "
+                f"and reports (version B's threads) as the machine's load varies; unset it or set it to false")
+    return None
+
+
+def _may_use_openmp(env) -> bool:
+    """Whether numba's threads may be OpenMP's (libgomp's) under NUMBA_THREADING_LAYER and its
+    order of preference: the omp layer named, or a default or threadsafe choice that tries omp
+    before workqueue (and before tbb where Intel TBB is installed)."""
+    layer = env.get("NUMBA_THREADING_LAYER", "").strip().lower() or "default"
+    if layer != "default" and layer != "threadsafe":
+        return layer == "omp"
+    order = env.get("NUMBA_THREADING_LAYER_PRIORITY", "").split() or list(LAYER_LIBRARIES)
+    from importlib.util import find_spec
+    tried = [name for name in order if name != "tbb" or find_spec("tbb") is not None]
+    return "omp" in tried and (tried.index("omp") < tried.index("workqueue") if "workqueue" in tried else True)
+
+
 def _stack_bytes(text: str) -> int | None:
     """A stack size as libgomp reads OMP_STACKSIZE: a number and a unit B, K, M or G (K if none);
     None where it is not one (libgomp's own check names it)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([bkmgBKMG]?)\s*", text)
+    m = re.fullmatch(r"\s*([0-9]+)\s*([bkmgBKMG]?)\s*", text)      # ASCII digits, as libgomp's strtoul
     return None if m is None else int(m[1]) * 1024 ** "bkmg".index((m[2] or "k").lower())
 
 
-def blank_folder(name: str, value: str, reader: str, remedy: str = "unset it or name a folder") -> str | None:
-    """The sentence refusing the folder variable `name` where its `value` is blanks alone (' '):
-    not empty, so `reader` (numba, matplotlib, asv) takes it as a folder of that name in the
-    current folder and makes it there in silence (a hunt: NUMBA_CACHE_DIR=' ' kept numba's cache
-    in a folder ' ' of each folder a run started in); None otherwise."""
-    if not value or value.strip():
-        return None
-    return (f"{name}={_shown(value)} is blanks alone, which {reader} would take as a folder of that name in the "
-            f"current folder; {remedy}")
+def misread_folder(name: str, value: str, reader: str, remedy: str = "unset it or name a folder") -> str | None:
+    """The sentence refusing the folder variable `name` where its `value` is not the folder the
+    user meant, though `reader` (numba, matplotlib, asv, Warp) takes it, as written, for a folder of
+    that name in the current folder and makes it there in silence: blanks alone (' '; a hunt:
+    NUMBA_CACHE_DIR=' ' kept numba's cache in a folder ' ' of each folder a run started in), or a
+    '~' that no shell expanded ('~/cache', quoted in a job script: a folder named '~' made, which
+    `rm -rf ~` then takes for the home folder; a hunt); None otherwise."""
+    if value and not value.strip():
+        return (f"{name}={_shown(value)} is blanks alone, which {reader} would take as a folder of that name in the "
+                f"current folder; {remedy}")
+    if value.startswith("~"):
+        return f"{unexpanded_home(value, name)}, or {remedy}"
+    return None
 
 
 def unexpanded_home(text: str, name: str = "") -> str:
@@ -612,10 +802,8 @@ def _home_problem(env, default: str, keeps: str) -> str | None:
         return None if found is None else found.replace("HOME=", "HOME is not set, and the home folder ", 1)
     if not env["HOME"]:
         return f"HOME is set but empty, and matplotlib would keep its settings and cache under / instead; {remedy}"
-    if (found := blank_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
+    if (found := misread_folder("HOME", env["HOME"], "matplotlib", f"correct it or {remedy}")) is not None:
         return found
-    if env["HOME"].startswith("~"):
-        return unexpanded_home(env["HOME"], "HOME")
     return _folder_problem("HOME", env["HOME"], keeps, inside=os.path.join(default, "matplotlib"),
                            remedy=f"correct it or {remedy}")
 
@@ -694,7 +882,8 @@ def _numba_problem() -> str | None:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     from numba.core import config
     if config.DISABLE_JIT:
-        return (f"NUMBA_DISABLE_JIT={_shown(os.environ.get('NUMBA_DISABLE_JIT', ''))} runs numba's functions as plain "
+        value = os.environ.get("NUMBA_DISABLE_JIT", str(int(config.DISABLE_JIT)))     # (or numba's settings file's)
+        return (f"NUMBA_DISABLE_JIT={_shown(value)} runs numba's functions as plain "
                 f"Python, which this suite's kernels cannot (dsp's separation is a compiled intrinsic) and whose "
                 f"timings would be Python's; unset it")
     if config.CPU_NAME or config.CPU_FEATURES:

@@ -139,6 +139,47 @@ def test_info_names_the_cores_this_process_may_use_and_counts_threads(monkeypatc
     assert ", 1 of 2 logical CPUs," in out and ", 1 thread" in out and "1 threads" not in out, out
 
 
+def test_info_shows_openmps_settings_on_their_line_as_text(monkeypatch, capsys):
+    """A hunt: `info` printed each OMP_* variable as set, so a line feed in one started a line of
+    its own (a forged `commit` line) and an escape sequence acted on the terminal (colours, a
+    cleared screen); now written as their escapes, inside numba's line."""
+    from nbsymple_versions import cli
+    monkeypatch.setenv("OMP_NBSYMPLE_TEST", "a\x1b[2J\ncommit          forged")
+    assert cli.cmd_info(None) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and len([line for line in out.splitlines() if line.startswith("commit ")]) == 1, out
+    assert "OMP_NBSYMPLE_TEST=a\\x1b[2J\\ncommit          forged\n" in out, out
+
+
+@pytest.mark.parametrize("module", ["nbsymple_versions.instruments.cpu_asm.report",
+                                    "nbsymple_versions.instruments.gpu_asm.report"])
+def test_a_kept_folder_is_named_on_its_line_as_text(monkeypatch, module):
+    """A hunt: `cpu-asm --keep DIR` and `gpu-asm --keep DIR` printed the folder as given, so an
+    escape sequence or a carriage return in its name acted on the terminal (`entry.printable`)."""
+    import importlib
+    import io
+    from pathlib import Path
+    report = importlib.import_module(module)
+    monkeypatch.setattr(report, "count_all", lambda *a, **kw: [])
+    out = io.StringIO()
+    assert report.main(keep=Path("kept\x1b[2J\rhere"), out=out) == 0
+    assert "kept\\x1b[2J\\rhere/" in out.getvalue() and "\x1b" not in out.getvalue(), out.getvalue()
+
+
+def test_a_name_that_is_not_utf8_is_shown_by_its_bytes(tmp_path):
+    """A hunt: a path holding a byte that is not UTF-8 was written `\\udcff` (Python's surrogate,
+    which names no byte), on stderr and on stdout, and under an ASCII locale (PYTHONUTF8=0
+    LC_ALL=C) a folder 'é' as `\\udcc3\\udca9`; now `\\xff`, `\\xc3\\xa9`, as `ls -b` and bash's
+    $'...' name them."""
+    p = nbsymple("run", "--ics", os.fsdecode(b"s\xff.txt"), "--ics-mass", "480")
+    assert p.returncode == 2 and "file s\\xff.txt does not exist" in p.stderr, p.stderr
+    snapshots = os.fsencode(tmp_path) + "/sé".encode()
+    p = subprocess.run([sys.executable, "-m", "nbsymple_versions.cli", "run", "--n", "16", "--steps", "1", "--seed",
+                        "1", "--snapshots", snapshots], capture_output=True, timeout=600,
+                       env=dict(os.environ, PYTHONUTF8="0", LC_ALL="C"))
+    assert p.returncode == 0 and b"snapshots in " + os.fsencode(tmp_path) + b"/s\\xc3\\xa9\n" in p.stdout, p.stdout
+
+
 def test_profile_json():
     p = nbsymple("profile", "--versions", "AB", "--n", "64", "--steps", "2", "--json")
     assert p.returncode == 0, p.stderr

@@ -237,18 +237,23 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"MPIR_CVAR_NOLOCAL": "abc"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),   # MPI's error stack
     ({"UCX_TLS": "garbage"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),         # UCX's, then MPI's
     ({"MPIR_CVAR_CH4_NETMOD": "garbage"}, ["info"]),                                           # MPI_Init crashes
+    ({"MPI4PY_RC_INITIALIZE": "false"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),   # a hunt: MPICH's
+    ({"MPI4PY_RC_THREAD_LEVEL": "bogus"}, ["info"]),     # abort ("before initializing"); a warning, then the default
     ({"XDG_CONFIG_HOME": "/dev/null"}, ["paper", "--no-science"]),       # matplotlib's warning, a temporary folder
     ({"XDG_CACHE_HOME": "/dev/null/cache"}, ["info"]),
     ({"NUMBA_NUM_THREADS": "100000000"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # SIGSEGV
     ({"OMP_STACKSIZE": "100000G"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # SIGSEGV
-    ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # an OverflowError in its sentence
+    ({"OMP_STACKSIZE": "1" + "0" * 400}, ["run", "--n", "16", "--steps", "1"]),      # beyond the int64 libgomp reads
     ({"NBSYMPLE_BENCH_THREADS": "100000"}, ["info"]),       # numba.set_num_threads raises in every benchmark
     ({"NUMBA_CACHE_DIR": " "}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: numba's cache in a folder ' ' here
     ({"MPLCONFIGDIR": "  "}, ["paper", "--no-science"]),
     ({"XDG_CACHE_HOME": " "}, ["paper", "--no-science"]),
+    ({"NUMBA_CACHE_DIR": "~/numba"}, ["run", "--n", "16", "--steps", "1"]),   # a hunt: a folder '~' made here
+    ({"MPLCONFIGDIR": "~/mpl"}, ["paper", "--no-science"]),
     ({"NUMBA_CACHE_DIR": "c" * 300}, ["check", "--n", "16"]),   # a hunt: a name too long, numba cached elsewhere
     ({"MPLCONFIGDIR": "m" * 300}, ["paper", "--no-science"]),    # matplotlib's warning, a temporary folder
     ({"NUMBA_NUM_THREADS": "9" * 5000}, ["info"]),   # a hunt: beyond Python's 4300 digits, int's ValueError
+    ({"GOMP_STACKSIZE": "1" * 5000 + "M"}, ["info"]),   # a hunt: the stack's size read by int, its ValueError
     ({"PMI_SIZE": "2" * 19}, ["info"]),              # beyond an int64
     ({"PMI_PORT": "x", "PMI_RANK": "\u00b2"}, ["info"]),   # a hunt: '²'.isdigit(), int('²') a traceback
     ({"OPENBLAS_NUM_THREADS": "\u0663"}, ["info"]),         # a hunt: Arabic-Indic 3, which OpenBLAS's atoi reads as 0
@@ -258,6 +263,28 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     p = launch(NBSYMPLE + argv + extra, cwd=tmp_path, env=variables)
     assert_refused(p, sorted(variables)[-1] if len(variables) == 1 else "PMI_RANK")
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("variables, refused", [
+    ({"OMP_THREAD_LIMIT": "1"}, "OMP_THREAD_LIMIT"), ({"OMP_DYNAMIC": " True"}, "OMP_DYNAMIC"),
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "omp"}, "OMP_THREAD_LIMIT"),
+    ({"OMP_THREAD_LIMIT": "2"}, None), ({"OMP_DYNAMIC": "false"}, None),
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "workqueue"}, None),       # numba's own threads: not OpenMP's
+    ({"OMP_DYNAMIC": "true", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, None),
+    ({"GOMP_CPU_AFFINITY": "0"}, "GOMP_CPU_AFFINITY"), ({"OMP_PROC_BIND": "primary"}, "OMP_PROC_BIND"),
+    ({"OMP_PLACES": "{0}", "OMP_PROC_BIND": "close"}, "OMP_PLACES"),          # both named: libgomp binds by both
+    ({"OMP_PROC_BIND": "primary", "NUMBA_THREADING_LAYER": "workqueue"}, None),
+    ({"OMP_PROC_BIND": "false", "OMP_PLACES": "{0}"}, None),                   # places, no binding
+])
+def test_openmp_settings_that_run_fewer_threads_than_numba_reports_are_named(tmp_path, variables, refused):
+    """A hunt: under OMP_THREAD_LIMIT=1 or OMP_DYNAMIC=true libgomp ran one of numba's two threads,
+    and under OMP_PROC_BIND=primary or GOMP_CPU_AFFINITY=0 bound both to one CPU, while version B
+    said "threads: 2" (its times recorded as two threads' times)."""
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"NUMBA_NUM_THREADS": "2", **variables})
+    if refused is None:
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+    else:
+        assert_refused(p, refused)
 
 
 @pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}, {"PMI_FD": "7" * 5000}])
@@ -309,6 +336,31 @@ def test_every_entry_point_checks_the_environment(tmp_path, argv, variables):
     assert_refused(p, *variables)
 
 
+OPENMP_BINDS_ITS_LOADER = """
+import os
+from nbsymple_versions import environment
+from nbsymple_versions.instruments import provenance
+cpus = os.sched_getaffinity(0)
+assert environment.problem() is None
+with open("/proc/self/maps") as maps:
+    assert "libgomp" not in maps.read(), "the check loaded libgomp here"
+d = provenance.describe(gpu=False)
+assert d["threading_layer"] == "omp", d["threading_layer"]
+assert os.sched_getaffinity(0) == cpus and d["usable_cores"] == len(cpus), (os.sched_getaffinity(0), cpus)
+"""
+
+
+def test_openmp_binding_leaves_the_commands_own_cpus_as_they_were(tmp_path):
+    """A hunt: libgomp binds the thread that loads it to its first place (OMP_PROC_BIND,
+    OMP_PLACES): loaded by the start-up check, or by `provenance.threading` naming numba's layer,
+    it left the process on one CPU, so the machine was named "1of2cores" and the asv that
+    `make bench` starts inherited that CPU (B timed there with one thread). The check asks libgomp
+    in a child; `threading` gives the process its CPUs back."""
+    p = launch([sys.executable, "-c", OPENMP_BINDS_ITS_LOADER], cwd=tmp_path,
+               env={"OMP_PROC_BIND": "true", "OMP_PLACES": "cores", "NUMBA_THREADING_LAYER": "omp"})
+    assert p.returncode == 0, p.stderr
+
+
 def test_openmp_settings_libgomp_can_use_pass_and_what_it_shows_on_request_is_shown(tmp_path):
     """Valid OpenMP settings (a passive wait, a spin count, a stack size) run version B; what
     libgomp prints when asked (OMP_DISPLAY_ENV) reaches stderr as it would without the check."""
@@ -330,12 +382,65 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     assert (tmp_path / "plots" / "speedup.png").is_file()
 
 
+@pytest.mark.parametrize("text, named", [
+    ("disable_jit: 1\n", ["NUMBA_DISABLE_JIT", "disable_jit in .numba_config.yaml"]),   # dsp: numba's traceback
+    ("num_threads: 0\n", ["NUMBA_NUM_THREADS", "num_threads in .numba_config.yaml"]),
+    ("num_threads: [\n", [".numba_config.yaml", "is not YAML"]),                        # yaml's traceback
+    ("- 1\n", [".numba_config.yaml", "not a mapping"]),
+])
+def test_numbas_settings_file_in_the_current_folder_is_checked_as_its_variables(tmp_path, text, named):
+    """A hunt: numba reads `.numba_config.yaml` in the current folder as NUMBA_* variables, which
+    the start-up check did not: `disable_jit: 1` there ended `run --precision dsp` in numba's
+    NotImplementedError, YAML cut short every command in yaml's traceback."""
+    (tmp_path / ".numba_config.yaml").write_text(text)
+    p = launch(NBSYMPLE + ["run", "--n", "16", "--steps", "1", "--precision", "dsp"], cwd=tmp_path)
+    assert_refused(p, *named)
+
+
+@pytest.mark.parametrize("kind", ["not UTF-8", "FIFO", "device"])
+def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(tmp_path, kind):
+    """A hunt: matplotlib reads its settings file as it is imported (a matplotlibrc in the current
+    folder first, then MATPLOTLIBRC's, MPLCONFIGDIR's...): one not UTF-8 ended `paper` in a
+    UnicodeDecodeError traceback, a FIFO or MATPLOTLIBRC=/dev/zero hung it for ever."""
+    environ = {"MATPLOTLIBRC": "/dev/zero"} if kind == "device" else {}
+    if kind == "not UTF-8":
+        (tmp_path / "matplotlibrc").write_bytes(b"lines.linewidth: 2 # \xff\n")
+    elif kind == "FIFO":
+        os.mkfifo(tmp_path / "matplotlibrc")
+    p = launch(PAPER + ["--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path, env=environ)
+    assert_refused(p, "MATPLOTLIBRC" if environ else "matplotlibrc in the current folder")
+    assert not (tmp_path / "plots").exists()
+
+
+def test_the_figures_leave_out_the_users_matplotlib_settings(tmp_path, monkeypatch):
+    """A hunt: a matplotlibrc in the current folder (or MATPLOTLIBRC's, MPLCONFIGDIR's) with
+    `text.usetex: True` ended `nbsymple paper` in matplotlib's RuntimeError where LaTeX is not
+    installed, and changed the figures where it is: `paper.style.style` and `mpi_model.plot` draw
+    with matplotlib's own defaults."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from nbsymple_versions.instruments import mpi_model
+    from nbsymple_versions.paper import style
+    users = {"text.usetex": True, "axes.facecolor": "black"}
+    seen = []
+    subplots = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **kw: (seen.append(matplotlib.rcParams["text.usetex"]),
+                                                           subplots(*a, **kw))[1])
+    with matplotlib.rc_context(users):
+        with style.style():
+            assert not matplotlib.rcParams["text.usetex"] and matplotlib.rcParams["axes.facecolor"] == "white"
+            assert matplotlib.rcParams["savefig.dpi"] == style.DPI
+        mpi_model.plot(tmp_path / "m.png", [], 1e9)
+    assert seen == [False] and (tmp_path / "m.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize("home, argv", [
     ("/dev/null", NBSYMPLE + ["paper", "--no-science"]),     # found by a search: matplotlib's warning
     ("file.txt", PAPER + ["--no-science"]),
     ("/proc/nbsymple-home", NBSYMPLE + ["paper", "--no-science"]),
     ("", PAPER + ["--no-science"]),                # matplotlib would take / (and make /.config as root)
     (" ", PAPER + ["--no-science"]),               # a hunt: said to be empty; matplotlib makes ' /.config' here
+    ("~", PAPER + ["--no-science"]),               # a hunt: matplotlib makes '~/.config' here
     ("file.txt", [sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--rate", "1e9", "--plot", "m.png"]),
 ])
 def test_a_home_folder_matplotlib_cannot_use_is_named_where_it_draws(tmp_path, monkeypatch, home, argv):
@@ -1035,24 +1140,54 @@ def test_a_signal_while_the_environment_is_checked_is_one_sentence(name):
 
 
 def test_a_ctrl_c_while_the_modules_load_ends_quietly():
-    """The `nbsymple` script loads the command's modules under `entry.quiet_interrupt`: a Ctrl-C
-    then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
+    """The `nbsymple` script loads the command's modules after `loading.quiet_while_loading`: a
+    Ctrl-C then is status 130 and no traceback from inside an import; an ignored SIGINT stays ignored."""
     from importlib.metadata import entry_points
-    from nbsymple_versions import entry
+    from nbsymple_versions import loading
     assert entry_points(group="console_scripts")["nbsymple"].value == "nbsymple_versions.__main__:nbsymple"
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)     # as a terminal's process has it
     try:
+        loading.quiet_while_loading()
         with pytest.raises(SystemExit) as stopped:
-            with entry.quiet_interrupt():
-                signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
         assert stopped.value.code == 130
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        with entry.quiet_interrupt():
-            signal.raise_signal(signal.SIGINT)                              # ignored, as the process asked
+        loading.quiet_while_loading()
+        signal.raise_signal(signal.SIGINT)                                  # ignored, as the process asked
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# a Ctrl-C as the command's modules load: raised when `entry`'s first import is looked for (Python's
+# site imports sitecustomize before the command's own code)
+CTRL_C_WHILE_LOADING = """
+import signal, sys
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "nbsymple_versions.environment":
+            sys.meta_path.remove(self)
+            signal.raise_signal(signal.SIGINT)
+
+sys.meta_path.insert(0, CtrlC())
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    [sys.executable, "-c", "import sys; from nbsymple_versions.__main__ import nbsymple; sys.exit(nbsymple())", "info"],
+    [sys.executable, "-m", "nbsymple_versions.instruments.mpi_timing", "--help"],
+    [sys.executable, "-m", "tools.migrate", "--help"],
+])
+def test_a_ctrl_c_while_any_entry_point_loads_ends_quietly(tmp_path, argv):
+    """A hunt: `python -m nbsymple_versions.instruments.*` and `python -m tools.*` import their
+    modules before any code of theirs runs, and the `nbsymple` script imported `entry` before it
+    answered a Ctrl-C: a KeyboardInterrupt traceback from inside an import. The packages answer it
+    as Python's `-m` locates the module, the script first of all: 130, nothing said."""
+    (tmp_path / "sitecustomize.py").write_text(CTRL_C_WHILE_LOADING)
+    p = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"),
+                       capture_output=True, text=True, timeout=HANG_GUARD, preexec_fn=signals_default)
+    assert (p.returncode, p.stderr, p.stdout) == (130, "", ""), p.stderr
 
 
 def test_an_interrupt_swallowed_on_its_way_still_ends_the_command(capsys):

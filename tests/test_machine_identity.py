@@ -72,6 +72,20 @@ def test_a_process_held_to_some_cores_names_the_machine_by_them(monkeypatch):
     assert f"-{cores}cores-nogpu" in provenance.machine_name([])
 
 
+def test_threads_written_with_a_sign_or_zeros_name_the_machine_as_the_number(host, monkeypatch):
+    """A hunt: NBSYMPLE_BENCH_THREADS=+2 (the check takes it, as C's atoi does) named the machine
+    '...-+2threads', and '02' '...-02threads', though the process ran the machine's 2 threads:
+    another machine's folder in results/. The benchmarks read it as the same number."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import grid
+    host("znver4")
+    monkeypatch.setattr(provenance, "usable_cores", lambda: 2)
+    for typed, tail in (("+2", "-2cores-nogpu"), (" 02 ", "-2cores-nogpu"), ("+1", "-nogpu-1threads")):
+        monkeypatch.setenv("NBSYMPLE_BENCH_THREADS", typed)
+        assert provenance.machine_name().endswith(tail), (typed, provenance.machine_name())
+        assert grid.bench_threads() == int(typed)
+
+
 def test_zen4_and_zen5_get_different_names(host):
     names = {}
     for uarch in ("znver4", "znver5"):

@@ -115,7 +115,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 # its own layer, in the paper's order, so a version package can reach the core and the
 # versions it builds on, never a later version, the registry, the API, a wing, the paper or the CLI.
 LAYERS = (
-    ("core",),
+    ("core", "loading"),                               # loading: a command quiet while its modules load
     ("serial",), ("threaded",), ("gpu_pairwise",), ("gpu_threaded",), ("gpu_full",), ("mpi",),   # A .. F
     ("versions",),                                     # the registry: letters -> packages
     ("", "simulation", "validation"),                  # the API ("": the package's __init__, its public names)
@@ -153,24 +153,24 @@ def test_the_version_packages_are_the_papers_and_fs():
     assert set(VERSION_PACKAGES) <= set(names) and "core" in names, names
     assert set(names) == {*VERSION_PACKAGES, "core", *WINGS, "paper"}, names
     modules = sorted(p.stem for p in (ROOT / PACKAGE).glob("*.py"))
-    assert modules == ["__init__", "__main__", "arguments", "cli", "entry", "environment", "simulation",
-                       "validation", "versions"], modules
+    assert modules == ["__init__", "__main__", "arguments", "cli", "entry", "environment", "loading",
+                       "simulation", "validation", "versions"], modules
     from nbsymple_versions.versions import TABLE
     assert tuple(v.name for v in TABLE) == VERSION_PACKAGES
 
 
 def test_only_the_wings_launch_a_module_by_string():
     """The wings start the package's modules (and tools) in child interpreters; besides them only
-    `environment` starts some, to ask MPICH whether it can start with the user's settings and
-    numba whether it can load the threading layer named, and those children import MPI (mpi4py)
-    or numba and nothing of the package."""
+    `environment` starts some, to ask MPICH whether it can start with the user's settings, numba
+    whether it can load the threading layer named and libgomp how it reads OpenMP's settings, and
+    those children import MPI (mpi4py), numba or libgomp (ctypes) and nothing of the package."""
     modules = package_modules()
     launching = sorted(name for name, tree in modules.items() if launched(tree, name))
     asks = f"{PACKAGE}.environment"
     assert launching and all(name.split(".")[1] in WINGS or name == asks for name in launching), launching
     imported = {name for node in launched(modules[asks], asks)
                 for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module])}
-    assert imported == {"mpi4py", "numba.np.ufunc", "importlib", "warnings"}, imported
+    assert imported == {"mpi4py", "numba.np.ufunc", "importlib", "warnings", "ctypes", "json"}, imported
     graph = import_graph(modules)
     timing, job = f"{PACKAGE}.instruments.mpi_model", f"{PACKAGE}.instruments.mpi_timing"
     assert job in graph[timing]                                                  # -m M

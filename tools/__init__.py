@@ -14,3 +14,7 @@ as the Makefile does (`python -m tools.<module>`):
 
 See docs/tracking_performance.md.
 """
+from nbsymple_versions.loading import located_by_python_m, quiet_while_loading
+
+if located_by_python_m():               # `python -m tools....`: a Ctrl-C while it loads, quietly
+    quiet_while_loading()

@@ -24,6 +24,7 @@ import tempfile
 from contextlib import nullcontext
 from pathlib import Path
 
+from nbsymple_versions.entry import printable
 from nbsymple_versions.instruments import provenance
 from nbsymple_versions.paper.records import one_line
 from nbsymple_versions.runs.paths import not_a_folder, read_json, write_file
@@ -131,8 +132,8 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
             or target.parent.resolve() != root.resolve():      # every file it writes lies in one machine folder
         raise ValueError(f"the machine name {info['machine']!r} made from --isa, --uarch and "
                          f"{folder.name}/machine.json is not one folder name inside {root.name}/")
-    print(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)"
-                                               if given else ""))
+    print(printable(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} "
+                                                         f"given)" if given else "")))
     written = []
     for path in sorted(folder.glob("*.json")):
         if path.name == "machine.json":

@@ -29,7 +29,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 from nbsymple_versions.entry import FAULT, cannot_write, child_process, command
-from nbsymple_versions.environment import blank_folder, os_reason, usable_cores
+from nbsymple_versions.environment import misread_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import in_the_way_of, writable
 from nbsymple_versions.runs.locks import PathBusy, hold
 from nbsymple_versions.runs.paths import (FileRefused, KeyTwice, Unbounded, decode_json, not_a_folder, odd_kind,
@@ -173,7 +173,7 @@ def home_problem() -> str | None:
     if not home:
         return ("HOME is set but empty, and asv would keep its machine file (.asv-machine.json) at / instead; set HOME "
                 "to your home folder")
-    if (found := blank_folder("HOME", home, "asv (for its machine file, .asv-machine.json)",
+    if (found := misread_folder("HOME", home, "asv (for its machine file, .asv-machine.json)",
                               "set HOME to your home folder")) is not None:
         return found
     remedy = "set HOME to your home folder"

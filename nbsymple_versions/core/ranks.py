@@ -24,11 +24,14 @@ WHOLE_DIGITS = 18
 
 
 def whole_value(text: str | None) -> int | None:
-    """The whole number a variable's `text` holds, written in ASCII digits (spaces around it
-    allowed, at most WHOLE_DIGITS digits: an int64's), else None. (`str.isdigit` also takes digits
+    """The whole number a variable's `text` holds, written in ASCII digits (a '+' before them and
+    spaces around allowed, as C's atoi and the check of `environment` take them; at most
+    WHOLE_DIGITS digits: an int64's), else None: the one reading of every such variable, so that
+    '+2' and '02' are 2 wherever they are read (a hunt: NBSYMPLE_BENCH_THREADS=+2 named the
+    machine '...-+2threads'). (`str.isdigit` also takes digits
     `int` cannot read, '²' or '①', and `int` reads at most 4300: a hunt, a traceback at every
     command's start from MPI_LOCALNRANKS='²' or a PMI_FD of 5000 digits.)"""
-    text = (text or "").strip()
+    text = (text or "").strip().removeprefix("+")
     return int(text) if text.isascii() and text.isdigit() and len(text.lstrip("0")) <= WHOLE_DIGITS else None
 
 

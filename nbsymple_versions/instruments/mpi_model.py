@@ -216,6 +216,11 @@ def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --r
     import numpy as np
 
     ns = np.logspace(np.log10(256), np.log10(4e6), 200)
+    with matplotlib.style.context("default"):      # matplotlib's defaults, none of the user's matplotlibrc
+        _draw(path, plt, ns, measured, rate_cpu, cpu)
+
+
+def _draw(path, plt, ns, measured: list[dict], rate_cpu: float, cpu: str):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
     for ax, (node, rate) in zip(axes, ((cpu, rate_cpu), ("H200 (E, predicted)", NODE_RATES["H200 (E, predicted)"]))):
         ax.plot(ns, [step_seconds(n, 1, rate, next(iter(NETWORKS))) for n in ns], "k-", label="1 node")

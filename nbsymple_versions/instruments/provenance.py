@@ -13,6 +13,7 @@ import platform
 import re
 import subprocess
 
+from ..core.ranks import whole_value
 from ..environment import usable_cores
 from ..gpu_pairwise.backends import no_driver
 from ..gpu_pairwise.simulator import cuda_simulator, gpu_name
@@ -88,12 +89,20 @@ def library_versions() -> dict:
 
 def threading() -> tuple[str, int]:
     """(numba's threading layer, its thread count), after starting the layer with a tiny
-    parallel kernel (numba names its layer only once one has run)."""
+    parallel kernel (numba names its layer only once one has run). The CPUs this process may run
+    on are left as they were: libgomp, loading, binds the thread that loads it to its first place
+    (OMP_PROC_BIND, OMP_PLACES; a hunt: the machine was then named "1of2cores", and the asv that
+    `make bench` starts next inherited the one CPU, B timed on it with one thread)."""
     import numba
     import numpy as np
 
     from ..threaded.kernels import THREADED
-    THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        THREADED.axpy(np.zeros(2), np.zeros(2), 0.0)
+    finally:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
     try:
         layer = numba.threading_layer()
     except ValueError:
@@ -154,8 +163,8 @@ def machine_name(gpu_names: list[str] | None = None) -> str:
     gpu_slug = "-".join(f"{names.count(m)}x-{slug(m)}" for m in models) or "nogpu"
     cores, usable = os.cpu_count() or 0, usable_cores()
     name = f"{slug(cpu_model())}-{cpu_uarch()}-{vector_isa()}-{cores_words(usable, cores, 'of')}cores-{gpu_slug}"
-    threads = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    return name + (f"-{threads}threads" if threads and threads != str(usable) else "")
+    threads = whole_value(os.environ.get("NBSYMPLE_BENCH_THREADS"))       # '+2' and '02' as 2
+    return name + (f"-{threads}threads" if threads is not None and threads != usable else "")
 
 
 def cores_words(usable: int, cores: int, of: str) -> str:

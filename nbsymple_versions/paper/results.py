@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..entry import escaped
 from ..environment import os_reason
 from ..runs.paths import FileRefused, decode_json, not_a_folder, read_bytes
 from ..versions import LETTERS
@@ -59,7 +60,7 @@ def _name(path: Path, root: Path | None = None) -> str:
 
 def _printable(text: str) -> str:
     """`text` with each character that does not print (a line feed, an escape) as its escape."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() else escaped(c) for c in text)
 
 
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:

@@ -68,7 +68,10 @@ def version_line(v: str) -> dict:
 
 @contextmanager
 def style():
-    with matplotlib.rc_context(RC), quiet_glyphs():
+    """The figures' style: matplotlib's own defaults and RC, none of the user's settings (a hunt:
+    a matplotlibrc in the current folder, MATPLOTLIBRC's or MPLCONFIGDIR's with `text.usetex: True`
+    ended `paper` in a traceback where LaTeX is not installed, and changed the figures where it is)."""
+    with matplotlib.style.context(["default", RC]), quiet_glyphs():
         yield
 
 

@@ -4,14 +4,7 @@ is undefined (a zero reference, e.g. L0 of bodies at rest) is `null` in JSON and
 import json
 
 from ..core.diagnostics import at_resolution
-from ..entry import sentence, shown as escaped, stood_still
-
-
-def _line(text) -> str:
-    """Text the report prints from a path or a checkpoint (its file name, the earlier sessions'
-    devices) as one line of what it holds: a line feed, a carriage return or the ESC of a
-    terminal's escape sequence as its escape (a checkpoint's devices redrew the terminal)."""
-    return sentence(escaped(str(text)))
+from ..entry import printable, stood_still
 
 
 def _figure(value, reason) -> str:
@@ -74,11 +67,11 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     scale = f"r_cl = {u.r_cl_pc:g} pc, M = {u.mass_msun:g} Msun, {u.constants} constants" + (
         f", {run_['mass_classes']} mass classes" if run_.get("mass_classes") else "")
     if run_.get("ics"):                  # the file fixes the bodies: no seed to repeat them with
-        print(f"bodies from {_line(run_['ics'])} ({scale})")
+        print(f"bodies from {printable(run_['ics'])} ({scale})")
     else:
         chosen = " (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"]) if run_["seed_chosen"] else ""
         print(f"seed {run_['seed']}{chosen}; {scale}")
-    print(f"device: {now}" + (f" (earlier sessions: {', '.join(map(_line, earlier))})" if earlier else ""))
+    print(f"device: {now}" + (f" (earlier sessions: {', '.join(map(printable, earlier))})" if earlier else ""))
     if options:
         print("options: " + ", ".join(f"{d['flag']} {options[d['name']]}" for d in typed.describe()
                                       if d["name"] in options))
@@ -94,7 +87,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
               + (f"   (it was {stood_still(stops)})" if stops else ""))
         print("task shares             " + ", ".join(f"{k} {v:.2f} %" for k, v in result["task_shares"].items()))
     if folder is not None:
-        print(f"snapshots in {_line(folder)}")
+        print(f"snapshots in {printable(folder)}")
     if checkpoint is not None:
-        print(f"checkpoint {_line(checkpoint)} (step {sim.steps_done})")
+        print(f"checkpoint {printable(checkpoint)} (step {sim.steps_done})")
     return 0

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 import sys
 
+from ...entry import printable
 from ...runs.paths import write_file
 from . import replay
 from .model import CPUS, mca, predict
@@ -206,6 +207,6 @@ def main(targets=TARGETS, as_json: bool = False, keep: Path | None = None, out=N
     print(table(rows), file=out)
     print("\n".join(notes(rows)), file=out)
     if keep is not None:
-        print(f"assembly of each kernel in {keep}/<target>_<kernel>_<precision>.s", file=out)
+        print(f"assembly of each kernel in {printable(keep)}/<target>_<kernel>_<precision>.s", file=out)
     return 0
 

@@ -5,6 +5,7 @@ import sys
 import tempfile
 
 from ...core.vocabulary import PRECISIONS
+from ...entry import printable
 from ...gpu_pairwise.options import BACKENDS
 from ...runs.paths import write_file
 from .model import DEFAULT_ARCH, DEVICES, KernelCount, count
@@ -95,5 +96,5 @@ def main(arch: str = DEFAULT_ARCH, tile: int = 256, as_json: bool = False, keep:
     parts = [f"{p} {v:.2f}x" for (p, k), v in ratios(rows).items() if k == "tiled"]
     print("numba / CUDA C instructions per interaction, tiled: " + ", ".join(parts), file=out)
     if keep is not None:
-        print(f"SASS of each kernel in {keep}/<backend>_<precision>_<kernel>.sass", file=out)
+        print(f"SASS of each kernel in {printable(keep)}/<backend>_<precision>_<kernel>.sass", file=out)
     return 0
