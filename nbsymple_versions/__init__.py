@@ -9,7 +9,7 @@ from importlib import import_module
 
 from .loading import located_by_python_m, quiet_while_loading
 
-if located_by_python_m():               # `python -m nbsymple_versions....`: a Ctrl-C while it loads, quietly
+if located_by_python_m(__name__):     # `python -m nbsymple_versions....`: a Ctrl-C while it loads, quietly
     quiet_while_loading()
 
 _PUBLIC = {"TaskClock": ".core.clock", "State": ".core.ics", "add_black_hole": ".core.ics",

@@ -25,7 +25,15 @@ def quiet_while_loading():
             pass
 
 
-def located_by_python_m() -> bool:
-    """Whether Python's `-m` is locating a module of the package that asks (the package's import
-    is then part of starting a command): `sys.argv[0]` is '-m' while it does, as Python documents."""
-    return sys.argv[:1] == ["-m"]
+def located_by_python_m(package: str) -> bool:
+    """Whether Python's `-m` is locating a module of `package` (the package's import is then part
+    of starting a command): `sys.argv[0]` is '-m' while it does, as Python documents, and the
+    module named after '-m' (`python -m tools.gate`, `-mtools.gate`) is `package` or one of its
+    modules. (A hunt: `python -m mytool`, whose package imported nbsymple_versions, ran with this
+    handler all its life: its Ctrl-C an exit, never its KeyboardInterrupt, and `Simulation.step`
+    no longer ending the step under way.)"""
+    if sys.argv[:1] != ["-m"] or len(sys.orig_argv) < len(sys.argv):
+        return False
+    named = sys.orig_argv[-len(sys.argv)]           # the module's name, where '-m' ends the options
+    module = named.partition("m")[2] if named.startswith("-") else named      # '-mtools.gate', '-Im...'
+    return module == package or module.startswith(package + ".")

@@ -1178,6 +1178,7 @@ sys.meta_path.insert(0, CtrlC())
     [sys.executable, "-c", "import sys; from nbsymple_versions.__main__ import nbsymple; sys.exit(nbsymple())", "info"],
     [sys.executable, "-m", "nbsymple_versions.instruments.mpi_timing", "--help"],
     [sys.executable, "-m", "tools.migrate", "--help"],
+    [sys.executable, "-Bmtools.migrate", "--help"],          # '-m' among other options, the name joined to it
 ])
 def test_a_ctrl_c_while_any_entry_point_loads_ends_quietly(tmp_path, argv):
     """A hunt: `python -m nbsymple_versions.instruments.*` and `python -m tools.*` import their
@@ -1188,6 +1189,21 @@ def test_a_ctrl_c_while_any_entry_point_loads_ends_quietly(tmp_path, argv):
     p = subprocess.run(argv, cwd=REPO, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"),
                        capture_output=True, text=True, timeout=HANG_GUARD, preexec_fn=signals_default)
     assert (p.returncode, p.stderr, p.stdout) == (130, "", ""), p.stderr
+
+
+def test_a_program_of_its_own_that_imports_the_package_keeps_its_ctrl_c(tmp_path):
+    """A hunt: `python -m mytool`, whose package imports nbsymple_versions as Python's `-m` locates
+    `mytool`, ran with the quiet handler of a command's loading all its life: its Ctrl-C an exit
+    (130), never its KeyboardInterrupt, and `Simulation.step` no longer ending the step under way.
+    Only a module of nbsymple_versions or tools that `-m` runs gets it."""
+    (tmp_path / "mytool").mkdir()
+    (tmp_path / "mytool" / "__init__.py").write_text("import nbsymple_versions\nimport tools\n")
+    (tmp_path / "mytool" / "__main__.py").write_text(
+        "import signal\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    p = subprocess.run([sys.executable, "-m", "mytool"], cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"), timeout=HANG_GUARD,
+                       preexec_fn=signals_default)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "True\n", ""), (p.stdout, p.stderr)
 
 
 def test_an_interrupt_swallowed_on_its_way_still_ends_the_command(capsys):

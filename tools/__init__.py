@@ -16,5 +16,5 @@ See docs/tracking_performance.md.
 """
 from nbsymple_versions.loading import located_by_python_m, quiet_while_loading
 
-if located_by_python_m():               # `python -m tools....`: a Ctrl-C while it loads, quietly
+if located_by_python_m(__name__):     # `python -m tools....`: a Ctrl-C while it loads, quietly
     quiet_while_loading()
