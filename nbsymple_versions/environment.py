@@ -428,7 +428,8 @@ def _problem(env, draws: bool) -> str | None:
     if any(name.startswith("NUMBA_") for name in env):
         if (found := _numba_problem()) is not None:
             return found
-    for prefixes, asked in ((OPENMP_PREFIXES, _openmp_problem), (MPI_PREFIXES, _mpi_problem)):
+    openmp = lambda names: _openmp_problem(names, env)        # under numba's settings, its file's too
+    for prefixes, asked in ((OPENMP_PREFIXES, openmp), (MPI_PREFIXES, _mpi_problem)):
         if names := sorted(n for n in env if n.startswith(prefixes)):
             if (found := asked(names)) is not None:
                 return found
@@ -514,11 +515,11 @@ def _said_on_stderr(action) -> str:
         os.close(said)
 
 
-def _openmp_problem(names: list[str]) -> str | None:
+def _openmp_problem(names: list[str], env) -> str | None:
     """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
     environment variable OMP_WAIT_POLICY`, and goes on without it), and the CPUs it binds its
-    threads to (`_bound_to_fewer_cpus`). Asked of libgomp in a child, its words caught: loaded
+    threads to (`_bound_to_fewer_cpus`, of numba's settings `env`). Asked of libgomp in a child, its words caught: loaded
     here, libgomp binds this process to its first place at once (OMP_PROC_BIND, OMP_PLACES: a
     hunt, the machine then named "1of2cores", numba starting one thread, and asv's children
     inheriting the one CPU). Where libgomp cannot be loaded, numba's threads do not use it
@@ -536,7 +537,7 @@ def _openmp_problem(names: list[str]) -> str | None:
             binding = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 and p.stdout.strip() else None
         except ValueError:
             binding = None
-        return _bound_to_fewer_cpus(binding, names) if binding else None
+        return _bound_to_fewer_cpus(binding, names, env) if binding else None
     named = [n for n in names if re.search(rf"\b{n}\b", complaints[0])] or names
     return (f"{_settings(named)} is not a value OpenMP can use (libgomp, the threads of version B, says: "
             f"{complaints[0].rstrip('.')}); unset it or correct it")
@@ -562,19 +563,21 @@ BINDING = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY")      # libgomp's:
 PROC_BIND_FALSE, PROC_BIND_PRIMARY = 0, 2                            # omp_get_proc_bind's omp_proc_bind_false, _primary
 
 
-def _bound_to_fewer_cpus(binding: dict, names: list[str]) -> str | None:
+def _bound_to_fewer_cpus(binding: dict, names: list[str], env) -> str | None:
     """libgomp's `binding` of its threads (`_OPENMP_CHECK`'s, with `names` set) where it puts the
-    threads numba starts, where they are OpenMP's (`_may_use_openmp`), on fewer CPUs than there
-    are threads (a hunt: OMP_PROC_BIND=primary, or GOMP_CPU_AFFINITY=0, ran version B's two
-    threads on one core, its times recorded as two cores'): the union of OpenMP's places, or
-    under primary binding the initial thread's place alone."""
+    threads numba starts under `env` (the variables and numba's settings file: a hunt, its
+    `threading_layer: workqueue` or `num_threads: 1` were not read, and such a binding refused),
+    where they are OpenMP's (`_may_use_openmp`), on fewer CPUs than there are threads (a hunt:
+    OMP_PROC_BIND=primary, or GOMP_CPU_AFFINITY=0, ran version B's two threads on one core, its
+    times recorded as two cores'): the union of OpenMP's places, or under primary binding the
+    initial thread's place alone."""
     bind, places = binding.get("bind"), binding.get("places") or []
-    if bind == PROC_BIND_FALSE or not _may_use_openmp(os.environ):
+    if bind == PROC_BIND_FALSE or not _may_use_openmp(env):
         return None
     if bind == PROC_BIND_PRIMARY and places:
         places = [places[max(binding.get("place", 0), 0) % len(places)]]
     cpus = set().union(*map(set, places))
-    started = whole_value(os.environ.get("NUMBA_NUM_THREADS")) or usable_cores()
+    started = _numba_threads(env)
     if not cpus or len(cpus) >= started:
         return None
     named = [n for n in names if n in BINDING] or names
@@ -676,7 +679,7 @@ def _threads_problem(env) -> str | None:
                     f"start (at most {limit}: {why}); unset it (numba then starts one per core, {usable_cores()} here) "
                     f"or set fewer")
     bench_threads = env.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    started = int(numba_threads) if numba_threads else usable_cores()
+    started = _numba_threads(env)
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     for name in ("OMP_STACKSIZE", "GOMP_STACKSIZE"):
         if (found := _too_many_digits(name, env.get(name, ""))) is not None:   # a hunt: int's ValueError at 5000
@@ -693,6 +696,12 @@ def _threads_problem(env) -> str | None:
         return (f"NBSYMPLE_BENCH_THREADS={_shown(bench_threads)} is more threads than numba starts here ({started}: "
                 f"{where}); set it to at most {started}, or raise NUMBA_NUM_THREADS with it")
     return None
+
+
+def _numba_threads(env) -> int:
+    """The threads numba's pool starts under `env` (NUMBA_NUM_THREADS, checked: one per usable core
+    where it is not set)."""
+    return whole_value(env.get("NUMBA_NUM_THREADS")) or usable_cores()
 
 
 def _fewer_openmp_threads(env, started: int) -> str | None:

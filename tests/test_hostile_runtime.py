@@ -397,6 +397,16 @@ def test_numbas_settings_file_in_the_current_folder_is_checked_as_its_variables(
     assert_refused(p, *named)
 
 
+@pytest.mark.parametrize("text", ["threading_layer: workqueue\n", "num_threads: 1\n"])
+def test_a_binding_that_numbas_settings_file_makes_fit_passes(tmp_path, text):
+    """A hunt: the check of OpenMP's binding read numba's threads and layer from the variables
+    alone: OMP_PROC_BIND=primary was refused as two threads on one CPU where numba's settings file
+    starts one thread, or numba's own threads (workqueue), as the same variables pass."""
+    (tmp_path / ".numba_config.yaml").write_text(text)
+    p = launch(NBSYMPLE + ["info"], cwd=tmp_path, env={"OMP_PROC_BIND": "primary"})
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
 @pytest.mark.parametrize("kind", ["not UTF-8", "FIFO", "device"])
 def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(tmp_path, kind):
     """A hunt: matplotlib reads its settings file as it is imported (a matplotlibrc in the current
