@@ -350,18 +350,24 @@ def problem(environ=None, draws: bool = False) -> str | None:
     settings, found = _numba_config()
     if found is not None:
         return found
-    found = _problem({**settings, **env}, draws)
+    found = _problem({**{name: str(value) for name, value in settings.items()}, **env}, draws)
     from_file = [name for name in settings if name not in env and found is not None and name in found]
-    return found if not from_file else (f"{found} ({from_file[0]} is set as {from_file[0][6:].lower()} in "
-                                        f"{NUMBA_CONFIG_FILE} in the current folder, which numba reads)")
+    if not from_file:
+        return found
+    name, key = from_file[0], from_file[0][6:].lower()
+    value = settings[name]          # a hunt: `opt: 3`, which numba passes on as the number 3, refused as '3'
+    typed = (f", a YAML {type(value).__name__}, which numba reads here only as text: quote it, {key}: '{value}'"
+             if "numba can read" in found and not isinstance(value, str) else "")
+    return f"{found} ({name} is set as {key} in {NUMBA_CONFIG_FILE} in the current folder, which numba reads{typed})"
 
 
 def _numba_config() -> tuple[dict, str | None]:
     """({NUMBA_NAME: value} that numba's settings file in the current folder sets, as numba reads
-    it: each key upper-cased after NUMBA_; None) where it is a regular file (numba reads no other),
-    or ({}, a sentence) where it cannot be read as YAML of such settings (a hunt: `disable_jit: 1`
-    there ended `run --precision dsp` in numba's NotImplementedError, and YAML cut short every
-    command in yaml's traceback, as neither was checked)."""
+    it: each key upper-cased after NUMBA_, each value as YAML typed it; None) where it is a
+    regular file (numba reads no other), or ({}, a sentence) where it cannot be read as YAML of
+    such settings (a hunt: `disable_jit: 1` there ended `run --precision dsp` in numba's
+    NotImplementedError, and YAML cut short every command in yaml's traceback, as neither was
+    checked)."""
     import stat
     try:
         mode = os.stat(NUMBA_CONFIG_FILE)
@@ -388,7 +394,7 @@ def _numba_config() -> tuple[dict, str | None]:
         return {}, None
     if not isinstance(settings, dict) or not all(isinstance(k, str) for k in settings):
         return {}, f"{where} is not a mapping of setting names to values; remove it or correct it"
-    return {"NUMBA_" + k.upper(): str(v) for k, v in settings.items()}, None
+    return {"NUMBA_" + k.upper(): v for k, v in settings.items()}, None
 
 
 def _problem(env, draws: bool) -> str | None:
@@ -519,10 +525,10 @@ def _openmp_problem(names: list[str], env) -> str | None:
     """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
     environment variable OMP_WAIT_POLICY`, and goes on without it), and the CPUs it binds its
-    threads to (`_bound_to_fewer_cpus`, of numba's settings `env`). Asked of libgomp in a child, its words caught: loaded
-    here, libgomp binds this process to its first place at once (OMP_PROC_BIND, OMP_PLACES: a
-    hunt, the machine then named "1of2cores", numba starting one thread, and asv's children
-    inheriting the one CPU). Where libgomp cannot be loaded, numba's threads do not use it
+    threads to (`_bound_to_fewer_cpus`, under numba's settings `env`). Asked of libgomp in a
+    child, its words caught: loaded here, libgomp binds this process to its first place at once
+    (OMP_PROC_BIND, OMP_PLACES: a hunt, the machine then named "1of2cores", numba starting one
+    thread, and asv's children inheriting the one CPU). Where libgomp cannot be loaded, numba's threads do not use it
     (another layer), and nothing is read; what it prints on request (OMP_DISPLAY_ENV) it prints
     when the command loads it."""
     try:

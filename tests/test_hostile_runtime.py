@@ -387,6 +387,7 @@ def test_matplotlib_takes_mplconfigdir_before_the_xdg_folders(tmp_path):
     ("num_threads: 0\n", ["NUMBA_NUM_THREADS", "num_threads in .numba_config.yaml"]),
     ("num_threads: [\n", [".numba_config.yaml", "is not YAML"]),                        # yaml's traceback
     ("- 1\n", [".numba_config.yaml", "not a mapping"]),
+    ("opt: 3\n", ["NUMBA_OPT", "a YAML int", "opt: '3'"]),     # a hunt: refused as '3', which numba reads
 ])
 def test_numbas_settings_file_in_the_current_folder_is_checked_as_its_variables(tmp_path, text, named):
     """A hunt: numba reads `.numba_config.yaml` in the current folder as NUMBA_* variables, which
