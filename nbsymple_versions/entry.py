@@ -528,8 +528,8 @@ def _guarded(name: str, body, original, patient) -> int:
         if e.errno in (errno.EMFILE, errno.ENFILE):
             _say(sentence(f"{name}: {_out_of_files(e)}"))
             return FAULT
-        if (path := environment.failed_write(e)) is not None:    # a full disk, a folder made read-only: a traceback from
-            _say(cannot_write(name, path, e))         # the tools before (a hunt)
+        if (path := environment.failed_write(e)) is not None:    # a full disk, a folder made read-only:
+            _say(cannot_write(name, path, e))         # a traceback from the tools before (a hunt)
             return FAULT
         if (status := _said_late(name)) is None:
             raise

@@ -85,9 +85,7 @@ STACK = 10**6
 
 def _whole(minimum: int):
     def test(text: str) -> bool:
-        # ASCII digits: `\d` takes '٣', which the C libraries reading these variables (atoi) read as 0
-        digits = re.fullmatch(r"\s*\+?([0-9]+)\s*", text)
-        return digits is not None and (value := whole_value(digits[1])) is not None and value >= minimum
+        return (value := whole_value(text)) is not None and value >= minimum    # ASCII digits, as atoi reads
     return test, f"a whole number of at least {minimum}"
 
 

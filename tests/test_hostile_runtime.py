@@ -1064,8 +1064,8 @@ def test_a_fault_when_the_run_is_marked_finished_names_the_written_checkpoint(tm
 def test_a_full_disk_at_the_set_up_is_a_fault_and_leaves_nothing(tmp_path):
     p = launch(FAULTS + ["fsync", "nbsymple-run.json", "1", "ENOSPC"] + RUN + ["--checkpoint", "run.ck",
                                                                                "--snapshots", "S"], cwd=tmp_path)
-    assert_refused(p, f"cannot write {tmp_path / 'S' / 'nbsymple-run.json'}: No space left on device", "no step had run",
-                   status=4)                     # the file named (a hunt: "a write failed")
+    assert_refused(p, f"cannot write {tmp_path / 'S' / 'nbsymple-run.json'}: No space left on device",
+                   "no step had run", status=4)          # the file named (a hunt: "a write failed")
     assert not (tmp_path / "run.ck").exists() and not (tmp_path / ".run.ck.lock").exists()
 
 
