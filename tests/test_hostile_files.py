@@ -1370,6 +1370,14 @@ def test_a_value_that_starts_with_a_dash_is_said_to_be_taken_for_an_option(tmp_p
     assert rc == 2 and "no option of" not in err, err
 
 
+def test_a_missing_command_is_not_said_to_be_a_value_taken_for_an_option(tmp_path):
+    """`nbsymple -x` (a mistyped option, no command) was told "'-x' is no option of nbsymple, so it was
+    not taken as a value: write -- -x", which names no command either (a review): the command is
+    said to be missing, as `nbsymple` alone says it."""
+    rc, out, err = nbsymple(tmp_path, "-x")
+    assert rc == 2 and "arguments are required: command" in err and "no option of" not in err, err
+
+
 @pytest.mark.parametrize("argv, option", [
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),
