@@ -65,9 +65,13 @@ class Parser(argparse.ArgumentParser):
         """Where a value is missing ("expected one argument", "arguments are required") and a word
         that starts with '-' and names no option was typed, how to give it: argparse took
         `--checkpoint -x.ck` or `tools.migrate -x` for an option, and said only that the value was
-        missing (a hunt)."""
+        missing (a hunt). A missing subcommand or value of fixed choices is no word typed for it:
+        `nbsymple -x` was told to write `nbsymple -- -x`, which is no command either."""
         missing = re.match(r"argument (\S+): expected (?:one|at least one) argument", message)
-        if missing is None and "arguments are required" not in message:
+        required = message.partition("arguments are required: ")[2].split(", ")
+        free = [a for a in self._actions if not a.option_strings and a.choices is None
+                and (a.metavar or a.dest) in required]      # not a subcommand's name: `nbsymple -x`
+        if missing is None and not free:
             return ""
         typed = getattr(self, "_typed", [])
         if missing:                          # the word after the option (as typed: `-b`, `--check`)
@@ -82,8 +86,7 @@ class Parser(argparse.ArgumentParser):
         if not words:
             return ""
         word, option = words[0], missing[1].split("/")[0] if missing else None
-        actions = ([self._option_string_actions[option]] if option
-                   else [a for a in self._actions if not a.option_strings and a.required])
+        actions = [self._option_string_actions[option]] if option else free
         path = any(a.type in (path_argument, folder_argument, file_argument, output_file_argument) for a in actions)
         given = f"{option}={word}" + (f" or {option} ./{word}" if path else "") if option else \
             f"-- {word}" + (f" or ./{word}" if path else "")

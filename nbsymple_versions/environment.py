@@ -284,7 +284,7 @@ def not_a_folder(path) -> str | None:
     except OSError as e:
         if (link := dead_link(path)) is not None:       # "does not exist" of a name that is there
             return f"is {link}, not a folder"
-        if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
+        if (found := on_its_path(e, path)) is not None:
             return f"cannot be read: a folder on its path is {found[1]} ({found[0]})"
         return "does not exist" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror})"
     return None if stat.S_ISDIR(mode) else f"is {mode_kind(mode)}, not a folder"
@@ -327,6 +327,15 @@ def blocking(path) -> tuple[Path, str] | None:
         if not stat.S_ISDIR(mode):
             return name, mode_kind(mode)
     return None
+
+
+def on_its_path(error: OSError, path) -> tuple[Path, str] | None:
+    """(a name on `path`'s folders, what it is: `blocking`) where it is why `path` could not be opened
+    (`error`): a file or a link loop there, or a dangling link (a disk not mounted here: `data/c.ck` was
+    said not to exist, `data` unnamed); else None."""
+    if error.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+        return None
+    return blocking(Path(path).parent)
 
 
 def failed_write(error: OSError) -> Path | None:

@@ -88,6 +88,10 @@ def test_binary_missing_and_folder_are_refused(tmp_path):
     (tmp_path / "bin.txt").write_bytes(AUTHORS_LINE.encode() + b"\x00\xff\xfe")
     with pytest.raises(FormatError, match="line 2: not plain ASCII"):
         read_nbsymple(tmp_path / "bin.txt")
+    # lines that end at "\r" are lines, as they are read (a review: the byte was said to be on line 1)
+    (tmp_path / "cr.txt").write_bytes(AUTHORS_LINE.replace("\n", "\r").encode() * 2 + b"\xe9")
+    with pytest.raises(FormatError, match="line 3: not plain ASCII"):
+        read_nbsymple(tmp_path / "cr.txt")
     with pytest.raises(FormatError, match="does not exist"):
         read_nbsymple(tmp_path / "none.txt")
     with pytest.raises(FormatError, match="is a folder"):

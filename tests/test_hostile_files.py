@@ -1287,7 +1287,7 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
         assert rc == 0 and (tmp_path / "-").is_file(), err
 
 
-@pytest.mark.parametrize("on_path", ["a file", "a symbolic-link loop"])
+@pytest.mark.parametrize("on_path", ["a file", "a symbolic-link loop", "a dangling symbolic link to gone"])
 @pytest.mark.parametrize("argv, module", [(["run", "--resume"], "nbsymple_versions.cli"),
                                           (["run", "--ics-mass", "1", "--ics"], "nbsymple_versions.cli"),
                                           (["paper", "--no-science", "--results"], "nbsymple_versions.cli"),
@@ -1296,11 +1296,12 @@ def test_a_dash_for_a_path_is_refused_and_dot_slash_dash_taken(tmp_path, argv, o
 def test_a_file_or_a_loop_on_the_path_of_what_is_read_is_named(tmp_path, argv, module, on_path):
     """`--resume x/c.ck` where x is a file said "cannot be read (Not a directory)", and where x is a
     link loop "x/c.ck is a symbolic-link loop, not a file" (a hunt): the folder on its path is named
-    as what it is (`runs.paths._os_error`, `not_a_folder`)."""
+    as what it is (`runs.paths._os_error`, `not_a_folder`). So is x a dangling link (a disk not mounted
+    here), where "x/c.ck does not exist" left it unnamed (a review)."""
     if on_path == "a file":
         (tmp_path / "x").write_text("x\n")
     else:
-        (tmp_path / "x").symlink_to("x")
+        (tmp_path / "x").symlink_to("x" if on_path == "a symbolic-link loop" else "gone")
     err = refused(tmp_path, [*argv, "x/c.ck"], [f"x/c.ck cannot be read: a folder on its path is {on_path} (x)"],
                   module=module)
     assert "x/c.ck is a symbolic-link loop" not in err, err
@@ -1368,6 +1369,14 @@ def test_a_value_that_starts_with_a_dash_is_said_to_be_taken_for_an_option(tmp_p
     assert list(tmp_path.iterdir()) == []
     rc, out, err = nbsymple(tmp_path, *argv[:-1], known, module=module)
     assert rc == 2 and "no option of" not in err, err
+
+
+def test_a_missing_command_is_not_said_to_be_a_value_taken_for_an_option(tmp_path):
+    """`nbsymple -x` (a mistyped option, no command) was told "'-x' is no option of nbsymple, so it was
+    not taken as a value: write -- -x", which names no command either (a review): the command is
+    said to be missing, as `nbsymple` alone says it."""
+    rc, out, err = nbsymple(tmp_path, "-x")
+    assert rc == 2 and "arguments are required: command" in err and "no option of" not in err, err
 
 
 @pytest.mark.parametrize("argv, option", [

@@ -367,6 +367,18 @@ def test_a_report_paper_did_not_write_is_not_replaced(tmp_path, capsys):
     assert (tmp_path / "REPORT.md").read_text() == "# My project\n"
 
 
+def test_a_report_larger_than_a_table_that_paper_did_not_write_is_not_replaced(tmp_path, capsys):
+    """A REPORT.md of more than 16 MiB (a Markdown table's limit) was taken as none to keep, and
+    replaced in silence (a review): its first line alone is read, and it is refused and kept."""
+    with open(tmp_path / "REPORT.md", "w") as f:
+        f.write("# My project\n")
+        f.truncate(17 << 20)              # sparse: no 17 MiB written
+    assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science"]) == 2
+    assert "holds a REPORT.md that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "REPORT.md"]
+    assert (tmp_path / "REPORT.md").stat().st_size == 17 << 20
+
+
 def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):
     """The fixture with `track_internal_energy_error` added (its total errors times 4.3e4, plus 3e-14)."""
     results = _results_copy(tmp_path)

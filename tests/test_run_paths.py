@@ -100,6 +100,19 @@ def test_a_dangling_link_to_a_folder_not_there_is_refused(tmp_path, option):
         assert rc == 0 and target.is_file(), err
 
 
+@pytest.mark.parametrize("option, name", [("--snapshots", "link/snaps"), ("--checkpoint", "link/c.ck")])
+def test_a_dangling_link_on_the_path_of_a_folder_made_is_refused(tmp_path, option, name):
+    """`--snapshots data/run1` or `--checkpoint data/c.ck`, data a link to a disk not mounted here,
+    made the link's whole path on this disk and wrote the run there in silence, where `--snapshots
+    data` was refused (a review): refused, naming the link, nothing made."""
+    target = tmp_path / "unmounted" / "run1"
+    (tmp_path / "link").symlink_to(target)
+    more = ["--every", "1"] if option == "--snapshots" else []
+    rc, out, err = call(["run", "--n", "8", "--steps", "1", *more, option, tmp_path / name])
+    assert rc == 2 and one_sentence(err) and f"({tmp_path / 'link'}) is a dangling symbolic link to {target}" in err
+    assert not (tmp_path / "unmounted").exists()
+
+
 def test_two_runs_on_one_folder_and_checkpoint_never_both_succeed(tmp_path):
     folder, ck = tmp_path / "snaps", tmp_path / "run.ck"
     first = start([*LONG, "--every", "50", "--snapshots", folder, "--checkpoint", ck, "--checkpoint-every", "50"],

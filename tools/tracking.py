@@ -666,12 +666,13 @@ def results_folder_problem(results_dir: Path) -> str | None:
 
 
 def special_results(results_dir: Path) -> str | None:
-    """The first file under `results_dir` that asv reads (benchmarks.json and each machine's
-    results) and that is no regular file, or one asv cannot pass over, in a sentence: a FIFO
-    there made `make dashboard` wait for ever, JSON nested 100000 deep (`runs.paths.Unbounded`)
-    and a results file whose fields are not of their types (`paper.results.ResultFile`: an
-    env_name of 5, results or durations that are lists) or a machine.json without its machine's
-    name or format version ended it in asv's traceback; else None.
+    """`results_dir` where it is no folder (`results_folder_problem`), else the first file under it
+    that asv reads (benchmarks.json and each machine's results) and that is no regular file, or one
+    asv cannot pass over, in a sentence: a FIFO there made `make dashboard` wait for ever, JSON
+    nested 100000 deep (`runs.paths.Unbounded`) and a results file whose fields are not of their
+    types (`paper.results.ResultFile`: an env_name of 5, results or durations that are lists) or a
+    machine.json without its machine's name or format version ended it in asv's traceback, and a key
+    given twice (`runs.paths.KeyTwice`) had asv take its last value; else None.
     A file that is not JSON asv skips, saying so."""
     from nbsymple_versions.paper.results import ResultFile, ResultsError
     if (problem := results_folder_problem(results_dir)) is not None:

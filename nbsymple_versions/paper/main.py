@@ -224,9 +224,9 @@ def _check_inputs(args) -> Results | None:
     if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
         raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
                          f"read as asv results; give --out a folder outside it")
-    if not args.full and foreign_report(out):
-        raise PaperError(f"--out {out} holds a REPORT.md that nbsymple paper did not write, which it would replace; "
-                         f"give another --out, or move that file away")
+    if not args.full and (why := foreign_report(out)) is not None:
+        raise PaperError(f"--out {out} holds a REPORT.md {why}, which it would replace; give another --out, or "
+                         f"move that file away")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science:                # checked before hours of runs, not when their figure is drawn

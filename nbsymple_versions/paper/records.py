@@ -17,7 +17,7 @@ import re
 
 from ..core.schemes import SCHEMES
 from ..core.vocabulary import PRECISIONS
-from ..entry import sentence, shown
+from ..entry import printable
 from ..versions import LETTERS
 
 TEXT_LIMIT = 256            # characters of a name (a run, a CPU, a machine, a benchmark): asv's are tens
@@ -52,7 +52,7 @@ def markdown_note(text) -> str:
     Markdown would read as HTML, an entity or math escaped (a results file named '<!--.json'
     would hide the rest of REPORT.md), and what a terminal would act on written as its escape, as
     on stderr (an --out holding ESC: `cat REPORT.md` set the terminal's title, a hunt)."""
-    return re.sub(r"[<>&$]", lambda m: "\\" + m.group(0), sentence(shown(text)))
+    return re.sub(r"[<>&$]", lambda m: "\\" + m.group(0), printable(text))
 
 
 def code_span(text) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from pathlib import Path
 
-from ..runs.paths import FileRefused, open_file, write_file
+from ..environment import os_reason
+from ..runs.paths import write_file
 from ..versions import GPU_LETTERS, get_version
 from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPER_GPU_SP_OVER_DP, PAPER_PAIRWISE_SHARE,
                    REFERENCE, STEP, TASK_TIMES, MissingData, describe_machine, largest_n_shares, predicted_vs_measured,
@@ -313,16 +315,21 @@ def science_lines(record: dict) -> list[str]:
 TITLE = "# NBSymple versions: the paper's figures and tables, regenerated"      # REPORT.md's first line
 
 
-def foreign_report(out: Path) -> bool:
-    """Whether `out` holds a REPORT.md that paper did not write (a file that does not begin with
-    TITLE): `--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt)."""
-    if os.path.islink(out / "REPORT.md"):      # replaced by the write, what it leads to kept
-        return False
+def foreign_report(out: Path) -> str | None:
+    """Why `out`'s REPORT.md is not known to be paper's ("that nbsymple paper did not write": a file that
+    does not begin with TITLE; one that cannot be read), else None: `--out .` of a project's own folder
+    replaced its REPORT.md, in silence (a hunt); so did one larger than a Markdown table (a review)."""
+    path = out / "REPORT.md"
+    try:                                 # a link is replaced by the write, what it leads to kept; no file (none
+        if os.path.islink(path) or not stat.S_ISREG(os.stat(path).st_mode):    # there, a folder, a loop on
+            return None                                                        # its path): the write says it
+    except OSError:
+        return None
     try:
-        with open_file(out / "REPORT.md", "Markdown table") as f:
-            return f.read(len(TITLE.encode())) != TITLE.encode()
-    except FileRefused:                  # none there; or no regular file, which the write says
-        return False
+        with open(path, "rb") as f:      # its first line alone, whatever its size
+            return None if f.read(len(TITLE.encode())) == TITLE.encode() else "that nbsymple paper did not write"
+    except OSError as e:
+        return f"that cannot be read ({os_reason(e)}), so is not known to be one nbsymple paper wrote"
 
 
 def write_report(out: Path, res: Results | None, written: dict, notes: list[str], shares: list | None,

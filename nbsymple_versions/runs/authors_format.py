@@ -106,7 +106,7 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
+        line = _line_number(data[:e.start])
         raise FormatError(f"{path} line {line}: not plain ASCII text, so not an NBSymple file") from None
     del data
     rows = array.array("d")
@@ -141,7 +141,12 @@ def _long_line(data: bytes) -> int | None:
         return 1
     if (long := LONG_LINE.search(data)) is None:
         return None
-    before = data[:long.start() + 1]       # its lines end at "\n", "\r" or "\r\n", as `text_lines` splits them
+    return _line_number(data[:long.start() + 1])
+
+
+def _line_number(before: bytes) -> int:
+    """The number of the line that follows `before`, whose lines end at "\n", "\r" or "\r\n", as
+    `text_lines` splits them (a byte not ASCII on line 3 of a file of "\r" line ends was said on line 1)."""
     return before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
 
 

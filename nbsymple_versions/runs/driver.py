@@ -62,8 +62,8 @@ from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
 from .locks import PathBusy, hold, how_moved, identity, lock_file, moved
 from .loop import Stopped, cadence, snapshots_after, step_run
 from .memory import memory_problem, warn_if_slow
-from .paths import (LINK_LOOP, FileRefused, dead_link, inside, not_a_folder, odd_kind, read_json, resolved,
-                    write_atomically, written_name)
+from .paths import (LINK_LOOP, FileRefused, blocking, dead_link, inside, not_a_folder, odd_kind, read_json,
+                    resolved, write_atomically, written_name)
 from .progress import Progress, launcher_on_terminal
 from .report import report, session_device
 from .signals import StopNow, StopSignals, wait_for_rank_0
@@ -278,12 +278,21 @@ def _resolved(path, option: str) -> Path:
     """`paths.resolved`: the one real name of a path the run writes, or RunStop naming `option`. A
     dangling link is refused where the run would make the folder it names (`--snapshots`, the
     checkpoint's folder), as `paper --out` and `--keep` refuse one: a link to a disk not mounted
-    here had the run make its path on this one and write there, in silence (a hunt)."""
+    here had the run make its path on this one and write there, in silence (a hunt); so is one on the
+    folder's path (`--snapshots data/run1`, `--checkpoint data/c.ck`: data such a link)."""
     folder = option == "--snapshots"
-    if (link := dead_link(path)) not in (None, LINK_LOOP) and (folder or not os.path.isdir(os.path.dirname(
-            os.path.realpath(path)))):
-        raise RunStop(f"{option} {path} is {link}" + (", not a folder" if folder else ", in a folder that does not "
-                      "exist") + ": make the folder it names first (a disk not mounted here?), or give another path")
+    made = Path(path) if folder else Path(path).parent           # the folder the run makes where it is not
+    if (on_path := blocking(made)) is not None and (link := dead_link(on_path[0])) not in (None, LINK_LOOP):
+        where = f"{path} is {link}, not a folder" if on_path[0] == Path(path) else \
+            f"{path}: a folder on its path ({on_path[0]}) is {link}"
+    elif not folder and (link := dead_link(path)) not in (None, LINK_LOOP) and not os.path.isdir(
+            os.path.dirname(os.path.realpath(path))):
+        where = f"{path} is {link}, in a folder that does not exist"
+    else:
+        where = None
+    if where is not None:
+        raise RunStop(f"{option} {where}: make the folder it names first (a disk not mounted here?), or give "
+                      f"another path")
     try:
         return resolved(path, option)
     except FileRefused as e:

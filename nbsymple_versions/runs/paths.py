@@ -31,8 +31,8 @@ import sys
 import tempfile
 import time
 
-from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, mode_kind,  # noqa: F401  (read
-                           not_a_folder, odd_kind, odd_mode, umask)               # from here too)
+from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, mode_kind, on_its_path,  # noqa: F401
+                           not_a_folder, odd_kind, odd_mode, umask)               # (read from here too)
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
@@ -78,11 +78,10 @@ class Unbounded(FileRefused):
 
 def _os_error(e: OSError, kind: str, name, path=None) -> FileRefused:
     """The refusal of file `path` (default `name`), which could not be opened or read (`e`)."""
-    path = name if path is None else path
+    if (found := on_its_path(e, name if path is None else path)) is not None:
+        return FileRefused(f"{kind} {name} cannot be read: a folder on its path is {found[1]} ({found[0]})")
     if isinstance(e, FileNotFoundError):
         return FileRefused(f"{kind} {name} does not exist")
-    if e.errno in (errno.ELOOP, errno.ENOTDIR) and (found := blocking(Path(path).parent)) is not None:
-        return FileRefused(f"{kind} {name} cannot be read: a folder on its path is {found[1]} ({found[0]})")
     if e.errno == errno.ELOOP:               # (a loop on its path: that folder named, above; a hunt)
         return FileRefused(f"{kind} {name} is a symbolic-link loop, not a file")
     return FileRefused(f"{kind} {name} cannot be read ({e.strerror or e})")
