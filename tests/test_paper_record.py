@@ -273,6 +273,17 @@ def test_a_machine_with_a_gpu_and_no_gpu_results_is_not_said_to_have_none():
     assert describe_machine(gpu)["device"] == "GPU (model not recorded in machine.json)"
 
 
+def test_a_thread_count_is_shown_as_recorded():
+    """A results file whose recorded thread count was 2.5 (no count numba reports) was shown as 2
+    threads: truncated in silence (a hunt of file contents)."""
+    from nbsymple_versions.paper.data import THREADS, describe_machine
+    res = _zen3()
+    res._rows[THREADS] = {**res._rows[THREADS], "result": [2.5]}
+    assert describe_machine(res)["threads"] == "2.5"
+    res._rows[THREADS] = {**res._rows[THREADS], "result": [2.0]}
+    assert describe_machine(res)["threads"] == "2"
+
+
 def test_a_commit_s_results_of_two_pythons_are_not_mixed(tmp_path):
     """A hunt: one commit's results of Python 3.11 (A and B) and of 3.12 (B alone, later) were
     merged, B's 3.12 times compared with A's 3.11 ones under "Python 3.12"."""

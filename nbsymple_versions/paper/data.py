@@ -265,8 +265,8 @@ def describe_machine(res: Results) -> dict:
     info.update({k: v for k, v in (res.machine_info or {}).items() if v not in (None, "")})
     threads = None
     if THREADS in res:
-        counts = [int(v) for v in res.get(THREADS).values()]
-        threads = str(max(counts)) if counts else None
+        counts = list(res.get(THREADS).values())
+        threads = f"{max(counts):g}" if counts else None    # as recorded: 2.5 was shown as 2 (a hunt)
     threads = threads or res.env_vars.get("NBSYMPLE_BENCH_THREADS") or res.env_vars.get("NUMBA_NUM_THREADS") \
         or info.get("num_cpu") or "?"
     gpu = str(info.get("gpu") or info.get("device") or "")
