@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from pathlib import Path
 import socket
 
@@ -40,9 +41,9 @@ RUN = {"peers": entry(peers), "mpi_timing": entry(mpi_timing), "mpi_model": entr
        "gpu_report": entry(gpu_report)}
 # one valid run of F (1 rank) as `mpi_timing` prints it, the line `mpi_model` reads
 MEASURED_RUN = {"ranks": 1, "n": 1024, "scheme": "leapfrog", "precision": "dp", "steps": 22,
-                "seconds_per_step": 0.0407, "task_seconds": {"pairwise": 0.187, "galactic": 0.17, "integrate": 0.53,
+                "seconds_per_step": 0.0407, "task_seconds": {"pairwise": 0.187, "galactic": 0.17, "integrate": 0.5384,
                                                              "transfer": 0.0, "communicate": 0.0},
-                "task_shares": {"pairwise": 20.1, "galactic": 18.8, "integrate": 57.4, "transfer": 0.0,
+                "task_shares": {"pairwise": 20.884521, "galactic": 18.985928, "integrate": 60.129551, "transfer": 0.0,
                                 "communicate": 0.0}, "threads_per_rank": 2, "device": None, "node_version": "B"}
 
 
@@ -183,6 +184,20 @@ def test_mpi_model_reads_a_measured_run_and_names_a_bad_line(tmp_path):
     path.write_text(json.dumps(MEASURED_RUN) + "\n")
     assert mpi_model.read_measured(path) == [MEASURED_RUN]
     assert mpi_model.cpu_rate([{**MEASURED_RUN, "ranks": 2}]) is None       # no 1-rank run: no rate
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"seconds_per_step": 1e-300}, "gives 1e-300 s per step where its task times sum to 0.0407 s per step"),
+    ({"task_seconds": {**MEASURED_RUN["task_seconds"], "galactic": -0.17}}, "not one number from 0 up"),
+    ({"task_seconds": {**MEASURED_RUN["task_seconds"], "galactic": "0.17"}}, "not one number from 0 up"),
+    ({"task_shares": {**MEASURED_RUN["task_shares"], "galactic": {}}}, "not one number from 0 up"),
+    ({"task_shares": {**MEASURED_RUN["task_shares"], "pairwise": 90.0}}, "task shares that are not its task times'")])
+def test_a_measured_run_whose_times_disagree_is_refused(tmp_path, change, said):
+    """A hunt of file contents: a run of 1e-300 s per step, its task times those of seconds, was taken as the
+    fastest of its ranks and N; its shares were taken whatever they said."""
+    (path := tmp_path / "runs.jsonl").write_text(json.dumps({**MEASURED_RUN, **change}) + "\n")
+    with pytest.raises(ValueError, match=rf"runs.jsonl: the run on line 1 .*{re.escape(said)}"):
+        mpi_model.read_measured(path)
 
 
 def test_mpi_model_reads_a_measured_run_whose_text_holds_a_line_separator(tmp_path):

@@ -164,6 +164,24 @@ def _record_problem(record) -> str | None:
             value = value.get(part) if isinstance(value, dict) else None
         if not valid(value):
             return f"has no valid {key} ({words})"
+    return _disagreement(record)
+
+
+def _disagreement(record) -> str | None:
+    """Where a run's times disagree with each other (as `mpi_timing` writes them, its seconds per
+    step are its task times' sum over its steps, its shares each task's part of that sum): what,
+    else None. (A hunt: a run of 1e-300 s per step, its task times those of seconds, was taken
+    as the fastest.)"""
+    seconds, shares = record["task_seconds"], record["task_shares"]
+    if set(shares) != set(seconds) or not all(type(v) in (int, float) and math.isfinite(v) and v >= 0
+                                              for v in (*seconds.values(), *shares.values())):
+        return "has task times or shares that are not one number from 0 up for each task"
+    total = sum(seconds.values())           # (above 0: its pairwise time is)
+    if not math.isclose(total / record["steps"], record["seconds_per_step"], rel_tol=1e-9):
+        return (f"gives {record['seconds_per_step']:.4g} s per step where its task times sum to "
+                f"{total / record['steps']:.4g} s per step")
+    if any(not math.isclose(shares[k], 100 * seconds[k] / total, abs_tol=1e-3) for k in seconds):
+        return "has task shares that are not its task times' parts of their sum"
     return None
 
 
