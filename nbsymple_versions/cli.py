@@ -10,10 +10,11 @@ import json
 import math
 import os
 import re
+import signal
 import sys
 
 from .arguments import Parser, file_argument, folder_argument, output_file_argument
-from .entry import command, printable, sentence, stood_still
+from .entry import HELD, command, printable, sentence, stood_still
 from .instruments import provenance
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
@@ -109,7 +110,7 @@ def _parser():
     add("--checkpoint", type=output_file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
     add("--checkpoint-every", type=_whole_number(1), metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
-                 "(SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2)")
+                 f"({'/'.join(signal.Signals(s).name for s in HELD)})")
     add("--resume", type=file_argument, metavar="FILE",
             help="continue the run checkpointed in FILE (with --steps M: to M steps in all)")
 

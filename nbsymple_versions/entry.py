@@ -19,7 +19,7 @@
   is what a stderr that cannot be written takes (`2>/dev/full`): the command goes on.
   What goes to stderr is `shown`: a carriage return, a Unicode line break or an escape sequence
   that user text (a path, an argument) brings into a sentence is written as its escape.
-- **Children.** SIGTERM, SIGHUP, SIGXCPU, SIGUSR1 and SIGUSR2 (`TERMINATING`) raise `Terminated` (a
+- **Children.** SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2 and SIGALRM (`TERMINATING`) raise `Terminated` (a
   KeyboardInterrupt, as SIGINT's own) in the main thread, so the command unwinds through its
   `finally` blocks and context managers, which end the processes it started, and exits with 128 +
   the signal's number. A child is started with `child_process` (its process group ended with the
@@ -49,7 +49,8 @@ BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
 # CPU second until the hard limit's SIGKILL, and a repeat is no second signal (`repeated`).
 # SIGUSR1, SIGUSR2: a batch system's warning before the end of a job's time (Slurm's
 # `--signal=USR1@SECONDS`, Grid Engine's `-notify`), which mpiexec passes on to every rank
-TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGUSR2)
+# SIGALRM: `timeout -s ALRM`, a scheduler's end of time. Not SIGVTALRM or SIGPROF: a sampling profiler's timers
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 HELD = (signal.SIGINT, *TERMINATING)
 GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
 

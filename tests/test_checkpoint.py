@@ -141,13 +141,14 @@ def test_a_signalled_run_resumes_bit_for_bit(tmp_path, capsys, how, run):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGXCPU, signal.SIGUSR1,
-                                    signal.SIGUSR2])
+                                    signal.SIGUSR2, signal.SIGALRM])
 @pytest.mark.parametrize("ignored", [False, True])
 def test_a_signal_stops_a_checkpointed_run_after_its_step_unless_the_run_was_started_ignoring_it(
         tmp_path, capsys, monkeypatch, signum, ignored):
     """SIGHUP (a closed terminal, a dropped ssh session), SIGXCPU (a CPU-time limit's soft
-    limit) and SIGUSR1 and SIGUSR2 (a batch system's warning before the job's time is up: they
-    killed the run without its last checkpoint, found by hand) stop a checkpointed run as SIGINT
+    limit), SIGUSR1 and SIGUSR2 (a batch system's warning before the job's time is up: they
+    killed the run without its last checkpoint, found by hand) and SIGALRM (`timeout -s ALRM`, a
+    scheduler's end of time: the same, a hunt's leftover) stop a checkpointed run as SIGINT
     and SIGTERM do: after the step under way (here
     step 6 of 9), a last checkpoint of that step, status 128 + the signal and one sentence
     saying how to go on. SIGXCPU comes again every CPU second until the hard limit: sent twice

@@ -7,7 +7,7 @@ is named in one sentence (on stderr and in REPORT.md's notes) and the others are
 the last line names every artefact asked for that was not written, and the status is then 1
 (with --no-science, a science figure without a finished run or an earlier copy is not asked for).
 `--full` makes only the full-size tidal-tail run, its figure and its table (`full_size`).
-SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1 or SIGUSR2 stops a science run with a checkpoint (status 128 +
+SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2 or SIGALRM stops a science run with a checkpoint (status 128 +
 the signal's number) and writes no REPORT.md; the same command resumes it. So does a write that
 fails during a science run (a full disk: status 4, the last good checkpoint named).
 """

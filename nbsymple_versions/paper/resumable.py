@@ -1,6 +1,6 @@
 """A science run that survives interruption: snapshots at chosen steps, a checkpoint
 (`nbsymple_versions.runs.checkpoint`) every K steps, and
-SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2 write a last checkpoint and stop with `Interrupted`,
+SIGINT/SIGTERM/SIGHUP/SIGXCPU/SIGUSR1/SIGUSR2/SIGALRM write a last checkpoint and stop with `Interrupted`,
 all by `nbsymple run`'s loop (`runs.loop.step_run`) and its checkpoint header; a write that fails (a
 full disk) stops it with `WriteFault`, naming the last good checkpoint. The same call then resumes
 where the checkpoint left off, bit for bit (`Simulation.restore`), as long as the run's parameters
@@ -37,8 +37,8 @@ CHECKPOINT = "checkpoint.nbsc"
 
 
 class Interrupted(Exception):
-    """A signal to stop (SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2) stopped a run after a whole
-    step; its checkpoint is written."""
+    """A signal to stop (SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2, SIGALRM) stopped a run after a
+    whole step; its checkpoint is written."""
 
     def __init__(self, message: str, signum: int):
         super().__init__(message)

@@ -3,8 +3,8 @@ snapshots, checkpoints, signals and seeds. `run(spec)` takes a `RunSpec` (spec.p
 the CLI from its flags or in Python; the flags below are its fields.
 
 - `--checkpoint FILE --checkpoint-every K` writes a checkpoint (`checkpoint.py`) at step 0, every K
-  steps and at the end; `kill -9` loses at most K steps. SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1
-  and SIGUSR2 finish the step under way, write a last checkpoint and exit with status 128 + the
+  steps and at the end; `kill -9` loses at most K steps. SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1,
+  SIGUSR2 and SIGALRM (`entry.HELD`) finish the step under way, write a last checkpoint and exit with status 128 + the
   signal's number.
 - `--resume FILE` continues that run bit for bit, to its original total (or `--steps M`), its
   snapshots in its original folder (or `--snapshots DIR`); every other setting comes from FILE.
@@ -571,7 +571,7 @@ def run(spec: RunSpec) -> int:
     """`nbsymple run`, from the CLI or from Python: returns the exit status (0, or 128 + a signal's
     number) or raises RunStop (one sentence and the status the CLI exits with) or
     VersionUnavailable. Everything the user asked for is checked (and refused with nothing written)
-    before the initial conditions are built. SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1 and SIGUSR2
+    before the initial conditions are built. The signals of `entry.HELD`
     are answered from the first line (`StopSignals`). Under an MPI launcher a signal caught before
     the ranks are joined waits for them to be (a rank that ended alone would leave the others
     waiting in `MPI_Init`), then stops every rank together."""

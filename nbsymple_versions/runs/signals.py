@@ -1,7 +1,8 @@
 """SIGINT, SIGTERM, SIGHUP (a closed terminal, a dropped ssh session), SIGXCPU (a CPU-time
 limit's soft limit: `ulimit -St`, a batch system's; repeated by the kernel every CPU second, a
 repeat is not a second signal) and SIGUSR1 or SIGUSR2 (a batch system's warning that the job's
-time is nearly up: Slurm's `--signal=USR1@SECONDS`) during a run: during a
+time is nearly up: Slurm's `--signal=USR1@SECONDS`) and SIGALRM (`timeout -s ALRM`, a scheduler's end
+of time) during a run: during a
 checkpointed run (or any run across MPI ranks, which must stop after the same step) finish the
 step under way, then stop; during the set-up, or a run without a checkpoint, stop at once. A
 signal the process was started ignoring (SIGHUP under `nohup`, SIGINT in a background job of a
@@ -10,7 +11,7 @@ import signal
 import threading
 import time
 
-from ..entry import HELD as STOPPING, repeated     # SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2
+from ..entry import HELD as STOPPING, repeated     # SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2, SIGALRM
 
 SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
 
