@@ -357,14 +357,24 @@ def test_out_inside_the_results_is_refused(tmp_path, capsys, where):
     assert sorted(results.rglob("*")) == before
 
 
-def test_a_report_paper_did_not_write_is_not_replaced(tmp_path, capsys):
-    """`--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt): refused, the
-    file kept; paper's own REPORT.md is rewritten as before."""
-    (tmp_path / "REPORT.md").write_text("# My project\n")
+@pytest.mark.parametrize("name, text", [("REPORT.md", b"# My project\n"), ("conservation.md", b"# Notes\n"),
+                                        ("task_shares.csv", b"a,b\n"), ("task_shares.md", b""),
+                                        ("speedup.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR a photo")])
+def test_a_file_paper_did_not_write_is_not_replaced(tmp_path, capsys, name, text):
+    """`--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt), and its
+    conservation.md, task_shares.* or figures' names (a hunt's leftover): refused, the file kept."""
+    (tmp_path / name).write_bytes(text)
     assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science"]) == 2
-    assert "holds a REPORT.md that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
-    assert sorted(tmp_path.iterdir()) == [tmp_path / "REPORT.md"]
-    assert (tmp_path / "REPORT.md").read_text() == "# My project\n"
+    assert f"holds a {name} that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [tmp_path / name]
+    assert (tmp_path / name).read_bytes() == text
+
+
+def test_the_files_paper_wrote_are_replaced(tmp_path, capsys):
+    """Paper's own files (every one of them, figures included) are rewritten by a second call."""
+    for _ in range(2):
+        assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science", "--quiet"]) == 0, \
+            capsys.readouterr().err
 
 
 def test_a_report_larger_than_a_table_that_paper_did_not_write_is_not_replaced(tmp_path, capsys):

@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
 from contextlib import ExitStack
@@ -41,7 +42,7 @@ from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
 from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from . import records
-from .report import foreign_report, science_record_line, write_report
+from .report import TITLE, foreign_file, science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
@@ -49,7 +50,8 @@ from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
 from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
                            check_black_hole_work, check_tidal_work, ratio_folder, run_black_hole, run_tidal_tails,
                            step_rule)
-from .tables import write_conservation, write_task_shares_csv, write_task_shares_md
+from .tables import (CONSERVATION_TITLE, SHARES_HEADER, SHARES_TITLE, write_conservation, write_task_shares_csv,
+                     write_task_shares_md)
 
 SCIENCE_SUMMARIES = "science_runs.json"
 # versions for the full-N science run, in order of preference: GPU forces, all CPU cores on the host
@@ -59,6 +61,12 @@ SCIENCE_LETTERS = tuple(v.letter for v in TABLE if v.letter in LETTERS[:5])   # 
 BENCHMARK_FILES = {"time_per_step": "time_per_step.png", "speedup": "speedup.png", "dp_vs_dsp": "dp_vs_dsp.png",
                    "task_shares_csv": "task_shares.csv", "task_shares_md": "task_shares.md",
                    "task_shares_png": "task_shares.png", "conservation": "conservation.md"}
+_PNG = re.compile(rb"\x89PNG\r\n\x1a\n.*?tEXtSoftware\x00Matplotlib", re.S)     # a PNG with matplotlib's tEXt chunk
+# how each file paper writes (all but --full's) begins: another is refused, not replaced (`foreign_file`)
+OWN_STARTS = {name: re.compile(re.escape(start.encode())) for name, start in {
+    "REPORT.md": TITLE, "conservation.md": CONSERVATION_TITLE, "task_shares.md": SHARES_TITLE,
+    "task_shares.csv": ",".join(SHARES_HEADER)}.items()}
+OWN_STARTS |= {f: _PNG for f in BENCHMARK_FILES.values() if f.endswith(".png")}
 
 
 class PaperError(Exception):
@@ -224,9 +232,10 @@ def _check_inputs(args) -> Results | None:
     if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
         raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
                          f"read as asv results; give --out a folder outside it")
-    if not args.full and (why := foreign_report(out)) is not None:
-        raise PaperError(f"--out {out} holds a REPORT.md {why}, which it would replace; give another --out, or "
-                         f"move that file away")
+    for name, own in OWN_STARTS.items() if not args.full else ():
+        if (why := foreign_file(out / name, own)) is not None:
+            raise PaperError(f"--out {out} holds a {name} {why}, which it would replace; give another --out, or "
+                             f"move that file away")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science:                # checked before hours of runs, not when their figure is drawn

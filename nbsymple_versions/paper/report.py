@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -313,21 +314,22 @@ def science_lines(record: dict) -> list[str]:
 
 
 TITLE = "# NBSymple versions: the paper's figures and tables, regenerated"      # REPORT.md's first line
+HEAD_BYTES = 256                         # what `foreign_file` reads of a file to know it
 
 
-def foreign_report(out: Path) -> str | None:
-    """Why `out`'s REPORT.md is not known to be paper's ("that nbsymple paper did not write": a file that
-    does not begin with TITLE; one that cannot be read), else None: `--out .` of a project's own folder
-    replaced its REPORT.md, in silence (a hunt); so did one larger than a Markdown table (a review)."""
-    path = out / "REPORT.md"
+def foreign_file(path: Path, own: re.Pattern) -> str | None:
+    """Why the file at `path`, which paper is to replace, is not known to be paper's ("that nbsymple paper
+    did not write": its first bytes do not match `own`; one that cannot be read), else None: `--out .` of a
+    project's own folder replaced its REPORT.md, in silence (a hunt); so did one larger than a Markdown
+    table (a review), and any conservation.md or task_shares.* (a hunt's leftover)."""
     try:                                 # a link is replaced by the write, what it leads to kept; no file (none
         if os.path.islink(path) or not stat.S_ISREG(os.stat(path).st_mode):    # there, a folder, a loop on
             return None                                                        # its path): the write says it
     except OSError:
         return None
     try:
-        with open(path, "rb") as f:      # its first line alone, whatever its size
-            return None if f.read(len(TITLE.encode())) == TITLE.encode() else "that nbsymple paper did not write"
+        with open(path, "rb") as f:      # its first bytes alone, whatever its size
+            return None if own.match(f.read(HEAD_BYTES)) else "that nbsymple paper did not write"
     except OSError as e:
         return f"that cannot be read ({os_reason(e)}), so is not known to be one nbsymple paper wrote"
 

@@ -21,13 +21,17 @@ def fmt_share(value: float) -> str:
     """A share at full precision for the CSV (empty if not measured)."""
     return "" if not math.isfinite(value) else f"{value:.6g}"
 
+SHARES_TITLE = "# Task shares of a time step (cf. paper Tables 4-6)"                           # the files' first lines
+CONSERVATION_TITLE = "# Energy and angular-momentum conservation (cf. paper Tables 2 and 7)"
+SHARES_HEADER = ["version", "n", *(f"{t}_percent" for t in TASKS), "source"]
+
 
 def write_task_shares_csv(table: list[dict], path: Path):
     """The task shares as CSV, full precision, one row per version and N; each row says where it
     came from: measured, or the label of a prediction (GPU versions without results)."""
     f = io.StringIO(newline="")
     w = csv.writer(f)
-    w.writerow(["version", "n", *(f"{t}_percent" for t in TASKS), "source"])
+    w.writerow(SHARES_HEADER)
     for r in table:
         w.writerow([r["version"], r["n"], *(fmt_share(r[t]) for t in TASKS), r.get("source", MEASURED)])
     write_file(path, f.getvalue())            # never through a link (runs/paths.py)
@@ -35,7 +39,7 @@ def write_task_shares_csv(table: list[dict], path: Path):
 
 def write_task_shares_md(table: list[dict], origin: str, path: Path, source: str):
     """The task shares as Markdown, two decimals, each row's source as in the CSV."""
-    lines = ["# Task shares of a time step (cf. paper Tables 4-6)", "",
+    lines = [SHARES_TITLE, "",
              f"Per cent of a double-precision leapfrog step spent in each task; source: `{origin}`.",
              f"Results: {markdown_text(source)}.", "",
              "Tasks: 1 pairwise forces (O(N^2)), 2 galactic force, 3 integration (drifts and kicks on the host), "
@@ -143,7 +147,7 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
     internal_missing = "not measured in these results" if INTERNAL not in res else "skipped"
     order = {s: i for i, s in enumerate(SCHEMES)}
     porder = {p: i for i, p in enumerate(PRECISIONS)}
-    lines = ["# Energy and angular-momentum conservation (cf. paper Tables 2 and 7)", "",
+    lines = [CONSERVATION_TITLE, "",
              f"Relative errors after the first step and after {setup['steps']} steps of dt = {dt_text} T, and "
              f"the angular-momentum error |L_z - L_z0| / |L0| about the Galactic centre after {setup['steps']} steps "
              f"(the axisymmetric Galaxy conserves L_z; its torque changes L_x and L_y for real); from "
