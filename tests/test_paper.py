@@ -144,6 +144,15 @@ def test_a_machine_folder_given_as_the_results_folder_is_named_with_the_folder_a
         load_results("../empty")
 
 
+def test_a_folder_of_other_json_files_is_no_machine_folder(tmp_path):
+    """A run's snapshot folder (its nbsymple-run.json) given as --results was called "a machine's
+    folder itself" (any *.json counted; a hunt's leftover): only asv's machine.json makes one."""
+    (tmp_path / "snaps").mkdir()
+    (tmp_path / "snaps" / "nbsymple-run.json").write_text("{}")
+    with pytest.raises(ResultsError, match="^results folder snaps holds no machine folder with asv results\\.$"):
+        load_results(tmp_path / "snaps")
+
+
 # ----------------------------------------------------------------------------- main
 
 def assert_tables_well_formed(text: str, what: str):

@@ -537,11 +537,11 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     if machine is None:
         names = machines(root, warnings)
         if not names:
-            itself = (root / "machine.json").exists() or any(_result_paths(root))   # a machine's folder given
+            itself = (root / "machine.json").is_file()   # a machine's folder given (a run's folder of *.json, `/`: no)
             here = root.resolve()
             above = (f"; it is a machine's folder itself: give --results the folder above it, "
                      f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}.")
-            raise ResultsError(f"results folder {_printable(here.name)} holds no machine folder with asv results"
+            raise ResultsError(f"results folder {_printable(here.name or str(here))} holds no machine folder with asv results"
                                + (f" ({'; '.join(warnings)})" if warnings else "") + (above if itself else "."))
         if len(names) == 1:
             machine = names[0]
