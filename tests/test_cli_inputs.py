@@ -468,6 +468,14 @@ def test_a_snapshot_that_unpacks_far_beyond_its_size_is_refused_before_it_is_unp
         read_snapshot(bomb)
 
 
+def test_a_snapshot_whose_positions_are_one_number_names_its_shape(tmp_path):
+    """0-d `positions` (one number) was said to have shape (1,) (np.ascontiguousarray made it 1-d; a
+    hunt's leftover): its shape is () as it holds it, here and for any array `finite_array` checks."""
+    bad = _repacked(tmp_path, "snap_00000000.npz", positions=np.array(1.0))
+    with pytest.raises(SnapshotError, match=r"positions must have shape \(64, 3\), got \(\)$"):
+        read_snapshot(bad)
+
+
 def test_a_snapshot_holding_python_objects_is_named_so(tmp_path):
     """An object array (a pickle inside the archive) was "truncated or corrupted (ValueError: Object
     arrays cannot be loaded when allow_pickle=False)": the file is whole, and no snapshot holds one."""

@@ -98,7 +98,7 @@ def finite_array(value, name: str, shape: tuple | None = None, positive: bool = 
         what = "a ragged list" if raw is None else short_repr(value) if raw.dtype.kind == "O" else f"{raw.dtype} values"
         raise ValueError(f"{name} must be an array of real numbers, got {what}")
     try:
-        array = np.ascontiguousarray(raw, dtype=np.float64)
+        array = np.asarray(raw, dtype=np.float64, order="C")     # 0-d stays 0-d (ascontiguousarray made it (1,))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an array of real numbers, got {short_repr(value)}") from None
     except OverflowError:                                 # an integer of 400 digits
