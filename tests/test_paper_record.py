@@ -2,6 +2,7 @@
 complete commit are chosen over a newer partial run, and REPORT.md concludes only what its
 numbers' noise allows. No timing assertions."""
 import json
+import math
 import os
 import re
 import shutil
@@ -282,6 +283,20 @@ def test_a_thread_count_is_shown_as_recorded():
     assert describe_machine(res)["threads"] == "2.5"
     res._rows[THREADS] = {**res._rows[THREADS], "result": [2.0]}
     assert describe_machine(res)["threads"] == "2"
+
+
+@pytest.mark.parametrize("num_cpu, ram", [("-5", "-0"), (0, "0.5"), ("x", None), (math.nan, math.inf)])
+def test_a_machine_s_count_that_is_none_is_shown_as_not_recorded(num_cpu, ram):
+    """machine.json's num_cpu and ram shown as written: "-5 cores", "-0 GiB" (a hunt's leftover); a
+    value that is no positive whole number is now "?" (not recorded), and a count as written."""
+    from nbsymple_versions.paper.data import describe_machine
+    res = _zen3()
+    res.machine_info.update(num_cpu=num_cpu, ram=ram)
+    res.env_params = {}
+    m = describe_machine(res)
+    assert (m["num_cpu"], m["ram"]) == ("?", "?"), m
+    res.machine_info.update(num_cpu="16", ram=64)
+    assert (describe_machine(res)["num_cpu"], describe_machine(res)["ram"]) == ("16", 64)
 
 
 def test_a_commit_s_results_of_two_pythons_are_not_mixed(tmp_path):

@@ -255,6 +255,16 @@ def load_problem(res: Results) -> str | None:
     return None
 
 
+def _count(value):
+    """machine.json's `value` (num_cpu, ram) as written where it is a positive whole number, else "?": not
+    recorded ("-5 cores", "-0 GiB" were shown as written, a hunt's leftover)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "?"
+    return value if number >= 1 and number.is_integer() else "?"
+
+
 def describe_machine(res: Results) -> dict:
     """{'cpu', 'num_cpu', 'ram', 'os', 'arch', 'threads', 'device'} from machine.json and the results.
 
@@ -267,8 +277,9 @@ def describe_machine(res: Results) -> dict:
     if THREADS in res:
         counts = list(res.get(THREADS).values())
         threads = f"{max(counts):g}" if counts else None    # as recorded: 2.5 was shown as 2 (a hunt)
+    num_cpu = _count(info.get("num_cpu"))
     threads = threads or res.env_vars.get("NBSYMPLE_BENCH_THREADS") or res.env_vars.get("NUMBA_NUM_THREADS") \
-        or info.get("num_cpu") or "?"
+        or num_cpu
     gpu = str(info.get("gpu") or info.get("device") or "")
     if gpu.strip().lower() in ("none", "no", "nogpu", "no gpu", "-"):
         gpu = "no GPU (CPU only)"
@@ -283,8 +294,7 @@ def describe_machine(res: Results) -> dict:
             gpu = tail
         else:
             gpu = "GPU (model not recorded in machine.json)" if has_gpu else "no GPU (CPU only)"
-    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": info.get("num_cpu", "?"),
-            "ram": info.get("ram", "?"), "os": info.get("os", "?"), "arch": info.get("arch", "?"),
+    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": num_cpu, "ram": _count(info.get("ram")), "os": info.get("os", "?"), "arch": info.get("arch", "?"),
             "threads": threads, "device": gpu}
 
 
