@@ -47,6 +47,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import warnings
 
 from .core import work      # sizes in words; imports no numba
@@ -271,6 +272,18 @@ def odd_kind(path) -> str | None:
     except OSError:
         return None
     return None if stat.S_ISREG(mode) else odd_mode(mode)
+
+
+def other_form(path) -> Path | None:
+    """The one file beside `path` (which is not there) whose name is `path`'s in another Unicode form: é
+    typed as one character (NFC), written as e and its accent (NFD, as macOS writes names); else None."""
+    path = Path(path)
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    same = [n for n in names if unicodedata.normalize("NFC", n) == unicodedata.normalize("NFC", path.name)]
+    return path.parent / same[0] if len(same) == 1 and same[0] != path.name else None
 
 
 def not_a_folder(path) -> str | None:

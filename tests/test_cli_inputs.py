@@ -711,3 +711,18 @@ def test_memory_estimate_adds_a_row_per_body_beyond_one_chunk():
     below, above = 1 << 21, (1 << 21) + 1
     assert memory.memory_needed(below) == BYTES_PER_BODY * below + BYTES_FIXED
     assert memory.memory_needed(above) == (BYTES_PER_BODY + 72) * above + BYTES_FIXED
+
+
+@pytest.mark.parametrize("option, kind", [("--resume", "checkpoint"), ("--ics", "initial-condition file")])
+def test_a_file_named_in_another_unicode_form_is_named_not_opened(tmp_path, option, kind):
+    """`--resume café.ck` typed in NFC where the file's name is in NFD (as macOS writes names) said
+    only "does not exist" (a hunt's leftover): the file that is there is named, and not opened."""
+    import unicodedata
+    typed = tmp_path / unicodedata.normalize("NFC", "café")
+    there = tmp_path / unicodedata.normalize("NFD", "café")
+    there.write_text("x")
+    rc, out, err = call(["run", option, str(typed), "--steps", "2"])
+    assert rc == 2 and out == "", err
+    assert err == (f"nbsymple run: {kind} {typed} does not exist, but {there} does, its name in another Unicode "
+                   f"form (as macOS writes names): give its name as written there (Tab completion types it) or "
+                   f"rename it\n"), err

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, mode_kind, on_its_path,  # noqa: F401
-                           not_a_folder, odd_kind, odd_mode, umask)               # (read from here too)
+                           not_a_folder, odd_kind, odd_mode, other_form, umask)   # (read from here too)
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A
 # checkpoint or snapshot holds 56 bytes a body (x, v, m in float64): 16 GiB is 3e8 bodies, far
@@ -81,6 +81,10 @@ def _os_error(e: OSError, kind: str, name, path=None) -> FileRefused:
     if (found := on_its_path(e, name if path is None else path)) is not None:
         return FileRefused(f"{kind} {name} cannot be read: a folder on its path is {found[1]} ({found[0]})")
     if isinstance(e, FileNotFoundError):
+        if (other := other_form(name if path is None else path)) is not None:   # not opened: the user chooses
+            return FileRefused(f"{kind} {name} does not exist, but {other} does, its name in another Unicode form "
+                               f"(as macOS writes names): give its name as written there (Tab completion types "
+                               f"it) or rename it")
         return FileRefused(f"{kind} {name} does not exist")
     if e.errno == errno.ELOOP:               # (a loop on its path: that folder named, above; a hunt)
         return FileRefused(f"{kind} {name} is a symbolic-link loop, not a file")
