@@ -299,6 +299,20 @@ def test_a_machine_s_count_that_is_none_is_shown_as_not_recorded(num_cpu, ram):
     assert (describe_machine(res)["num_cpu"], describe_machine(res)["ram"]) == ("16", 64)
 
 
+@pytest.mark.parametrize("num_cpu, ram, shown", [("2", "24 GiB", ("2", "24 GiB")), (16, "1.5 GB", (16, "1.5 GB")),
+                                                  (10 ** 400, "-3 GiB", ("?", "?")), (True, "0 GiB", ("?", "?"))],
+                         ids=["text", "unit", "huge", "true"])
+def test_a_machine_s_ram_with_its_unit_is_shown_and_a_long_count_is_not_a_traceback(num_cpu, ram, shown):
+    """A review: `_count` showed ram "24 GiB" (as this repository's machine.json files hold it) as "?",
+    and a num_cpu of 400 digits was an OverflowError traceback; a positive number with its unit is
+    shown as written, a count beyond any float is not recorded."""
+    from nbsymple_versions.paper.data import describe_machine
+    res = _zen3()
+    res.machine_info.update(num_cpu=num_cpu, ram=ram)
+    m = describe_machine(res)
+    assert (m["num_cpu"], m["ram"]) == shown, m
+
+
 def test_a_commit_s_results_of_two_pythons_are_not_mixed(tmp_path):
     """A hunt: one commit's results of Python 3.11 (A and B) and of 3.12 (B alone, later) were
     merged, B's 3.12 times compared with A's 3.11 ones under "Python 3.12"."""

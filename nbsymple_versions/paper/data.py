@@ -4,6 +4,7 @@ on, and the paper's own numbers to set beside them. No plotting and no writing h
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -256,13 +257,17 @@ def load_problem(res: Results) -> str | None:
 
 
 def _count(value):
-    """machine.json's `value` (num_cpu, ram) as written where it is a positive whole number, else "?": not
+    """machine.json's `value` (num_cpu, ram) as written where it is a positive whole number, or a positive
+    number and its unit ("24 GiB", as asv's machine.json of this repository holds ram), else "?": not
     recorded ("-5 cores", "-0 GiB" were shown as written, a hunt's leftover)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
+    if isinstance(value, bool):
         return "?"
-    return value if number >= 1 and number.is_integer() else "?"
+    number, unit = re.fullmatch(r"\s*(.*?)\s*([KMGT]i?B)?\s*", str(value)).groups()
+    try:
+        number = float(number)
+    except ValueError:
+        return "?"
+    return value if number >= 1 and (unit or number.is_integer()) and math.isfinite(number) else "?"
 
 
 def describe_machine(res: Results) -> dict:
@@ -294,7 +299,8 @@ def describe_machine(res: Results) -> dict:
             gpu = tail
         else:
             gpu = "GPU (model not recorded in machine.json)" if has_gpu else "no GPU (CPU only)"
-    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": num_cpu, "ram": _count(info.get("ram")), "os": info.get("os", "?"), "arch": info.get("arch", "?"),
+    return {"cpu": info.get("cpu") or "CPU not recorded", "num_cpu": num_cpu, "ram": _count(info.get("ram")),
+            "os": info.get("os", "?"), "arch": info.get("arch", "?"),
             "threads": threads, "device": gpu}
 
 
