@@ -140,6 +140,28 @@ def test_a_signalled_run_resumes_bit_for_bit(tmp_path, capsys, how, run):
     same_state(ck, tmp_path / "ref.ck")
 
 
+def test_an_alarm_the_caller_set_for_itself_stays_its_own_during_a_run():
+    """A review: since SIGALRM stops a run after its step, a run's `StopSignals` took over an alarm that
+    code around it had set (a timeout around `driver.run` in Python, the tests' `hang_guard`): a hang
+    in a step was waited out for ever. Such a handler is left to answer its alarm; a default one (the
+    `nbsymple run` of a shell) is still taken over."""
+    from nbsymple_versions.runs.signals import StopSignals
+
+    def hang(signum, frame):
+        raise TimeoutError("the caller's own timeout")
+    previous = signal.signal(signal.SIGALRM, hang)
+    try:
+        with pytest.raises(TimeoutError, match="the caller's own timeout"), StopSignals() as stops:
+            signal.raise_signal(signal.SIGALRM)          # within a checkpointed run's step
+        assert stops.signum is None
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        with StopSignals() as stops:
+            signal.raise_signal(signal.SIGALRM)
+        assert stops.signum == signal.SIGALRM
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGXCPU, signal.SIGUSR1,
                                     signal.SIGUSR2, signal.SIGALRM])
 @pytest.mark.parametrize("ignored", [False, True])

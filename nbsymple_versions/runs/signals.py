@@ -11,14 +11,18 @@ import signal
 import threading
 import time
 
+from .. import entry
 from ..entry import HELD as STOPPING, repeated     # SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2, SIGALRM
 
 SPEAK_DELAY = 1.0       # seconds a rank other than 0 waits before it says why the job stopped
 
 
 def _answered() -> list[int]:
-    """The signals of `STOPPING` this process was not started ignoring."""
-    return [sig for sig in STOPPING if signal.getsignal(sig) is not signal.SIG_IGN]
+    """The signals of `STOPPING` this process was not started ignoring, SIGALRM only where no code of this
+    process set its own handler for it (its own timeout around a run in Python, a test's hang guard: taken
+    over, a hang while a step writes was waited out for ever, a review)."""
+    return [sig for sig in STOPPING if signal.getsignal(sig) is not signal.SIG_IGN and
+            (sig != signal.SIGALRM or signal.getsignal(sig) in (signal.SIG_DFL, entry._raise_terminated, _hold))]
 
 
 def wait_for_rank_0(rank: int):
@@ -40,7 +44,11 @@ def hold_signals():
     in `MPI_Init` for ever. Main thread only."""
     if threading.current_thread() is threading.main_thread():
         for sig in _answered():
-            signal.signal(sig, lambda signum, frame: _HELD.append(signum))
+            signal.signal(sig, _hold)
+
+
+def _hold(signum, frame):
+    _HELD.append(signum)
 
 
 class StopNow(KeyboardInterrupt):
