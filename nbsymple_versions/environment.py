@@ -278,11 +278,14 @@ def other_form(path) -> Path | None:
     """The one file beside `path` (which is not there) whose name is `path`'s in another Unicode form: é
     typed as one character (NFC), written as e and its accent (NFD, as macOS writes names); else None."""
     path = Path(path)
+    name = unicodedata.normalize("NFC", path.name)
+    if name == unicodedata.normalize("NFD", path.name):   # one form only (an ASCII name): its folder, a code
+        return None         # cache's or a run's of 100000 snapshots, is not listed on each miss (a review)
     try:
         names = os.listdir(path.parent)
     except OSError:
         return None
-    same = [n for n in names if unicodedata.normalize("NFC", n) == unicodedata.normalize("NFC", path.name)]
+    same = [n for n in names if unicodedata.normalize("NFC", n) == name]
     return path.parent / same[0] if len(same) == 1 and same[0] != path.name else None
 
 

@@ -726,3 +726,16 @@ def test_a_file_named_in_another_unicode_form_is_named_not_opened(tmp_path, opti
     assert err == (f"nbsymple run: {kind} {typed} does not exist, but {there} does, its name in another Unicode "
                    f"form (as macOS writes names): give its name as written there (Tab completion types it) or "
                    f"rename it\n"), err
+
+
+def test_a_missing_file_of_one_unicode_form_does_not_list_its_folder(tmp_path, monkeypatch):
+    """A review: every file not found (a code cache's miss, a run folder without its record, among
+    100000 snapshots) listed its whole folder for a name in another Unicode form; a name that has
+    only one form (ASCII) is said not to exist without it."""
+    from nbsymple_versions import environment
+    from nbsymple_versions.runs.paths import FileRefused, read_bytes
+    listed = []
+    monkeypatch.setattr(environment.os, "listdir", lambda folder: listed.append(folder) or [])
+    with pytest.raises(FileRefused, match="does not exist$"):
+        read_bytes(tmp_path / "nbsymple-run.json", "checkpoint")
+    assert listed == []
