@@ -379,6 +379,17 @@ def test_a_file_paper_did_not_write_is_not_replaced(tmp_path, capsys, name, text
     assert (tmp_path / name).read_bytes() == text
 
 
+def test_a_task_shares_csv_an_older_paper_wrote_is_replaced(tmp_path):
+    """A review: the task_shares.csv of a paper before its source column ("version,n,pairwise_percent,
+    ...,communicate_percent") was refused as one paper did not write; it is paper's, replaced."""
+    from nbsymple_versions.paper.main import OWN_STARTS
+    from nbsymple_versions.paper.report import foreign_file
+    older = tmp_path / "task_shares.csv"
+    older.write_text("version,n,pairwise_percent,galactic_percent,integrate_percent,transfer_percent,"
+                     "communicate_percent\nA,256,83.0,12.1,4.8,0,0\n")
+    assert foreign_file(older, OWN_STARTS["task_shares.csv"]) is None
+
+
 def test_the_files_paper_wrote_are_replaced(tmp_path, capsys):
     """Paper's own files (every one of them, figures included) are rewritten by a second call."""
     for _ in range(2):

@@ -65,7 +65,7 @@ _PNG = re.compile(rb"\x89PNG\r\n\x1a\n.*?tEXtSoftware\x00Matplotlib", re.S)     
 # how each file paper writes (all but --full's) begins: another is refused, not replaced (`foreign_file`)
 OWN_STARTS = {name: re.compile(re.escape(start.encode())) for name, start in {
     "REPORT.md": TITLE, "conservation.md": CONSERVATION_TITLE, "task_shares.md": SHARES_TITLE,
-    "task_shares.csv": ",".join(SHARES_HEADER)}.items()}
+    "task_shares.csv": ",".join(SHARES_HEADER[:2]) + ","}.items()}    # an older paper's had no source column
 OWN_STARTS |= {f: _PNG for f in BENCHMARK_FILES.values() if f.endswith(".png")}
 
 
