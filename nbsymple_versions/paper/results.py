@@ -541,7 +541,8 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
             here = root.resolve()
             above = (f"; it is a machine's folder itself: give --results the folder above it, "
                      f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}.")
-            raise ResultsError(f"results folder {_printable(here.name or str(here))} holds no machine folder with asv results"
+            raise ResultsError(f"results folder {_printable(here.name or str(here))} holds no machine folder with asv "
+                               f"results"
                                + (f" ({'; '.join(warnings)})" if warnings else "") + (above if itself else "."))
         if len(names) == 1:
             machine = names[0]
