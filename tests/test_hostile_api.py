@@ -543,6 +543,19 @@ def test_a_commit_a_shallow_clone_lacks_is_said_to_be_missing_from_it(tmp_path):
                       "git fetch --unshallow")
 
 
+def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
+    """A branch named 'café' or holding ' and $ (which `make gate BASE=` passes as typed) was
+    refused as "expected a commit"; git's names are git's to judge."""
+    root = _checkout_of_tools(tmp_path, 2)
+    shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    for branch in ("café", "it's-$x", "feat/a+b"):
+        _git(root, "branch", branch, "HEAD~1")
+        p = _tool("tracking", "history", "--dry-run", "--since", branch, cwd=root)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (branch, p.stderr)
+    _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "a b", cwd=root), "--since", "a b")
+
+
+
 @pytest.mark.parametrize("args, named", [(["--isa", "../../x"], "--isa"), (["--isa="], "--isa"),
                                          (["--uarch", "a/b"], "--uarch"), (["--bogus"], "--bogus")])
 def test_migrate_refuses_names_that_are_not_one(tmp_path, args, named):
