@@ -555,6 +555,19 @@ def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
     _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "a b", cwd=root), "--since", "a b")
 
 
+def test_a_short_hash_of_several_objects_is_said_to_be_ambiguous(tmp_path):
+    """A prefix that starts several objects' hashes was "not a commit of this repository"."""
+    root = _checkout_of_tools(tmp_path, 1)
+    (root / "blobs").mkdir()
+    for k in range(1500):                      # fixed contents, so fixed hashes: some share 4 digits
+        (root / "blobs" / str(k)).write_text(str(k))
+    hashes = subprocess.run(["git", "hash-object", "-w", "--stdin-paths"], cwd=root, capture_output=True, text=True,
+                            input="\n".join(f"blobs/{k}" for k in range(1500)), check=True).stdout.split()
+    prefix = next(h[:4] for h in hashes if sum(other.startswith(h[:4]) for other in hashes) > 1)
+    for module, *args in [("tracking", "history", "--dry-run", "--since", prefix), ("gate", "--base", prefix),
+                          ("tracking", "find", f"{prefix}..HEAD", "tasks")]:
+        _one_sentence(_tool(module, *args, cwd=root), prefix, "several objects", "more of the commit's hash")
+
 
 @pytest.mark.parametrize("args, named", [(["--isa", "../../x"], "--isa"), (["--isa="], "--isa"),
                                          (["--uarch", "a/b"], "--uarch"), (["--bogus"], "--bogus")])

@@ -72,7 +72,7 @@ class GateError(Exception):
 
 def _commit(name: str) -> str:
     if (found := tracking.commit_hash(name)) is None:
-        raise GateError(USAGE, f"gate: BASE {tracking.not_a_commit(repr(name))} (give BASE=<commit>).")
+        raise GateError(USAGE, f"gate: BASE {tracking.not_a_commit(name, repr(name))} (give BASE=<commit>).")
     return found
 
 

@@ -71,11 +71,18 @@ def commit_hash(name: str) -> str | None:
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def not_a_commit(name: str) -> str:
-    """Why `name` names no commit here: a shallow clone (`git clone --depth 1`) lacks the older ones."""
+def not_a_commit(name: str, shown: str | None = None) -> str:
+    """Why `name` (shown as `shown`) names no commit here: a short hash of several objects, or a
+    shallow clone (`git clone --depth 1`) lacking the older ones."""
+    shown = name if shown is None else shown
+    said = subprocess.run(["git", "rev-parse", "--verify", f"{name}^{{commit}}"], cwd=ROOT, capture_output=True,
+                          text=True, errors="replace").stderr
+    if "is ambiguous" in said:
+        return (f"{shown} is the start of the hashes of several objects of this repository, so it names none; "
+                "give more of the commit's hash")
     shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
                              text=True, errors="replace").stdout.strip() == "true"
-    return f"{name} is not a commit of this repository" + (
+    return f"{shown} is not a commit of this repository" + (
         "; this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
         "fetches the others" if shallow else "")
 
