@@ -555,6 +555,18 @@ def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
     _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "a b", cwd=root), "--since", "a b")
 
 
+@pytest.mark.parametrize("remote", [False, True])
+def test_a_dashboard_of_a_clone_without_the_branch_asv_draws_is_refused(tmp_path, remote):
+    """`make dashboard` in a `git clone -b other` (or `--single-branch`) clone, without asv.conf.json's
+    branch 'main': asv's ProcessError traceback ("git rev-list --first-parent main")."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _git(root, "branch", "-M", "other")
+    if remote:
+        _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    _one_sentence(_tool("tracking", "publish", cwd=root), "'main'",
+                  "git branch main origin/main" if remote else "git fetch origin main:main")
+
+
 def test_a_short_hash_of_several_objects_is_said_to_be_ambiguous(tmp_path):
     """A prefix that starts several objects' hashes was "not a commit of this repository"."""
     root = _checkout_of_tools(tmp_path, 1)

@@ -121,6 +121,18 @@ def checkout_problem(root: Path = ROOT) -> str | None:
             "asv measures commits: run it in a clone of the repository")
 
 
+def branch_problem(conf: dict) -> str | None:
+    """Why asv publish cannot draw the line of asv.conf.json's branches here: a branch this clone
+    has none of (`git clone -b other`, `--single-branch`: asv's ProcessError traceback); None where it can."""
+    for branch in conf.get("branches") or []:
+        if commit_hash(branch) is None:
+            make = f"git branch {branch} origin/{branch}" if commit_hash(f"origin/{branch}") else \
+                f"git fetch origin {branch}:{branch}"
+            return (f"asv publish draws the history of the branch {branch!r} (asv.conf.json's branches), "
+                    f"which this clone has no branch of: make it (`{make}`) and publish again")
+    return None
+
+
 # ---------------------------------------------------------------- machine identity
 
 def machine_info() -> dict:
@@ -921,7 +933,7 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "find":
         return find(args.commits, args.bench)
     elif args.cmd == "publish":
-        if (problem := special_results(ROOT / "results")) is not None:
+        if (problem := branch_problem(load_config()) or special_results(ROOT / "results")) is not None:
             raise FileRefused(problem)
         own_folder(ROOT / (load_config().get("html_dir") or "html"), "the dashboard (asv publish)")
         with exclusive("results", "results/"):
