@@ -555,6 +555,16 @@ def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
     _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "a b", cwd=root), "--since", "a b")
 
 
+@pytest.mark.parametrize("extra, named", [(["--set-commit-hash", "HEAD~1"], "--set-commit-hash"),
+                                          (["--mach", "other"], "--machine"), (["HEAD~1..HEAD"], "a commit range"),
+                                          (["--python=/usr/bin/python3"], "--python"), (["-E", "existing"], "-E")])
+def test_asv_arguments_that_make_bench_sets_itself_are_refused(tmp_path, extra, named):
+    """`make bench ASV_ARGS=...` handed them to asv after its own, and asv took the last: the
+    working tree's timings saved as HEAD~1's, a range ignored, results under another machine."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _one_sentence(_tool("tracking", "run", "-b", "tasks", *extra, cwd=root), named, "ASV_ARGS", "leave it out")
+
+
 @pytest.mark.parametrize("remote", [False, True])
 def test_a_dashboard_of_a_clone_without_the_branch_asv_draws_is_refused(tmp_path, remote):
     """`make dashboard` in a `git clone -b other` (or `--single-branch`) clone, without asv.conf.json's

@@ -539,6 +539,34 @@ def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) ->
     return rc
 
 
+# what `run` sets itself, which asv would take from ASV_ARGS instead: asv's name of each, as `asv run` parses it
+ASV_SETS = {"range": "a commit range", "set_commit_hash": "--set-commit-hash", "machine": "--machine",
+            "env_spec": "--python or -E"}
+
+
+class _AsvParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "add_help": False})
+
+    def error(self, message):            # asv's own words come when asv parses it
+        raise ValueError(message)
+
+
+def taken_asv_arguments(extra) -> str | None:
+    """Why asv arguments handed to `run` (ASV_ARGS) cannot be: one that `run` sets itself, which asv
+    took instead (the working tree's timings saved as another commit's, a range ignored, results
+    under another machine's name or another Python's); None where none is."""
+    from asv.commands.run import Run
+    try:
+        given, _ = Run.setup_arguments(_AsvParser().add_subparsers(parser_class=_AsvParser)).parse_known_args(extra)
+    except ValueError:
+        return None
+    taken = [what for key, what in ASV_SETS.items() if getattr(given, key, None)]
+    return (f"{' and '.join(taken)} in ASV_ARGS ({' '.join(extra)}) cannot be given: `make bench` measures the "
+            "working tree of HEAD in this Python and files it under HEAD and this machine's name itself; leave "
+            "it out (`history --since` measures other commits)") if taken else None
+
+
 def run(results: str | None = None, bench: str | None = None, quick: bool = False, extra=()) -> int:
     """`make bench` (results/) and `make paper`'s sweep (results=scratch name): asv run
     --python=same of HEAD on this grid's selection, then the fixed environment name and the
@@ -913,6 +941,8 @@ def main(argv=None) -> int:
             p.refuse(problem)                   # a CalledProcessError's traceback, or asv's, otherwise
         if args.cmd in ASV_COMMANDS:
             load_config()                       # asv's own error, or a traceback, otherwise
+        if args.cmd == "run" and (problem := taken_asv_arguments(extra)) is not None:
+            p.refuse(problem)                   # another commit, machine or Python filed as HEAD's
         return _subcommand(args, extra)
     except FileRefused as e:                    # asv's configuration or machine file, before asv ran
         p.refuse(str(e))
