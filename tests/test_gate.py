@@ -191,6 +191,18 @@ def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():
     assert p.stdout.strip().endswith("/python -m tools.gate --base 'HEAD~1' --tiers counts"), p.stdout
 
 
+
+@pytest.mark.parametrize("given, said", [([], "--noise 3"), (["BASE="], "--base '' --noise 3"),
+                                         (["BASE=v1"], "--base 'v1' --noise 3")])
+def test_make_gate_passes_base_only_when_it_is_given(given, said):
+    """`make gate GATE_ARGS='--noise 3'` was refused "--base cannot be given with it": make passed
+    its default BASE=main, which the user never gave."""
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "BASE")}
+    p = subprocess.run(["make", "--no-print-directory", "-n", "gate", "GATE_ARGS=--noise 3", *given],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and " ".join(p.stdout.split()).endswith(f"-m tools.gate {said}"), (p.stdout, p.stderr)
+
 def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     path, normal, _ = repo
     r = _gate(path, "no-such-commit")
