@@ -767,9 +767,10 @@ def _result_files(paths):
 
 
 def commit_range_list(since: str, until: str = "HEAD", repo: Path = ROOT) -> list[str]:
-    """The first-parent commits from `since` (included) to `until`, oldest first, as asv takes a range."""
+    """The first-parent commits from `since` (included) to `until`, oldest first, as asv takes a range
+    (an annotated tag `since` is its commit: its own hash was measured, and filed as no commit's)."""
     commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
-    return [git("rev-parse", since, cwd=repo)] + commits
+    return [git("rev-parse", "--verify", f"{since}^{{commit}}", cwd=repo)] + commits
 
 
 def missing_commits(since: str, machine: str, names: set, results_dir: Path = ROOT / "results",
