@@ -565,6 +565,13 @@ def test_asv_arguments_that_make_bench_sets_itself_are_refused(tmp_path, extra, 
     _one_sentence(_tool("tracking", "run", "-b", "tasks", *extra, cwd=root), named, "ASV_ARGS", "leave it out")
 
 
+@pytest.mark.parametrize("extra, named", [(["--bogus"], "takes no --bogus"), (["-a"], "--attribute")])
+def test_asv_arguments_asv_run_does_not_take_are_one_sentence(tmp_path, extra, named):
+    """`make bench ASV_ARGS=--bogus` printed asv's usage (three lines) after the run's set-up."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _one_sentence(_tool("tracking", "run", "-b", "tasks", *extra, cwd=root), named, "ASV_ARGS", "asv run --help")
+
+
 @pytest.mark.parametrize("remote", [False, True])
 def test_a_dashboard_of_a_clone_without_the_branch_asv_draws_is_refused(tmp_path, remote):
     """`make dashboard` in a `git clone -b other` (or `--single-branch`) clone, without asv.conf.json's

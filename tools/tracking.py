@@ -553,16 +553,20 @@ class _AsvParser(argparse.ArgumentParser):
 
 
 def taken_asv_arguments(extra) -> str | None:
-    """Why asv arguments handed to `run` (ASV_ARGS) cannot be: one that `run` sets itself, which asv
-    took instead (the working tree's timings saved as another commit's, a range ignored, results
-    under another machine's name or another Python's); None where none is."""
+    """Why asv arguments handed to `run` (ASV_ARGS) cannot be, before asv starts: one `asv run` does
+    not take (its usage, three lines, after the run's set-up), or one that `run` sets itself, which
+    asv took instead (the working tree's timings saved as another commit's, a range ignored,
+    results under another machine's name or another Python's); None where none is."""
     from asv.commands.run import Run
+    shown = f"ASV_ARGS ({' '.join(extra)})"
     try:
-        given, _ = Run.setup_arguments(_AsvParser().add_subparsers(parser_class=_AsvParser)).parse_known_args(extra)
-    except ValueError:
-        return None
+        given, rest = Run.setup_arguments(_AsvParser().add_subparsers(parser_class=_AsvParser)).parse_known_args(extra)
+    except ValueError as e:
+        return f"{shown} are not arguments `asv run` takes ({e}); correct them (asv run --help lists them)"
+    if rest:
+        return f"{shown}: `asv run` takes no {' '.join(rest)}; correct them (asv run --help lists its arguments)"
     taken = [what for key, what in ASV_SETS.items() if getattr(given, key, None)]
-    return (f"{' and '.join(taken)} in ASV_ARGS ({' '.join(extra)}) cannot be given: `make bench` measures the "
+    return (f"{' and '.join(taken)} in {shown} cannot be given: `make bench` measures the "
             "working tree of HEAD in this Python and files it under HEAD and this machine's name itself; leave "
             "it out (`history --since` measures other commits)") if taken else None
 
