@@ -342,3 +342,22 @@ def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatc
                         lambda *trees: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
     with pytest.raises(PermissionError):     # a read refused: not said to be a write
         gate.main(["--base", "HEAD", "--tiers", "counts"])
+
+
+def test_the_timing_tier_says_the_versions_a_variable_leaves_it(monkeypatch, tmp_path, capsys):
+    """NBSYMPLE_BENCH_VERSIONS=A left in the environment had the gate time A alone and pass, its
+    line naming the grid but not the versions."""
+    from tools import gate, tracking
+
+    class Stop(Exception):
+        pass
+
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "A")
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(tracking, "register_machine", lambda: "m")
+    monkeypatch.setattr(gate, "gate_patterns", lambda bench: ["x"])
+    monkeypatch.setattr(tracking, "scratch_config", lambda name: tmp_path / name)
+    monkeypatch.setattr(tracking, "LoadSampler", lambda: (_ for _ in ()).throw(Stop()))
+    with pytest.raises(Stop):
+        gate.timing_tier("b", "h", tmp_path, "HEAD against BASE", None, 1, None)
+    assert "versions A alone (NBSYMPLE_BENCH_VERSIONS)" in capsys.readouterr().err

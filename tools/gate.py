@@ -267,7 +267,9 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
         configs[side] = tracking.scratch_config(f"gate-{side}")
     from benchmarks.grid import grid_name
     grid = grid_name()
-    tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds")
+    chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()     # left unsaid, the others were not timed
+    tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds"
+                 + (f", versions {chosen} alone (NBSYMPLE_BENCH_VERSIONS)" if chosen else ""))
     start = time.monotonic()
     with tracking.LoadSampler() as load:
         for r in range(rounds):
