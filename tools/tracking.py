@@ -968,10 +968,12 @@ def _subcommand(args, extra) -> int:
     elif args.cmd == "find":
         return find(args.commits, args.bench)
     elif args.cmd == "publish":
-        if (problem := branch_problem(load_config()) or special_results(ROOT / "results")) is not None:
+        if (problem := special_results(ROOT / "results")) is not None:
             raise FileRefused(problem)
         own_folder(ROOT / (load_config().get("html_dir") or "html"), "the dashboard (asv publish)")
         with exclusive("results", "results/"):
+            if (problem := branch_problem(load_config())) is not None:
+                raise FileRefused(problem)
             return asv("publish")
     elif args.cmd == "select":
         print("\n".join(selection(gate=args.gate)))
