@@ -543,6 +543,20 @@ def test_a_commit_a_shallow_clone_lacks_is_said_to_be_missing_from_it(tmp_path):
                       "git fetch --unshallow")
 
 
+def test_a_history_of_a_shallow_clone_says_the_reference_is_missing_from_it(tmp_path):
+    """`history` in a `git clone --depth 1`: "results/ holds no commit to start from", of a
+    results/ that held the reference commit, which the clone lacks."""
+    full = _checkout_of_tools(tmp_path, 2)
+    older = subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=full, capture_output=True, text=True).stdout.strip()
+    _git(tmp_path, "clone", "-q", "--depth", "1", full.as_uri(), "shallow")
+    (tmp_path / "shallow" / "results" / "m").mkdir(parents=True)
+    data = {"commit_hash": older, "date": 1, "env_name": "env", "python": "3.11", "version": 2,
+            "result_columns": ["result", "params"], "results": {}}
+    (tmp_path / "shallow" / "results" / "m" / f"{older[:8]}-env.json").write_text(json.dumps(data))
+    _one_sentence(_tool("tracking", "history", "--dry-run", cwd=tmp_path / "shallow"), "shallow",
+                  "git fetch --unshallow", "--since")
+
+
 def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
     """A branch named 'café' or holding ' and $ (which `make gate BASE=` passes as typed) was
     refused as "expected a commit"; git's names are git's to judge."""

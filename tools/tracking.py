@@ -80,11 +80,16 @@ def not_a_commit(name: str, shown: str | None = None) -> str:
     if "is ambiguous" in said:
         return (f"{shown} is the start of the hashes of several objects of this repository, so it names none; "
                 "give more of the commit's hash")
-    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
-                             text=True, errors="replace").stdout.strip() == "true"
-    return f"{shown} is not a commit of this repository" + (
-        "; this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
-        "fetches the others" if shallow else "")
+    return f"{shown} is not a commit of this repository" + (f"; {SHALLOW}" if shallow_clone() else "")
+
+
+SHALLOW = ("this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
+           "fetches the others")
+
+
+def shallow_clone() -> bool:
+    return subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                          text=True, errors="replace").stdout.strip() == "true"
 
 
 def ancestor_problem(older: str, newer: str) -> str | None:
@@ -814,7 +819,8 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     interrupted run resumes where it stopped when the same command is given again."""
     since = since or reference_commit()
     if since is None:
-        log("history: results/ holds no commit to start from; give --since COMMIT")
+        log("history: results/ holds no commit of HEAD's history to start from" + (f": {SHALLOW}, or give --since "
+            "COMMIT" if shallow_clone() else "; give --since COMMIT"))     # a shallow clone's: "holds no commit"
         return 2
     if commit_hash(since) is None:
         log(f"history: --since {not_a_commit(since)}")
