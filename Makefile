@@ -37,15 +37,17 @@ benchmarks-json: $(STAMP)
 # gate: exit 0 no regression, 1 regression, 2 a usage or set-up problem (its sentence says which).
 # make gives any failing recipe status 2, so the gate runs while this file is read, and a
 # regression turns on question mode (-q), whose status 1 means "not up to date".
-BASE ?= main
 # a variable's value as given, as one word of the shell's: a branch name may hold ' and $, a
 # regex $ and \ (`$(call quoted,NAME)`)
 quoted = '$(subst ','\'',$(value $(1)))'
+# BASE given (even empty: the gate refuses that) is passed; unset, the gate compares with its default, main,
+# and GATE_ARGS='--noise 3' (which compares nothing) is not refused for a --base the user never gave
+GATE_BASE = $(if $(filter undefined,$(origin BASE)),,--base $(call quoted,BASE))
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))     # make -n: say the gate's command, run nothing
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
 ifeq ($(DRY_RUN),)
 GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
-GATE_OUT := $(shell $(BIN)/python -m tools.gate --base $(call quoted,BASE) $(GATE_ARGS) >&2)
+GATE_OUT := $(shell $(BIN)/python -m tools.gate $(GATE_BASE) $(GATE_ARGS) >&2)
 GATE_STATUS := $(.SHELLSTATUS)
 ifeq ($(GATE_STATUS),1)
 MAKEFLAGS += -q
@@ -55,7 +57,7 @@ endif
 endif
 endif
 gate:
-	$(if $(DRY_RUN),$(BIN)/python -m tools.gate --base $(call quoted,BASE) $(GATE_ARGS),@:)
+	$(if $(DRY_RUN),$(BIN)/python -m tools.gate $(GATE_BASE) $(GATE_ARGS),@:)
 
 # find: bisect GOOD..BAD for the commit that slowed BENCH, a regex naming one benchmark and its
 # parameters (asv builds an environment per commit; results/ stays as it is)

@@ -191,6 +191,18 @@ def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():
     assert p.stdout.strip().endswith("/python -m tools.gate --base 'HEAD~1' --tiers counts"), p.stdout
 
 
+
+@pytest.mark.parametrize("given, said", [([], "--noise 3"), (["BASE="], "--base '' --noise 3"),
+                                         (["BASE=v1"], "--base 'v1' --noise 3")])
+def test_make_gate_passes_base_only_when_it_is_given(given, said):
+    """`make gate GATE_ARGS='--noise 3'` was refused "--base cannot be given with it": make passed
+    its default BASE=main, which the user never gave."""
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "BASE")}
+    p = subprocess.run(["make", "--no-print-directory", "-n", "gate", "GATE_ARGS=--noise 3", *given],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and " ".join(p.stdout.split()).endswith(f"-m tools.gate {said}"), (p.stdout, p.stderr)
+
 def test_gate_usage_and_setup_problems_have_their_own_status(repo):
     path, normal, _ = repo
     r = _gate(path, "no-such-commit")
@@ -330,3 +342,22 @@ def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatc
                         lambda *trees: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
     with pytest.raises(PermissionError):     # a read refused: not said to be a write
         gate.main(["--base", "HEAD", "--tiers", "counts"])
+
+
+def test_the_timing_tier_says_the_versions_a_variable_leaves_it(monkeypatch, tmp_path, capsys):
+    """NBSYMPLE_BENCH_VERSIONS=A left in the environment had the gate time A alone and pass, its
+    line naming the grid but not the versions."""
+    from tools import gate, tracking
+
+    class Stop(Exception):
+        pass
+
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "A")
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(tracking, "register_machine", lambda: "m")
+    monkeypatch.setattr(gate, "gate_patterns", lambda bench: ["x"])
+    monkeypatch.setattr(tracking, "scratch_config", lambda name: tmp_path / name)
+    monkeypatch.setattr(tracking, "LoadSampler", lambda: (_ for _ in ()).throw(Stop()))
+    with pytest.raises(Stop):
+        gate.timing_tier("b", "h", tmp_path, "HEAD against BASE", None, 1, None)
+    assert "versions A alone (NBSYMPLE_BENCH_VERSIONS)" in capsys.readouterr().err

@@ -44,6 +44,20 @@ def test_the_commits_a_machine_lacks_from_the_reference_on(tmp_path):
     assert missing_commits(commits[0], "other", names, results, repo=repo) == commits[1:]
 
 
+def test_a_history_since_an_annotated_tag_starts_at_its_commit(tmp_path):
+    """`history --since v1` (an annotated tag) listed the tag's own hash, no commit's, to measure."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    for i in range(2):
+        (repo / "f.txt").write_text(f"{i}\n")
+        _git("add", "f.txt", cwd=repo)
+        _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", f"c{i}", cwd=repo)
+    _git("-c", "user.email=t@t", "-c", "user.name=t", "tag", "-a", "-m", "v1", "v1", "HEAD~1", cwd=repo)
+    commits = _git("rev-list", "--reverse", "HEAD", cwd=repo).split()
+    assert missing_commits("v1", "m", {STEP}, tmp_path / "results", repo=repo) == commits
+
+
 def test_a_history_covers_its_range_evenly_at_every_stop():
     """The commits are measured newest and oldest first, then halving: after k of them, no gap is
     more than about twice the even spacing, and every commit comes exactly once."""

@@ -543,6 +543,75 @@ def test_a_commit_a_shallow_clone_lacks_is_said_to_be_missing_from_it(tmp_path):
                       "git fetch --unshallow")
 
 
+def test_a_history_of_a_shallow_clone_says_the_reference_is_missing_from_it(tmp_path):
+    """`history` in a `git clone --depth 1`: "results/ holds no commit to start from", of a
+    results/ that held the reference commit, which the clone lacks."""
+    full = _checkout_of_tools(tmp_path, 2)
+    older = subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=full, capture_output=True, text=True).stdout.strip()
+    _git(tmp_path, "clone", "-q", "--depth", "1", full.as_uri(), "shallow")
+    (tmp_path / "shallow" / "results" / "m").mkdir(parents=True)
+    data = {"commit_hash": older, "date": 1, "env_name": "env", "python": "3.11", "version": 2,
+            "result_columns": ["result", "params"], "results": {}}
+    (tmp_path / "shallow" / "results" / "m" / f"{older[:8]}-env.json").write_text(json.dumps(data))
+    _one_sentence(_tool("tracking", "history", "--dry-run", cwd=tmp_path / "shallow"), "shallow",
+                  "git fetch --unshallow", "--since")
+
+
+def test_a_branch_of_any_name_git_allows_is_taken_as_base(tmp_path):
+    """A branch named 'café' or holding ' and $ (which `make gate BASE=` passes as typed) was
+    refused as "expected a commit"; git's names are git's to judge."""
+    root = _checkout_of_tools(tmp_path, 2)
+    shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    for branch in ("café", "it's-$x", "feat/a+b"):
+        _git(root, "branch", branch, "HEAD~1")
+        p = _tool("tracking", "history", "--dry-run", "--since", branch, cwd=root)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (branch, p.stderr)
+    _one_sentence(_tool("tracking", "history", "--dry-run", "--since", "a b", cwd=root), "--since", "a b")
+
+
+@pytest.mark.parametrize("extra, named", [(["--set-commit-hash", "HEAD~1"], "--set-commit-hash"),
+                                          (["--mach", "other"], "--machine"), (["HEAD~1..HEAD"], "a commit range"),
+                                          (["--python=/usr/bin/python3"], "--python"), (["-E", "existing"], "-E")])
+def test_asv_arguments_that_make_bench_sets_itself_are_refused(tmp_path, extra, named):
+    """`make bench ASV_ARGS=...` handed them to asv after its own, and asv took the last: the
+    working tree's timings saved as HEAD~1's, a range ignored, results under another machine."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _one_sentence(_tool("tracking", "run", "-b", "tasks", *extra, cwd=root), named, "ASV_ARGS", "leave it out")
+
+
+@pytest.mark.parametrize("extra, named", [(["--bogus"], "takes no --bogus"), (["-a"], "--attribute")])
+def test_asv_arguments_asv_run_does_not_take_are_one_sentence(tmp_path, extra, named):
+    """`make bench ASV_ARGS=--bogus` printed asv's usage (three lines) after the run's set-up."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _one_sentence(_tool("tracking", "run", "-b", "tasks", *extra, cwd=root), named, "ASV_ARGS", "asv run --help")
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_a_dashboard_of_a_clone_without_the_branch_asv_draws_is_refused(tmp_path, remote):
+    """`make dashboard` in a `git clone -b other` (or `--single-branch`) clone, without asv.conf.json's
+    branch 'main': asv's ProcessError traceback ("git rev-list --first-parent main")."""
+    root = _checkout_of_tools(tmp_path, 1)
+    _git(root, "branch", "-M", "other")
+    if remote:
+        _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    _one_sentence(_tool("tracking", "publish", cwd=root), "'main'",
+                  "git branch main origin/main" if remote else "git fetch origin main:main")
+
+
+def test_a_short_hash_of_several_objects_is_said_to_be_ambiguous(tmp_path):
+    """A prefix that starts several objects' hashes was "not a commit of this repository"."""
+    root = _checkout_of_tools(tmp_path, 1)
+    (root / "blobs").mkdir()
+    for k in range(1500):                      # fixed contents, so fixed hashes: some share 4 digits
+        (root / "blobs" / str(k)).write_text(str(k))
+    hashes = subprocess.run(["git", "hash-object", "-w", "--stdin-paths"], cwd=root, capture_output=True, text=True,
+                            input="\n".join(f"blobs/{k}" for k in range(1500)), check=True).stdout.split()
+    prefix = next(h[:4] for h in hashes if sum(other.startswith(h[:4]) for other in hashes) > 1)
+    for module, *args in [("tracking", "history", "--dry-run", "--since", prefix), ("gate", "--base", prefix),
+                          ("tracking", "find", f"{prefix}..HEAD", "tasks")]:
+        _one_sentence(_tool(module, *args, cwd=root), prefix, "several objects", "more of the commit's hash")
+
+
 @pytest.mark.parametrize("args, named", [(["--isa", "../../x"], "--isa"), (["--isa="], "--isa"),
                                          (["--uarch", "a/b"], "--uarch"), (["--bogus"], "--bogus")])
 def test_migrate_refuses_names_that_are_not_one(tmp_path, args, named):

@@ -24,8 +24,9 @@ def name(text):
 
 
 def commit(text):
-    """argparse type: a commit as git names one (a hash, a branch, HEAD~3, origin/main), not an
-    option, not empty, without git's range '..'."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+~^/@{}-]*", text) or ".." in text:
+    """argparse type: a commit as git names one (a hash, a branch or tag of any letters, ' or $,
+    HEAD~3, origin/main), not an option, not empty, without git's range '..' or what no name of
+    git's holds (a blank, a control character); git says whether it names a commit."""
+    if not text or text.startswith("-") or ".." in text or re.search(r"[\x00-\x20\x7f]", text):
         raise argparse.ArgumentTypeError(f"expected a commit (a hash, a branch, HEAD~3), got {text!r}")
     return text

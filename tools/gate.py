@@ -72,7 +72,7 @@ class GateError(Exception):
 
 def _commit(name: str) -> str:
     if (found := tracking.commit_hash(name)) is None:
-        raise GateError(USAGE, f"gate: BASE {tracking.not_a_commit(repr(name))} (give BASE=<commit>).")
+        raise GateError(USAGE, f"gate: BASE {tracking.not_a_commit(name, repr(name))} (give BASE=<commit>).")
     return found
 
 
@@ -267,7 +267,9 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
         configs[side] = tracking.scratch_config(f"gate-{side}")
     from benchmarks.grid import grid_name
     grid = grid_name()
-    tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds")
+    chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()     # left unsaid, the others were not timed
+    tracking.log(f"gate, timings: {label} on {machine}, grid {grid}, {rounds} rounds"
+                 + (f", versions {chosen} alone (NBSYMPLE_BENCH_VERSIONS)" if chosen else ""))
     start = time.monotonic()
     with tracking.LoadSampler() as load:
         for r in range(rounds):

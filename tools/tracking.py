@@ -71,13 +71,25 @@ def commit_hash(name: str) -> str | None:
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def not_a_commit(name: str) -> str:
-    """Why `name` names no commit here: a shallow clone (`git clone --depth 1`) lacks the older ones."""
-    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
-                             text=True, errors="replace").stdout.strip() == "true"
-    return f"{name} is not a commit of this repository" + (
-        "; this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
-        "fetches the others" if shallow else "")
+def not_a_commit(name: str, shown: str | None = None) -> str:
+    """Why `name` (shown as `shown`) names no commit here: a short hash of several objects, or a
+    shallow clone (`git clone --depth 1`) lacking the older ones."""
+    shown = name if shown is None else shown
+    said = subprocess.run(["git", "rev-parse", "--verify", f"{name}^{{commit}}"], cwd=ROOT, capture_output=True,
+                          text=True, errors="replace").stderr
+    if "is ambiguous" in said:
+        return (f"{shown} is the start of the hashes of several objects of this repository, so it names none; "
+                "give more of the commit's hash")
+    return f"{shown} is not a commit of this repository" + (f"; {SHALLOW}" if shallow_clone() else "")
+
+
+SHALLOW = ("this clone is shallow (git clone --depth), with only its newest commits: `git fetch --unshallow` "
+           "fetches the others")
+
+
+def shallow_clone() -> bool:
+    return subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                          text=True, errors="replace").stdout.strip() == "true"
 
 
 def ancestor_problem(older: str, newer: str) -> str | None:
@@ -112,6 +124,18 @@ def checkout_problem(root: Path = ROOT) -> str | None:
                 f"would run as you); if you trust it: `git config --global --add safe.directory {root}`")
     return (f"git cannot read the commits of {root} ({reason}); "
             "asv measures commits: run it in a clone of the repository")
+
+
+def branch_problem(conf: dict) -> str | None:
+    """Why asv publish cannot draw the line of asv.conf.json's branches here: a branch this clone
+    has none of (`git clone -b other`, `--single-branch`: asv's ProcessError traceback); None where it can."""
+    for branch in conf.get("branches") or []:
+        if commit_hash(branch) is None:
+            make = f"git branch {branch} origin/{branch}" if commit_hash(f"origin/{branch}") else \
+                f"git fetch origin {branch}:{branch}"
+            return (f"asv publish draws the history of the branch {branch!r} (asv.conf.json's branches), "
+                    f"which this clone has no branch of: make it (`{make}`) and publish again")
+    return None
 
 
 # ---------------------------------------------------------------- machine identity
@@ -520,6 +544,38 @@ def asv(*args, config: Path = CONFIG, env=None, log_file: Path | None = None) ->
     return rc
 
 
+# what `run` sets itself, which asv would take from ASV_ARGS instead: asv's name of each, as `asv run` parses it
+ASV_SETS = {"range": "a commit range", "set_commit_hash": "--set-commit-hash", "machine": "--machine",
+            "env_spec": "--python or -E"}
+
+
+class _AsvParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "add_help": False})
+
+    def error(self, message):            # asv's own words come when asv parses it
+        raise ValueError(message)
+
+
+def taken_asv_arguments(extra) -> str | None:
+    """Why asv arguments handed to `run` (ASV_ARGS) cannot be, before asv starts: one `asv run` does
+    not take (its usage, three lines, after the run's set-up), or one that `run` sets itself, which
+    asv took instead (the working tree's timings saved as another commit's, a range ignored,
+    results under another machine's name or another Python's); None where none is."""
+    from asv.commands.run import Run
+    shown = f"ASV_ARGS ({' '.join(extra)})"
+    try:
+        given, rest = Run.setup_arguments(_AsvParser().add_subparsers(parser_class=_AsvParser)).parse_known_args(extra)
+    except ValueError as e:
+        return f"{shown} are not arguments `asv run` takes ({e}); correct them (asv run --help lists them)"
+    if rest:
+        return f"{shown}: `asv run` takes no {' '.join(rest)}; correct them (asv run --help lists its arguments)"
+    taken = [what for key, what in ASV_SETS.items() if getattr(given, key, None)]
+    return (f"{' and '.join(taken)} in {shown} cannot be given: `make bench` measures the "
+            "working tree of HEAD in this Python and files it under HEAD and this machine's name itself; leave "
+            "it out (`history --since` measures other commits)") if taken else None
+
+
 def run(results: str | None = None, bench: str | None = None, quick: bool = False, extra=()) -> int:
     """`make bench` (results/) and `make paper`'s sweep (results=scratch name): asv run
     --python=same of HEAD on this grid's selection, then the fixed environment name and the
@@ -720,9 +776,10 @@ def _result_files(paths):
 
 
 def commit_range_list(since: str, until: str = "HEAD", repo: Path = ROOT) -> list[str]:
-    """The first-parent commits from `since` (included) to `until`, oldest first, as asv takes a range."""
+    """The first-parent commits from `since` (included) to `until`, oldest first, as asv takes a range
+    (an annotated tag `since` is its commit: its own hash was measured, and filed as no commit's)."""
     commits = git("rev-list", "--reverse", "--first-parent", f"{since}..{until}", cwd=repo).split()
-    return [git("rev-parse", since, cwd=repo)] + commits
+    return [git("rev-parse", "--verify", f"{since}^{{commit}}", cwd=repo)] + commits
 
 
 def missing_commits(since: str, machine: str, names: set, results_dir: Path = ROOT / "results",
@@ -762,7 +819,8 @@ def history(since: str | None = None, bench: str = HISTORY_BENCH, quick: bool = 
     interrupted run resumes where it stopped when the same command is given again."""
     since = since or reference_commit()
     if since is None:
-        log("history: results/ holds no commit to start from; give --since COMMIT")
+        log("history: results/ holds no commit of HEAD's history to start from" + (f": {SHALLOW}, or give --since "
+            "COMMIT" if shallow_clone() else "; give --since COMMIT"))     # a shallow clone's: "holds no commit"
         return 2
     if commit_hash(since) is None:
         log(f"history: --since {not_a_commit(since)}")
@@ -894,6 +952,8 @@ def main(argv=None) -> int:
             p.refuse(problem)                   # a CalledProcessError's traceback, or asv's, otherwise
         if args.cmd in ASV_COMMANDS:
             load_config()                       # asv's own error, or a traceback, otherwise
+        if args.cmd == "run" and (problem := taken_asv_arguments(extra)) is not None:
+            p.refuse(problem)                   # another commit, machine or Python filed as HEAD's
         return _subcommand(args, extra)
     except FileRefused as e:                    # asv's configuration or machine file, before asv ran
         p.refuse(str(e))
@@ -918,6 +978,8 @@ def _subcommand(args, extra) -> int:
             raise FileRefused(problem)
         own_folder(ROOT / (load_config().get("html_dir") or "html"), "the dashboard (asv publish)")
         with exclusive("results", "results/"):
+            if (problem := branch_problem(load_config())) is not None:
+                raise FileRefused(problem)
             return asv("publish")
     elif args.cmd == "select":
         print("\n".join(selection(gate=args.gate)))
