@@ -275,7 +275,9 @@ def repeated(signum: int, caught) -> bool:
     return signum == signal.SIGXCPU and signum in caught
 
 
-def _raise_terminated(signum, frame):
+def raise_terminated(signum, frame):
+    """`command`'s handler of the TERMINATING signals: `Terminated` in the main thread (a repeat of
+    SIGXCPU's is no second signal)."""
     if repeated(signum, _STOPS):
         return
     _STOPS.append(signum)
@@ -432,7 +434,7 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         _status_of_children()
         # only over the defaults: a signal the process was started ignoring stays ignored, and one
         # held already (`runs.signals.hold_signals`, F's ranks before they are joined) stays held
-        handlers = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING
+        handlers = {sig: signal.signal(sig, raise_terminated) for sig in TERMINATING
                     if signal.getsignal(sig) is signal.SIG_DFL}
         if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, loading.leave):   # (its modules loaded)
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)

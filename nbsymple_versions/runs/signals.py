@@ -22,7 +22,7 @@ def _answered() -> list[int]:
     process set its own handler for it (its own timeout around a run in Python, a test's hang guard: taken
     over, a hang while a step writes was waited out for ever, a review)."""
     return [sig for sig in STOPPING if signal.getsignal(sig) is not signal.SIG_IGN and
-            (sig != signal.SIGALRM or signal.getsignal(sig) in (signal.SIG_DFL, entry._raise_terminated, _hold))]
+            (sig != signal.SIGALRM or signal.getsignal(sig) in (signal.SIG_DFL, entry.raise_terminated, _hold))]
 
 
 def wait_for_rank_0(rank: int):
