@@ -454,7 +454,7 @@ def _problem(env, draws: bool) -> str | None:
                 found = _home_problem(env, XDG_DEFAULTS[name], keeps) if draws else None
             if found is not None:
                 return found
-    if any(name.startswith("NUMBA_") for name in env):
+    if any(name.startswith("NUMBA_") and name not in FOLDERS for name in env):
         if (found := _numba_problem()) is not None:
             return found
     openmp = lambda names: _openmp_problem(names, env)        # under numba's settings, its file's too
@@ -907,7 +907,9 @@ def _writable(folder: str) -> bool:
 
 def _numba_problem() -> str | None:
     """numba's own reading of its NUMBA_* variables (at its import): a value it cannot parse,
-    which it would report as a warning with a traceback and then ignore."""
+    which it would report as a warning with a traceback and then ignore. Not asked where the only
+    one set is NUMBA_CACHE_DIR, which numba reads as text and `FOLDERS` checks: numba's import
+    costs a command that never needs it (a refused option) 0.15 s, and every test's child paid it."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import numba.core.config  # noqa: F401 - reads the NUMBA_* variables

@@ -28,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
 UNSHARED = "unshared"                          # tests that load the machine: one at a time
 LONG = "long"                                  # tests of tens of seconds: started first
-# modules whose costly module fixture (every kernel compiled for every target, C++ compiles) is
-# the module's time: under xdist one worker runs each whole, so that the fixture is made once
-WHOLE_MODULES = ("tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py")
+# modules whose costly module fixture (every kernel compiled for every target, C++ compiles, Warp's
+# kernel cache) is much of the module's time: under xdist one worker runs each whole, so that the
+# fixture is made once
+WHOLE_MODULES = ("tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py", "tests/test_peers_warp.py")
 
 
 def _session_folder() -> str:

@@ -59,6 +59,7 @@ from hypothesis.extra import numpy as hnp
 from nbsymple_versions import cli
 from nbsymple_versions.entry import shown
 from nbsymple_versions.core.ics import State
+from nbsymple_versions.paper import style
 from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
 
 from drawn import hostile
@@ -93,17 +94,23 @@ def _count_cases(request):
 
 # ------------------------------------------------------------------------------ running a case
 
+DRAFT_DPI = 50           # the figures of `call`'s `paper`: a sixteenth of the pixels, a quarter less time a case
+
+
 def call(argv, main=None) -> tuple[object, str, str]:
     """(exit status, stdout, stderr) of `nbsymple ARGV` (or of `main(ARGV)`, another command's
     entry) in this process, like tests/cli_call.py,
     but stdout is a strict UTF-8 stream (what a pipe or terminal in a UTF-8 locale is), an
     exception that escapes `main` comes back as its traceback on stderr with status None, and
-    the Python warnings it raised are on stderr as a user's interpreter prints them."""
+    the Python warnings it raised are on stderr as a user's interpreter prints them. A `paper`
+    draws at `DRAFT_DPI`: its cases check what is written and said, not the figures' resolution
+    (tests/test_paper.py and tests/test_paper_record.py check the figures at the paper's own)."""
     out_b, err_b = io.BytesIO(), io.BytesIO()
     out = io.TextIOWrapper(out_b, encoding="utf-8", errors="strict", write_through=True)
     err = io.TextIOWrapper(err_b, encoding="utf-8", errors="backslashreplace", write_through=True)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-            warnings.catch_warnings(record=True) as caught:
+            warnings.catch_warnings(record=True) as caught, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(style, "DPI", DRAFT_DPI)
         warnings.simplefilter("default")   # what a user's interpreter prints, once per place
         try:
             rc = (main or cli.main)([str(a) for a in argv])
