@@ -4,7 +4,7 @@ or time the machine run alone, no wall-clock limit on hypothesis, reproducible s
 `make test` runs the suite on every core with pytest-xdist (`-n auto`); a plain `python -m
 pytest` runs it in one process. Either way the CPU kernels compile once per session: this module
 names a fresh folder for numba's on-disk cache (`NUMBA_CACHE_DIR`, keyed by each kernel's build
-and its sources' digest; `serial/kernels.py`) before numba is imported, and every process the
+and its sources' digest; `serial/kernel_cache.py`) before numba is imported, and every process the
 suite starts inherits it (xdist workers, `nbsymple` CLI runs, mpiexec ranks, CUDA-simulator child
 pytests, asv benchmark processes). A test of compilation itself (`cpu-asm`'s children,
 `benchmarks/compile.py`, the cache's own test) sets or drops the variable, and compiles.

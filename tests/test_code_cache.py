@@ -1,6 +1,7 @@
 """The counted kernels' code kept on disk (`instruments/code_cache.py`): loaded where the key
 matches, compiled again where it does not or the entry is damaged, compiled by one of two
-processes that ask at once, and never kept without NUMBA_CACHE_DIR."""
+processes that ask at once, and never kept without NUMBA_CACHE_DIR. The CPU kernels in numba's
+cache (`serial/kernel_cache.py`) alike: a damaged file compiled again, one compile of two processes."""
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import pytest
 
 from nbsymple_versions.instruments import code_cache
 from nbsymple_versions.instruments.cpu_asm import toolchain
+from nbsymple_versions.serial import kernel_cache
 
 KEY = {"sources": "abc", "target": "haswell"}
 
@@ -244,7 +246,7 @@ def _run_a(folder):
 
 @pytest.mark.parametrize("damage", sorted(NUMBA_DAMAGE))
 def test_a_damaged_file_of_numbas_cache_is_compiled_again(numba_cache, tmp_path, damage):
-    """numba's own files of a CPU kernel in NUMBA_CACHE_DIR (`serial.kernels._CacheFile`): an index cut short
+    """numba's own files of a CPU kernel in NUMBA_CACHE_DIR (`serial.kernel_cache._CacheFile`): an index cut short
     or a data file cut short (a disk that failed, a copy stopped) ended every command in numba's UnpicklingError,
     a FIFO at an index's name hung it and a folder at a data file's name ended it in IsADirectoryError. Each is
     taken as absent: the kernel is compiled again, and kept where it can be written."""
@@ -255,3 +257,58 @@ def test_a_damaged_file_of_numbas_cache_is_compiled_again(numba_cache, tmp_path,
         damaged(path)
     p = _run_a(folder)
     assert p.returncode == 0 and "Traceback" not in p.stderr and "task shares" in p.stdout, p.stderr[-2000:]
+
+
+A_KERNELS = """
+import json
+import nbsymple_versions as nb
+state = nb.make_cluster(64, seed=1)
+forces = nb.get_version("A").pipeline(state, "dp")
+forces.warm_up(state.x)
+kernels = {"pairwise": forces.backend.kernel, "galactic": forces.host.galactic, "axpy": forces.host.axpy}
+print(json.dumps({k: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())] for k, d in kernels.items()}))
+"""
+
+
+def test_two_processes_that_need_a_kernel_at_once_compile_it_once(tmp_path):
+    """Two processes started together on an empty NUMBA_CACHE_DIR, each needing A's kernels: one
+    compiles each kernel, holding its lock (`kernel_cache.compiled_once`), and the other waits and
+    loads it. Before, both compiled (the suite's two workers compiled B's kernels side by side, 11 s
+    each on two busy cores; MPI ranks and asv's benchmark processes alike)."""
+    env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}, "NUMBA_CACHE_DIR": str(tmp_path)}
+    both = [subprocess.Popen([sys.executable, "-c", A_KERNELS], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    said = [p.communicate(timeout=900) for p in both]
+    assert all(p.returncode == 0 for p in both), [err[-2000:] for _, err in said]
+    stats = [json.loads(out) for out, _ in said]
+    for kernel in stats[0]:
+        assert sorted(s[kernel] for s in stats) == [[0, 1], [1, 0]], (kernel, stats)    # one miss, one hit
+
+
+def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monkeypatch):
+    """No regular file at the lock's name (a FIFO: never blocked on; a folder; a symbolic link:
+    never followed), or a lock another holds past COMPILE_WAIT_S (a process stopped while it
+    compiled): the kernel is compiled here all the same. A compile inside one's own takes no
+    second lock (it would wait for itself)."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    compiled = []
+    for name in ("fifo", "folder", "link"):
+        assert kernel_cache._exclusive(str(tmp_path / name), 0) is None
+        assert kernel_cache.compiled_once(str(tmp_path / name), lambda sig: compiled.append(sig) or sig, name) == name
+    assert compiled == ["fifo", "folder", "link"] and not (tmp_path / "elsewhere").exists()
+    lock = str(tmp_path / "kernel.lock")
+    held = kernel_cache._exclusive(lock, 0)
+    assert held is not None and kernel_cache._exclusive(lock, 0) is None      # flock: one holder per open file
+    monkeypatch.setattr(kernel_cache, "COMPILE_WAIT_S", 0)
+    assert kernel_cache.compiled_once(lock, lambda sig: sig, "past the wait") == "past the wait"
+    os.close(held)
+    taken = []
+    real = kernel_cache._exclusive
+    monkeypatch.setattr(kernel_cache, "_exclusive", lambda path, wait_s: taken.append(path) or real(path, wait_s))
+    inner = lambda sig: kernel_cache.compiled_once(lock, lambda s: s, sig)
+    assert kernel_cache.compiled_once(lock, inner, "nested") == "nested" and taken == [lock]
+    again = real(lock, 0)
+    assert again is not None                     # released after the compile
+    os.close(again)

@@ -3,7 +3,7 @@ machine: `cpu-asm`'s assembly for a fixed target, `gpu-asm`'s PTX of a numba-cud
 SASS that ptxas and nvdisasm make of a set of PTX modules.
 
 An entry is kept only where NUMBA_CACHE_DIR names a folder (as for the CPU kernels themselves,
-`serial/kernels.py`), in its `nbsymple-code/`; elsewhere every count compiles. Its key holds all
+`serial/kernel_cache.py`), in its `nbsymple-code/`; elsewhere every count compiles. Its key holds all
 that the code depends on: the digest of the sources it compiles from (their paths relative to the
 package, so that two trees of the same code, the gate's BASE and HEAD, share it), the target,
 the compilers' versions and files. An entry that cannot be read, or whose key differs, is

@@ -12,7 +12,8 @@ only the slice's forces come back.
 """
 from numba import njit, prange
 
-from ..serial.kernels import FASTMATH_ALL, JIT_OPTIONS, on_disk
+from ..serial.kernel_cache import on_disk
+from ..serial.kernels import FASTMATH_ALL, JIT_OPTIONS
 from ..serial.pairwise import CpuPairwise
 from ..threaded.kernels import THREADED
 

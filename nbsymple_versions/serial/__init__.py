@@ -4,7 +4,8 @@ core (the paper's reference).
 Files: `kernels.py` (the CPU kernels' sources, written once, and `SERIAL`, their serial build:
 also C's host kernels), `avx512.py` (the dp loop over sources on AVX-512, in LLVM IR), `avx2.py`
 (the loops over sources on AVX2, in LLVM IR, where `kernels.AVX2_ROW_CPUS` takes them),
-`ir_row.py` (the loops, reduction, series and numba call the IR rows share),
+`ir_row.py` (the loops, reduction, series and numba call the IR rows share), `kernel_cache.py`
+(numba's on-disk cache of every CPU kernel, and one compile of each per machine),
 `pairwise.py` (`CpuPairwise`, the pairwise backend on the host, and
 `cpu_pipeline`, which B reuses with its threaded build).
 """
