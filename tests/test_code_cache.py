@@ -266,7 +266,8 @@ state = nb.make_cluster(64, seed=1)
 forces = nb.get_version("A").pipeline(state, "dp")
 forces.warm_up(state.x)
 kernels = {"pairwise": forces.backend.kernel, "galactic": forces.host.galactic, "axpy": forces.host.axpy}
-print(json.dumps({k: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())] for k, d in kernels.items()}))
+counts = lambda d: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())]
+print(json.dumps({name: counts(d) for name, d in kernels.items()}))
 """
 
 
@@ -285,11 +286,11 @@ def test_two_processes_that_need_a_kernel_at_once_compile_it_once(tmp_path):
         assert sorted(s[kernel] for s in stats) == [[0, 1], [1, 0]], (kernel, stats)    # one miss, one hit
 
 
-def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monkeypatch):
+def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monkeypatch, capsys):
     """No regular file at the lock's name (a FIFO: never blocked on; a folder; a symbolic link:
     never followed), or a lock another holds past COMPILE_WAIT_S (a process stopped while it
-    compiled): the kernel is compiled here all the same. A compile inside one's own takes no
-    second lock (it would wait for itself)."""
+    compiled; the wait said after SAY_AFTER_S): the kernel is compiled here all the same. A compile
+    inside one's own takes no second lock (it would wait for itself)."""
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "folder").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
@@ -301,8 +302,10 @@ def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monke
     lock = str(tmp_path / "kernel.lock")
     held = kernel_cache._exclusive(lock, 0)
     assert held is not None and kernel_cache._exclusive(lock, 0) is None      # flock: one holder per open file
-    monkeypatch.setattr(kernel_cache, "COMPILE_WAIT_S", 0)
+    monkeypatch.setattr(kernel_cache, "COMPILE_WAIT_S", 0.2)
+    monkeypatch.setattr(kernel_cache, "SAY_AFTER_S", 0)
     assert kernel_cache.compiled_once(lock, lambda sig: sig, "past the wait") == "past the wait"
+    assert "waiting for another process that compiles the same kernel" in capsys.readouterr().err
     os.close(held)
     taken = []
     real = kernel_cache._exclusive

@@ -17,6 +17,7 @@ import inspect
 import os
 from pathlib import Path
 import stat
+import sys
 import threading
 import time
 
@@ -24,6 +25,7 @@ import numba
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, UserProvidedCacheLocator
 
 COMPILE_WAIT_S = 600    # the longest wait for another process's compile of a kernel (a guard: a stopped one)
+SAY_AFTER_S = 60        # a wait this long is said on stderr (a kernel compiles in seconds)
 LOCK_POLL_S = 0.02
 
 
@@ -150,22 +152,27 @@ def compiled_once(lock: str, compile_here, sig):
 
 def _exclusive(path: str, wait_s: float) -> int | None:
     """A descriptor of `path` (made where absent) holding flock's exclusive lock, waited for up
-    to `wait_s`; None where there is no regular file to lock (a folder, a FIFO, a symbolic link:
-    never followed, never blocked on) or the lock cannot be had."""
+    to `wait_s` (said on stderr after SAY_AFTER_S); None where there is no regular file to lock (a
+    folder, a FIFO, a symbolic link: never followed, never blocked on) or the lock cannot be had."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except OSError:
         return None
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
-            deadline = time.monotonic() + wait_s
+            start, said = time.monotonic(), False
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     return fd
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
+                    waited = time.monotonic() - start
+                    if waited > wait_s:
                         break
+                    if waited > SAY_AFTER_S and not said:
+                        said = True
+                        print(f"nbsymple: waiting for another process that compiles the same kernel (lock {path!r}); "
+                              f"after {wait_s / 60:g} min it is compiled here", file=sys.stderr, flush=True)
                     time.sleep(LOCK_POLL_S)
     except OSError:                      # a file system that takes no locks
         pass
