@@ -391,7 +391,6 @@ def _numba_config() -> tuple[dict, str | None]:
     such settings (a hunt: `disable_jit: 1` there ended `run --precision dsp` in numba's
     NotImplementedError, and YAML cut short every command in yaml's traceback, as neither was
     checked)."""
-    import stat
     try:
         mode = os.stat(NUMBA_CONFIG_FILE)
     except OSError:
@@ -495,7 +494,6 @@ def _matplotlibrc_problem(env) -> str | None:
     cannot be read as one: a FIFO or a device (a hunt: MATPLOTLIBRC naming a FIFO, or /dev/zero,
     hung `paper` for ever), larger than any settings file, or not UTF-8 (matplotlib's
     UnicodeDecodeError traceback)."""
-    import stat
     for where, path in _matplotlibrc_candidates(env):
         try:
             if not os.path.exists(path) or os.path.isdir(path):
