@@ -182,22 +182,28 @@ def test_the_energies_compared_must_be_of_one_units():
 
 def test_the_accuracy_benchmark_tracks_both_figures():
     """asv's `track_internal_energy_error` beside `track_energy_error`: the same change of E,
-    in the cluster's units (checked where the change is far above E's rounding: sp)."""
+    in the cluster's units, to E's rounding, in every run; and one of the runs (sp's) changes E
+    by far more than that rounding, so that the check means something. Which sp run does depends
+    on the code: leapfrog's sp changed E by 585 ulps with the host's AVX-512 code and by 15 with
+    znver3's AVX2 row on the same Emerald Rapids (a bounded error that oscillates), SI6A's by 2814
+    and 3786 (the check had asked it of both, and failed with the AVX2 code)."""
     from benchmarks.accuracy import Conservation
     bench = Conservation()
     bench.n, bench.steps = 48, 20
     cache = bench.setup_cache()
     parts0 = dg.energy_parts(make_cluster(bench.n, seed=bench.seed))
+    ulp = abs(np.spacing(parts0.total))
+    sp_changes = []
     for scheme in bench.params[0]:
         for precision in bench.params[1]:
             bench.setup(cache, scheme, precision)
             old = bench.track_energy_error(cache, scheme, precision)
             new = bench.track_internal_energy_error(cache, scheme, precision)
             assert np.isfinite(new) and new > 0
+            assert abs(old * abs(parts0.total) - new * abs(parts0.internal)) <= 4 * ulp, (scheme, precision)
             if precision == "sp":
-                ulp = abs(np.spacing(parts0.total))
-                assert old * abs(parts0.total) > 100 * ulp
-                assert abs(old * abs(parts0.total) - new * abs(parts0.internal)) <= 4 * ulp
+                sp_changes.append(old * abs(parts0.total))
+    assert max(sp_changes) > 100 * ulp, sp_changes
     assert Conservation.track_internal_energy_error.unit == "relative"
 
 

@@ -333,9 +333,9 @@ def test_not_converged_is_marked_above_one_percent_of_the_binding_energy():
         science_plots.plt.close(fig)
     run = {"params": {"n": 64, "dt": 0.125, "scheme": "leapfrog", "version": "A", "precision": "dp"}, "steps": 8,
            "wall_seconds": 1.0}
-    hot = science_plots.run_record("tidal tails", run, 1e-6, 2e-2, 2e-2)
-    cool = science_plots.run_record("black hole M_BH/M_cl = 1", run, 1e-6, 1e-2, 1e-2)
-    passing = science_plots.run_record("black hole M_BH/M_cl = 10", run, 1e-6, 5e-3, 1.2e-2)   # the largest decides
+    hot = science_plots.run_summary("tidal tails", run, 1e-6, 2e-2, 2e-2)
+    cool = science_plots.run_summary("black hole M_BH/M_cl = 1", run, 1e-6, 1e-2, 1e-2)
+    passing = science_plots.run_summary("black hole M_BH/M_cl = 10", run, 1e-6, 5e-3, 1.2e-2)   # the largest decides
     assert not hot["converged"] and cool["converged"] and not passing["converged"]
     assert "> **Not converged: black hole M_BH/M_cl = 10** (internal energy error 5.0e-03 at the end (largest " \
            "1.2e-02)" in report.science_lines({"summary": "p", "runs": [passing]})[0]

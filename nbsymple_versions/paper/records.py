@@ -112,7 +112,7 @@ RUN_OF_KIND = {
     "black_hole": {**RUN, "params": (True, {**PARAMS, **{k: (True, PARAMS[k][1]) for k in
                                                          ("ratio", "t_end", "radius_kpc", "speed_kms")}})},
 }
-# one run of a science figure's record in science_runs.json (`science_plots.run_record`)
+# one run of a science figure's record in science_runs.json (`science_plots.run_summary`)
 RUN_SUMMARY = {
     "run": (True, NAME), "n": (True, _whole(2)), "dt": (True, POSITIVE), "scheme": (True, _one_of(tuple(SCHEMES))),
     "version": (True, _one_of(LETTERS)), "precision": (True, _one_of(PRECISIONS)), "steps": (True, _whole(0)),

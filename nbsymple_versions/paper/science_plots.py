@@ -93,8 +93,8 @@ def _nice(x: float) -> float:
     return next(m * e for m in (1, 2, 5, 10) if m * e >= x)
 
 
-def run_record(label: str, run: dict, total: float | None, internal: float | None, internal_max: float | None,
-               **extra) -> dict:
+def run_summary(label: str, run: dict, total: float | None, internal: float | None, internal_max: float | None,
+                **extra) -> dict:
     """One science run's numbers for plots/science_runs.json: its set-up, both energy errors at
     the end, the largest internal error over its snapshots, whether it converged (that largest
     internal error <= INTERNAL_LIMIT) and its wall time."""
@@ -116,7 +116,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     1.5 orbits, the last panel the run's end where it ends elsewhere. Right: each of those snapshots centred on the cluster (pc), in the Galactic
     frame, showing the leading and trailing tails. The title gives the energy error at the end
     in both definitions; a run whose internal error exceeds INTERNAL_LIMIT is stamped NOT
-    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record]})."""
+    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_summary]})."""
     run, snaps = load_run(folder)
     p = run["params"]
     per_orbit = p["snapshots_per_orbit"]
@@ -191,7 +191,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
                f"{internal_sentence(internal, worst)[1:]}; total energy error (the paper's definition) at the end "
                f"{_e(e_last)}. {shares}. "
                f"Step: {step_rule(p['n'], p['dt'])}.")
-    return path, {"summary": summary, "runs": [run_record("tidal tails", run, e_last, internal, worst,
+    return path, {"summary": summary, "runs": [run_summary("tidal tails", run, e_last, internal, worst,
                                                           beyond_r_j=[round(f, 6) for f in frac])]}
 
 
@@ -234,7 +234,7 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
     snapshots (E includes the black hole and the Galaxy), relative to |E0| (solid) and to the
     cluster's internal energy (dashed, `_internal_energy_errors`), with INTERNAL_LIMIT drawn; the
     title gives each run's internal error at the end, and a run above the limit is stamped NOT
-    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_record per ratio]}). With
+    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_summary per ratio]}). With
     `ratios`, the runs of those alone (the ones just run: an earlier run of another ratio, N and
     dt in the folder was drawn beside them, under their title); else every finished run there."""
     folder = Path(folder)
@@ -294,7 +294,7 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
                          f"it ended at {t[-1]:.1f} Myr, {r[-1]:.1f} pc from the black hole and still falling")
                 summary.append(f"M_BH/M_cl = {p['ratio']:g}: no passage within the run: {where}; "
                                f"{internal_sentence(end, most)}; total energy error {err[-1]:.1e} at the end")
-            records.append(run_record(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
+            records.append(run_summary(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
                                       ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
             ends.append((p["ratio"], end, most))
         ax0.plot(0, 0, marker="*", color="k", ms=10, ls="none", label="black hole (Galactic centre)")
