@@ -113,10 +113,11 @@ def _largest(errors) -> float | None:
 
 def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     """Left: the orbit in the Galactic x-y plane (kpc) with the cluster's stars at 0, 0.5, 1 and
-    1.5 orbits, the last panel the run's end where it ends elsewhere. Right: each of those snapshots centred on the cluster (pc), in the Galactic
-    frame, showing the leading and trailing tails. The title gives the energy error at the end
-    in both definitions; a run whose internal error exceeds INTERNAL_LIMIT is stamped NOT
-    CONVERGED. Returns (path, {"summary": one paragraph, "runs": [run_summary]})."""
+    1.5 orbits, the last panel the run's end where it ends elsewhere. Right: each of those
+    snapshots centred on the cluster (pc), in the Galactic frame, showing the leading and
+    trailing tails. The title gives the energy error at the end in both definitions; a run whose
+    internal error exceeds INTERNAL_LIMIT is stamped NOT CONVERGED. Returns (path, {"summary":
+    one paragraph, "runs": [run_summary]})."""
     run, snaps = load_run(folder)
     p = run["params"]
     per_orbit = p["snapshots_per_orbit"]
@@ -192,7 +193,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
                f"{_e(e_last)}. {shares}. "
                f"Step: {step_rule(p['n'], p['dt'])}.")
     return path, {"summary": summary, "runs": [run_summary("tidal tails", run, e_last, internal, worst,
-                                                          beyond_r_j=[round(f, 6) for f in frac])]}
+                                                           beyond_r_j=[round(f, 6) for f in frac])]}
 
 
 TITLE_POINTS = 8.5
@@ -295,7 +296,7 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
                 summary.append(f"M_BH/M_cl = {p['ratio']:g}: no passage within the run: {where}; "
                                f"{internal_sentence(end, most)}; total energy error {err[-1]:.1e} at the end")
             records.append(run_summary(f"black hole M_BH/M_cl = {p['ratio']:g}", run, float(err[-1]), end, most,
-                                      ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
+                                       ratio=p["ratio"], closest_pc=round(float(r[i_peri]), 2)))
             ends.append((p["ratio"], end, most))
         ax0.plot(0, 0, marker="*", color="k", ms=10, ls="none", label="black hole (Galactic centre)")
         ax0.set_xlabel("x [pc]")
