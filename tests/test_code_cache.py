@@ -1,7 +1,8 @@
 """The counted kernels' code kept on disk (`instruments/code_cache.py`): loaded where the key
 matches, compiled again where it does not or the entry is damaged, compiled by one of two
 processes that ask at once, and never kept without NUMBA_CACHE_DIR. The CPU kernels in numba's
-cache (`serial/kernel_cache.py`) alike: a damaged file compiled again, one compile of two processes."""
+cache (`serial/kernel_cache.py`) alike: a damaged file compiled again, one compile of two processes
+(`serial/compile_lock.py`, whose lock both take)."""
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ import pytest
 
 from nbsymple_versions.instruments import code_cache
 from nbsymple_versions.instruments.cpu_asm import toolchain
-from nbsymple_versions.serial import kernel_cache
+from nbsymple_versions.serial import compile_lock
 
 KEY = {"sources": "abc", "target": "haswell"}
 
@@ -273,7 +274,7 @@ print(json.dumps({name: counts(d) for name, d in kernels.items()}))
 
 def test_two_processes_that_need_a_kernel_at_once_compile_it_once(tmp_path):
     """Two processes started together on an empty NUMBA_CACHE_DIR, each needing A's kernels: one
-    compiles each kernel, holding its lock (`kernel_cache.compiled_once`), and the other waits and
+    compiles each kernel, holding its lock (`compile_lock.compiled_once`), and the other waits and
     loads it. Before, both compiled (the suite's two workers compiled B's kernels side by side, 11 s
     each on two busy cores; MPI ranks and asv's benchmark processes alike)."""
     env = {**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}, "NUMBA_CACHE_DIR": str(tmp_path)}
@@ -296,22 +297,22 @@ def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monke
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     compiled = []
     for name in ("fifo", "folder", "link"):
-        assert kernel_cache._exclusive(str(tmp_path / name), 0) is None
-        assert kernel_cache.compiled_once(str(tmp_path / name), lambda sig: compiled.append(sig) or sig, name) == name
+        assert compile_lock._exclusive(str(tmp_path / name), 0) is None
+        assert compile_lock.compiled_once(str(tmp_path / name), lambda sig: compiled.append(sig) or sig, name) == name
     assert compiled == ["fifo", "folder", "link"] and not (tmp_path / "elsewhere").exists()
     lock = str(tmp_path / "kernel.lock")
-    held = kernel_cache._exclusive(lock, 0)
-    assert held is not None and kernel_cache._exclusive(lock, 0) is None      # flock: one holder per open file
-    monkeypatch.setattr(kernel_cache, "COMPILE_WAIT_S", 0.2)
-    monkeypatch.setattr(kernel_cache, "SAY_AFTER_S", 0)
-    assert kernel_cache.compiled_once(lock, lambda sig: sig, "past the wait") == "past the wait"
+    held = compile_lock._exclusive(lock, 0)
+    assert held is not None and compile_lock._exclusive(lock, 0) is None      # flock: one holder per open file
+    monkeypatch.setattr(compile_lock, "COMPILE_WAIT_S", 0.2)
+    monkeypatch.setattr(compile_lock, "SAY_AFTER_S", 0)
+    assert compile_lock.compiled_once(lock, lambda sig: sig, "past the wait") == "past the wait"
     assert "waiting for another process that compiles the same kernel" in capsys.readouterr().err
     os.close(held)
     taken = []
-    real = kernel_cache._exclusive
-    monkeypatch.setattr(kernel_cache, "_exclusive", lambda path, wait_s: taken.append(path) or real(path, wait_s))
-    inner = lambda sig: kernel_cache.compiled_once(lock, lambda s: s, sig)
-    assert kernel_cache.compiled_once(lock, inner, "nested") == "nested" and taken == [lock]
+    real = compile_lock._exclusive
+    monkeypatch.setattr(compile_lock, "_exclusive", lambda path, wait_s: taken.append(path) or real(path, wait_s))
+    inner = lambda sig: compile_lock.compiled_once(lock, lambda s: s, sig)
+    assert compile_lock.compiled_once(lock, inner, "nested") == "nested" and taken == [lock]
     again = real(lock, 0)
     assert again is not None                     # released after the compile
     os.close(again)

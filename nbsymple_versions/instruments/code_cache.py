@@ -8,20 +8,18 @@ that the code depends on: the digest of the sources it compiles from (their path
 package, so that two trees of the same code, the gate's BASE and HEAD, share it), the target,
 the compilers' versions and files. An entry that cannot be read, or whose key differs, is
 compiled again; one that cannot be written is not kept. A process that compiles an entry holds
-its lock, so one beside it asking for the same entry waits and loads it instead of compiling it
-a second time (the gate counts two trees at once).
+its lock (`serial.compile_lock.held_waiting`), so one beside it asking for the same entry waits
+and loads it instead of compiling it a second time (the gate counts two trees at once).
 """
 from contextlib import contextmanager
-import fcntl
 from functools import lru_cache
 import hashlib
 import json
 import os
 from pathlib import Path
-import sys
-import time
 
 from ..runs.paths import FileRefused, open_lock, read_json, write_file
+from ..serial.compile_lock import held_waiting
 
 PACKAGE = Path(__file__).resolve().parents[1]
 FOLDER = "nbsymple-code"
@@ -95,24 +93,7 @@ def entry(kind: str, key: dict):
         yield Entry(None, key)          # not kept, and compiled here
         return
     with os.fdopen(fd, "r+b") as lock:
-        start = time.monotonic()
-        said = False
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                waited = time.monotonic() - start
-                if waited > WAIT_S:          # the other process hangs: compile here, keep nothing
-                    yield Entry(None, key)
-                    return
-                if waited > SAY_AFTER_S and not said:    # (a hunt: 15 min without a word, the other stopped)
-                    said = True
-                    print(f"nbsymple: waiting for another process that compiles the same code (lock "
-                          f"{folder / f'.{name}.lock'}); after {WAIT_S // 60} min it is compiled here",
-                          file=sys.stderr, flush=True)
-                time.sleep(0.05)
-            except OSError:                  # a file system that takes no locks: compile here, keep nothing
-                yield Entry(None, key)
-                return
-        yield Entry(folder / name, key)
+        if held_waiting(lock.fileno(), folder / f".{name}.lock", WAIT_S, SAY_AFTER_S, "code"):
+            yield Entry(folder / name, key)
+        else:                            # the other process hangs, or no locks here: compile here, keep nothing
+            yield Entry(None, key)

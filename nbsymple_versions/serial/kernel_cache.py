@@ -4,29 +4,24 @@ Compiled code is kept only where NUMBA_CACHE_DIR names a folder (`on_disk`; the 
 test suite name one): an entry is keyed by the kernel's build (its name, serial or threaded, the
 digest of the sources it compiles from) beside numba's own key (signature, target CPU), so that a
 kernel compiles once per machine rather than in every process. A process that compiles a kernel
-holds that kernel's lock (`compiled_once`): another that needs it at the same time (an xdist
-worker, an MPI rank, an asv benchmark process) waits, then loads what the first kept, instead of
-compiling it a second time beside it. Files that are not numba's (cut short, a FIFO, a folder at a
-name) are taken as absent: the kernel is compiled again, and kept where it can be written.
+holds that kernel's lock (`compile_lock.compiled_once`): another that needs it at the same time
+(an xdist worker, an MPI rank, an asv benchmark process) waits, then loads what the first kept,
+instead of compiling it a second time beside it. Files that are not numba's (cut short, a FIFO,
+a folder at a name) are taken as absent: the kernel is compiled again, and kept where it can be
+written.
 """
 import errno
-import fcntl
 from functools import lru_cache
 import hashlib
 import inspect
 import os
 from pathlib import Path
 import stat
-import sys
-import threading
-import time
 
 import numba
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, UserProvidedCacheLocator
 
-COMPILE_WAIT_S = 600    # the longest wait for another process's compile of a kernel (a guard: a stopped one)
-SAY_AFTER_S = 60        # a wait this long is said on stderr (a kernel compiles in seconds)
-LOCK_POLL_S = 0.02
+from .compile_lock import compiled_once
 
 
 @lru_cache(maxsize=None)
@@ -128,53 +123,3 @@ def on_disk(dispatcher, name: str, parallel: bool):
         dispatcher.compile = lambda sig: compiled_once(lock, compile_here, sig)
     return dispatcher
 
-
-_compiling = threading.local()          # whether this thread holds a kernel's lock (`compiled_once`)
-
-
-def compiled_once(lock: str, compile_here, sig):
-    """`compile_here(sig)` (numba's compile: a load from the cache, else a compile that keeps
-    its code there) holding the exclusive lock `lock` of the kernel, so that a process beside
-    this one that needs the same kernel waits and loads it. Where the lock cannot be had (no
-    regular file there, a file system without locks, COMPILE_WAIT_S passed) it compiles all the
-    same; a compile inside this thread's own takes no second lock."""
-    if getattr(_compiling, "held", False):
-        return compile_here(sig)
-    fd = _exclusive(lock, COMPILE_WAIT_S)
-    _compiling.held = True
-    try:
-        return compile_here(sig)
-    finally:
-        _compiling.held = False
-        if fd is not None:
-            os.close(fd)                 # the lock goes with it (and with the process, however it ends)
-
-
-def _exclusive(path: str, wait_s: float) -> int | None:
-    """A descriptor of `path` (made where absent) holding flock's exclusive lock, waited for up
-    to `wait_s` (said on stderr after SAY_AFTER_S); None where there is no regular file to lock (a
-    folder, a FIFO, a symbolic link: never followed, never blocked on) or the lock cannot be had."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return None
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            start, said = time.monotonic(), False
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return fd
-                except BlockingIOError:
-                    waited = time.monotonic() - start
-                    if waited > wait_s:
-                        break
-                    if waited > SAY_AFTER_S and not said:
-                        said = True
-                        print(f"nbsymple: waiting for another process that compiles the same kernel (lock {path!r}); "
-                              f"after {wait_s / 60:g} min it is compiled here", file=sys.stderr, flush=True)
-                    time.sleep(LOCK_POLL_S)
-    except OSError:                      # a file system that takes no locks
-        pass
-    os.close(fd)
-    return None
