@@ -321,6 +321,18 @@ def test_bad_input_is_one_sentence_status_2_and_nothing_is_written(tmp_path, cap
     assert rc == 2 and not out.exists()
 
 
+def test_the_command_line_draws_nothing_before_it_draws():
+    """paper's command line, and what REPORT.md and the tables are written with, import no matplotlib
+    (a refused option answers at once); the modules that draw are imported where a figure is made."""
+    code = ("import sys; import nbsymple_versions.paper.main, nbsymple_versions.paper.report, "
+            "nbsymple_versions.paper.dt_series as d; print(sorted(m for m in sys.modules if 'matplotlib' in m))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "'matplotlib'" in done.stdout        # dt_series draws: the check can see matplotlib
+    code = code.replace(", nbsymple_versions.paper.dt_series as d", "")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout[:300]
+
+
 def test_out_that_is_a_file_is_refused(tmp_path, capsys):
     (tmp_path / "plots").write_text("a file\n")
     assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path / "plots"), "--no-science"]) == 2
@@ -340,8 +352,9 @@ def test_a_science_figure_or_record_that_cannot_be_written_is_said_as_a_benchmar
         return None, {"summary": "a paragraph", "runs": []}
     for name in ("run_tidal_tails", "run_black_hole"):
         monkeypatch.setattr(main, name, lambda *args, **kwargs: None)
-    monkeypatch.setattr(main, "plot_tidal_tails", plot)
-    monkeypatch.setattr(main, "plot_black_hole", plot)
+    science_plots = importlib.import_module("nbsymple_versions.paper.science_plots")      # main's when it draws
+    monkeypatch.setattr(science_plots, "plot_tidal_tails", plot)
+    monkeypatch.setattr(science_plots, "plot_black_hole", plot)
     for name in ("tidal_tails.png", "science_runs.json"):
         (tmp_path / name).mkdir()
     notes, written = [], {}
@@ -604,7 +617,7 @@ def test_a_science_figure_whose_run_cannot_be_read_names_the_file(tmp_path, caps
     named it): the file is named."""
     import errno
     import importlib
-    module = importlib.import_module("nbsymple_versions.paper.main")
+    module = importlib.import_module("nbsymple_versions.paper.science_plots")    # main's when it draws
     out = tmp_path / "plots"
     (out / "runs" / "tidal_tails").mkdir(parents=True)
     (out / "runs" / "tidal_tails" / "run.json").write_text("{}")     # a finished run (its record is not read here)

@@ -13,7 +13,7 @@ from nbsymple_versions import Simulation, make_cluster, paper
 from nbsymple_versions.core.units import Units
 from nbsymple_versions.core.diagnostics import energy_parts, internal_energy_error, relative_error
 from nbsymple_versions.core.ics import State
-from nbsymple_versions.paper import dt_series, report, resumable, science_plots, stats
+from nbsymple_versions.paper import convergence, dt_series, report, resumable, science_plots, stats
 from nbsymple_versions.runs.locks import hold
 from nbsymple_versions.paper.resumable import OtherRun
 from nbsymple_versions.paper.science_runs import run_tidal_tails
@@ -124,7 +124,7 @@ def test_full_runs_of_other_orbits_or_precision_write_their_own_files(tmp_path, 
     folder of the first. Each series has its files (`dt_series.stem`), each precision its folder;
     a run that an earlier version kept in the folder without its precision is still found,
     finished or stopped (a review: a stopped one started again at step 0), and dsp goes elsewhere."""
-    from nbsymple_versions.paper.full_size import run_folder
+    from nbsymple_versions.paper.science_runs import run_folder
     out = tmp_path / "plots"
     argv = ["--full", "--out", str(out), "--tidal-n", "16", "--tidal-dt", "0.125", "--tidal-orbits", "0.5",
             "--science-version", "A", "--quiet"]
@@ -323,8 +323,12 @@ def test_one_seed_per_step_is_tested_against_the_counting_noise():
 
 
 def test_not_converged_is_marked_above_one_percent_of_the_binding_energy():
-    assert not science_plots.not_converged(1e-2) and science_plots.not_converged(1.0001e-2)
-    assert science_plots.not_converged(None) and not science_plots.not_converged(0.0)
+    assert not convergence.not_converged(1e-2) and convergence.not_converged(1.0001e-2)
+    assert convergence.not_converged(None) and not convergence.not_converged(0.0)
+    assert convergence.largest([3e-3, 2e-2, 1e-3]) == 2e-2        # the largest over the snapshots decides
+    assert convergence.largest([3e-3, None]) is None and convergence.largest([]) is None     # unknown: not converged
+    assert "NOT CONVERGED" in convergence.internal_sentence(5e-3, 2e-2)
+    assert "converged: <= 0.01" in convergence.internal_sentence(5e-3, 1e-2)
     with science_plots.style():
         fig = science_plots.plt.figure()
         assert not science_plots.mark_not_converged(fig, 5e-3) and not fig.texts

@@ -14,7 +14,8 @@ Modules: `results` reads asv results, `data` takes the numbers out of them (besi
 own), `prediction` predicts the GPU versions C-E where the results lack them (SASS issue model,
 stated link figures, this machine's host-task times), `figures`, `tables` and `report` write
 them, `science_runs` and `science_plots` run and draw the simulations (`resumable`:
-checkpoints and resume; `tides`: the Jacobi radius),
+checkpoints and resume; `tides`: the Jacobi radius; `convergence`: whether a run's
+internal-energy error allows its result to be called physical),
 `full_size` the full-size run's figure and table, `dt_series` its series over the time step and
 seeds and the test of its convergence (`stats`: the chi^2 and F p-values), `records` checks the
 records paper reads back (run.json, science_runs.json, the dt series), `style` is the figures'

@@ -23,12 +23,11 @@ import numpy as np
 
 from ..runs.paths import FileRefused, read_json, write_file
 from . import records
-from .science_plots import INTERNAL_LIMIT, fmt_dt, fmt_wall, not_converged
-from .science_runs import TIDAL_FULL
+from .convergence import INTERNAL_LIMIT, largest, not_converged
+from .science_runs import FULL_ORBITS, TIDAL_FULL, fmt_dt, fmt_wall
 from .stats import chi2_sf, f_sf
 from .style import plt, save, style
 
-MARKS = (0.5, 1.0, 1.5)          # the orbits the table looks at (those a run reaches)
 ALPHA = 0.05                     # "depends on dt" where the test's p-value is below this
 LEAPFROG_ORDER = 2
 
@@ -134,17 +133,16 @@ def noise(e: dict, share: float) -> float:
 
 def worst_internal(e: dict) -> float | None:
     """The largest internal-energy error of the run over its snapshots (None if one is unknown)."""
-    errors = [r["internal_energy_error"] for r in e["rows"] if r["orbits"] > 0]
-    return None if not errors or any(x is None for x in errors) else max(errors)
+    return largest(r["internal_energy_error"] for r in e["rows"] if r["orbits"] > 0)
 
 
 def _marks(series: list[dict]) -> list[float]:
-    return [k for k in MARKS if any(_at(e, k) for e in series)]
+    return [k for k in FULL_ORBITS if any(_at(e, k) for e in series)]
 
 
 def common_mark(series: list[dict]) -> float | None:
-    """The latest of the MARKS every run of the series reached: where the test looks."""
-    return max((k for k in MARKS if all(_at(e, k) for e in series)), default=None)
+    """The latest of the FULL_ORBITS every run of the series reached: where the test looks."""
+    return max((k for k in FULL_ORBITS if all(_at(e, k) for e in series)), default=None)
 
 
 @dataclass(frozen=True)
@@ -233,7 +231,7 @@ def _converged_cell(e: dict) -> str:
 
 def table(series: list[dict]) -> list[str]:
     """One row per run (dt, seed): share beyond r_J (with its counting noise) and internal-energy
-    error at the MARKS the runs reach, the total-energy error at the last, whether the internal
+    error at the FULL_ORBITS the runs reach, the total-energy error at the last, whether the internal
     error stays at or below INTERNAL_LIMIT, steps and wall time."""
     marks = _marks(series)
     names = [f"{k:g}" for k in marks]

@@ -4,13 +4,12 @@ counts along it, where the clumps show) and `<stem>.md`, a small table: stars be
 radius at 0.5, 1 and 1.5 orbits, the energy error in both definitions, and the wall time. The stem
 is `tidal_tails_n<N>` for `--full`'s orbits and precision, and names those of any other series
 (`dt_series.stem`). Each dt runs in its own folder, `runs/tidal_tails_n<N>_dt<dt>...`
-(`run_folder`); the figure and the first table show the smallest dt that finished, and
+(`science_runs.run_folder`); the figure and the first table show the smallest dt that finished, and
 `dt_series` adds the series over dt."""
 from __future__ import annotations
 
 import math
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,78 +18,30 @@ from ..core.diagnostics import energy_parts, internal_energy_error, relative_err
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
 from .records import markdown_text
-from .science_plots import (INTERNAL_LIMIT, density_centre, fmt_dt, fmt_wall, mark_not_converged, not_converged,
-                            source_line)
-from ..runs.checkpoint import CheckpointError
-from ..runs.paths import FileRefused, read_bytes, write_file
-from .resumable import kept_params
-from .science_runs import RUN_FILE, TIDAL_FULL, load_run, run_record
+from .convergence import INTERNAL_LIMIT, largest, not_converged
+from .science_plots import density_centre, mark_not_converged, source_line
+from ..runs.paths import read_bytes, write_file
+from .science_runs import FULL_ORBITS, RUN_FILE, finished_runs, fmt_dt, fmt_wall, load_run, run_record
 from .style import plt, save, style
 from .tides import fraction_beyond, jacobi_radius, point_mass_radius
-
-ORBITS = (0.5, 1.0, 1.5)            # when the table and the figure look
-
 
 def _orbits(k: float) -> str:
     return f"{k:g} orbit" + ("" if k == 1 else "s")
 
 
 def _at_orbits(run: dict, snaps: list) -> list:
-    """[(orbits, state)] of the snapshots closest to ORBITS (those the run reached)."""
+    """[(orbits, state)] of the snapshots closest to FULL_ORBITS (those the run reached)."""
     period = run["orbital_period"]
     out = []
-    for k in ORBITS:
+    for k in FULL_ORBITS:
         state, _ = min(snaps, key=lambda s: abs(s[0].t / period - k))
         if abs(state.t / period - k) < 0.05:
             out.append((k, state))
     return out
 
 
-def _precision_kept(folder: Path) -> str | None:
-    """The precision of the science run kept in `folder`: a finished one's (its run.json), a
-    stopped one's (its checkpoint); None where there is none that can be read."""
-    try:
-        params, _ = kept_params(folder)
-    except (FileRefused, CheckpointError, KeyError, TypeError):
-        return None
-    return params.get("precision") if isinstance(params, dict) else None
-
-
-def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1,
-               precision: str = TIDAL_FULL["precision"]) -> Path:
-    """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt, and
-    per number of orbits, precision and seed where they are not the defaults (1.5 orbits, dsp,
-    seed 1). The folder without the precision in its name is dsp's, and that of any precision's
-    run an earlier version kept there, finished or stopped (its checkpoint resumed, its snapshots
-    read): such a run stays in it, and a dsp run then takes `_dsp`."""
-    runs = Path(out) / "runs"
-    base = f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
-    last = "" if seed == 1 else f"_seed{seed}"
-    plain = runs / (base + last)
-    kept = _precision_kept(plain)
-    if kept == precision or (kept is None and precision == TIDAL_FULL["precision"]):
-        return plain
-    return runs / f"{base}_{precision}{last}"
-
-
-def finished_runs(out, n: int) -> list[Path]:
-    """The folders in OUT/runs holding a finished full-size run of N bodies, at any dt (the
-    folder of an earlier version, `tidal_tails_n<N>`, included)."""
-    runs = Path(out) / "runs"
-    names = re.compile(rf"tidal_tails_n{n}(_dt.+)?")
-    found = []
-    for d in sorted(runs.iterdir()) if runs.is_dir() else ():
-        try:
-            run = run_record(d) or {}
-        except FileRefused:
-            continue
-        if names.fullmatch(d.name) and run.get("finished") and run.get("params", {}).get("n") == n:
-            found.append(d)
-    return found
-
-
 def summarise(folder) -> dict:
-    """The numbers of the table, from the run's snapshots: `rows` at ORBITS, `all_rows` at
+    """The numbers of the table, from the run's snapshots: `rows` at FULL_ORBITS, `all_rows` at
     every snapshot (orbits rounded to the snapshot spacing)."""
     run, snaps = load_run(folder)
     first = snaps[0][0]
@@ -245,8 +196,7 @@ def plot(summary: dict, folder, path) -> Path:
         last = summary["rows"][-1] if summary["rows"] else None
         errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
                   f"{last['internal_energy_error']:.1e} (internal)") if last else ""
-        errs = [r["internal_energy_error"] for r in summary["rows"]]
-        mark_not_converged(fig, None if not errs or None in errs else max(errs))
+        mark_not_converged(fig, largest(r["internal_energy_error"] for r in summary["rows"]))
         fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
                      f"(cf. paper Figs. 6-8)\n"
                      f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "

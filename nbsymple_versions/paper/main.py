@@ -10,6 +10,8 @@ the last line names every artefact asked for that was not written, and the statu
 SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGUSR1, SIGUSR2 or SIGALRM stops a science run with a checkpoint (status 128 +
 the signal's number) and writes no REPORT.md; the same command resumes it. So does a write that
 fails during a science run (a full disk: status 4, the last good checkpoint named).
+The modules that draw (`figures`, `science_plots`, `full_size`) are imported where a figure is
+made, not at the start: a command refused, or asked for --help, answers without matplotlib.
 """
 from __future__ import annotations
 
@@ -38,18 +40,15 @@ from ..runs.snapshots import SnapshotError
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..versions import LETTERS, TABLE, get_version, simulated
 from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_line, task_share_table, with_predicted
-from .figures import dp_vs_dsp, speedup, task_shares, time_per_step
-from .full_size import ORBITS as FULL_ORBITS, run_folder, write_full_size, write_series
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from . import records
 from .report import TITLE, foreign_file, science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
-from .science_plots import fmt_dt, plot_black_hole, plot_tidal_tails
-from .science_runs import (BH_DEFAULTS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
-                           check_black_hole_work, check_tidal_work, ratio_folder, run_black_hole, run_tidal_tails,
-                           step_rule)
+from .science_runs import (BH_DEFAULTS, FULL_ORBITS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
+                           check_black_hole_work, check_tidal_work, fmt_dt, ratio_folder, run_black_hole,
+                           run_folder, run_tidal_tails, step_rule)
 from .tables import (CONSERVATION_TITLE, SHARES_HEADER, SHARES_TITLE, write_conservation, write_task_shares_csv,
                      write_task_shares_md)
 
@@ -318,6 +317,7 @@ def _benchmark_artefacts(res: Results, out: Path, written: dict, note, predictio
     """The benchmark figures and tables, with the GPU versions `prediction` has where the results
     lack them, each written or noted (the data it lacks, or a write that failed); returns the
     task-share table (None if it is missing)."""
+    from .figures import dp_vs_dsp, speedup, task_shares, time_per_step      # matplotlib: see the module's text
     source = source_line(res)
     draws = {"time_per_step": lambda path: time_per_step(res, path, prediction),
              "speedup": lambda path: speedup(res, path, prediction), "dp_vs_dsp": lambda path: dp_vs_dsp(res, path)}
@@ -359,6 +359,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
     """The science runs (unless --no-science) and their figures; returns (summaries, the
     figures asked for that were not written). `Interrupted` (a signal stopped a run, its
     checkpoint written) is passed on."""
+    from .science_plots import plot_black_hole, plot_tidal_tails            # matplotlib: see the module's text
     summaries: dict[str, str] = {}
     failed = []
     runs = out / "runs"
@@ -426,6 +427,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
 def _full(args, out: Path) -> int:
     """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
     its figure and its table; nothing else is touched."""
+    from .full_size import write_full_size, write_series                    # matplotlib: see the module's text
     tidal = _tidal(args)
     folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])
     if args.science:

@@ -17,7 +17,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .records import code_span, markdown_note, markdown_text
 from .results import Results, join_words
-from .science_plots import INTERNAL_LIMIT
+from .convergence import INTERNAL_LIMIT
 
 
 def _fmt_ram(ram) -> str:

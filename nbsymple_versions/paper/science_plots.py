@@ -11,19 +11,10 @@ from ..core.diagnostics import energy, energy_change, energy_parts, internal_ene
 from ..core.ics import State
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import science_runs
-from .science_runs import RUN_FILE, load_run, step_rule
+from .science_runs import RUN_FILE, fmt_dt, load_run, step_rule
 from .style import plt, save, style, wrapped
 from .tides import fraction_beyond, jacobi_radius
-
-
-INTERNAL_LIMIT = 1e-2     # internal-energy error above which a science run is "not converged"
-
-
-def not_converged(internal: float | None) -> bool:
-    """True where the internal-energy error |E - E0| / |K_int,0 + W_0| exceeds INTERNAL_LIMIT
-    (or is unknown): the time step heated the cluster by more than 1 % of its binding energy, so
-    its tails, escapes and passage are shaped by the integration, not only by the physics."""
-    return internal is None or not internal <= INTERNAL_LIMIT
+from .convergence import INTERNAL_LIMIT, internal_sentence, largest, not_converged
 
 
 def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
@@ -36,17 +27,6 @@ def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
              ha="center", va="center", fontsize=15, weight="bold", color="tab:red", alpha=0.75, rotation=12,
              bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "tab:red", "alpha": 0.6}, zorder=100)
     return True
-
-
-def internal_sentence(internal: float | None, largest: float | None) -> str:
-    """'internal energy error 3.1e-03 at the end (largest 3.2e-03; converged: <= 0.01)' or its
-    not-converged form; `largest`: over the run's snapshots, what decides."""
-    value = "unknown" if internal is None else f"{internal:.1e}"
-    most = "unknown" if largest is None else f"{largest:.1e}"
-    if not_converged(largest):
-        return (f"internal energy error {value} at the end, largest {most} > {INTERNAL_LIMIT:g}: NOT CONVERGED (the "
-                f"step heated the cluster; what follows is shaped by numerical heating and is not a physical result)")
-    return f"internal energy error {value} at the end (largest {most}; converged: <= {INTERNAL_LIMIT:g})"
 
 
 def source_line(run: dict) -> str:
@@ -74,19 +54,6 @@ def density_centre(pos: np.ndarray, start_radius: float = 20.0, min_bodies: int 
     return c
 
 
-def fmt_dt(dt: float) -> str:
-    """'2^-7' for powers of two, else '%g'."""
-    e = math.log2(dt) if dt > 0 else math.nan
-    return f"2^{int(e)}" if math.isfinite(e) and e == int(e) else f"{dt:g}"
-
-
-def fmt_wall(seconds: float) -> str:
-    """A wall time: seconds below 90 s, minutes below 90 min, else hours."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
-
-
 def _nice(x: float) -> float:
     """Round up to 1, 2 or 5 times a power of ten."""
     e = 10.0 ** math.floor(math.log10(x))
@@ -103,12 +70,6 @@ def run_summary(label: str, run: dict, total: float | None, internal: float | No
             "precision": p["precision"], "steps": run["steps"], "wall_seconds": run["wall_seconds"],
             "energy_error_total": total, "internal_energy_error": internal, "internal_energy_error_max": internal_max,
             "converged": not not_converged(internal_max), **extra}
-
-
-def _largest(errors) -> float | None:
-    """The largest of the internal errors (None if one is unknown)."""
-    errors = list(errors)
-    return None if any(e is None for e in errors) else max(errors, default=0.0)
 
 
 def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
@@ -131,7 +92,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     every = [energy_parts(s) for s, _ in snaps[1:]] or [parts0]
     e_last = relative_error(every[-1].total, parts0.total)
     internals = [internal_energy_error(p_, parts0, units) for p_ in every]
-    internal, worst = internals[-1], _largest(internals)
+    internal, worst = internals[-1], largest(internals)
     pc = units.r_cl_pc
     centres = [density_centre(s.positions) for s, _ in chosen]
     offsets = [(s.positions - c) * pc for (s, _), c in zip(chosen, centres)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..core.ics import default_softening
 from ..core.units import Units
 from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
+from ..runs.checkpoint import CheckpointError
 from ..runs.paths import FileRefused, read_json
 from ..runs.snapshots import by_step, read_snapshot
 from ..versions import simulated
@@ -71,6 +73,7 @@ TIDAL_DEFAULTS = {"n": 2048, "dt": encounter_step(2048), "orbits": 1.5, "version
 # runs part), so the step, not the precision, sets it
 TIDAL_FULL = {"n": 15360, "dt": 2.0 ** -10, "orbits": 1.5, "precision": "dsp"}
 TIDAL_FULL_N = TIDAL_FULL["n"]
+FULL_ORBITS = (0.5, 1.0, 1.5)     # when the full-size figure, its table and its dt series look
 # the black-hole passages: dt = 2^-14 T, the encounter time at the softening length with a black
 # hole of the cluster's mass (sqrt(eps^3 / (G M_BH)) = 6.4e-5 T at N = 1024), measured to keep the
 # internal-energy error below 1e-2 at both ratios (2^-10 T: 7.9e-2 and 0.58; see docs/paper.md)
@@ -168,6 +171,62 @@ def check_tidal_work(n: int, dt: float, orbits: float, snapshots_per_orbit: int 
     check_time(n, total, f"a tidal-tail run with --tidal-dt {dt:g} over --tidal-orbits {orbits:g}",
                "a larger --tidal-dt, fewer --tidal-orbits or a smaller --tidal-n", simulated(version))
     return every, total
+
+
+def fmt_dt(dt: float) -> str:
+    """'2^-7' for powers of two, else '%g'."""
+    e = math.log2(dt) if dt > 0 else math.nan
+    return f"2^{int(e)}" if math.isfinite(e) and e == int(e) else f"{dt:g}"
+
+
+def fmt_wall(seconds: float) -> str:
+    """A wall time: seconds below 90 s, minutes below 90 min, else hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def _precision_kept(folder: Path) -> str | None:
+    """The precision of the science run kept in `folder`: a finished one's (its run.json), a
+    stopped one's (its checkpoint); None where there is none that can be read."""
+    try:
+        params, _ = resumable.kept_params(folder)
+    except (FileRefused, CheckpointError, KeyError, TypeError):
+        return None
+    return params.get("precision") if isinstance(params, dict) else None
+
+
+def run_folder(out, n: int, dt: float, orbits: float = TIDAL_FULL["orbits"], seed: int = 1,
+               precision: str = TIDAL_FULL["precision"]) -> Path:
+    """Where `nbsymple paper --full` keeps the run of N bodies at step dt: one folder per dt, and
+    per number of orbits, precision and seed where they are not the defaults (1.5 orbits, dsp,
+    seed 1). The folder without the precision in its name is dsp's, and that of any precision's
+    run an earlier version kept there, finished or stopped (its checkpoint resumed, its snapshots
+    read): such a run stays in it, and a dsp run then takes `_dsp`."""
+    runs = Path(out) / "runs"
+    base = f"tidal_tails_n{n}_dt{fmt_dt(dt)}" + ("" if orbits == TIDAL_FULL["orbits"] else f"_{orbits:g}orb")
+    last = "" if seed == 1 else f"_seed{seed}"
+    plain = runs / (base + last)
+    kept = _precision_kept(plain)
+    if kept == precision or (kept is None and precision == TIDAL_FULL["precision"]):
+        return plain
+    return runs / f"{base}_{precision}{last}"
+
+
+def finished_runs(out, n: int) -> list[Path]:
+    """The folders in OUT/runs holding a finished full-size run of N bodies, at any dt (the
+    folder of an earlier version, `tidal_tails_n<N>`, included)."""
+    runs = Path(out) / "runs"
+    names = re.compile(rf"tidal_tails_n{n}(_dt.+)?")
+    found = []
+    for d in sorted(runs.iterdir()) if runs.is_dir() else ():
+        try:
+            run = run_record(d) or {}
+        except FileRefused:
+            continue
+        if names.fullmatch(d.name) and run.get("finished") and run.get("params", {}).get("n") == n:
+            found.append(d)
+    return found
 
 
 def ratio_folder(ratio: float) -> str:
