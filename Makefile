@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: venv test paper bench bench-smoke benchmarks-json gate find dashboard clean
 
+# the values given for these reach the tools as typed (`quoted`), and only so: not exported, so that make
+# does not also expand a "$$(...)" in them for the environment of the commands it runs (a hunt)
+unexport BASE GOOD BAD BENCH
+
 # a checkout whose folder's path holds ':' (venv: it splits PATH), '$', '{' or '}' (setuptools'
 # installer reads $NAME and {NAME} in the venv's path as variables: a 77-line traceback) is refused first
 $(STAMP): pyproject.toml

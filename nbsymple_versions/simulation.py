@@ -153,7 +153,7 @@ class Simulation:
         self.version = get_version(version)
         self.scheme = get_scheme(scheme)
         self.precision = precision_name(precision)
-        self.dt = dt
+        self._dt = dt
         self.options = dict(options)
         self.clock = TaskClock()
         self.world = self.version.world()
@@ -398,6 +398,20 @@ class Simulation:
             sim.angular_momentum0 = np.array([math.nan if c is None else float(c) for c in record["angular_momentum0"]])
             sim.energy_parts0 = EnergyParts.from_dict(record["energy_parts0"], state.units)
         return sim
+
+    @property
+    def dt(self) -> float:
+        """The time step in T. It may be set before the first step; after it, the times of the
+        run (t = t0 + steps_done * dt) hold only for the step they were made with."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value):
+        value = positive_number(value, "dt (the time step)")      # (NaN was taken, and blamed on state.t)
+        if self.steps_done and value != self._dt:
+            raise ValueError(f"dt cannot change once the run has stepped ({self.steps_done} done at dt = {self._dt!r}; "
+                             f"its times are t0 + steps_done * dt): make a new Simulation of the state for the new step")
+        self._dt = value
 
     @property
     def seconds_per_step(self) -> float:

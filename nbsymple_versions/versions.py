@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from . import gpu_full, gpu_pairwise, gpu_threaded, mpi, serial, threaded
-from .core.checks import named, one_of
+from .core.checks import instance, named, one_of
 from .core.clock import TaskClock
+from .core.ics import State
 from .core.pipeline import ForcePipeline, VersionUnavailable
 from .core.ranks import ONE_RANK
 from .core.vocabulary import TASKS, precision_name
@@ -107,6 +108,9 @@ class Version:
         copies of them, and says what it was built for (`built_for`: N, softening, units, masses), which
         `advance` and `check_pipeline` compare with the state they are given. `precision` in any
         case ("DP")."""
+        instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+        if clock is not None:
+            instance(clock, TaskClock, "clock", "a TaskClock or None")
         precision = precision_name(precision)
         typed = self.options_from(options)
         ok, reason = self.package.availability(typed)

@@ -178,6 +178,12 @@ def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monke
         monkeypatch.setattr(code_counts, "count_trees", lambda *trees, c=counted, mb=missing_base, h=heads,
                             mh=missing_head: [(c, mb), (h, mh)])
         assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == status, (missing_base, missing_head)
+    # a BASE from before the counts (or whose kernels none is HEAD's) compares nothing: a set-up problem, not a pass
+    for counted in ({}, {"cpu-asm znver4 pairwise_old sp": 1.0}):
+        monkeypatch.setattr(code_counts, "count_trees", lambda *trees, c=counted: [(c, {"cpu": "no cpu_asm"}), (head, {})])
+        with pytest.raises(gate.GateError, match="nothing to compare") as refused:
+            gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
+        assert refused.value.status == gate.SETUP
 
 
 def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():
@@ -247,6 +253,13 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
     counted = code_counts.count_trees(_fake_tree(tmp_path, "base", ""), _fake_tree(tmp_path, "head-tree", ""))
     assert [c["cpu-asm haswell pairwise sp"] for c, _ in counted] == [4.0, 9.0], counted
     assert all(set(missing) == {"gpu"} for _, missing in counted), counted
+    # a tree whose package lacks the instruments is counted as it is: the checkout's editable install
+    # lent it this checkout's (a hunt: BASE was counted partly with HEAD's code)
+    bare = tmp_path / "bare"
+    (bare / "nbsymple_versions").mkdir(parents=True)
+    (bare / "nbsymple_versions" / "__init__.py").write_text("")
+    [(counts, missing)] = code_counts.count_trees(bare)
+    assert counts == {} and "No module named 'nbsymple_versions.instruments'" in missing["cpu"], missing
     pid_file = tmp_path / "pid"
     broken = _fake_tree(tmp_path, "broken", f"import pathlib, time\nwhile not pathlib.Path({str(pid_file)!r}).exists():\n"
                                             "    time.sleep(0.01)\nraise RuntimeError('a broken package')\n")

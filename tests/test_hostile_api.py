@@ -201,6 +201,56 @@ def test_the_stepping_loop_and_the_validation_check_theirs(small):
     refused(lambda: check_pipeline(sim.forces, None, 1e-12), TypeError, "state")
 
 
+def test_arrays_that_share_memory_are_refused_not_integrated():
+    """A hunt: State(a, a, ...) was integrated, its x and v one array, and drifted 0.036 in three
+    steps in silence; so did v assigned x between steps, and advance with x as its scratch (852
+    units off). Arrays that share memory are refused naming both; ones that only interleave in one
+    buffer, or lie side by side, are separate and taken."""
+    a = np.random.default_rng(1).random((3, 4))
+    refused(lambda: State(a, a, np.ones(4), 0.01), ValueError, "x and v share memory", "v.copy()")
+    buf = np.arange(20.0)
+    refused(lambda: State(buf[0:12].reshape(3, 4), buf[4:16].reshape(3, 4), np.ones(4), 0.01), ValueError, "x and v")
+    refused(lambda: State(a, a.copy(), a[0], 0.01), ValueError, "x and m")
+    sim = Simulation(make_cluster(8, seed=1), "A", dt=1e-3)
+    sim.step(1)
+    sim.state.v = sim.state.x
+    refused(lambda: sim.step(1), ValueError, "x and v share memory")
+    state = make_cluster(8, seed=1)
+    forces, scheme = get_version("A").pipeline(state, "dp"), get_scheme("leapfrog")
+    for scratch in ("x", "v"):
+        refused(lambda: advance(state, forces, scheme, 1e-3, 1, getattr(state, scratch)), ValueError,
+                f"state.{scratch} and acc share memory")
+
+    def swap(k):                              # an on_step that hands the loop one array for both
+        state.v = state.x
+    refused(lambda: advance(state, forces, scheme, 1e-3, 2, np.zeros_like(state.x), swap), ValueError, "share memory")
+    interleaved, halves = np.zeros((3, 16)), np.zeros((6, 8))
+    for x, v in ((interleaved[:, 0::2], interleaved[:, 1::2]), (halves[:3], halves[3:])):
+        apart = make_cluster(8, seed=1)
+        x[...], v[...] = apart.x, apart.v
+        apart.x, apart.v = x, v
+        alone = make_cluster(8, seed=1)
+        advance(apart, forces, scheme, 1e-3, 2, np.zeros((3, 8)))
+        advance(alone, forces, scheme, 1e-3, 2, np.zeros((3, 8)))
+        assert np.array_equal(apart.x, alone.x) and np.array_equal(apart.v, alone.v)
+
+
+def test_what_a_hunt_found_taken_or_misnamed_is_refused_naming_it():
+    """A hunt: a pipeline built of None or with a clock of 5 ended in AttributeError; w = NaN gave
+    energy parts of NaN; sim.dt = NaN was blamed on state.t; a dt set after steps was too."""
+    refused(lambda: get_version("A").pipeline(None, "dp"), TypeError, "state", "NoneType")
+    refused(lambda: get_version("A").pipeline(make_cluster(8, seed=1), "dp", clock=5), TypeError, "clock", "int")
+    refused(lambda: energy_parts(make_cluster(8, seed=1), w=math.nan), ValueError, "w (the potential energy)")
+    sim = Simulation(make_cluster(8, seed=1), "A", dt=1e-3)
+    with pytest.raises(ValueError, match=r"dt \(the time step\)"):
+        sim.dt = math.nan
+    sim.dt = 2e-3                                          # before the first step: the step of the run
+    sim.step(1)
+    with pytest.raises(ValueError, match="dt cannot change once the run has stepped"):
+        sim.dt = 1e-3
+    assert sim.dt == 2e-3 and sim.state.t == 2e-3
+
+
 # ------------------------------------------------------------------ a record of another cluster
 
 @pytest.fixture(scope="module")
@@ -347,6 +397,25 @@ def test_tracking_refuses_an_unknown_command_or_value_in_one_sentence(args, name
     environment, then said it found none (status 1); an empty --since was ignored, and one
     holding a line feed split the sentence."""
     _one_sentence(_tool("tracking", *args), named)
+
+
+@pytest.mark.parametrize("command", [["run"], ["smoke"], ["history", "--dry-run"]])
+def test_versions_of_which_none_runs_here_are_refused_before_asv(monkeypatch, capsys, command):
+    """A hunt: NBSYMPLE_BENCH_VERSIONS=C make bench-smoke on a machine without a GPU timed the peers
+    (NumPy, REBOUND, Warp) alone and ended with status 0. (The machine's GPU is hidden here.)"""
+    from benchmarks import grid
+    from tools import tracking
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "C")
+    monkeypatch.setattr(grid, "VERSIONS", ("C",))
+    monkeypatch.setattr(grid, "gpu_visible", lambda: False)
+    monkeypatch.setattr(tracking, "asv", lambda *args, **kwargs: pytest.fail("asv started"))
+    with pytest.raises(SystemExit) as stopped:
+        tracking.main(command)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "NBSYMPLE_BENCH_VERSIONS=C names no version that runs here: version C needs a GPU" in err, err
+    monkeypatch.setattr(grid, "VERSIONS", ("A", "C"))         # one of them runs: the run goes on
+    assert tracking.versions_problem() is None
 
 
 def _home(tmp_path) -> dict:

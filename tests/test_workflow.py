@@ -161,6 +161,24 @@ def test_make_passes_a_value_as_given(tmp_path, target, given, expected):
     assert (tmp_path / "argv").read_text().splitlines() == expected
 
 
+@pytest.mark.parametrize("target, name", [("gate", "BASE"), ("find", "GOOD"), ("find", "BAD"), ("find", "BENCH")])
+def test_make_runs_no_function_written_in_a_value(tmp_path, target, name):
+    """A hunt: "$(shell touch FILE)" given as BASE, GOOD, BAD or BENCH reached the tool as typed and
+    also ran: make expanded it for the environment of the commands it started, to which it
+    exports a variable given on its command line. Those four are not exported."""
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path / 'argv'}\n")
+    fake.chmod(0o755)
+    marker = tmp_path / "ran"
+    given = {"BASE": "main"} if target == "gate" else {"GOOD": "a", "BAD": "b", "BENCH": "x"}
+    given[name] = f"$(shell touch {marker})$(info {name} EXPANDED)"
+    p = subprocess.run(["make", "-s", "--no-print-directory", target, f"BIN={tmp_path}",
+                        *(f"{k}={v}" for k, v in given.items())], cwd=ROOT, check=True, timeout=600,
+                       capture_output=True, text=True)
+    assert given[name] in (tmp_path / "argv").read_text()
+    assert not marker.exists() and "EXPANDED" not in p.stdout + p.stderr, p.stdout + p.stderr
+
+
 @pytest.mark.parametrize("name, refused", [("a:b", True), ("a$b", True), ("a{b}", True), ("a}b", True),
                                            ("a b'%s\\\"#", False)])
 def test_a_checkout_whose_path_no_venv_takes_is_refused_before_the_install(tmp_path, name, refused):

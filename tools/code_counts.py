@@ -32,7 +32,11 @@ GPU_ARCH = "sm_90"
 # run in a subprocess with the tree's package first on the path; prints {name: count} and, for a
 # kind it could not count, {"missing": {kind: why}}
 _COUNT = r'''
-import json, sys
+import importlib.machinery, json, sys
+# the tree's package alone: where the path gives it, the checkout's editable install (a finder after the
+# path) would lend it the modules it lacks, and count HEAD's code as BASE's (a hunt)
+if importlib.machinery.PathFinder.find_spec("nbsymple_versions") is not None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
 counts, missing = {}, {}
 try:
     from nbsymple_versions.instruments import cpu_asm

@@ -217,6 +217,9 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     if not head:
         raise GateError(SETUP, "gate: HEAD's kernels could not be counted (the lines above say why).")
     rows, risen = code_counts.compare(base, head)
+    if not rows:                    # (a hunt: "0 kernels compared ... no count rose", status 0)
+        raise GateError(SETUP, "gate: no kernel was counted at both BASE and HEAD, so there is nothing to compare "
+                               "(the lines above say why).")
     code_counts.table(rows, risen)
     gone = sorted(set(base) - set(head))
     tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.monotonic() - start:.0f} s"

@@ -466,6 +466,18 @@ def skip_reason(instance, method: str, params: tuple):
     return reason or (own(instance, *params) if own else None)
 
 
+def versions_problem() -> str | None:
+    """Why the versions NBSYMPLE_BENCH_VERSIONS names cannot be timed here, where none of them runs
+    (C without a GPU): the suite would time the peers alone (NumPy, REBOUND, Warp) and end with
+    status 0 (a hunt); None where one runs, or where the variable is not set."""
+    chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
+    from benchmarks.grid import VERSIONS, version_reason
+    reasons = [version_reason(v) for v in VERSIONS]
+    if not chosen or not all(reasons):
+        return None
+    return f"NBSYMPLE_BENCH_VERSIONS={chosen} names no version that runs here: {'; '.join(reasons)}; nothing was run"
+
+
 def selection(gate: bool = False, bench: str | None = None) -> list[str]:
     """asv `-b` patterns naming exactly the combinations that run on this machine and grid (so
     the skipped ones cost no process); with `gate`, only GATE_BENCHMARKS at each version's
@@ -954,6 +966,8 @@ def main(argv=None) -> int:
             load_config()                       # asv's own error, or a traceback, otherwise
         if args.cmd == "run" and (problem := taken_asv_arguments(extra)) is not None:
             p.refuse(problem)                   # another commit, machine or Python filed as HEAD's
+        if args.cmd in ("run", "smoke", "history") and (problem := versions_problem()) is not None:
+            p.refuse(problem)
         return _subcommand(args, extra)
     except FileRefused as e:                    # asv's configuration or machine file, before asv ran
         p.refuse(str(e))

@@ -176,6 +176,18 @@ def writable(array: np.ndarray, name: str) -> np.ndarray:
     return array
 
 
+def separate(arrays: dict) -> None:
+    """ValueError in one sentence where two of the arrays {name: array} share memory: each is written in
+    place (x by the drifts, v by the kicks, a scratch by the forces) or read while another is, so
+    one would change the other in silence (a hunt: State(a, a, ...) integrated, and drifted)."""
+    names = list(arrays)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            if np.shares_memory(arrays[first], arrays[second]):
+                raise ValueError(f"{first} and {second} share memory, but each is written or read while the other "
+                                 f"is written: give each an array of its own ({second}.copy())")
+
+
 def real_array(value, name: str) -> np.ndarray:
     """`value` (a number or an array of them) as float64, non-finite entries kept; ValueError in
     one sentence for what is not real numbers (None, a string, complex numbers)."""

@@ -286,8 +286,8 @@ def energy_parts(state, progress=None, w=None) -> EnergyParts:
     and the orbital term (`energy_change`) refer to exactly the same points."""
     _state(state)
     callable_or_none(progress, "progress")
-    if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Real)):    # "x": a TypeError inside
-        raise ValueError(f"w (the potential energy) must be a real number, got {w!r}")   # (inf: a sum beyond float64)
+    if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Real) or math.isnan(w)):
+        raise ValueError(f"w (the potential energy) must be a real number, got {w!r}")   # inf: a sum beyond float64
     with np.errstate(all="ignore"):          # a state beyond float64's range gives inf or NaN parts
         return _energy_parts(state, progress, w)
 

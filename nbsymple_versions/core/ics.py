@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .checks import finite_array, finite_number, flag, instance, positive_number, seed as checked_seed, whole_number
+from .checks import (finite_array, finite_number, flag, instance, positive_number, seed as checked_seed, separate,
+                     whole_number)
 from .diagnostics import potential_energy
 from .galaxy import SUN_RADIUS_KPC, SUN_SPEED_KMS
 from .units import Units
@@ -47,6 +48,7 @@ class State:
         n = self.m.shape[0]
         self.x = finite_array(self.x, "x", (3, n))
         self.v = finite_array(self.v, "v", (3, n))
+        separate({"x": self.x, "v": self.v, "m": self.m})
         self.eps = positive_number(self.eps, "eps (the softening)")
         self.t = finite_number(self.t, "t")
         if not isinstance(self.units, Units):

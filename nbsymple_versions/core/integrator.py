@@ -3,11 +3,12 @@
 Time advancing always happens on the host in float64 (the paper's "time advancing on the
 CPU in DP"); only the forces depend on the version and precision.
 """
+import itertools
 import math
 
 import numpy as np
 
-from .checks import callable_or_none, finite_number, instance, positive_number, whole_number, writable
+from .checks import callable_or_none, finite_number, instance, positive_number, separate, whole_number, writable
 from .schemes import Scheme
 
 
@@ -38,6 +39,7 @@ def advance(state, forces, scheme, dt, steps, acc, on_step=None, step0=0, t0=Non
             on_step(k)
             if state.x is not x or state.v is not v:     # arrays `on_step` assigned are stepped on (a hunt:
                 x, v = c_ordered(state)                   # the old ones were, while t went on)
+                separate({"state.x": x, "state.v": v, "state.m": state.m, "acc": acc})
 
 
 def c_ordered(state):
@@ -69,11 +71,19 @@ def pipeline_mismatch(built: tuple, state) -> str:
 
 def _plain_arguments(state, scheme, dt, steps, acc, on_step) -> bool:
     """Whether the arguments are what every caller in the suite passes (a float step, an int
-    count, a writable float64 scratch of the positions' shape): then nothing more is checked,
-    so that the stepping loop timed step by step (benchmarks/) pays almost nothing for it."""
+    count, a writable float64 scratch of the positions' shape, x, v, m and it apart in memory):
+    then nothing more is checked, so that the stepping loop timed step by step (benchmarks/) pays
+    almost nothing for it."""
     return (type(dt) is float and 0.0 < dt < float("inf") and type(steps) is int and steps >= 0
             and type(acc) is np.ndarray and acc.dtype == np.float64 and acc.shape == state.x.shape
-            and acc.flags.writeable and isinstance(scheme, Scheme) and (on_step is None or callable(on_step)))
+            and acc.flags.writeable and isinstance(scheme, Scheme) and (on_step is None or callable(on_step))
+            and _apart(state.x, state.v, state.m, acc))
+
+
+def _apart(*arrays) -> bool:
+    """Whether no two of the arrays' memory ranges meet (their bounds only: well under a
+    microsecond per pair; `separate` then decides exactly)."""
+    return not any(np.may_share_memory(a, b) for a, b in itertools.combinations(arrays, 2))
 
 
 def _checked_arguments(state, scheme, dt, steps, acc, on_step):
@@ -87,5 +97,6 @@ def _checked_arguments(state, scheme, dt, steps, acc, on_step):
         raise ValueError(f"acc must be a float64 array of the positions' shape {state.x.shape}, got {acc.dtype} "
                          f"{acc.shape}")
     writable(acc, "acc")
+    separate({"state.x": state.x, "state.v": state.v, "state.m": state.m, "acc": acc})
     callable_or_none(on_step, "on_step")
     return dt, steps
