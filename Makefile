@@ -45,8 +45,9 @@ benchmarks-json: $(STAMP)
 # regex $ and \ (`$(call quoted,NAME)`)
 quoted = '$(subst ','\'',$(value $(1)))'
 # BASE given (even empty: the gate refuses that) is passed; unset, the gate compares with its default, main,
-# and GATE_ARGS='--noise 3' (which compares nothing) is not refused for a --base the user never gave
-GATE_BASE = $(if $(filter undefined,$(origin BASE)),,--base $(call quoted,BASE))
+# and GATE_ARGS='--noise 3' (which compares nothing) is not refused for a --base the user never gave (`unexport`
+# above defines it, empty, as the Makefile's own: origin "file")
+GATE_BASE = $(if $(filter undefined file,$(origin BASE)),,--base $(call quoted,BASE))
 DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))     # make -n: say the gate's command, run nothing
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
 ifeq ($(DRY_RUN),)

@@ -650,6 +650,23 @@ def test_a_lock_file_another_user_left_is_taken_for_reading(tmp_path, monkeypatc
     assert "in use by another run" in err
 
 
+@pytest.mark.parametrize("text, taken", [(b"", True), (b"4242\n", True), (b"my notes\n", False),
+                                         (b"1" * 80, False)])
+def test_a_file_at_a_lock_files_name_that_holds_no_process_id_is_kept(tmp_path, text, taken):
+    """A hunt: a user's OUT/.lock was replaced by a process id. A lock file of nbsymple's holds one (or
+    nothing yet); another file at its name is named and kept."""
+    (tmp_path / "P").mkdir()
+    (tmp_path / "P" / ".lock").write_bytes(text)
+    if taken:
+        with locks.hold(tmp_path / "P", "--out", folder=True):
+            assert (tmp_path / "P" / ".lock").read_bytes() == f"{os.getpid()}\n".encode()
+        return
+    with pytest.raises(locks.PathBusy, match=r"--out .*P holds \.lock, which is not a lock file of nbsymple's"):
+        with locks.hold(tmp_path / "P", "--out", folder=True):
+            pytest.fail("held")
+    assert (tmp_path / "P" / ".lock").read_bytes() == text
+
+
 def test_a_lock_file_on_a_read_only_file_system_is_taken_for_reading(tmp_path, monkeypatch):
     """A lock file that cannot be opened for writing because its file system is read-only (EROFS, a
     review) was "not a regular file, not a lock file"; it is opened for reading, and `flock` locks it."""
@@ -984,7 +1001,7 @@ SCIENCE = ["--tidal-n", "64", "--bh-n", "64", "--tidal-orbits", "0.25", "--bh-t-
 def test_a_file_in_a_science_runs_way_is_refused_before_anything_is_written(tmp_path, argv, in_the_way, said):
     """`paper --full` where OUT/runs was a file ended in a NotADirectoryError traceback, and `paper`
     drew the benchmark figures, then noted each science figure "not written: NotADirectoryError:
-    [Errno 20] ..." with status 1 (a hunt): refused before anything is written (`paper.main._science_folders`,
+    [Errno 20] ..." with status 1 (a hunt): refused before anything is written (`paper.main._science_runs`,
     `runs.errors.in_the_way_of`)."""
     (tmp_path / "o" / in_the_way).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / "o" / in_the_way).write_text("x\n")
@@ -1482,6 +1499,23 @@ def test_a_stray_snapshot_in_a_finished_runs_folder_is_not_read_as_the_runs(tmp_
     assert [f"snap_{step:08d}.npz" for _, step in snaps] == listed and len(listed) >= 2
 
 
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d.__setitem__("snapshots", [d["snapshots"][0]] * 3), "lists a snapshot twice"),
+    (lambda d: d["params"].__setitem__("n", 10 ** 20), "holds 8 bodies, not the 100000000000000000000 its run.json"),
+    (lambda d: d.__setitem__("steps", d["steps"] + 1), "but its last snapshot is of step"),
+])
+def test_a_run_record_that_its_snapshots_contradict_is_refused(tmp_path, finished, change, said):
+    """A hunt: a run.json listing its first snapshot three times was drawn "converged, internal
+    error 0.0e+00", and one of N = 10^20 as "N = 100000000000000000000 stars": the snapshots it
+    lists are checked to be the run's (each once, of its N bodies, the last at its last step)."""
+    from nbsymple_versions.paper.science_runs import load_run
+    from nbsymple_versions.runs.paths import FileRefused
+    shutil.copytree(finished / "out", tmp_path / "out")
+    folder = _changed_run(tmp_path, change)
+    with pytest.raises(FileRefused, match=re.escape(said)):
+        load_run(folder)
+
+
 def test_the_run_records_paper_writes_pass_its_checks(finished):
     from nbsymple_versions.paper.science_runs import run_record
     assert run_record(finished / "out" / "runs" / "tidal_tails")["params"]["kind"] == "tidal_tails"
@@ -1532,12 +1566,13 @@ def test_a_science_record_that_paper_did_not_write_is_not_kept(tmp_path, record,
     what paper wrote ended in a traceback from REPORT.md's writing; now it is named and not kept."""
     shutil.copytree(FIXTURE, tmp_path / "res")
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "tidal_tails.png").write_bytes(b"an earlier figure")
+    earlier = b"\x89PNG\r\n\x1a\n tEXtSoftware\x00Matplotlib: an earlier figure"    # as paper's begin
+    (tmp_path / "out" / "tidal_tails.png").write_bytes(earlier)
     (tmp_path / "out" / "science_runs.json").write_text(json.dumps({"tidal_tails": record}))
     rc, err = _paper(tmp_path, f"the record of tidal_tails in out/science_runs.json is not one that nbsymple paper "
                                f"wrote ({why}")
     assert rc == 0 and "tidal_tails.png not written: no finished run" in err, err
-    assert (tmp_path / "out" / "tidal_tails.png").read_bytes() == b"an earlier figure"
+    assert (tmp_path / "out" / "tidal_tails.png").read_bytes() == earlier
 
 
 @pytest.mark.parametrize("data, said", [(b"\xef\xbb\xbf{}", "is not valid JSON (Unexpected UTF-8 BOM"),

@@ -359,6 +359,7 @@ def test_a_science_figure_or_record_that_cannot_be_written_is_said_as_a_benchmar
         (tmp_path / name).mkdir()
     notes, written = [], {}
     args = main._parser().parse_args(["--quiet", "--out", str(tmp_path)])
+    args.run_version = main._science_version(args)                                  # as main chooses it
     _, failed = main._science_artefacts(args, tmp_path, written, notes.append)
     assert failed == ["tidal_tails.png", "science_runs.json"] and written == {"black_hole": "black_hole_passage.png"}
     read, *said = notes                 # the folder is also no record to read (its own note, a hunt of contents)
@@ -381,15 +382,30 @@ def test_out_inside_the_results_is_refused(tmp_path, capsys, where):
 
 @pytest.mark.parametrize("name, text", [("REPORT.md", b"# My project\n"), ("conservation.md", b"# Notes\n"),
                                         ("task_shares.csv", b"a,b\n"), ("task_shares.md", b""),
-                                        ("speedup.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR a photo")])
+                                        ("speedup.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR a photo"),
+                                        ("science_runs.json", b"notes"), ("science_runs.json", b'{"mine": 1}'),
+                                        ("tidal_tails.png", b"mine"), ("black_hole_passage.png", b"GIF89a")])
 def test_a_file_paper_did_not_write_is_not_replaced(tmp_path, capsys, name, text):
     """`--out .` of a project's own folder replaced its REPORT.md, in silence (a hunt), and its
-    conservation.md, task_shares.* or figures' names (a hunt's leftover): refused, the file kept."""
+    conservation.md, task_shares.* or figures' names (a hunt's leftover), and the science figures'
+    and their record's (a later hunt): refused, the file kept."""
     (tmp_path / name).write_bytes(text)
     assert paper.main(["--results", str(FIXTURE), "--out", str(tmp_path), "--no-science"]) == 2
     assert f"holds a {name} that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
     assert sorted(tmp_path.iterdir()) == [tmp_path / name]
     assert (tmp_path / name).read_bytes() == text
+
+
+@pytest.mark.parametrize("name", ["tidal_tails_n8_0.5orb_dp.md", "tidal_tails_n8_0.5orb_dp.png",
+                                  "tidal_tails_n8_0.5orb_dp_dt_series.png"])
+def test_a_file_paper_full_did_not_write_is_not_replaced(tmp_path, capsys, name):
+    """A hunt: --full replaced a file of its table's or figures' names that paper had not written."""
+    (tmp_path / name).write_bytes(b"mine")
+    argv = ["--full", "--no-science", "--out", str(tmp_path), "--tidal-n", "8", "--tidal-dt", "0.25",
+            "--tidal-orbits", "0.5", "--tidal-precision", "dp"]
+    assert paper.main(argv) == 2
+    assert f"holds a {name} that nbsymple paper did not write" in _one_sentence(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [tmp_path / name] and (tmp_path / name).read_bytes() == b"mine"
 
 
 def test_a_task_shares_csv_an_older_paper_wrote_is_replaced(tmp_path):
@@ -527,6 +543,7 @@ def test_a_run_of_other_orbits_shows_its_end_and_a_fall_cut_short_no_passage(tmp
     for name in run["snapshots"][4:]:                     # the fall cut short, long before the pericentre
         (bh / name).unlink()
     run["snapshots"] = run["snapshots"][:4]
+    run["steps"] = int(run["snapshots"][-1][len("snap_"):-len(".npz")])     # a run that ended there
     (bh / "run.json").write_text(json.dumps(run))
     _, record = plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
     assert "no passage within the run" in record["summary"] and "closest approach" not in record["summary"], \

@@ -2,6 +2,7 @@
 a signal, the lock against two processes on one run, and `nbsymple paper --full` at tiny N."""
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 import signal
@@ -169,14 +170,53 @@ def test_the_committed_full_size_series_have_their_files():
             assert (plots / name).is_file() and f"({name})" in report_text, name
 
 
+@pytest.mark.parametrize("damage, said", [
+    ("a snapshot gone", "a finished run of these parameters that lacks 1 of the snapshots its run.json lists"),
+    ("run.json cut short", "a run record that cannot be read (run record"),
+    ("another run's checkpoint", "a checkpoint nbsymple cannot resume ("),
+])
+def test_a_finished_run_paper_cannot_reuse_is_kept_and_named_before_anything_is_written(tmp_path, capsys, damage,
+                                                                                        said):
+    """A hunt: a finished science run one of whose snapshots was gone, or whose run.json was cut
+    short, was removed and made again in silence (status 0: hours, at full size), and so was a
+    folder holding `nbsymple run`'s checkpoint. Each is named and kept, status 2, nothing written;
+    --rerun replaces it."""
+    fixture = Path(__file__).parent / "data" / "asv_fixture"
+    out = tmp_path / "out"
+    argv = ["--results", str(fixture), "--out", str(out), "--tidal-n", "8", "--tidal-dt", "0.5", "--tidal-orbits",
+            "0.25", "--bh-n", "8", "--bh-dt", "0.5", "--bh-t-end", "1", "--bh-ratios", "1", "--science-version", "A",
+            "--quiet"]
+    assert paper.main(argv) == 0, capsys.readouterr().err
+    folder = out / "runs" / "tidal_tails"
+    if damage == "a snapshot gone":
+        list_snapshots(folder)[-1].unlink()
+    elif damage == "run.json cut short":
+        (folder / "run.json").write_bytes((folder / "run.json").read_bytes()[:100])
+    else:
+        for name in ["run.json", *(p.name for p in list_snapshots(folder))]:
+            (folder / name).unlink()
+        from nbsymple_versions.runs.checkpoint import save
+        save(folder / "checkpoint.nbsc", {"n": 8}, Simulation(make_cluster(8, seed=1)))     # `nbsymple run`'s kind
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert paper.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{folder} holds {said}" in err and "which is kept; give --rerun to replace it" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert paper.main([*argv, "--rerun"]) == 0, capsys.readouterr().err
+    assert json.loads((folder / "run.json").read_text())["finished"]
+
+
 def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     """A hunt: a science run refused for its other parameters ended with status 2 after the
-    benchmarks' figures were rewritten (an artefact not written: status 1 now, REPORT.md says
-    why); a checkpoint that cannot be read was removed and the run started at step 0 in silence;
-    two --bh-ratios agreeing to 6 digits shared a folder; a series file with one stray comma was
-    replaced, losing the numbers of runs whose snapshots were gone; --no-science beside a stopped
-    run said to run the simulation first; the black-hole figure of --bh-ratios 2 drew the folder's
-    earlier ratio-1 run beside it, under its title."""
+    benchmarks' figures were rewritten (then status 1, REPORT.md rewritten without the run's
+    section; refused before anything is written now, status 2); a checkpoint that cannot be read
+    was removed and the run started at step 0 in silence; two --bh-ratios agreeing to 6 digits
+    shared a folder; a black hole heavier than the Galaxy's bulge ran, and overflowed; a series file
+    with one stray comma was replaced, losing the numbers of runs whose snapshots were gone;
+    --no-science beside a stopped run said to run the simulation first; the black-hole figure of
+    --bh-ratios 2 drew the folder's earlier ratio-1 run beside it, under its title."""
     from nbsymple_versions.paper.science_runs import check_black_hole_work
     fixture = Path(__file__).parent / "data" / "asv_fixture"
     argv = ["--results", str(fixture), "--out", str(tmp_path / "out"), "--tidal-n", "8", "--tidal-dt", "0.5",
@@ -184,10 +224,11 @@ def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
             "--science-version", "A", "--quiet"]
     assert paper.main(argv) == 0, capsys.readouterr().err
     capsys.readouterr()
-    assert paper.main([*argv, "--tidal-orbits", "0.5"]) == 1
+    report = (tmp_path / "out" / "REPORT.md").read_bytes()
+    assert paper.main([*argv, "--tidal-orbits", "0.5"]) == 2
     err = capsys.readouterr().err
-    assert "tidal_tails.png not written: " in err and "which is kept; give --rerun" in err, err
-    assert "holds a finished run of orbits 0.25" in (tmp_path / "out" / "REPORT.md").read_text()
+    assert "holds a finished run of orbits 0.25 (asked: orbits 0.5), which is kept; give --rerun" in err, err
+    assert (tmp_path / "out" / "REPORT.md").read_bytes() == report           # nothing written
     assert paper.main([*argv, "--bh-ratios", "2"]) == 0, capsys.readouterr().err
     drawn = json.loads((tmp_path / "out" / "science_runs.json").read_text())["black_hole"]["runs"]
     assert len(drawn) == 1 and drawn[0]["run"].endswith("= 2"), drawn    # not ratio 1's earlier run beside it
@@ -203,6 +244,11 @@ def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     assert "the same command without --no-science resumes the run stopped there" in err, err
     with pytest.raises(ValueError, match="gives two runs the folder ratio_1"):
         check_black_hole_work(8, 0.5, 1.0, (1.0, 1.0000001))
+    check_black_hole_work(8, 0.5, 1.0, (1.0, 9e5))                # a black hole as heavy as the bulge, nearly
+    for ratio in (1e6, 1e150, 1e308):
+        bulge = rf"--bh-ratios {re.escape(f'{ratio:g}')}: .* outweighs the Galaxy's bulge \(1\.41e\+10"
+        with pytest.raises(ValueError, match=bulge):
+            check_black_hole_work(8, 0.5, 1.0, (1.0, ratio))
     series = tmp_path / "series.json"
     series.write_text('{"a": 1,}')
     with pytest.raises(FileRefused, match="it is kept, not rewritten"):

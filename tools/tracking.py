@@ -471,9 +471,10 @@ def versions_problem() -> str | None:
     (C without a GPU): the suite would time the peers alone (NumPy, REBOUND, Warp) and end with
     status 0 (a hunt); None where one runs, or where the variable is not set."""
     chosen = os.environ.get("NBSYMPLE_BENCH_VERSIONS", "").strip()
+    if not chosen:
+        return None
     from benchmarks.grid import VERSIONS, version_reason
-    reasons = [version_reason(v) for v in VERSIONS]
-    if not chosen or not all(reasons):
+    if not all(reasons := [version_reason(v) for v in VERSIONS]):
         return None
     return f"NBSYMPLE_BENCH_VERSIONS={chosen} names no version that runs here: {'; '.join(reasons)}; nothing was run"
 

@@ -45,10 +45,10 @@ from . import records
 from .report import TITLE, foreign_file, science_record_line, write_report
 from .results import Results, ResultsError, load_results
 from ..runs.errors import FAULT
-from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault
+from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault, kept_problem
 from .science_runs import (BH_DEFAULTS, FULL_ORBITS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
-                           check_black_hole_work, check_tidal_work, fmt_dt, ratio_folder, run_black_hole,
-                           run_folder, run_tidal_tails, step_rule)
+                           black_hole_params, check_black_hole_work, check_tidal_work, fmt_dt, ratio_folder,
+                           run_black_hole, run_folder, run_tidal_tails, step_rule, tidal_params)
 from .tables import (CONSERVATION_TITLE, SHARES_HEADER, SHARES_TITLE, write_conservation, write_task_shares_csv,
                      write_task_shares_md)
 
@@ -61,11 +61,15 @@ BENCHMARK_FILES = {"time_per_step": "time_per_step.png", "speedup": "speedup.png
                    "task_shares_csv": "task_shares.csv", "task_shares_md": "task_shares.md",
                    "task_shares_png": "task_shares.png", "conservation": "conservation.md"}
 _PNG = re.compile(rb"\x89PNG\r\n\x1a\n.*?tEXtSoftware\x00Matplotlib", re.S)     # a PNG with matplotlib's tEXt chunk
-# how each file paper writes (all but --full's) begins: another is refused, not replaced (`foreign_file`)
+# how each file paper writes (all but --full's) begins: another is refused, not replaced (`foreign_file`; a hunt:
+# a user's notes at science_runs.json, a figure at a science figure's name, were replaced)
 OWN_STARTS = {name: re.compile(re.escape(start.encode())) for name, start in {
     "REPORT.md": TITLE, "conservation.md": CONSERVATION_TITLE, "task_shares.md": SHARES_TITLE,
     "task_shares.csv": ",".join(SHARES_HEADER[:2]) + ","}.items()}    # an older paper's had no source column
-OWN_STARTS |= {f: _PNG for f in BENCHMARK_FILES.values() if f.endswith(".png")}
+OWN_STARTS |= {f: _PNG for f in (*BENCHMARK_FILES.values(), "tidal_tails.png", "black_hole_passage.png")
+               if f.endswith(".png")}
+OWN_STARTS[SCIENCE_SUMMARIES] = re.compile(rb'\{\s*(\}|"(black_hole|tidal_tails)")')     # its first key (sorted)
+FULL_TABLE_START = re.compile(rb"# Tidal tails at N = ")        # --full's table (`_own_files`)
 
 
 class PaperError(Exception):
@@ -231,27 +235,56 @@ def _check_inputs(args) -> Results | None:
     if not args.full and inside(out, args.results):    # a hunt: its science_runs.json then read as asv results
         raise PaperError(f"--out {out} is inside --results {args.results}, where what paper writes would be "
                          f"read as asv results; give --out a folder outside it")
-    for name, own in OWN_STARTS.items() if not args.full else ():
+    for name, own in _own_files(args).items():
         if (why := foreign_file(out / name, own)) is not None:
             raise PaperError(f"--out {out} holds a {name} {why}, which it would replace; give another --out, or "
                              f"move that file away")
     writable(out, "the figures (--out)", PaperError)
     remove_stale_temporaries(out)
     if args.science:                # checked before hours of runs, not when their figure is drawn
-        for folder in _science_folders(args, out):  # a file or a dangling link in a run's way: a traceback of
-            if (why := in_the_way_of(folder)) is not None:          # --full, after the figures of the rest
+        for folder, params in _science_runs(args, out):  # a file or a dangling link in a run's way: a traceback
+            if (why := in_the_way_of(folder)) is not None:              # of --full, after the figures of the rest
                 raise PaperError(f"cannot write the science run into {folder}: {why}")
+            if not args.rerun and (kept := kept_problem(folder, params)) is not None:   # (a hunt: deleted and run
+                raise PaperError(f"{folder} holds {kept}, which is kept; give --rerun to replace it, or another "
+                                 f"--out")                                             # again, or status 1)
         if (out / "runs").is_dir():
             writable(out / "runs", "the science runs", PaperError)
     return res
 
 
-def _science_folders(args, out: Path) -> list[Path]:
-    """The folders the science runs asked for are kept in."""
+def _own_files(args) -> dict:
+    """{file name: how it begins} of the files in OUT this command is to replace: with --full, the
+    full-size run's table and figures, named after its parameters (`dt_series.stem`)."""
+    if not args.full:
+        return OWN_STARTS
+    from .dt_series import figure_name, stem
+    params = tidal_params(**_tidal(args))
+    return {f"{stem(params)}.md": FULL_TABLE_START, f"{stem(params)}.png": _PNG, figure_name(params): _PNG}
+
+
+def _tidal_run(args, out: Path) -> tuple[Path, dict]:
+    """The tidal-tail run asked for: its folder and its parameters (those of `tidal_params`)."""
+    tidal = _tidal(args)
+    given = {**tidal, "version": args.run_version, "seed": args.tidal_seed}
     if args.full:
-        tidal = _tidal(args)
-        return [run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])]
-    return [out / "runs" / "tidal_tails", *(out / "runs" / "black_hole" / ratio_folder(r) for r in args.bh_ratios)]
+        return run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"]), given
+    return out / "runs" / "tidal_tails", given
+
+
+def _black_hole_runs(args) -> dict:
+    """The black-hole runs' parameters asked for, but the ratio (those of `black_hole_params`)."""
+    return {"n": args.bh_n, "dt": args.bh_dt, "t_end": args.bh_t_end, "version": args.run_version}
+
+
+def _science_runs(args, out: Path) -> list[tuple[Path, dict]]:
+    """The folder of each science run asked for, and the parameters of the run it is to hold."""
+    folder, given = _tidal_run(args, out)
+    runs = [(folder, tidal_params(**given))]
+    if not args.full:
+        runs += [(out / "runs" / "black_hole" / ratio_folder(r), black_hole_params(r, **_black_hole_runs(args)))
+                 for r in args.bh_ratios]
+    return runs
 
 
 def _read_science_summaries(out: Path, note) -> dict:
@@ -363,20 +396,17 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
     summaries: dict[str, str] = {}
     failed = []
     runs = out / "runs"
-    version = _science_version(args)
     progress = not args.quiet
-    tidal = _tidal(args)
+    tidal_folder, tidal = _tidal_run(args, out)
     if args.science and progress:
         _say(f"tidal tails, N = {tidal['n']}: {step_rule(tidal['n'], tidal['dt'])}.")
     jobs = [
-        ("tidal_tails", "tidal_tails.png", runs / "tidal_tails",
-         lambda: run_tidal_tails(runs / "tidal_tails", n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
-                                 precision=tidal["precision"], version=version, seed=args.tidal_seed,
-                                 progress=progress, rerun=args.rerun),
+        ("tidal_tails", "tidal_tails.png", tidal_folder,
+         lambda: run_tidal_tails(tidal_folder, progress=progress, rerun=args.rerun, **tidal),
          plot_tidal_tails),
         ("black_hole", "black_hole_passage.png", runs / "black_hole",
-         lambda: run_black_hole(runs / "black_hole", n=args.bh_n, ratios=tuple(args.bh_ratios), dt=args.bh_dt,
-                                t_end=args.bh_t_end, version=version, progress=progress, rerun=args.rerun),
+         lambda: run_black_hole(runs / "black_hole", ratios=tuple(args.bh_ratios), progress=progress,
+                                rerun=args.rerun, **_black_hole_runs(args)),
          lambda folder, path: plot_black_hole(folder, path, tuple(args.bh_ratios) if args.science else None)),
     ]
     kept = _read_science_summaries(out, note)
@@ -428,13 +458,10 @@ def _full(args, out: Path) -> int:
     """`--full`: the full-size tidal-tail run (or, with --no-science, its finished snapshots),
     its figure and its table; nothing else is touched."""
     from .full_size import write_full_size, write_series                    # matplotlib: see the module's text
-    tidal = _tidal(args)
-    folder = run_folder(out, tidal["n"], tidal["dt"], tidal["orbits"], args.tidal_seed, tidal["precision"])
+    folder, tidal = _tidal_run(args, out)
     if args.science:
         try:
-            run_tidal_tails(folder, n=tidal["n"], dt=tidal["dt"], orbits=tidal["orbits"],
-                            precision=tidal["precision"], version=_science_version(args), seed=args.tidal_seed,
-                            progress=not args.quiet, rerun=args.rerun)
+            run_tidal_tails(folder, progress=not args.quiet, rerun=args.rerun, **tidal)
         except FileRefused as exc:      # its folder made a file since the check (`resumable.run`)
             _say(f"the full-size run was not made: {exc}.")
             return 2
@@ -464,6 +491,7 @@ def main(argv=None) -> int:
     pin_commit()
     try:
         args = _parser().parse_args(argv)
+        args.run_version = _science_version(args)           # the simulations', chosen once
         res = _check_inputs(args)
     except PaperError as exc:
         _say(str(exc) + ("" if str(exc).endswith(".") else "."))

@@ -6,7 +6,8 @@ full disk) stops it with `WriteFault`, naming the last good checkpoint. The same
 where the checkpoint left off, bit for bit (`Simulation.restore`), as long as the run's parameters
 are unchanged; `rerun=True` starts afresh. A folder holding a run of other parameters (finished,
 or stopped with its checkpoint) is refused with `OtherRun`: hours of a run of another version or
-precision were removed in silence before.
+precision were removed in silence before; so is one whose run a new one would throw away
+otherwise (`kept_problem`: a finished run lacking snapshots, a record or checkpoint that cannot be read).
 
 A run folder holds `snap_<step>.npz`, `checkpoint.nbsc` while the run is unfinished, and
 `run.json` once it is finished (its parameters, wall time summed over sessions, how many
@@ -15,6 +16,7 @@ sessions it took and how many of them a signal ended, and provenance).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -31,9 +33,11 @@ from ..runs.progress import Progress
 from ..runs.signals import StopSignals
 from ..runs.snapshots import list_snapshots, remove_temporaries, write_snapshot
 from ..simulation import Simulation
+from . import records
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.nbsc"
+FINISHED = "a finished run"
 
 
 class Interrupted(Exception):
@@ -80,31 +84,64 @@ def _header(folder: Path, params: dict, targets: list[int], checkpoint_every: in
             "science": {"params": params, "wall_seconds": 0.0, "sessions": 1, "interrupted": 0, "written": []}}
 
 
+def run_record(folder) -> dict | None:
+    """The run record (`RUN_FILE`) in `folder`, read through `runs.paths` (a regular file of
+    bounded JSON, each field checked by `records.run_problem`); None where there is none,
+    FileRefused (one sentence) for one that is no record."""
+    path = Path(folder) / RUN_FILE
+    if not os.path.lexists(path):
+        return None
+    run = read_json(path, "run record")
+    if not isinstance(run, dict):
+        raise FileRefused(f"run record {path} holds a JSON {type(run).__name__}, not an object")
+    if (why := records.run_problem(run)) is not None:
+        raise FileRefused(f"run record {path} is not one that nbsymple paper wrote: {why}")
+    return run
+
+
+def snapshots_lacking(folder: Path, run: dict) -> str | None:
+    """What a finished run's folder lacks of the snapshots its record (`run_record`) lists, in
+    words ("lacks 2 of the snapshots its run.json lists (snap_00000062.npz, ...)"); None where
+    it has them all."""
+    gone = [name for name in run["snapshots"] if not (Path(folder) / name).is_file()]
+    return f"lacks {len(gone)} of the snapshots its {RUN_FILE} lists ({gone[0]}{', ...' if len(gone) > 1 else ''})" \
+        if gone else None
+
+
 def kept_params(folder: Path) -> tuple[dict | None, str]:
     """(parameters, what it is in words) of the science run kept in `folder`: a finished one's
     (its run.json), else a stopped one's (its checkpoint); (None, "") where it holds neither.
-    FileRefused, CheckpointError, KeyError or TypeError where what it holds cannot be read."""
-    record = read_json(folder / RUN_FILE, "run record") if (folder / RUN_FILE).exists() else None
-    if isinstance(record, dict) and isinstance(record.get("params"), dict):
-        return record["params"], "a finished run"
-    if (folder / CHECKPOINT).exists():
+    FileRefused for a run.json that is no run record (`run_record`), CheckpointError for a
+    checkpoint that cannot be read or is not a science run's."""
+    if (record := run_record(folder)) is not None:
+        return record["params"], FINISHED
+    if os.path.lexists(folder / CHECKPOINT):
         run, record, _ = load(folder / CHECKPOINT)
-        return run["science"]["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
+        science = run.get("science")
+        if not isinstance(science, dict) or not isinstance(science.get("params"), dict):
+            raise CheckpointError(f"{folder / CHECKPOINT} is the checkpoint of a run that is not a science run")
+        return science["params"], f"a run stopped at step {record['steps_done']} (its checkpoint)"
     return None, ""
 
 
-def _other_run(folder: Path, params: dict) -> str | None:
-    """What `folder` holds of a run with other parameters than `params`, in words; None where it
-    holds none (or one nothing can read: that is no run to keep)."""
+def kept_problem(folder: Path, params: dict) -> str | None:
+    """What `folder` holds that a run of `params` would throw away, in words: a run of other
+    parameters (finished or stopped), a finished run of these lacking snapshots its run.json
+    lists, a record or a checkpoint that cannot be read; None where it holds nothing, or this
+    run (finished and whole: it is reused; stopped: it resumes). A hunt: the last three were
+    removed in silence and the run made again (hours, at full size)."""
     try:
         held, what = kept_params(folder)
-    except CheckpointError as e:        # the run it holds is not thrown away in silence
+    except CheckpointError as e:
         return f"a checkpoint nbsymple cannot resume ({e})"
-    except (FileRefused, KeyError, TypeError):
-        return None
+    except FileRefused as e:
+        return f"a run record that cannot be read ({e})"
     wanted = json.loads(json.dumps(params))
-    if not isinstance(held, dict) or held == wanted:
+    if held is None or held == wanted and what != FINISHED:
         return None
+    if held == wanted:
+        lacking = snapshots_lacking(folder, run_record(folder))
+        return None if lacking is None else f"a finished run of these parameters that {lacking}"
     differs = [k for k in sorted(set(held) | set(wanted), key=str) if held.get(k) != wanted.get(k)]
     return f"{what} of {', '.join(f'{k} {held.get(k)!r}' for k in differs)} (asked: " \
            f"{', '.join(f'{k} {wanted.get(k)!r}' for k in differs)})"
@@ -159,7 +196,7 @@ def _run(folder, build, params, snapshot_steps, label, progress, extra, checkpoi
     t0 = time.perf_counter()
     with StopSignals() as signals:
         found = None if rerun else _resumable(folder, params)
-        if found is None and not rerun and (other := _other_run(folder, params)) is not None:
+        if found is None and not rerun and (other := kept_problem(folder, params)) is not None:
             raise OtherRun(f"{label}: {folder} holds {other}, which is kept; give --rerun to replace it, or "
                            f"another --out")
         if found is None:

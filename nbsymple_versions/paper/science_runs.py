@@ -28,11 +28,11 @@ from ..core.units import Units
 from ..core.work import check_memory, check_time
 from ..instruments.provenance import cpu_model, git_commit, machine_name, vector_isa
 from ..runs.checkpoint import CheckpointError
-from ..runs.paths import FileRefused, read_json
+from ..runs.paths import FileRefused
 from ..runs.snapshots import by_step, read_snapshot
 from ..versions import simulated
-from . import records, resumable
-from .resumable import RUN_FILE
+from . import resumable
+from .resumable import RUN_FILE, run_record, snapshots_lacking
 
 STEPS_PER_ENCOUNTER = 4
 
@@ -96,7 +96,7 @@ def _same_run(folder: Path, params: dict) -> bool:
         return False
     if run is None or run.get("params") != json.loads(json.dumps(params)) or not run.get("finished"):
         return False
-    return all((folder / s).exists() for s in run.get("snapshots", []))
+    return snapshots_lacking(folder, run) is None
 
 
 def _run(folder: Path, build, params: dict, snapshot_steps, label: str, progress: bool, extra: dict | None = None,
@@ -191,7 +191,7 @@ def _precision_kept(folder: Path) -> str | None:
     stopped one's (its checkpoint); None where there is none that can be read."""
     try:
         params, _ = resumable.kept_params(folder)
-    except (FileRefused, CheckpointError, KeyError, TypeError):
+    except (FileRefused, CheckpointError):
         return None
     return params.get("precision") if isinstance(params, dict) else None
 
@@ -237,7 +237,15 @@ def ratio_folder(ratio: float) -> str:
 def check_black_hole_work(n: int, dt: float, t_end: float, ratios, version: str = BH_DEFAULTS["version"]) -> int:
     """`black_hole_steps` of each run, once its n bodies and the black hole fit in memory and the
     steps of all `ratios` can end within `core.work`'s limit on `version`; ValueError (one
-    sentence) otherwise, or where two ratios would share a run folder (`ratio_folder`)."""
+    sentence) otherwise, where two ratios would share a run folder (`ratio_folder`), or where a black
+    hole would outweigh the Galaxy's bulge (AS91's 1.4e10 Msun: over 9e5 cluster masses)."""
+    units = Units()
+    heaviest = galaxy.M1 * units.galaxy_mass_unit_msun / units.mass_msun     # the bulge's mass, in cluster masses
+    if too_heavy := [r for r in ratios if r > heaviest]:       # (a hunt: 1e150 ran, and overflowed)
+        raise ValueError(f"--bh-ratios {too_heavy[0]:g}: a black hole of {too_heavy[0]:g} cluster masses "
+                         f"({too_heavy[0] * units.mass_msun:.3g} Msun) outweighs the Galaxy's bulge "
+                         f"({heaviest * units.mass_msun:.3g} Msun), which the runs hold fixed around it; give "
+                         f"ratios up to {heaviest:.3g}")
     names = [ratio_folder(r) for r in ratios]
     if shared := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"--bh-ratios {' '.join(f'{r!r}' for r in ratios)} gives two runs the folder "
@@ -250,11 +258,18 @@ def check_black_hole_work(n: int, dt: float, t_end: float, ratios, version: str 
     return steps
 
 
-def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFAULTS["dt"],
-                    orbits: float = TIDAL_DEFAULTS["orbits"], version: str = TIDAL_DEFAULTS["version"],
-                    precision: str = TIDAL_DEFAULTS["precision"], scheme: str = "leapfrog", seed: int = 1,
-                    snapshots_per_orbit: int = 4, progress: bool = True, rerun: bool = False,
-                    checkpoint_every: int = 500) -> dict:
+def tidal_params(n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFAULTS["dt"],
+                 orbits: float = TIDAL_DEFAULTS["orbits"], version: str = TIDAL_DEFAULTS["version"],
+                 precision: str = TIDAL_DEFAULTS["precision"], scheme: str = "leapfrog", seed: int = 1,
+                 snapshots_per_orbit: int = 4) -> dict:
+    """A tidal-tail run's parameters (`run_tidal_tails`), as its run.json and checkpoint keep them:
+    what a run kept in its folder is compared with."""
+    return {"kind": "tidal_tails", "n": int(n), "dt": float(dt), "orbits": float(orbits), "version": str(version),
+            "precision": precision, "scheme": scheme, "seed": int(seed),
+            "snapshots_per_orbit": int(snapshots_per_orbit)}
+
+
+def run_tidal_tails(folder, progress: bool = True, rerun: bool = False, checkpoint_every: int = 500, **given) -> dict:
     """The paper's set-up (Figs. 6-8): a uniform sphere of `n` equal-mass stars (total 15360 Msun,
     r_cl = 10 pc, Q = 0.3) at (8.5 kpc, 0, 0) moving at 220 km/s in the disk plane, for `orbits`
     orbital periods (~62 T = 237 Myr each), with a snapshot every 1/`snapshots_per_orbit` orbit.
@@ -267,11 +282,11 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
     below 1e-2 of its binding energy over 1.5 orbits (longer steps heat it steadily).
     The paper's N = 15360 is `TIDAL_FULL` (dt = 2^-10 T: about 28 times the work). Checkpoints every
     `checkpoint_every` steps: an interrupted run resumes where it stopped when called again
-    with the same parameters."""
+    with the same parameters (`given`: those of `tidal_params`)."""
     folder = Path(folder)
-    params = {"kind": "tidal_tails", "n": int(n), "dt": float(dt), "orbits": float(orbits),
-              "version": str(version), "precision": precision, "scheme": scheme, "seed": int(seed),
-              "snapshots_per_orbit": int(snapshots_per_orbit)}
+    params = tidal_params(**given)
+    n, dt, orbits, version, precision, scheme, seed, snapshots_per_orbit = (params[k] for k in (
+        "n", "dt", "orbits", "version", "precision", "scheme", "seed", "snapshots_per_orbit"))
     if not rerun and _same_run(folder, params):
         if progress:
             print(f"tidal tails: reusing the finished run in {folder.name}/ (N = {n}, dt = {dt:g})",
@@ -287,12 +302,21 @@ def run_tidal_tails(folder, n: int = TIDAL_DEFAULTS["n"], dt: float = TIDAL_DEFA
                 {"orbital_period": period}, rerun, checkpoint_every)
 
 
-def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios"],
-                   dt: float = BH_DEFAULTS["dt"], t_end: float = BH_DEFAULTS["t_end"],
-                   radius_kpc: float = BH_DEFAULTS["radius_kpc"], speed_kms: float = BH_DEFAULTS["speed_kms"],
-                   version: str = BH_DEFAULTS["version"], scheme: str = BH_DEFAULTS["scheme"],
-                   precision: str = "dp", seed: int = 2, snapshots: int = 112, dense_steps: int = 40,
-                   progress: bool = True, rerun: bool = False) -> list[dict]:
+def black_hole_params(ratio: float, n: int = BH_DEFAULTS["n"], dt: float = BH_DEFAULTS["dt"],
+                      t_end: float = BH_DEFAULTS["t_end"], radius_kpc: float = BH_DEFAULTS["radius_kpc"],
+                      speed_kms: float = BH_DEFAULTS["speed_kms"], version: str = BH_DEFAULTS["version"],
+                      scheme: str = BH_DEFAULTS["scheme"], precision: str = "dp", seed: int = 2, snapshots: int = 112,
+                      dense_steps: int = 40) -> dict:
+    """The parameters of the black-hole run of `ratio` (`run_black_hole`), as its run.json and
+    checkpoint keep them: what a run kept in its folder is compared with."""
+    return {"kind": "black_hole", "n": int(n), "ratio": float(ratio), "dt": float(dt), "t_end": float(t_end),
+            "radius_kpc": float(radius_kpc), "speed_kms": float(speed_kms), "version": str(version),
+            "scheme": scheme, "precision": precision, "seed": int(seed), "snapshots": int(snapshots),
+            "dense_steps": int(dense_steps)}
+
+
+def run_black_hole(folder, ratios=BH_DEFAULTS["ratios"], progress: bool = True, rerun: bool = False,
+                   **given) -> list[dict]:
     """Paper Table 8 / Fig. 9: a cluster falls on a nearly radial orbit through a black hole of
     mass `ratio` x the cluster mass, at rest at the Galactic centre (one run per ratio, in
     `folder/ratio_<r>/`).
@@ -309,16 +333,17 @@ def run_black_hole(folder, n: int = BH_DEFAULTS["n"], ratios=BH_DEFAULTS["ratios
     Snapshots: `snapshots` evenly spaced, plus one every step for `dense_steps` steps either side
     of the pericentre predicted by `predicted_pericentre_step`, so the passage is sampled.
     The default ratios (1 and 10) bracket a black hole as massive as the cluster and one ten
-    times heavier (1.5e4 and 1.5e5 Msun)."""
+    times heavier (1.5e4 and 1.5e5 Msun). `given`: the parameters of `black_hole_params` but the ratio."""
     folder = Path(folder)
+    common = black_hole_params(1.0, **given)
+    n, dt, t_end, radius_kpc, speed_kms, version, scheme, precision, seed, snapshots, dense_steps = (
+        common[k] for k in ("n", "dt", "t_end", "radius_kpc", "speed_kms", "version", "scheme", "precision", "seed",
+                            "snapshots", "dense_steps"))
     check_black_hole_work(n, dt, t_end, ratios, version)
     runs = []
     for ratio in ratios:
         sub = folder / ratio_folder(ratio)
-        params = {"kind": "black_hole", "n": int(n), "ratio": float(ratio), "dt": float(dt), "t_end": float(t_end),
-                  "radius_kpc": float(radius_kpc), "speed_kms": float(speed_kms), "version": str(version),
-                  "scheme": scheme, "precision": precision, "seed": int(seed), "snapshots": int(snapshots),
-                  "dense_steps": int(dense_steps)}
+        params = black_hole_params(ratio, **given)
         if not rerun and _same_run(sub, params):
             if progress:
                 print(f"black hole: reusing the finished run in {sub.name}/ (N = {n}, M_BH/M_cl = {ratio:g})",
@@ -362,34 +387,28 @@ def predicted_pericentre_step(state, dt: float, steps: int) -> int:
     return best_k
 
 
-def run_record(folder) -> dict | None:
-    """The run record (`RUN_FILE`) in `folder`, read through `runs.paths` (a regular file of
-    bounded JSON, each field checked by `records.run_problem`); None where there is none,
-    FileRefused (one sentence) for one that is no record."""
-    path = Path(folder) / RUN_FILE
-    if not os.path.lexists(path):
-        return None
-    run = read_json(path, "run record")
-    if not isinstance(run, dict):
-        raise FileRefused(f"run record {path} holds a JSON {type(run).__name__}, not an object")
-    if (why := records.run_problem(run)) is not None:
-        raise FileRefused(f"run record {path} is not one that nbsymple paper wrote: {why}")
-    return run
-
-
 def load_run(folder) -> tuple[dict, list]:
     """(run.json, [(state, step), ...]) of a finished run, from the snapshots its run.json lists: a stray one
-    in the folder, another run's, is not the run's (a hunt: it was read among them, and drawn)."""
+    in the folder, another run's, is not the run's (a hunt: it was read among them, and drawn). The
+    snapshots must be the run's: each listed once, of its N bodies, the last at its last step."""
     folder = Path(folder)
     run = run_record(folder)
     if run is None:
         raise FileNotFoundError(f"{folder.name}/{RUN_FILE} is missing: run the simulation first")
-    listed = run.get("snapshots") if isinstance(run.get("snapshots"), list) else []
-    if missing := [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]:
-        raise FileNotFoundError(f"{folder.name}/ lacks {len(missing)} of the snapshots its {RUN_FILE} lists "
-                                f"({missing[0]}{', ...' if len(missing) > 1 else ''}): run it again (--rerun)")
-    snaps = [read_snapshot(p) for p in by_step(folder / name for name in listed)]
+    if (lacking := snapshots_lacking(folder, run)) is not None:
+        raise FileNotFoundError(f"{folder.name}/ {lacking}: run it again (--rerun)")
+    if len(set(run["snapshots"])) < len(run["snapshots"]):     # (a hunt: one snapshot three times, "converged")
+        raise FileRefused(f"run record {folder / RUN_FILE} lists a snapshot twice, which nbsymple paper never does")
+    paths = by_step(folder / name for name in run["snapshots"])
+    snaps = [read_snapshot(p) for p in paths]
     if not snaps:
         raise FileNotFoundError(f"{folder.name}/ holds no snapshots: run the simulation first")
+    bodies = run["params"]["n"] + (run["params"]["kind"] == "black_hole")     # (a hunt: "N = 10^20 stars" drawn)
+    if (other := next(((p, s) for p, (s, _) in zip(paths, snaps) if s.n != bodies), None)) is not None:
+        raise FileRefused(f"snapshot {folder.name}/{other[0].name} holds {other[1].n} bodies, not the {bodies} its "
+                          f"{RUN_FILE} gives")
+    if snaps[-1][1] != run["steps"]:
+        raise FileRefused(f"{folder.name}/{RUN_FILE} gives {run['steps']} steps, but its last snapshot is of step "
+                          f"{snaps[-1][1]}: the run's record and its snapshots disagree")
     return run, snaps
 

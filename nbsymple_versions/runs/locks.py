@@ -19,6 +19,7 @@ from .paths import FileRefused, open_lock, resolved
 
 # flock's errors on a file system without locks: an NFS mount with `nolock`, Lustre without `flock`, some FUSE ones
 NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP)
+HOLDER_BYTES = 64           # the most a lock file of nbsymple's holds: a process id and a line feed
 
 
 class PathBusy(RuntimeError):
@@ -75,15 +76,16 @@ def hold(path, what: str, folder: bool = False):
     Yields None, or, where the file system takes no locks (a cluster's shared one may not: it
     refused every checkpoint there as "cannot write"), the sentence that says so: the block
     runs unlocked, and the caller says it."""
+    lock = lock_file(resolved(path, what), folder)
     try:
-        fd = open_lock(lock_file(resolved(path, what), folder))
+        fd = open_lock(lock)
     except FileRefused as e:
         raise PathBusy(str(e)) from None
     with os.fdopen(fd, "r+b") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = f.read(64).decode("ascii", "replace").strip()
+            holder = f.read(HOLDER_BYTES).decode("ascii", "replace").strip()
             holder = holder if holder.isdigit() else "unknown"
             raise PathBusy(f"{what} {path} is in use by another run (process {holder}); wait for it to end, "
                            f"or choose another", holder) from None
@@ -93,6 +95,10 @@ def hold(path, what: str, folder: bool = False):
             yield (f"{what} {path} is on a file system that takes no locks ({e.strerror}), so nothing stops "
                    f"another process from writing it at the same time")
             return
+        held = f.read(HOLDER_BYTES + 1)
+        if held.strip() and not held.strip().isdigit() or len(held) > HOLDER_BYTES:   # a user's file (a hunt:
+            raise PathBusy(f"{what} {path} holds {lock.name}, which is not a lock file of nbsymple's (it holds "
+                           f"no process id) and would be replaced; move it away")       # replaced in silence)
         try:
             f.seek(0)
             f.truncate()
