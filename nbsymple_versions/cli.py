@@ -10,12 +10,14 @@ import json
 import math
 import os
 import re
+import secrets
 import signal
 import sys
 
 from .arguments import Parser, file_argument, folder_argument, output_file_argument
 from .entry import HELD, command, printable, sentence, stood_still
 from .instruments import provenance
+from .core.checks import COUNT_LIMIT
 from .core.options import add_option_arguments, seed_argument, whole_number_argument as _whole_number
 from .core.schemes import SCHEMES
 from .core.units import CONSTANTS
@@ -29,6 +31,9 @@ from .versions import LETTERS, VersionUnavailable, option_flags
 
 
 CHECK_N = 1000                  # `nbsymple check`'s bodies where --n is not given
+# a count a checkpoint keeps (K of --every, --checkpoint-every, --mass-classes): an int64, as `--resume` reads it back
+# (a hunt: --checkpoint-every 2**63 wrote a checkpoint that its own --resume refused)
+_COUNT = _whole_number(1, COUNT_LIMIT, "2**63")
 
 
 class UsageError(Exception):
@@ -100,15 +105,15 @@ def _parser():
         help="exact (default): G = 4.300917e-3 pc (km/s)^2/Msun and the Galaxy in Allen & Santillan's own units; "
              "authors: the G and the Galaxy mass unit (2.32e7 Msun) of the authors' code, to run like for like "
              "from their files")
-    add("--mass-classes", type=_whole_number(1), metavar="K",
+    add("--mass-classes", type=_COUNT, metavar="K",
             help="a Salpeter mass function (exponent 2.35) in K mass classes (default: equal masses)")
-    add("--every", type=_whole_number(1), metavar="K", help="snapshot every K steps")
+    add("--every", type=_COUNT, metavar="K", help="snapshot every K steps")
     add("--json", action="store_true", help="print one JSON object and nothing else on stdout")
     add("--progress", action="store_true",
         help="the progress line on stderr even off a terminal (a log, a batch job): one line per 10 %%; "
              "on a terminal, and under mpiexec run from one, it is shown anyway (rank 0)")
     add("--checkpoint", type=output_file_argument, metavar="FILE", help="write a resumable checkpoint to FILE")
-    add("--checkpoint-every", type=_whole_number(1), metavar="K",
+    add("--checkpoint-every", type=_COUNT, metavar="K",
             help="checkpoint every K steps (default 100), at the end, and on a signal to stop "
                  f"({'/'.join(signal.Signals(s).name for s in HELD)})")
     add("--resume", type=file_argument, metavar="FILE",
@@ -197,6 +202,8 @@ def cmd_check(args) -> int:
                           prog="nbsymple check --gpu-report", validate_flag="--n", **options)
     from .validation import FRAME_KPC, validate
     args.n = CHECK_N if args.n is None else args.n
+    drawn = args.seed is None            # one seed for every check, said: a failed one is repeated with it (a hunt)
+    args.seed = secrets.randbits(32) if drawn else args.seed
     if problem := memory_problem(args.n):
         raise UsageError(problem)
     from .core.work import WorkRefused, check_time
@@ -223,7 +230,8 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps([c.as_dict() for c in checks]))
     else:
-        print(f"N = {args.n}; error = max_i |a_i - a_ref_i| / max_i |a_ref_i| (pairwise accelerations)")
+        print(f"N = {args.n}, seed {args.seed}{' (drawn; --seed repeats it)' if drawn else ''}; "
+              f"error = max_i |a_i - a_ref_i| / max_i |a_ref_i| (pairwise accelerations)")
         print("the cluster at the origin (sp) or at 8.5 kpc (dp, dsp: 850 cluster radii, where sp's positions are "
               "off by a few 1e-3)")       # a line of its own: the two were 207 characters
         print(f"{'version':8}{'precision':10}{'cluster at':>11}{'max rel. error':>16}{'tolerance':>12}  pass")

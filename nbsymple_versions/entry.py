@@ -26,6 +26,9 @@
   block that started it; the compilers of `nbsymple cpu-asm`, asv under `tools.tracking`) or
   `subprocess.run` (which kills its child on any exception). A command that handles signals itself
   (`nbsymple run`'s `runs.signals`) installs its handlers over these for its duration.
+  Under Python 3.11 a thread wakes the main thread every SIGNAL_WATCH_S to the signals caught on
+  another thread (`_signal_watch`): without it, a SIGTERM followed by a SIGCONT (`timeout`,
+  systemd, Slurm) was lost 6 times in 10, the command running on.
 """
 import codecs
 import contextlib
@@ -34,6 +37,7 @@ import errno
 import io
 import os
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -53,6 +57,7 @@ BROKEN_PIPE = 128 + signal.SIGPIPE    # 141: the reader of our output went away
 TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 HELD = (signal.SIGINT, *TERMINATING)
 GRACE = 10                 # seconds a child group has to end on SIGTERM before SIGKILL
+SIGNAL_WATCH_S = 0.2       # how often `_signal_watch` wakes the main thread to its pending signals (Python 3.11)
 
 
 class OutputFailed(Exception):
@@ -163,6 +168,16 @@ def escaped(c: str) -> str:
     a folder 'é' was shown as `\\udcc3\\udca9`)."""
     code = ord(c)
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else ascii(c)[1:-1]
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word of a shell command that a sentence shows as it is (`printable`): quoted
+    (`shlex.quote`), or, where it holds what `shown` escapes or a line feed, in bash's $'...' with
+    those escapes, which bash reads back as the same bytes (a hunt: a resume hint of
+    `'\\xff.ck'`, the escape inside plain quotes, named another file)."""
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join(escaped(c) if not c.isprintable() else "\\" + c if c in "\\'" else c for c in text) + "'"
 
 
 def _escape_unencodable(error):
@@ -471,13 +486,39 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
             return USAGE
         _CONTINUED.clear()               # a stop during the check is in no time the command reports
         patient = _patient(original) if original is not None else None
-        return _guarded(name, body, original, patient)
+        with _signal_watch():
+            return _guarded(name, body, original, patient)
     finally:
         _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
         sys.unraisablehook = unraisablehook      # calling `paper.main` after another command's signal was stopped)
         _restore(handlers)
         if patient is not original:
             _flush_or_drop(patient, original)
+
+
+@contextmanager
+def _signal_watch():
+    """Under Python 3.11, a thread that wakes every SIGNAL_WATCH_S for the length of the block. A
+    signal whose C handler runs on a thread other than the main one (one of OpenBLAS's or numba's,
+    where the kernel delivers it while the main thread has one pending: SIGTERM then SIGCONT) is
+    marked pending without waking the main thread's interpreter (`_PyEval_SignalReceived` asks, on
+    the thread that caught it, whether that thread can handle signals: it cannot), whose loop then
+    runs on without calling the handler (a hunt: `timeout` did not stop a run in 6 of 10 tries).
+    A thread that takes the GIL makes the main thread look at its pending signals. Python 3.12
+    wakes it itself."""
+    if sys.version_info >= (3, 12) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    done = threading.Event()
+
+    def wake():
+        while not done.wait(SIGNAL_WATCH_S):       # each return takes the GIL
+            pass
+    threading.Thread(target=wake, name="nbsymple-signal-watch", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def _restore(handlers: dict):

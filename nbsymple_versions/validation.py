@@ -32,6 +32,7 @@ class Check:
     max_relative_error: float
     tolerance: float
     passed: bool
+    seed: int | None = None        # the cluster's, where a whole number made it (None: one NumPy drew)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -67,4 +68,4 @@ def validate(letter: str, precision: str, n: int = 1000, seed=None, **options) -
     forces = version.pipeline(state, precision, **options)
     tol = TOLERANCE[precision]
     err, ok = check_pipeline(forces, state, tol)
-    return Check(version.letter, precision, n, err, tol, ok)
+    return Check(version.letter, precision, n, err, tol, ok, seed if isinstance(seed, int) else None)

@@ -108,15 +108,21 @@ def test_unwritable_snapshot_folder(tmp_path):
 
 
 def test_check_json_and_table():
+    """Every check of one call takes one seed, drawn where --seed is not given and said, so that a
+    failed check is repeated (a hunt: each drew its own, and none was said)."""
     p = nbsymple("check", "--n", "64", "--json")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)
     assert {(r["version"], r["precision"]) for r in rows} >= {(v, q) for v in CPU_LETTERS for q in PRECISIONS}
     for r in rows:
-        assert set(r) >= {"version", "precision", "max_relative_error", "tolerance", "pass"}
+        assert set(r) >= {"version", "precision", "max_relative_error", "tolerance", "pass", "seed"}
         assert r["pass"] and r["max_relative_error"] <= r["tolerance"]
+    seed = rows[0]["seed"]
+    assert isinstance(seed, int) and {r["seed"] for r in rows} == {seed}
+    again = json.loads(nbsymple("check", "--n", "64", "--json", "--seed", str(seed)).stdout)
+    assert [r["max_relative_error"] for r in again] == [r["max_relative_error"] for r in rows]
     p = nbsymple("check", "--n", "64")
-    assert p.returncode == 0 and "max rel. error" in p.stdout
+    assert p.returncode == 0 and "max rel. error" in p.stdout and "(drawn; --seed repeats it)" in p.stdout
 
 
 def test_info():

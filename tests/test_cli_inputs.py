@@ -4,6 +4,7 @@ non-JSON output under --json."""
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -687,6 +688,38 @@ def test_a_run_from_an_ics_file_names_no_seed(tmp_path, monkeypatch):
     assert call(["run", "--n", 8, "--steps", 2, "--snapshots", "T", "--snapshot-format", "nbsymple"])[0] == 0
     rc, out, err = call(["run", "--ics", "T/snap_00000002.txt", "--steps", 1, "--json"])
     assert rc == 0 and json.loads(out)["seed"] is None and json.loads(out)["seed_chosen"] is False, err
+
+
+@pytest.mark.parametrize("option", ["--checkpoint-every", "--every", "--mass-classes"])
+def test_a_count_a_checkpoint_keeps_is_below_2_to_the_63(tmp_path, option):
+    """A hunt: `--checkpoint-every 2**63` (meant: only at the end) wrote a checkpoint that its own
+    --resume refused ("field run.checkpoint_every ... is not of the expected type"): a count the
+    checkpoint keeps is refused at 2**63, and 2**63 - 1 is taken and resumed."""
+    snapshots = [] if option != "--every" else ["--snapshots", tmp_path / "s"]
+    rc, _, err = call(["run", "--n", 8, "--steps", 1, "--checkpoint", tmp_path / "c.ck", *snapshots, option, 2**63])
+    assert rc == 2 and f"argument {option}: must be below 2**63, got 9223372036854775808" in err, err
+    if option == "--mass-classes":                 # K classes of 8 bodies: K = 2**63 - 1 is another refusal
+        return
+    rc, _, err = call(["run", "--n", 8, "--steps", 1, "--seed", 1, "--checkpoint", tmp_path / "c.ck", *snapshots,
+                       option, 2**63 - 1])
+    assert rc == 0, err
+    rc, _, err = call(["run", "--resume", tmp_path / "c.ck", "--steps", 2])
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("name", [b"\xff.ck", "a\u2028b.ck".encode(), b"it's.ck", b"new\nline.ck", b"back\\slash.ck",
+                                  b"-dash.ck", "caf\u00e9.ck".encode()])
+def test_a_resume_hint_names_the_checkpoint_as_the_shell_reads_it(name):
+    """A hunt: the hint after a stop, `continue with: nbsymple run --resume '\\xff.ck'`, showed the
+    escape of a byte that is not UTF-8 inside plain quotes, which names another file (and so for
+    U+2028 and a line feed): such a name is written in bash's $'...', read back as its bytes."""
+    from nbsymple_versions.entry import printable
+    from nbsymple_versions.runs.driver import resume_command
+    hint = printable(resume_command(os.fsdecode(name)))
+    word = hint.split("--resume ", 1)[1]
+    assert hint.isprintable() and word.count(" ") == 0, hint
+    said = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True).stdout
+    assert said == (b"./" + name if name.startswith(b"-") else name), (hint, said)
 
 
 def test_a_bound_below_is_exclusive():

@@ -760,6 +760,23 @@ def test_a_write_over_the_file_size_limit_names_the_limit(tmp_path):
             in str(stop.value)), stop.value
 
 
+def test_a_lock_whose_process_id_cannot_be_written_is_held_and_let_go_quietly(tmp_path):
+    """A hunt: on a full disk a run's lock file took its process id into a buffer, whose write failed
+    (quietly: the id only names a holder), and failed again when the file was closed, where its
+    OSError took the place of the run's own sentence ("... its file system has 0 B free"): a
+    traceback. Now nothing is kept to be written again. Here a soft limit of 0 bytes on a file's size."""
+    import resource
+    from nbsymple_versions.runs import locks
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        with locks.hold(tmp_path, "the folder", folder=True) as unlocked:
+            held = unlocked is None
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert held and (tmp_path / ".lock").read_bytes() == b""
+
+
 def test_a_cpu_time_limit_stops_a_run_with_a_last_checkpoint(tmp_path):
     """`ulimit -St 6` (a batch system's CPU-time limit, found by hand): the kernel's SIGXCPU at the
     soft limit killed the run, losing the steps since its last periodic checkpoint. Now it
@@ -1407,3 +1424,37 @@ def test_closed_streams_and_a_narrow_encoding_are_no_traceback():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert p.returncode == 0 and p.stdout.split() == ["\\u2014", "4", "2", "0"], p.stdout + p.stderr
+
+
+SIGNAL_ON_ANOTHER_THREAD = """
+import signal, sys, threading, time
+import numba, numpy as np
+from nbsymple_versions import entry
+
+@numba.njit(nogil=True)
+def spin(flag):                 # C code that never takes the GIL, as a thread of OpenBLAS waits
+    while flag[0] == 0:
+        pass
+
+def body():
+    flag = np.zeros(1, np.int64)
+    spin(flag + 1)                                         # compiled before the thread starts
+    worker = threading.Thread(target=spin, args=(flag,), daemon=True)
+    worker.start()
+    time.sleep(0.5)
+    signal.pthread_kill(worker.ident, signal.SIGTERM)      # its C handler runs on that thread
+    while True:                                            # the main thread's loop, waiting on nothing
+        sum(x for x in range(100))
+
+sys.exit(entry.command("probe", body))
+"""
+
+
+def test_a_signal_caught_on_another_thread_stops_the_command():
+    """A hunt: `timeout` (SIGTERM, then SIGCONT) did not stop `nbsymple run` or `profile` in 6 of 10
+    tries. The kernel gave one of the signals to a thread of OpenBLAS, where Python 3.11 marks it
+    pending without waking the main thread's loop, which ran on. `entry._signal_watch` wakes it.
+    Here the signal is sent to a thread of the command's own; the timeout is a hang guard."""
+    p = subprocess.run([sys.executable, "-c", SIGNAL_ON_ANOTHER_THREAD], capture_output=True, text=True,
+                       timeout=HANG_GUARD, cwd=REPO)
+    assert p.returncode == 128 + signal.SIGTERM and "probe: stopped by SIGTERM" in p.stderr, (p.returncode, p.stderr)

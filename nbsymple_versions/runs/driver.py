@@ -35,7 +35,6 @@ import math
 import os
 from pathlib import Path
 import secrets
-import shlex
 import signal
 import sys
 import time
@@ -51,7 +50,7 @@ from ..core.schemes import get_scheme
 from ..core.units import Units
 from ..core.vocabulary import precision_name
 from ..core.work import WorkRefused, bodies, check_time, count, size
-from ..entry import OutputFailed, stopped_and_continued
+from ..entry import OutputFailed, shell_word, stopped_and_continued
 from ..environment import os_reason
 from ..mpi.comm import launched, release_shared_memory
 from ..simulation import NonFiniteState, Simulation
@@ -495,7 +494,7 @@ def resume_command(checkpoint) -> str:
     """The command that continues the run checkpointed in `checkpoint` (quoted for a POSIX shell; a
     name that starts with `-` as `./-x.ck`: `--resume -x.ck` is taken for an option, and refused)."""
     name = str(checkpoint)
-    return f"nbsymple run --resume {shlex.quote('./' + name if name.startswith('-') else name)}"
+    return f"nbsymple run --resume {shell_word('./' + name if name.startswith('-') else name)}"
 
 
 def _existing_checkpoint_advice(checkpoint: Path) -> str:

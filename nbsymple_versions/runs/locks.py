@@ -81,7 +81,7 @@ def hold(path, what: str, folder: bool = False):
         fd = open_lock(lock)
     except FileRefused as e:
         raise PathBusy(str(e)) from None
-    with os.fdopen(fd, "r+b") as f:
+    with os.fdopen(fd, "r+b", buffering=0) as f:     # unbuffered: a failed write is not tried again at close
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

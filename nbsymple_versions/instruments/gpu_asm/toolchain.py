@@ -177,7 +177,7 @@ def _assemble_one(ptx: str, arch: str, workdir: Path) -> tuple[dict[str, Resourc
 
 def compute_capability(arch: str) -> tuple[int, int]:
     """'sm_90' -> (9, 0)."""
-    m = re.fullmatch(r"sm_(\d+)(\d)", arch)
+    m = re.fullmatch(r"sm_([0-9]+)([0-9])", arch)          # ASCII digits: "sm_９０" reached ptxas (a hunt)
     if not m:
         raise ValueError(f"unknown architecture {arch!r}; expected sm_XY such as sm_90")
     return int(m.group(1)), int(m.group(2))
