@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..core.checks import COUNT_LIMIT
 from ..entry import escaped
 from ..environment import os_reason
 from ..runs.paths import FileRefused, decode_json, not_a_folder, read_bytes
@@ -130,12 +131,35 @@ PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relativ
 AXIS_LIMIT = 24
 
 
-def _measured(value) -> bool:
-    """A value asv could have recorded: null or NaN (a skipped combination), 0, or a number
-    whose magnitude is within PLAUSIBLE."""
+# the most a share in % may be: 100 and its rounding (the TaskClock's 100 * s / total of a task that holds the
+# whole total is 100 + 1 ulp one time in 15)
+SHARE_TOP = 100 * (1 + 1e-12)
+# What a benchmark's values mean, by its method's name (asv's time_ benchmarks hold seconds, the suite's
+# track_ ones their unit): (pattern, the test of a value, what it must be). A value outside is no measurement
+# (a hunt: a share of 150 % was tabled, one of 1e7 % ended the task-share figure in a traceback, a negative
+# step time was called none and a negative energy error tabled); a benchmark of no pattern, any number.
+MEASURES = (
+    (r"time_\w*|track_\w*seconds\w*", lambda v: v > 0, "a time in seconds above 0"),
+    (r"track_\w*share", lambda v: 0 <= v <= SHARE_TOP, "a share in % from 0 to 100"),
+    (r"track_\w*error\w*", lambda v: v >= 0, "a relative error of at least 0"),
+    (r"track_threads", lambda v: v >= 1 and float(v).is_integer(), "a whole number of threads of at least 1"),
+    (r"track_(gflops|\w*per_second|instructions_per_interaction)", lambda v: v > 0, "a number above 0"),
+)
+
+
+def measure(bench: str) -> tuple:
+    """(the test of a value of benchmark `bench`, what it must be), from `MEASURES`."""
+    method = bench.rsplit(".", 1)[-1]
+    return next(((test, what) for pattern, test, what in MEASURES if re.fullmatch(pattern, method)),
+                (lambda v: True, "a number"))
+
+
+def _measured(value, test) -> bool:
+    """A value asv could have recorded: null or NaN (a skipped combination), or a number that
+    passes `test` (a benchmark's, `measure`), 0 or of a magnitude within PLAUSIBLE."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
-    return _finite(value) and (value == 0 or PLAUSIBLE[0] <= abs(value) <= PLAUSIBLE[1])
+    return _finite(value) and (value == 0 or PLAUSIBLE[0] <= abs(value) <= PLAUSIBLE[1]) and test(value)
 
 
 def _row_problem(bench: str, row: dict) -> str | None:
@@ -155,15 +179,17 @@ def _row_problem(bench: str, row: dict) -> str | None:
     if contract and len(params) != len(contract):
         return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
     for pname, values in zip(contract or (), params):
-        if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool) and n > 0
-                                    for v in values):
-            return f"a value of parameter n of {bench} is not a positive whole number"
+        if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool)
+                                    and 0 < n < COUNT_LIMIT for v in values):      # (2**64 was drawn: a traceback)
+            return (f"a value of parameter n of {bench} is not a whole number from 1 to 2**63 - 1 (an int64, as "
+                    f"the suite's counts are)")
         if pname.endswith("version") and not all(_literal(v) in LETTERS for v in values):
             return f"a value of parameter {pname} of {bench} is not one of the suite's versions {', '.join(LETTERS)}"
     values = result if isinstance(result, list) else [result]
-    if not all(_measured(v) for v in values):
-        return (f"a value of {bench} is not a measurement (a number of magnitude {PLAUSIBLE[0]:g} to "
-                f"{PLAUSIBLE[1]:g}, 0, or null)")
+    test, what = measure(bench)
+    if not all(_measured(v, test) for v in values):
+        return (f"a value of {bench} is not a measurement ({what}, {'0 or ' if test(0) else ''}of magnitude "
+                f"{PLAUSIBLE[0]:g} to {PLAUSIBLE[1]:g}, or null)")
     combinations = math.prod(len(p) for p in params)
     if params and result is not None and not isinstance(result, list):     # it was read as the first one's
         return f"{bench} holds one value, not a list, for its {combinations} combinations of parameters"
