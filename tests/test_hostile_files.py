@@ -429,6 +429,10 @@ RESULTS_CASES = {   # the issue's params null, 1e308 and deep nesting, and other
     "time-zero": _results(lambda d: d["results"][LEAP][0].__setitem__(1, 0.0)),
     "error-negative": _results(lambda d: d["results"][ENERGY][0].__setitem__(1, -1e-5)),
     "threads-0": _results(lambda d: d["results"][THREADS].__setitem__(0, [0, 2])),
+    "load-negative": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"max": -1.0, "cores": 2}}])),
+    "load-cores-0": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"max": 1.0, "cores": 0}}])),
+    "load-text": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"median": "high"}}])),
+    "load-list": _results(lambda d: d.__setitem__("provenance", [{"load_average": [1.0]}])),
     "deep": lambda res: (res / RESULTS).write_text("[" * 100000 + "]" * 100000),
     "deep-object": lambda res: (res / RESULTS).write_text('{"a": ' * 2000 + "1" + "}" * 2000),
 }

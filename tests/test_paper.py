@@ -604,6 +604,41 @@ def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
     assert source_line(res_fixture).endswith(load_phrase(res_fixture))
 
 
+def test_a_load_value_the_results_do_not_know_is_passed_over():
+    """A hunt: a load-average record of `"max": null` (the reader takes null as not known; the
+    suite's record holds `"cores": null` where os.cpu_count() says None) ended paper in a TypeError
+    in the footer ("unsupported format string passed to NoneType"), and beside a record of max 1.0
+    in max()'s: a record without its max says nothing of the load, and an unknown median or core
+    count is not written."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.data import load_phrase, load_problem
+
+    def res(*loads):
+        return SimpleNamespace(provenance=[{"load_average": la} for la in loads])
+    unknown, quiet = {"max": None, "cores": 2}, {"max": 1.0, "cores": 2}
+    assert load_phrase(res(unknown)) == "machine load not recorded"
+    assert load_problem(res(unknown)).startswith("These results do not record how busy the machine was")
+    assert load_phrase(res(unknown, quiet)) == load_phrase(res(quiet, unknown)) \
+        == "quiet (1-min load up to 1 on 2 cores)"
+    assert load_problem(res(unknown, quiet)) is None
+    busy = {"max": 4.5, "median": None, "cores": None}
+    assert load_phrase(res(busy)).startswith("TAKEN UNDER LOAD (1-min load up to 4.5 on ? cores)")
+    assert load_problem(res(busy)).startswith("Taken under load: the 1-minute load average reached 4.5 on ? cores ")
+
+
+def test_paper_writes_its_report_where_a_load_record_holds_null(tmp_path):
+    """The hunt's file, through `paper`: written, status 0, the load said not recorded."""
+    results = tmp_path / "res"
+    shutil.copytree(FIXTURE, results)
+    path = next((results / "fixture-2core-nogpu").glob("*-existing-*.json"))
+    d = json.loads(path.read_text())
+    d["provenance"] = [{"load_average": {"max": None, "cores": 2}}]
+    path.write_text(json.dumps(d))
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    assert "These results do not record how busy the machine was" in (out / "REPORT.md").read_text()
+
+
 @pytest.mark.parametrize("text", [
     "asv results: " + "; ".join(f"field{i} value{i}" for i in range(30)) + "\ndashed: predicted",
     "asv results: machine m (" + "W" * 250 + ", 2 threads)"])        # capitals, wider than the mean, unbroken

@@ -122,6 +122,12 @@ RESULTS_FIELDS = {
     # read by asv alone (`make dashboard`'s asv publish ended in its TypeError on a list there)
     "durations": (_object(lambda x: x is None or _finite(x)), "an object of numbers"),
 }
+# a run's load average as `tools.tracking.LoadSampler.summary` records it: each field null where not known
+# (os.cpu_count() may say None), which `paper.data` passes over
+_LOAD = (lambda v: _finite(v) and v >= 0, "a load average of at least 0")
+LOAD_FIELDS = {"min": _LOAD, "median": _LOAD, "max": _LOAD,
+               "cores": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                         "a whole number of at least 1")}
 MACHINE_FIELDS = {key: (_text_or_number, "text") for key in ("arch", "cpu", "os", "num_cpu", "ram", "gpu", "device",
                                                               "uarch", "isa")}
 MACHINE_FIELDS["machine"] = (_line, "text")
@@ -276,10 +282,11 @@ class ResultFile:
                 raise bad(f"its {key} is not {what}")
         provenance = [p for p in d.get("provenance") or [] if isinstance(p, dict)]
         for p in provenance:
-            la = p.get("load_average")
-            if la is not None and not (isinstance(la, dict) and all(
-                    la.get(k) is None or _finite(la[k]) for k in ("max", "median", "cores"))):
-                raise bad("a provenance record's load_average is not an object of numbers")
+            if (la := p.get("load_average")) is not None and not isinstance(la, dict):
+                raise bad("a provenance record's load_average is not an object")
+            for key, (holds, what) in LOAD_FIELDS.items():
+                if la is not None and not (la.get(key) is None or holds(la[key])):
+                    raise bad(f"a provenance record's load_average {key} is not {what}, or null")
         rows = {}
         for bench, row in d["results"].items():
             if not _line(bench):
