@@ -597,11 +597,28 @@ def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     shutil.copytree(FIXTURE / MACHINE, tmp_path / "res" / "m\nx")
     (tmp_path / "res" / MACHINE / "bad\nname.json").write_text("garbage")
-    rc, err = _paper(tmp_path, "machine folder 'm\\nx' skipped")
+    rc, err = _paper(tmp_path, "machine folder 'm\\nx' skipped: its name holds a control character or a line break, "
+                               "which no name asv writes has.\n")
     assert rc == 0 and f"res/{MACHINE}/bad\\nname.json is not valid JSON" in err, err
     assert (tmp_path / "out" / "speedup.png").is_file()
     err = refused(tmp_path, ["paper", "--results", "res", "--machine", "m\nx", "--no-science"], ["argument --machine"])
     assert "'m\\nx' holds a control character or a line break" in err, err
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_paper_names_a_machine_folder_whose_name_is_not_utf8_as_such(tmp_path):
+    """A hunt: a machine folder named in bytes that are not UTF-8 was said to hold "a control
+    character or a line break" (and shown as '\\udcff'); it is skipped saying its name is not
+    UTF-8, its byte as `ls -b` writes it, the sentence ended as paper's others; `--machine` so
+    typed is refused alike."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    shutil.copytree(FIXTURE / MACHINE, tmp_path / "res" / os.fsdecode(b"m\xff"))
+    rc, err = _paper(tmp_path, "machine folder 'm\\xff' skipped: its name is not UTF-8 text, as every name asv "
+                               "writes is.\n")
+    assert rc == 0 and "control character" not in err, err
+    err = refused(tmp_path, ["paper", "--results", "res", "--machine", os.fsdecode(b"m\xff"), "--no-science"],
+                  ["argument --machine"])
+    assert "'m\\xff' is not UTF-8 text" in err, err
 
 
 # ============================================================================== 10. writes stay where they belong
@@ -813,7 +830,7 @@ def test_a_results_folder_or_machine_folder_this_user_cannot_read_is_named(tmp_p
     assert rc == 0 and "Traceback" not in err, err
     assert (tmp_path / "out" / "speedup.png").is_file()
     said = err + (tmp_path / "out" / "REPORT.md").read_text()
-    assert "machine folder 'zzz-locked' skipped: it cannot be read" in said, said
+    assert "machine folder 'zzz-locked' skipped: it cannot be read (Permission denied).\n" in said, said
 
 
 def test_a_folder_this_user_may_write_but_not_read_is_refused_before_anything_is_written(tmp_path, monkeypatch):

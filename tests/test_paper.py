@@ -7,6 +7,7 @@ import importlib
 import itertools
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -117,6 +118,34 @@ def test_a_machine_named_in_another_unicode_form_is_found(tmp_path):
     assert load_results(results, machine="caf\u00e9").machine == "cafe\u0301"
     with pytest.raises(ResultsError, match="has no machine 'cafe'"):
         load_results(results, machine="cafe")
+
+
+def test_a_commit_is_compared_in_any_case(tmp_path):
+    """Git's hashes are read in either case: a results file's upper-case commit_hash (asv's are
+    lower-case) was no match for a lower-case --commit prefix, nor an upper-case prefix for asv's."""
+    results = _results_copy(tmp_path)
+    path = results / _results_file().parent.name / _results_file().name
+    full = load_results(results).commit
+    assert load_results(results, commit=full[:8].upper()).commit == full
+    data = json.loads(path.read_text())
+    data["commit_hash"] = full.upper()
+    path.write_text(json.dumps(data))
+    assert load_results(results, commit=full[:8]).commit == full == load_results(results).commit
+
+
+@pytest.mark.parametrize("typed, said", [
+    ("f86a8e19 ", "expected a commit hash or its prefix (hexadecimal digits), got 'f86a8e19 '"),
+    ("main", "expected a commit hash or its prefix (hexadecimal digits), got 'main'"),
+    (os.fsdecode(b"f86a\xff"), "'f86a\\xff' is not UTF-8 text"),
+    ("f86a\u2028", "'f86a\\u2028' holds a control character or a line break")])
+def test_a_commit_that_is_no_hash_is_refused_as_typed(tmp_path, capsys, typed, said):
+    """A hunt: `--commit 'f86a8e19 '` (a blank after it) was "no results for commit f86a8e19  (it
+    has: f86a8e19)", the same on screen; bytes that are not UTF-8 were "a control character"."""
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--no-science", "--commit", typed]) == 2
+    line = _one_sentence(capsys.readouterr().err)
+    assert f"argument --commit: {said}" in line, line
+    assert not out.exists()
 
 
 def test_reader_errors_name_the_file(tmp_path):

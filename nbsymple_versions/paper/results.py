@@ -64,6 +64,26 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else escaped(c) for c in text)
 
 
+def name_problem(name: str) -> str | None:
+    """Why `name` (a machine folder's, or --machine's or --commit's as typed) is no name asv
+    writes, in words that follow it, else None: bytes that are not UTF-8 (held as surrogates:
+    they were said to be "a control character or a line break"), or a character that does not
+    print (a line feed would split every sentence naming it)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not UTF-8 text, as every name asv writes is"
+    if not name.isprintable():
+        return "holds a control character or a line break, which no name asv writes has"
+    return None
+
+
+def quoted(name: str) -> str:
+    """`name` in quotes, each character that does not print and each byte that is not UTF-8 as
+    its escape (`\\n`, `\\xff`)."""
+    return f"'{_printable(name)}'"
+
+
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
     """Parse a JSON object from `path` or raise ResultsError with one sentence naming it."""
     name = _name(path, root)
@@ -240,7 +260,7 @@ class ResultFile:
     """One parsed asv results file (one commit, one environment)."""
 
     path: Path
-    commit: str
+    commit: str                     # its hash in lower case, as git writes it (asv's file may hold any case)
     date: int                       # ms since the epoch, as asv stores it
     python: str
     env_name: str
@@ -297,7 +317,7 @@ class ResultFile:
             if (problem := _row_problem(bench, row)) is not None:
                 raise bad(problem)
             rows[bench] = row
-        return cls(Path(path), d["commit_hash"], int(d["date"] or 0), d.get("python") or "",
+        return cls(Path(path), d["commit_hash"].lower(), int(d["date"] or 0), d.get("python") or "",
                    d.get("env_name") or "", dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
                    provenance)
 
@@ -452,9 +472,9 @@ def machines(results_dir="results", unnamed: list | None = None) -> list[str]:
         except ResultsError as e:
             unreadable.append(str(e))
     if unnamed is not None:
-        unnamed += unreadable + [f"machine folder {name!r} skipped: its name holds a control character or a line "
-                                 f"break, which no asv machine name has" for name in found if not name.isprintable()]
-    return [name for name in found if name.isprintable()]
+        unnamed += unreadable + [f"machine folder {quoted(name)} skipped: its name {why}." for name in found
+                                 if (why := name_problem(name)) is not None]
+    return [name for name in found if name_problem(name) is None]
 
 
 def _letters(name: str) -> str:
@@ -469,7 +489,8 @@ def _result_paths(folder: Path) -> list[Path]:
     try:
         names = os.listdir(folder)
     except OSError as e:
-        raise ResultsError(f"machine folder {folder.name!r} skipped: it cannot be read ({os_reason(e)})") from None
+        raise ResultsError(f"machine folder {quoted(folder.name)} skipped: it cannot be read "
+                           f"({os_reason(e)}).") from None
     return sorted(folder / name for name in names if name.endswith(".json") and name not in _NOT_RESULTS)
 
 
@@ -520,8 +541,8 @@ def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) 
     for f in files:
         by_commit.setdefault(f.commit, []).append(f)
     folder = _name(files[0].path.parent) if files else "the machine folder"
-    if commit is not None:
-        matches = sorted(c for c in by_commit if c.startswith(commit))
+    if commit is not None:              # a hash in any case: the files' are lower-cased (`ResultFile.read`)
+        matches = sorted(c for c in by_commit if c.startswith(commit.lower()))
         if not matches:
             raise ResultsError(f"machine folder {folder} has no results for commit {commit} "
                                f"(it has: {', '.join(sorted(c[:8] for c in by_commit))}).")
