@@ -17,6 +17,7 @@ the option or file, no traceback, and nothing previously written lost or overwri
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -399,6 +400,8 @@ def _results(change):
 
 
 LEAP = "steps.Step.time_step_leapfrog"
+SHARE, ENERGY, THREADS = ("steps.TaskShares.track_share", "accuracy.Conservation.track_energy_error",
+                          "throughput.Threads.track_threads")
 
 
 def _many_n(d, count=25):
@@ -416,6 +419,20 @@ RESULTS_CASES = {   # the issue's params null, 1e308 and deep nesting, and other
     "n-negative": _results(lambda d: d["results"][LEAP][1].__setitem__(1, ["-256"])),
     "env-vars": _results(lambda d: d.__setitem__("env_vars", {"NUMBA_NUM_THREADS": [2]})),
     "n-axis-long": _results(_many_n),
+    # values outside what their benchmark measures (a hunt: a share of 1e7 % ended the figure in a traceback,
+    # one of 150 % was tabled; N = 2**64 in a traceback; a negative time was called none, a negative error tabled)
+    "share-1e7": _results(lambda d: d["results"][SHARE][0].__setitem__(0, 1e7)),
+    "share-150": _results(lambda d: d["results"][SHARE][0].__setitem__(0, 150)),
+    "share-negative": _results(lambda d: d["results"][SHARE][0].__setitem__(0, -50)),
+    "n-2**64": _results(lambda d: d["results"][LEAP][1].__setitem__(1, ["100000000000000000000"])),
+    "time-negative": _results(lambda d: d["results"][LEAP][0].__setitem__(1, -1e-4)),
+    "time-zero": _results(lambda d: d["results"][LEAP][0].__setitem__(1, 0.0)),
+    "error-negative": _results(lambda d: d["results"][ENERGY][0].__setitem__(1, -1e-5)),
+    "threads-0": _results(lambda d: d["results"][THREADS].__setitem__(0, [0, 2])),
+    "load-negative": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"max": -1.0, "cores": 2}}])),
+    "load-cores-0": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"max": 1.0, "cores": 0}}])),
+    "load-text": _results(lambda d: d.__setitem__("provenance", [{"load_average": {"median": "high"}}])),
+    "load-list": _results(lambda d: d.__setitem__("provenance", [{"load_average": [1.0]}])),
     "deep": lambda res: (res / RESULTS).write_text("[" * 100000 + "]" * 100000),
     "deep-object": lambda res: (res / RESULTS).write_text('{"a": ' * 2000 + "1" + "}" * 2000),
 }
@@ -430,6 +447,53 @@ def test_paper_refuses_a_hostile_results_file(tmp_path, case):
     err = refused(tmp_path, ["paper", "--results", "res", "--no-science", "--out", "out", "--quiet"],
                   [Path(RESULTS).name])
     assert not (tmp_path / "out").exists() and "nothing was written" in err
+
+
+@pytest.mark.parametrize("bench, column, value, said", [
+    (SHARE, 0, 100.5, "a share in % from 0 to 100, 0 or of magnitude"),
+    (SHARE, 0, -1e-3, "a share in % from 0 to 100, 0 or of magnitude"),
+    (LEAP, 1, -1e-4, "a time in seconds above 0, of magnitude"),
+    (LEAP, 1, 0, "a time in seconds above 0, of magnitude"),
+    ("tasks.Tasks.time_pairwise", 1, -1e-4, "a time in seconds above 0"),
+    ("compile.Compile.track_compile_seconds", 1, -1.0, "a time in seconds above 0"),
+    (ENERGY, 1, -1e-5, "a relative error of at least 0"),
+    ("accuracy.Conservation.track_angular_momentum_error", 1, -1e-8, "a relative error of at least 0"),
+    (THREADS, 1, 2.5, "a whole number of threads of at least 1"),
+    ("throughput.Throughput.track_gflops", 1, -3.0, "a number above 0"),
+    ("throughput.Throughput.track_interactions_per_second", 1, 0, "a number above 0"),
+    (LEAP, "n", 2**63, "a value of parameter n of " + LEAP + " is not a whole number from 1 to 2**63 - 1")])
+def test_a_value_outside_what_its_benchmark_measures_is_refused_saying_what_it_must_be(tmp_path, bench, column,
+                                                                                       value, said):
+    """Each value is checked for what its benchmark measures (`results.MEASURES`), the N of a
+    benchmark's parameters below 2**63 (`core.checks.COUNT_LIMIT`): the sentence says what it must be."""
+    from nbsymple_versions.paper.results import ResultFile, ResultsError
+
+    def change(d):
+        if column == "n":
+            d["results"][bench][1][1] = [str(value)]
+        else:
+            d["results"][bench][0][column] = value
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    _results(change)(tmp_path / "res")
+    with pytest.raises(ResultsError, match=re.escape(f"is malformed (") + ".*" + re.escape(said)):
+        ResultFile.read(tmp_path / "res" / RESULTS)
+
+
+def test_the_ends_of_what_a_benchmark_measures_are_read(tmp_path):
+    """0 and 100 % (and 100 % and its rounding, one ulp above, as the TaskClock writes it), an error of
+    0, a time of 1e-30 s and N = 2**63 - 1 are measurements."""
+    from nbsymple_versions.paper.results import ResultFile
+
+    def change(d):
+        d["results"][SHARE][0][:3] = [0.0, 100.0, math.nextafter(100.0, 200.0)]
+        d["results"][ENERGY][0][1] = 0.0
+        d["results"][LEAP][0][1] = 1e-30
+        d["results"][LEAP][1][1] = [str(2**63 - 1)]
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    _results(change)(tmp_path / "res")
+    rows = ResultFile.read(tmp_path / "res" / RESULTS).rows
+    assert rows[SHARE]["result"][:2] == [0.0, 100.0] and rows[ENERGY]["result"][1] == 0.0
+    assert rows[LEAP]["params"][1] == [str(2**63 - 1)] and rows[LEAP]["result"][1] == 1e-30
 
 
 TEXT_CASES = {   # text of a results file that would be printed, tabled or drawn: (change, the reason given)
@@ -533,11 +597,28 @@ def test_paper_names_a_line_feed_in_a_results_name_in_one_line(tmp_path):
     shutil.copytree(FIXTURE, tmp_path / "res")
     shutil.copytree(FIXTURE / MACHINE, tmp_path / "res" / "m\nx")
     (tmp_path / "res" / MACHINE / "bad\nname.json").write_text("garbage")
-    rc, err = _paper(tmp_path, "machine folder 'm\\nx' skipped")
+    rc, err = _paper(tmp_path, "machine folder 'm\\nx' skipped: its name holds a control character or a line break, "
+                               "which no name asv writes has.\n")
     assert rc == 0 and f"res/{MACHINE}/bad\\nname.json is not valid JSON" in err, err
     assert (tmp_path / "out" / "speedup.png").is_file()
     err = refused(tmp_path, ["paper", "--results", "res", "--machine", "m\nx", "--no-science"], ["argument --machine"])
     assert "'m\\nx' holds a control character or a line break" in err, err
+
+
+@pytest.mark.long            # makes the paper's figures
+def test_paper_names_a_machine_folder_whose_name_is_not_utf8_as_such(tmp_path):
+    """A hunt: a machine folder named in bytes that are not UTF-8 was said to hold "a control
+    character or a line break" (and shown as '\\udcff'); it is skipped saying its name is not
+    UTF-8, its byte as `ls -b` writes it, the sentence ended as paper's others; `--machine` so
+    typed is refused alike."""
+    shutil.copytree(FIXTURE, tmp_path / "res")
+    shutil.copytree(FIXTURE / MACHINE, tmp_path / "res" / os.fsdecode(b"m\xff"))
+    rc, err = _paper(tmp_path, "machine folder 'm\\xff' skipped: its name is not UTF-8 text, as every name asv "
+                               "writes is.\n")
+    assert rc == 0 and "control character" not in err, err
+    err = refused(tmp_path, ["paper", "--results", "res", "--machine", os.fsdecode(b"m\xff"), "--no-science"],
+                  ["argument --machine"])
+    assert "'m\\xff' is not UTF-8 text" in err, err
 
 
 # ============================================================================== 10. writes stay where they belong
@@ -749,7 +830,7 @@ def test_a_results_folder_or_machine_folder_this_user_cannot_read_is_named(tmp_p
     assert rc == 0 and "Traceback" not in err, err
     assert (tmp_path / "out" / "speedup.png").is_file()
     said = err + (tmp_path / "out" / "REPORT.md").read_text()
-    assert "machine folder 'zzz-locked' skipped: it cannot be read" in said, said
+    assert "machine folder 'zzz-locked' skipped: it cannot be read (Permission denied).\n" in said, said
 
 
 def test_a_folder_this_user_may_write_but_not_read_is_refused_before_anything_is_written(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import importlib
 import itertools
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -117,6 +118,34 @@ def test_a_machine_named_in_another_unicode_form_is_found(tmp_path):
     assert load_results(results, machine="caf\u00e9").machine == "cafe\u0301"
     with pytest.raises(ResultsError, match="has no machine 'cafe'"):
         load_results(results, machine="cafe")
+
+
+def test_a_commit_is_compared_in_any_case(tmp_path):
+    """Git's hashes are read in either case: a results file's upper-case commit_hash (asv's are
+    lower-case) was no match for a lower-case --commit prefix, nor an upper-case prefix for asv's."""
+    results = _results_copy(tmp_path)
+    path = results / _results_file().parent.name / _results_file().name
+    full = load_results(results).commit
+    assert load_results(results, commit=full[:8].upper()).commit == full
+    data = json.loads(path.read_text())
+    data["commit_hash"] = full.upper()
+    path.write_text(json.dumps(data))
+    assert load_results(results, commit=full[:8]).commit == full == load_results(results).commit
+
+
+@pytest.mark.parametrize("typed, said", [
+    ("f86a8e19 ", "expected a commit hash or its prefix (hexadecimal digits), got 'f86a8e19 '"),
+    ("main", "expected a commit hash or its prefix (hexadecimal digits), got 'main'"),
+    (os.fsdecode(b"f86a\xff"), "'f86a\\xff' is not UTF-8 text"),
+    ("f86a\u2028", "'f86a\\u2028' holds a control character or a line break")])
+def test_a_commit_that_is_no_hash_is_refused_as_typed(tmp_path, capsys, typed, said):
+    """A hunt: `--commit 'f86a8e19 '` (a blank after it) was "no results for commit f86a8e19  (it
+    has: f86a8e19)", the same on screen; bytes that are not UTF-8 were "a control character"."""
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--no-science", "--commit", typed]) == 2
+    line = _one_sentence(capsys.readouterr().err)
+    assert f"argument --commit: {said}" in line, line
+    assert not out.exists()
 
 
 def test_reader_errors_name_the_file(tmp_path):
@@ -602,6 +631,41 @@ def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
     assert load_phrase(res()) == "machine load not recorded"
     res_fixture = load_results(FIXTURE)
     assert source_line(res_fixture).endswith(load_phrase(res_fixture))
+
+
+def test_a_load_value_the_results_do_not_know_is_passed_over():
+    """A hunt: a load-average record of `"max": null` (the reader takes null as not known; the
+    suite's record holds `"cores": null` where os.cpu_count() says None) ended paper in a TypeError
+    in the footer ("unsupported format string passed to NoneType"), and beside a record of max 1.0
+    in max()'s: a record without its max says nothing of the load, and an unknown median or core
+    count is not written."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.data import load_phrase, load_problem
+
+    def res(*loads):
+        return SimpleNamespace(provenance=[{"load_average": la} for la in loads])
+    unknown, quiet = {"max": None, "cores": 2}, {"max": 1.0, "cores": 2}
+    assert load_phrase(res(unknown)) == "machine load not recorded"
+    assert load_problem(res(unknown)).startswith("These results do not record how busy the machine was")
+    assert load_phrase(res(unknown, quiet)) == load_phrase(res(quiet, unknown)) \
+        == "quiet (1-min load up to 1 on 2 cores)"
+    assert load_problem(res(unknown, quiet)) is None
+    busy = {"max": 4.5, "median": None, "cores": None}
+    assert load_phrase(res(busy)).startswith("TAKEN UNDER LOAD (1-min load up to 4.5 on ? cores)")
+    assert load_problem(res(busy)).startswith("Taken under load: the 1-minute load average reached 4.5 on ? cores ")
+
+
+def test_paper_writes_its_report_where_a_load_record_holds_null(tmp_path):
+    """The hunt's file, through `paper`: written, status 0, the load said not recorded."""
+    results = tmp_path / "res"
+    shutil.copytree(FIXTURE, results)
+    path = next((results / "fixture-2core-nogpu").glob("*-existing-*.json"))
+    d = json.loads(path.read_text())
+    d["provenance"] = [{"load_average": {"max": None, "cores": 2}}]
+    path.write_text(json.dumps(d))
+    out = tmp_path / "plots"
+    assert paper.main(["--results", str(results), "--out", str(out), "--no-science", "--quiet"]) == 0
+    assert "These results do not record how busy the machine was" in (out / "REPORT.md").read_text()
 
 
 @pytest.mark.parametrize("text", [

@@ -231,13 +231,19 @@ def conservation_table(res: Results) -> dict[tuple, dict]:
 
 def _busiest_load(res: Results) -> dict | None:
     """The load-average record (max, median, cores) of the busiest run in the results, None if
-    no run recorded one."""
-    loads = [p["load_average"] for p in res.provenance if isinstance(p.get("load_average"), dict)]
-    return max(loads, key=lambda la: la.get("max", 0)) if loads else None
+    no run recorded one. A field the reader took as null (`results.LOAD_FIELDS`) is not known: a
+    record without its max says nothing of the load (a hunt: `"max": null` ended in a TypeError)."""
+    loads = [la for p in res.provenance if isinstance(la := p.get("load_average"), dict) and la.get("max") is not None]
+    return max(loads, key=lambda la: la["max"]) if loads else None
 
 
 def _busy(la: dict) -> bool:
-    return la.get("max", 0) > (la.get("cores") or 1)
+    return la["max"] > (la.get("cores") or 1)
+
+
+def _cores(la: dict):
+    """The cores of a load-average record, '?' where not known."""
+    return la.get("cores") or "?"
 
 
 def load_problem(res: Results) -> str | None:
@@ -249,10 +255,10 @@ def load_problem(res: Results) -> str | None:
         return ("These results do not record how busy the machine was (load average), so the timings "
                 "cannot be told apart from a quiet run's: read the speed comparisons with care.")
     if _busy(worst):
-        return (f"Taken under load: the 1-minute load average reached {worst['max']:g} (median "
-                f"{worst.get('median', float('nan')):g}) on {worst.get('cores', '?')} cores while the benchmarks "
-                f"ran, so other work shared the CPU; the timings and speed-ups below are not clean and no "
-                f"conclusion is drawn from them. Re-run `make bench` on a quiet machine.")
+        median = f" (median {worst['median']:g})" if worst.get("median") is not None else ""
+        return (f"Taken under load: the 1-minute load average reached {worst['max']:g}{median} on {_cores(worst)} "
+                f"cores while the benchmarks ran, so other work shared the CPU; the timings and speed-ups below are "
+                f"not clean and no conclusion is drawn from them. Re-run `make bench` on a quiet machine.")
     return None
 
 
@@ -317,7 +323,7 @@ def load_phrase(res: Results) -> str:
     la = _busiest_load(res)
     if la is None:
         return "machine load not recorded"
-    what = f"1-min load up to {la.get('max', float('nan')):g} on {la.get('cores', '?')} cores"
+    what = f"1-min load up to {la['max']:g} on {_cores(la)} cores"
     return f"TAKEN UNDER LOAD ({what}): timings not clean" if _busy(la) else f"quiet ({what})"
 
 

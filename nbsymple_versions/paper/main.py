@@ -43,7 +43,7 @@ from .data import GPU_RANGE, PAPER_NEEDS, MissingData, describe_machine, source_
 from .prediction import DEFAULT_GPU, GPUS, PredictionUnavailable, gpu_named, predict
 from . import records
 from .report import TITLE, foreign_file, science_record_line, write_report
-from .results import Results, ResultsError, load_results
+from .results import Results, ResultsError, load_results, name_problem, quoted
 from ..runs.errors import FAULT
 from .resumable import CHECKPOINT, RUN_FILE, Busy, Interrupted, OtherRun, WriteFault, kept_problem
 from .science_runs import (BH_DEFAULTS, FULL_ORBITS, TIDAL_DEFAULTS, TIDAL_FULL, TIDAL_FULL_N, STEPS_PER_ENCOUNTER,
@@ -96,14 +96,25 @@ def _number(kind, minimum, what):
 
 def _name(text: str) -> str:
     """argparse type of --machine and --commit: a name, not an empty one (an unset shell variable),
-    and one that prints (asv writes no other; a line feed would split the sentences naming it)."""
+    and one that prints, in UTF-8 (asv writes no other; a line feed would split the sentences
+    naming it: `results.name_problem`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"needs a name, got {text!r}")
-    if not text.isprintable():
-        raise argparse.ArgumentTypeError(f"{text!r} holds a control character or a line break, which no asv "
-                                         f"machine name or commit has")
+    if (why := name_problem(text)) is not None:
+        raise argparse.ArgumentTypeError(f"{quoted(text[:40] + ('...' if len(text) > 40 else ''))} {why}")
     if "/" in text or text in (".", ".."):      # a path would read a folder outside --results, named as typed
         raise argparse.ArgumentTypeError(f"{text!r} is a path; give the folder's name alone, as --results holds it")
+    return text
+
+
+def _commit(text: str) -> str:
+    """argparse type of --commit: a name (`_name`) that is a commit hash or its prefix, hexadecimal
+    digits in either case, as git reads them (a hunt: 'f86a8e19 ', a blank after it, was "no results
+    for commit f86a8e19  (it has: f86a8e19)", the same on screen)."""
+    text = _name(text)
+    if re.fullmatch("[0-9a-fA-F]+", text) is None:
+        raise argparse.ArgumentTypeError(f"expected a commit hash or its prefix (hexadecimal digits), got "
+                                         f"{quoted(text[:40] + ('...' if len(text) > 40 else ''))}")
     return text
 
 
@@ -121,8 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", default=None, type=_name,
                    help="machine folder under --results (default: the only one, or, of those whose chosen commit "
                         "lacks the fewest benchmarks the figures need, the one that ran last)")
-    p.add_argument("--commit", default=None, type=_name, help="commit hash or prefix (default: the newest commit whose "
-                                                    "results hold every benchmark the figures need; stdout names it)")
+    p.add_argument("--commit", default=None, type=_commit,
+                   help="commit hash or prefix (default: the newest commit whose results hold every benchmark the "
+                        "figures need; stdout names it)")
     p.add_argument("--out", default="plots", type=folder_argument, help="output folder (default: plots)")
     p.add_argument("--science", action=argparse.BooleanOptionalAction, default=True,
                    help="run the tidal-tail and black-hole simulations (finished runs with the same "

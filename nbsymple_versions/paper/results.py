@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..core.checks import COUNT_LIMIT
 from ..entry import escaped
 from ..environment import os_reason
 from ..runs.paths import FileRefused, decode_json, not_a_folder, read_bytes
@@ -61,6 +62,26 @@ def _name(path: Path, root: Path | None = None) -> str:
 def _printable(text: str) -> str:
     """`text` with each character that does not print (a line feed, an escape) as its escape."""
     return "".join(c if c.isprintable() else escaped(c) for c in text)
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` (a machine folder's, or --machine's or --commit's as typed) is no name asv
+    writes, in words that follow it, else None: bytes that are not UTF-8 (held as surrogates:
+    they were said to be "a control character or a line break"), or a character that does not
+    print (a line feed would split every sentence naming it)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not UTF-8 text, as every name asv writes is"
+    if not name.isprintable():
+        return "holds a control character or a line break, which no name asv writes has"
+    return None
+
+
+def quoted(name: str) -> str:
+    """`name` in quotes, each character that does not print and each byte that is not UTF-8 as
+    its escape (`\\n`, `\\xff`)."""
+    return f"'{_printable(name)}'"
 
 
 def read_json(path: Path, what: str, root: Path | None = None) -> dict:
@@ -121,6 +142,12 @@ RESULTS_FIELDS = {
     # read by asv alone (`make dashboard`'s asv publish ended in its TypeError on a list there)
     "durations": (_object(lambda x: x is None or _finite(x)), "an object of numbers"),
 }
+# a run's load average as `tools.tracking.LoadSampler.summary` records it: each field null where not known
+# (os.cpu_count() may say None), which `paper.data` passes over
+_LOAD = (lambda v: _finite(v) and v >= 0, "a load average of at least 0")
+LOAD_FIELDS = {"min": _LOAD, "median": _LOAD, "max": _LOAD,
+               "cores": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                         "a whole number of at least 1")}
 MACHINE_FIELDS = {key: (_text_or_number, "text") for key in ("arch", "cpu", "os", "num_cpu", "ram", "gpu", "device",
                                                               "uarch", "isa")}
 MACHINE_FIELDS["machine"] = (_line, "text")
@@ -130,12 +157,35 @@ PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relativ
 AXIS_LIMIT = 24
 
 
-def _measured(value) -> bool:
-    """A value asv could have recorded: null or NaN (a skipped combination), 0, or a number
-    whose magnitude is within PLAUSIBLE."""
+# the most a share in % may be: 100 and its rounding (the TaskClock's 100 * s / total of a task that holds the
+# whole total is 100 + 1 ulp one time in 15)
+SHARE_TOP = 100 * (1 + 1e-12)
+# What a benchmark's values mean, by its method's name (asv's time_ benchmarks hold seconds, the suite's
+# track_ ones their unit): (pattern, the test of a value, what it must be). A value outside is no measurement
+# (a hunt: a share of 150 % was tabled, one of 1e7 % ended the task-share figure in a traceback, a negative
+# step time was called none and a negative energy error tabled); a benchmark of no pattern, any number.
+MEASURES = (
+    (r"time_\w*|track_\w*seconds\w*", lambda v: v > 0, "a time in seconds above 0"),
+    (r"track_\w*share", lambda v: 0 <= v <= SHARE_TOP, "a share in % from 0 to 100"),
+    (r"track_\w*error\w*", lambda v: v >= 0, "a relative error of at least 0"),
+    (r"track_threads", lambda v: v >= 1 and float(v).is_integer(), "a whole number of threads of at least 1"),
+    (r"track_(gflops|\w*per_second|instructions_per_interaction)", lambda v: v > 0, "a number above 0"),
+)
+
+
+def measure(bench: str) -> tuple:
+    """(the test of a value of benchmark `bench`, what it must be), from `MEASURES`."""
+    method = bench.rsplit(".", 1)[-1]
+    return next(((test, what) for pattern, test, what in MEASURES if re.fullmatch(pattern, method)),
+                (lambda v: True, "a number"))
+
+
+def _measured(value, test) -> bool:
+    """A value asv could have recorded: null or NaN (a skipped combination), or a number that
+    passes `test` (a benchmark's, `measure`), 0 or of a magnitude within PLAUSIBLE."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
-    return _finite(value) and (value == 0 or PLAUSIBLE[0] <= abs(value) <= PLAUSIBLE[1])
+    return _finite(value) and (value == 0 or PLAUSIBLE[0] <= abs(value) <= PLAUSIBLE[1]) and test(value)
 
 
 def _row_problem(bench: str, row: dict) -> str | None:
@@ -155,15 +205,17 @@ def _row_problem(bench: str, row: dict) -> str | None:
     if contract and len(params) != len(contract):
         return f"{bench} has {len(params)} parameters, not {len(contract)} ({', '.join(contract)})"
     for pname, values in zip(contract or (), params):
-        if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool) and n > 0
-                                    for v in values):
-            return f"a value of parameter n of {bench} is not a positive whole number"
+        if pname == "n" and not all(isinstance(n := _literal(v), int) and not isinstance(n, bool)
+                                    and 0 < n < COUNT_LIMIT for v in values):      # (2**64 was drawn: a traceback)
+            return (f"a value of parameter n of {bench} is not a whole number from 1 to 2**63 - 1 (an int64, as "
+                    f"the suite's counts are)")
         if pname.endswith("version") and not all(_literal(v) in LETTERS for v in values):
             return f"a value of parameter {pname} of {bench} is not one of the suite's versions {', '.join(LETTERS)}"
     values = result if isinstance(result, list) else [result]
-    if not all(_measured(v) for v in values):
-        return (f"a value of {bench} is not a measurement (a number of magnitude {PLAUSIBLE[0]:g} to "
-                f"{PLAUSIBLE[1]:g}, 0, or null)")
+    test, what = measure(bench)
+    if not all(_measured(v, test) for v in values):
+        return (f"a value of {bench} is not a measurement ({what}, {'0 or ' if test(0) else ''}of magnitude "
+                f"{PLAUSIBLE[0]:g} to {PLAUSIBLE[1]:g}, or null)")
     combinations = math.prod(len(p) for p in params)
     if params and result is not None and not isinstance(result, list):     # it was read as the first one's
         return f"{bench} holds one value, not a list, for its {combinations} combinations of parameters"
@@ -208,7 +260,7 @@ class ResultFile:
     """One parsed asv results file (one commit, one environment)."""
 
     path: Path
-    commit: str
+    commit: str                     # its hash in lower case, as git writes it (asv's file may hold any case)
     date: int                       # ms since the epoch, as asv stores it
     python: str
     env_name: str
@@ -250,10 +302,11 @@ class ResultFile:
                 raise bad(f"its {key} is not {what}")
         provenance = [p for p in d.get("provenance") or [] if isinstance(p, dict)]
         for p in provenance:
-            la = p.get("load_average")
-            if la is not None and not (isinstance(la, dict) and all(
-                    la.get(k) is None or _finite(la[k]) for k in ("max", "median", "cores"))):
-                raise bad("a provenance record's load_average is not an object of numbers")
+            if (la := p.get("load_average")) is not None and not isinstance(la, dict):
+                raise bad("a provenance record's load_average is not an object")
+            for key, (holds, what) in LOAD_FIELDS.items():
+                if la is not None and not (la.get(key) is None or holds(la[key])):
+                    raise bad(f"a provenance record's load_average {key} is not {what}, or null")
         rows = {}
         for bench, row in d["results"].items():
             if not _line(bench):
@@ -264,7 +317,7 @@ class ResultFile:
             if (problem := _row_problem(bench, row)) is not None:
                 raise bad(problem)
             rows[bench] = row
-        return cls(Path(path), d["commit_hash"], int(d["date"] or 0), d.get("python") or "",
+        return cls(Path(path), d["commit_hash"].lower(), int(d["date"] or 0), d.get("python") or "",
                    d.get("env_name") or "", dict(d.get("params") or {}), dict(d.get("env_vars") or {}), rows,
                    provenance)
 
@@ -419,9 +472,9 @@ def machines(results_dir="results", unnamed: list | None = None) -> list[str]:
         except ResultsError as e:
             unreadable.append(str(e))
     if unnamed is not None:
-        unnamed += unreadable + [f"machine folder {name!r} skipped: its name holds a control character or a line "
-                                 f"break, which no asv machine name has" for name in found if not name.isprintable()]
-    return [name for name in found if name.isprintable()]
+        unnamed += unreadable + [f"machine folder {quoted(name)} skipped: its name {why}." for name in found
+                                 if (why := name_problem(name)) is not None]
+    return [name for name in found if name_problem(name) is None]
 
 
 def _letters(name: str) -> str:
@@ -436,7 +489,8 @@ def _result_paths(folder: Path) -> list[Path]:
     try:
         names = os.listdir(folder)
     except OSError as e:
-        raise ResultsError(f"machine folder {folder.name!r} skipped: it cannot be read ({os_reason(e)})") from None
+        raise ResultsError(f"machine folder {quoted(folder.name)} skipped: it cannot be read "
+                           f"({os_reason(e)}).") from None
     return sorted(folder / name for name in names if name.endswith(".json") and name not in _NOT_RESULTS)
 
 
@@ -487,8 +541,8 @@ def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) 
     for f in files:
         by_commit.setdefault(f.commit, []).append(f)
     folder = _name(files[0].path.parent) if files else "the machine folder"
-    if commit is not None:
-        matches = sorted(c for c in by_commit if c.startswith(commit))
+    if commit is not None:              # a hash in any case: the files' are lower-cased (`ResultFile.read`)
+        matches = sorted(c for c in by_commit if c.startswith(commit.lower()))
         if not matches:
             raise ResultsError(f"machine folder {folder} has no results for commit {commit} "
                                f"(it has: {', '.join(sorted(c[:8] for c in by_commit))}).")
