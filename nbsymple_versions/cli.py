@@ -400,8 +400,7 @@ def main(argv=None) -> int:
     name = f"nbsymple {argv[0]}" if argv and not argv[0].startswith("-") else "nbsymple"
     if argv[:1] == ["run"] and launched():
         hold_signals()                   # under mpiexec: no rank ends alone before the ranks are joined
-    return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"], ranks=argv[:1] == ["run"],
-                   full_stop=argv[:1] == ["paper"])
+    return command(name, lambda: _dispatch(argv, name), draws=argv[:1] == ["paper"], ranks=argv[:1] == ["run"])
 
 
 def _dispatch(argv, name) -> int:

@@ -414,16 +414,9 @@ def _end_group(proc):
             pass
 
 
-# what ends each sentence `command` says for the command under way: a full stop for one whose own sentences end
-# so (`nbsymple paper`'s; a hunt: its NBSYMPLE_MAX_DAYS refusal alone lacked it), else nothing (argparse's style)
-_ENDING = [""]
-
-
 def _say(text: str):
     if sys.stderr is None:               # closed at the start: lost, never printed to stdout instead
         return
-    if _ENDING[-1] and not text.endswith(_ENDING[-1]):
-        text += _ENDING[-1]
     try:
         print(text, file=sys.stderr, flush=True)
     except (OSError, ValueError):        # stderr is gone too: the status alone tells
@@ -444,20 +437,11 @@ def speaks() -> bool:
     return True
 
 
-def command(name: str, body, draws: bool = False, ranks: bool = False, full_stop: bool = False) -> int:
+def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
     """Run `body()` (which imports what the command needs) as command `name` (`nbsymple run`):
     the environment checked first (`draws`: the command draws with matplotlib; unless `ranks`,
     the command runs in one process, and an MPI launcher of several is refused), stdout guarded,
-    the signals of TERMINATING turned into `Terminated`; returns the exit status. With
-    `full_stop`, each sentence said here ends with one, as the command's own do."""
-    _ENDING.append("." if full_stop else "")
-    try:
-        return _command(name, body, draws, ranks)
-    finally:
-        _ENDING.pop()
-
-
-def _command(name: str, body, draws: bool, ranks: bool) -> int:
+    the signals of TERMINATING turned into `Terminated`; returns the exit status."""
     _fill_closed_descriptors()
     escape_undecodable()
     handlers, unraisablehook = {}, sys.unraisablehook

@@ -265,19 +265,6 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     assert sorted(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("command, stop", [(NBSYMPLE + ["paper"], "."), (PAPER, "."),
-                                           (NBSYMPLE + ["run", "--n", "16", "--steps", "1"], "")])
-def test_a_refusal_before_the_command_ends_as_the_commands_own_sentences(tmp_path, command, stop):
-    """A hunt: `NBSYMPLE_MAX_DAYS=0 nbsymple paper` was refused in the one sentence of paper's without
-    its full stop; paper's sentences end with one (`entry.command(full_stop=True)`), the others'
-    (argparse's style) with none."""
-    extra = PAPER_BASE + ["--out", str(tmp_path / "plots")] if stop else []
-    p = launch(command + extra, cwd=tmp_path, env={"NBSYMPLE_MAX_DAYS": "0"})
-    assert_refused(p, "NBSYMPLE_MAX_DAYS='0' is not a positive number of days")
-    assert p.stderr.endswith("; unset it or correct it" + stop + "\n"), p.stderr
-    assert sorted(tmp_path.iterdir()) == []
-
-
 @pytest.mark.parametrize("variables, refused", [
     ({"OMP_THREAD_LIMIT": "1"}, "OMP_THREAD_LIMIT"), ({"OMP_DYNAMIC": " True"}, "OMP_DYNAMIC"),
     ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "omp"}, "OMP_THREAD_LIMIT"),

@@ -10,4 +10,4 @@ def _main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(command("nbsymple paper", _main, draws=True, full_stop=True))
+    sys.exit(command("nbsymple paper", _main, draws=True))
