@@ -284,7 +284,7 @@ def _tidal_run(args, out: Path) -> tuple[Path, dict]:
     return out / "runs" / "tidal_tails", given
 
 
-def _black_hole_runs(args) -> dict:
+def _black_hole_asked(args) -> dict:
     """The black-hole runs' parameters asked for, but the ratio (those of `black_hole_params`)."""
     return {"n": args.bh_n, "dt": args.bh_dt, "t_end": args.bh_t_end, "version": args.run_version}
 
@@ -294,7 +294,7 @@ def _science_runs(args, out: Path) -> list[tuple[Path, dict]]:
     folder, given = _tidal_run(args, out)
     runs = [(folder, tidal_params(**given))]
     if not args.full:
-        runs += [(out / "runs" / "black_hole" / ratio_folder(r), black_hole_params(r, **_black_hole_runs(args)))
+        runs += [(out / "runs" / "black_hole" / ratio_folder(r), black_hole_params(r, **_black_hole_asked(args)))
                  for r in args.bh_ratios]
     return runs
 
@@ -418,7 +418,7 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
          plot_tidal_tails),
         ("black_hole", "black_hole_passage.png", runs / "black_hole",
          lambda: run_black_hole(runs / "black_hole", ratios=tuple(args.bh_ratios), progress=progress,
-                                rerun=args.rerun, **_black_hole_runs(args)),
+                                rerun=args.rerun, **_black_hole_asked(args)),
          lambda folder, path: plot_black_hole(folder, path, tuple(args.bh_ratios) if args.science else None)),
     ]
     kept = _read_science_summaries(out, note)
@@ -451,7 +451,8 @@ def _science_artefacts(args, out: Path, written: dict, note) -> tuple[dict, list
                 note(f"{SCIENCE_SUMMARIES} not written: {_why(exc, out / SCIENCE_SUMMARIES)}.")
         except (Interrupted, Busy, WriteFault):
             raise
-        except OtherRun as exc:          # kept; the benchmarks' artefacts are written by now: status 1, not 2
+        except OtherRun as exc:          # kept, made since `_check_inputs` (which refuses one found before anything
+            # is written, status 2); the benchmarks' artefacts are written by now: status 1
             failed.append(fname)
             note(f"{fname} not written: {exc}.")
         except (FileNotFoundError, FileRefused) as exc:      # no run, or a record that is none
