@@ -7,6 +7,7 @@ For version E, whose kernel fuses the Galaxy, the float64 reference galactic acc
 subtracted first, so the same pairwise tolerance applies.
 """
 from dataclasses import asdict, dataclass
+import numbers
 
 import numpy as np
 
@@ -68,4 +69,5 @@ def validate(letter: str, precision: str, n: int = 1000, seed=None, **options) -
     forces = version.pipeline(state, precision, **options)
     tol = TOLERANCE[precision]
     err, ok = check_pipeline(forces, state, tol)
-    return Check(version.letter, precision, n, err, tol, ok, seed if isinstance(seed, int) else None)
+    return Check(version.letter, precision, n, err, tol, ok,
+                 int(seed) if isinstance(seed, numbers.Integral) else None)

@@ -184,6 +184,10 @@ def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monke
         with pytest.raises(gate.GateError, match="nothing to compare") as refused:
             gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
         assert refused.value.status == gate.SETUP
+    # ... but where HEAD lost a kind BASE's code gave, and so compared nothing, that is HEAD's regression
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [({"gpu-asm sm_90 numba tiled sp": 20.0}, {}),
+                                                                      (head, broken)])
+    assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 1
 
 
 def test_a_dry_run_of_make_gate_says_the_command_and_runs_nothing():

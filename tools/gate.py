@@ -217,16 +217,16 @@ def counts_tier(tree: Path, root: Path, label: str) -> int:
     if not head:
         raise GateError(SETUP, "gate: HEAD's kernels could not be counted (the lines above say why).")
     rows, risen = code_counts.compare(base, head)
-    if not rows:                    # (a hunt: "0 kernels compared ... no count rose", status 0)
+    # the same tools count both trees: a kind BASE's code gave and HEAD's does not is HEAD's failure (a kernel
+    # that no longer compiles passed as "renamed or removed", a hunt found)
+    lost = {kind: why for kind, why in missing_head.items() if any(name.startswith(f"{kind}-asm ") for name in base)}
+    if not rows and not lost:       # (a hunt: "0 kernels compared ... no count rose", status 0)
         raise GateError(SETUP, "gate: no kernel was counted at both BASE and HEAD, so there is nothing to compare "
                                "(the lines above say why).")
     code_counts.table(rows, risen)
     gone = sorted(set(base) - set(head))
     tracking.log(f"gate, counts: {len(rows)} kernels compared in {time.monotonic() - start:.0f} s"
                  + (f"; counted at BASE only (renamed or removed): {', '.join(gone)}" if gone else ""))
-    # the same tools count both trees: a kind BASE's code gave and HEAD's does not is HEAD's failure (a kernel
-    # that no longer compiles passed as "renamed or removed", a hunt found)
-    lost = {kind: why for kind, why in missing_head.items() if any(name.startswith(f"{kind}-asm ") for name in base)}
     for kind, why in lost.items():
         tracking.log(f"gate: REGRESSION: HEAD's {kind.upper()} kernels could not be counted, where BASE's were: {why}")
     if risen:

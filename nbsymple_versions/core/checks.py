@@ -8,6 +8,7 @@ kind of object wanted at all: a State, a record, a callback). Nothing is rounded
 further down. (The command line parses its own text with argparse types in `cli.py`; what they
 return goes through these checks too, where it reaches the API.)
 """
+import itertools
 import math
 import numbers
 import operator
@@ -180,12 +181,10 @@ def separate(arrays: dict) -> None:
     """ValueError in one sentence where two of the arrays {name: array} share memory: each is written in
     place (x by the drifts, v by the kicks, a scratch by the forces) or read while another is, so
     one would change the other in silence (a hunt: State(a, a, ...) integrated, and drifted)."""
-    names = list(arrays)
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            if np.shares_memory(arrays[first], arrays[second]):
-                raise ValueError(f"{first} and {second} share memory, but each is written or read while the other "
-                                 f"is written: give each an array of its own ({second}.copy())")
+    for first, second in itertools.combinations(arrays, 2):
+        if np.shares_memory(arrays[first], arrays[second]):
+            raise ValueError(f"{first} and {second} share memory, but each is written or read while the other is "
+                             f"written: give each an array of its own ({second}.copy())")
 
 
 def real_array(value, name: str) -> np.ndarray:

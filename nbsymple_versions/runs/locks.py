@@ -96,7 +96,7 @@ def hold(path, what: str, folder: bool = False):
                    f"another process from writing it at the same time")
             return
         held = f.read(HOLDER_BYTES + 1)
-        if held.strip() and not held.strip().isdigit() or len(held) > HOLDER_BYTES:   # a user's file (a hunt:
+        if (held.strip() and not held.strip().isdigit()) or len(held) > HOLDER_BYTES:   # a user's file (a hunt:
             raise PathBusy(f"{what} {path} holds {lock.name}, which is not a lock file of nbsymple's (it holds "
                            f"no process id) and would be replaced; move it away")       # replaced in silence)
         try:
