@@ -823,7 +823,7 @@ def test_running_out_of_files_or_memory_after_the_start_is_one_sentence(tmp_path
 def test_the_package_runs_from_a_folder_whose_name_is_not_utf8(tmp_path):
     """A checkout in a folder named with a byte that is not UTF-8 (b'\\xff'): numba's cache
     locator hashed the sources' folder as UTF-8 text, and every command that compiles a kernel
-    ended in a UnicodeEncodeError (`serial.kernels._CacheFolder`)."""
+    ended in a UnicodeEncodeError (`serial.kernel_cache._CacheFolder`)."""
     import shutil
     folder = tmp_path / os.fsdecode(b"checkout-\xff")
     shutil.copytree(REPO / "nbsymple_versions", folder / "nbsymple_versions",
