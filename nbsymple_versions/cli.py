@@ -232,7 +232,7 @@ def cmd_check(args) -> int:
     else:
         print(f"N = {args.n}, seed {args.seed}{' (drawn; --seed repeats it)' if drawn else ''}")
         print("error = max_i |a_i - a_ref_i| / max_i |a_ref_i| (pairwise accelerations)")
-        print("the cluster at the origin (sp) or at 8.5 kpc (dp, dsp: 850 cluster radii, where sp's positions are "
+        print("the cluster at the origin (sp) or at 8.5 kpc (dp, dsp: 850 cluster radii, where sp's forces are "
               "off by a few 1e-3)")       # a line of its own: the two were 207 characters
         print(f"{'version':8}{'precision':10}{'cluster at':>11}{'max rel. error':>16}{'tolerance':>12}  pass")
         for c in checks:

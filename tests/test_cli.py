@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from nbsymple_versions import cli, make_cluster
+from nbsymple_versions import check_pipeline, cli, get_version, make_cluster
 from nbsymple_versions.core.vocabulary import PRECISIONS
 from nbsymple_versions.simulation import Simulation
 from nbsymple_versions.versions import CPU_LETTERS
@@ -293,12 +293,18 @@ def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):
 
 def test_check_says_where_each_precision_was_checked():
     """`nbsymple check` passes sp on a cluster at the origin and dp, dsp at 8.5 kpc, where sp's
-    float32 positions are off by a few 1e-3 (1.5e-3 to 6e-3 at N = 1000 and 4096): the table
-    printed "sp 3.9e-06 yes" beside "dsp 1.6e-07 yes" with nothing saying the frames differ, so
-    sp read as fit for the paper's cluster. Each row names its frame."""
+    forces, from float32 positions, are off by a few 1e-3 (1.5e-3 to 6e-3 at N = 1000 and 4096): the
+    table printed "sp 3.9e-06 yes" beside "dsp 1.6e-07 yes" with nothing saying the frames differ, so
+    sp read as fit for the paper's cluster. Each row names its frame. (A hunt: the line said sp's
+    positions are off by a few 1e-3; float32 holds them to 3.1e-5 there, half its spacing of 2^-14.)"""
     p = nbsymple("check", "--n", "64")
     assert p.returncode == 0, p.stderr
     rows = {tuple(line.split()[:3]) for line in p.stdout.splitlines() if line[:1] in CPU_LETTERS}
     assert {("A", "sp", "origin"), ("A", "dp", "8.5"), ("A", "dsp", "8.5")} <= rows, p.stdout
     assert "the cluster at the origin (sp) or at 8.5 kpc (dp, dsp" in p.stdout
+    assert "where sp's forces are off by a few 1e-3" in p.stdout, p.stdout
+    state = make_cluster(1000, seed=1)
+    rounded = np.abs(state.x.astype(np.float32) - state.x).max()
+    error, _ = check_pipeline(get_version("A").pipeline(state, "sp"), state, 1.0)
+    assert rounded <= 2.0 ** -15 < 1e-3 < error < 1e-2, (rounded, error)        # the forces, not the positions
     assert max(map(len, p.stdout.splitlines())) <= 120, p.stdout

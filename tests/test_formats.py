@@ -75,13 +75,45 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
     # a hunt: float() reads these as 0, a mass then "not positive", a position moved to 0 in silence
     ("1 2 3 4 5 6 1e-400\n", "line 2: 1e-400 is too small for a float64, which reads it as 0"),
     ("-2.5E-999 2 3 4 5 6 7\n", "line 2: -2.5E-999 is too small for a float64"),
-    ("", "holds 1 body;"),
+    ("# a comment only\n", "holds 0 bodies;"),
 ])
 def test_a_bad_file_names_its_line(tmp_path, body, where):
     path = tmp_path / "ExtData.txt"
-    path.write_text(AUTHORS_LINE + body)
+    path.write_text((AUTHORS_LINE if "comment" not in body else "") + body)
     with pytest.raises(FormatError, match=where):
         read_nbsymple(path)
+
+
+def test_a_lone_body_written_in_the_authors_layout_is_read_back_and_run_on_its_galactic_orbit(tmp_path):
+    """A hunt: a state of one body (a test body in the Galaxy), which `Simulation` steps and
+    `write_snapshot` wrote in the authors' layout, was refused by `read_snapshot` and `--ics` ("a
+    cluster needs at least 2"). Read back, `nbsymple run --ics` steps it where the API does, bit
+    for bit, conserving E = K + m Phi_gal (SI6A: 1e-13 over 200 steps; a lost Galaxy or a wrong
+    kick moves E by 1e-4 or more), with the internal error undefined (no K_int0 + W0)."""
+    from nbsymple_versions import Simulation, State
+    u = Units()
+    one = State.from_arrays([[8.0 * u.kpc, 0.5 * u.kpc, 0.2 * u.kpc]], [[10.0, u.from_kms(200), 5.0]], [1.0])
+    path = write_snapshot(tmp_path, one, 0, "run-a", fmt="nbsymple")
+    back, _ = read_snapshot(path)
+    assert back.n == 1 and np.array_equal(back.x, one.x) and np.array_equal(back.v, one.v)
+    sim = Simulation(one, "A", "si6a", "dp", 0.05)
+    sim.step(200)                                                # 10 T, a sixth of an orbit
+    assert np.abs(sim.state.x - back.x).max() > 100              # it moved along its orbit
+    assert sim.energy_error() < 1e-13 and sim.internal_energy_error() is None
+    rc, out, err = call(["run", "--ics", path, "--scheme", "si6a", "--dt", 0.05, "--steps", 200, "--json",
+                         "--snapshots", tmp_path / "b", "--every", 200])
+    assert rc == 0, err
+    report = json.loads(out)
+    assert report["n"] == 1 and report["energy_error"] == sim.energy_error(), report
+    assert report["internal_energy_error"] is None
+    assert report["undefined"] == {"internal_energy_error": "K_int0 + W0 = 0"}
+    end, step = read_snapshot(tmp_path / "b" / "snap_00000200.npz")
+    assert step == 200 and np.array_equal(end.x, sim.state.x) and np.array_equal(end.v, sim.state.v)
+    rc, out, err = call(["run", "--ics", path, "--steps", 1])
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("internal energy error"))
+    assert rc == 0 and lines[i].endswith("undefined (K_int0 + W0 = 0)"), out      # its label below it
+    assert lines[i + 1].strip().startswith("|E - E0| / |K_int + W|") and len(lines[i + 1]) <= 120, out
 
 
 def test_binary_missing_and_folder_are_refused(tmp_path):

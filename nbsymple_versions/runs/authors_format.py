@@ -84,13 +84,13 @@ def state_of(table: np.ndarray, units: Units, eps=None, t: float = 0.0) -> State
 def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
     """The bodies of a file in the authors' layout, one float64 row x y z vx vy vz m each. Blank
     lines and lines starting with `#` are skipped (the authors' reader skips blank lines only).
-    A line without exactly seven finite numbers, a mass that is not positive, fewer than two
-    bodies or a file that cannot be read (no regular file, or larger than any:
-    `paths.read_bytes`, `kind` naming it) raises FormatError naming the line; so does a line
-    longer than any of seven numbers (`LONGEST_LINE`), found before any is read. A UTF-8
-    byte-order mark (an editor's) is passed over; a zip archive (a `.npz` snapshot) or UTF-16
-    text is named as what it is. The rows are kept as float64, 56 bytes a body (a list of
-    Python floats took 27 times the file's size)."""
+    A line without exactly seven finite numbers, a mass that is not positive, no body at all (one
+    is a test body on its Galactic orbit, as a `State` of one is) or a file that cannot be read
+    (no regular file, or larger than any: `paths.read_bytes`, `kind` naming it) raises
+    FormatError naming the line; so does a line longer than any of seven numbers (`LONGEST_LINE`),
+    found before any is read. A UTF-8 byte-order mark (an editor's) is passed over; a zip archive
+    (a `.npz` snapshot) or UTF-16 text is named as what it is. The rows are kept as float64, 56
+    bytes a body (a list of Python floats took 27 times the file's size)."""
     path = Path(path)
     try:
         data = read_bytes(path, kind)
@@ -129,9 +129,8 @@ def read_table(path, kind: str = "initial-condition file") -> np.ndarray:
             raise FormatError(f"{path} line {number}: the mass {words[6]} is not positive")
         rows.extend(row)
     bodies = len(rows) // len(COLUMNS)
-    if bodies < 2:
-        raise FormatError(f"{path} holds {bodies} {'body' if bodies == 1 else 'bodies'}; a cluster needs at least 2 "
-                          f"(one line each: x y z vx vy vz m)")
+    if bodies == 0:        # (a hunt: one body, which the API steps and write_snapshot writes, was refused)
+        raise FormatError(f"{path} holds 0 bodies; a state needs at least 1 (one line each: x y z vx vy vz m)")
     return np.frombuffer(rows, dtype=np.float64).reshape(bodies, len(COLUMNS))
 
 

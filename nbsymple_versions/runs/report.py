@@ -79,8 +79,10 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
           "(the paper's definition)")
     if at_resolution(errors["energy_error"]):
         print(f"{'':24}(within two float64 roundings of E: the internal error below measures the change)")
-    print(f"internal energy error   {shown['internal_energy_error']}   |E - E0| / |K_int + W|, the same "
-          "change in units of the cluster's own energy")
+    internal = f"internal energy error   {shown['internal_energy_error']}"
+    label = "|E - E0| / |K_int + W|, the same change in units of the cluster's own energy"
+    # undefined for a lone body (K_int0 + W0 = 0): its label then goes below, within 120 characters
+    print(f"{internal}   {label}" if len(internal) + 3 + len(label) <= 120 else f"{internal}\n{'':24}{label}")
     print(f"angular momentum error  {shown['angular_momentum_error']}")
     if sim.steps_done:
         print(f"seconds per step        {result['seconds_per_step']:.4g}"
