@@ -117,8 +117,9 @@ def _versions() -> tuple:
         return DEFAULT_VERSIONS
     letters = AXES["version"]
     bad = sorted(set(chosen) - set(letters) - set(", "))
-    if bad:
-        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use letters of {''.join(letters)}")
+    if bad or not set(chosen) - set(", "):       # ',' names none: only the peers would run
+        what = f"unknown letters {bad}" if bad else "no letter"
+        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: {what}; use letters of {''.join(letters)}")
     return tuple(v for v in letters if v in chosen)
 
 

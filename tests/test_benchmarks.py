@@ -371,6 +371,17 @@ def test_threads_asked_wrongly_stop_discovery_naming_the_variable(monkeypatch):
     assert r.returncode != 0 and "NBSYMPLE_BENCH_THREADS='abc': choose a whole number" in r.stdout + r.stderr
 
 
+def test_letters_to_run_that_name_no_version_stop_discovery(monkeypatch):
+    """A hunt: NBSYMPLE_BENCH_VERSIONS=',' (which `environment` refuses) ran no version under plain
+    asv, only the peers, and asv ended with status 0."""
+    for typed in (",", " , ,"):
+        monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", typed)
+        with pytest.raises(ValueError, match="^NBSYMPLE_BENCH_VERSIONS=.*: no letter; use letters of ABCDEF"):
+            grid._versions()
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "a, b")
+    assert grid._versions() == ("A", "B")
+
+
 def test_machine_names_tell_machines_apart(monkeypatch):
     from nbsymple_versions.instruments import provenance
     monkeypatch.delenv("BENCH_MACHINE", raising=False)
