@@ -28,7 +28,8 @@ Extending
   `tools.migrate.reshape` (old rows take the axis' default value) and keep `version`.
 - Bump a benchmark's `version` only when what it measures changes.
 
-Environment variables (read once, at import; asv passes them on to the processes it starts):
+Environment variables (read at import, where a value the suite cannot take stops asv's discovery,
+naming it; asv passes them on to the processes it starts):
 
     NBSYMPLE_BENCH_GRID      smoke | default | large   (default: default)
         smoke:   N = 256 (CI: `make bench-smoke`)
@@ -39,8 +40,9 @@ Environment variables (read once, at import; asv passes them on to the processes
     NBSYMPLE_BENCH_VERSIONS  letters to run, e.g. "AB" (default: A-E; GPU versions skip without
                              a GPU, which is looked for without touching a driver; F, across MPI
                              ranks, is one rank under asv and runs only when named)
-    NBSYMPLE_BENCH_THREADS   numba threads for the threaded host kernels of B, D and E (default:
-                             all cores); recorded by `throughput.Threads.track_threads`
+    NBSYMPLE_BENCH_THREADS   numba threads for the threaded host kernels of B, D and E, 1 to the
+                             threads numba starts (default: all cores); recorded by
+                             `throughput.Threads.track_threads`
     NUMBA_CACHE_DIR          numba's on-disk cache of the compiled CPU kernels (default, for the
                              suite's processes: ~/.cache/nbsymple-versions/numba, or under
                              XDG_CACHE_HOME); a folder inside this checkout means no cache
@@ -115,8 +117,9 @@ def _versions() -> tuple:
         return DEFAULT_VERSIONS
     letters = AXES["version"]
     bad = sorted(set(chosen) - set(letters) - set(", "))
-    if bad:
-        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: unknown letters {bad}; use letters of {''.join(letters)}")
+    if bad or not set(chosen) - set(", "):       # ',' names none: only the peers would run
+        what = f"unknown letters {bad}" if bad else "no letter"
+        raise ValueError(f"NBSYMPLE_BENCH_VERSIONS={chosen!r}: {what}; use letters of {''.join(letters)}")
     return tuple(v for v in letters if v in chosen)
 
 
@@ -185,9 +188,19 @@ def grid_reason(letter: str, n: int | None = None, evaluations: int = 1):
 
 def bench_threads() -> int | None:
     """The threads NBSYMPLE_BENCH_THREADS asks for ('+2' and ' 02' are 2, as the machine's name
-    reads them: `environment` has checked it), or None where it is not set."""
+    reads them), or None where it is not set. ValueError, naming it, for anything but a whole
+    number in ASCII digits from 1 to the threads numba starts (`numba.set_num_threads` takes no more)."""
     text = os.environ.get("NBSYMPLE_BENCH_THREADS", "").strip()
-    return int(text) if text else None
+    if not text:
+        return None
+    digits, most = text.removeprefix("+").lstrip("0"), numba.config.NUMBA_NUM_THREADS
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= len(str(most)) and int(digits) <= most):
+        raise ValueError(f"NBSYMPLE_BENCH_THREADS={text!r}: choose a whole number of threads from 1 to {most} "
+                         f"(the threads numba starts here)")
+    return int(digits)
+
+
+bench_threads()     # at import too, as the grid and the versions: a wrong value stops discovery, not every benchmark
 
 
 def configure_threads() -> int:

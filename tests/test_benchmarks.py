@@ -357,6 +357,31 @@ def test_the_grid_is_a_selection_with_reasons():
     assert len(host) == 2 and all("'A'" in p and "'B'" not in p for p in host), gate   # serial host kernels
 
 
+def test_threads_asked_wrongly_stop_discovery_naming_the_variable(monkeypatch):
+    """A hunt: under plain asv, NBSYMPLE_BENCH_THREADS=abc (int's ValueError) or more threads than
+    numba starts (numba's, naming no variable) failed every benchmark, a traceback each, and '1_0'
+    or an Arabic-Indic 2 were read by int; the value is now checked as the machine's name reads
+    it, and at import, so that asv's discovery stops once, naming it."""
+    most = numba.config.NUMBA_NUM_THREADS
+    for typed in ("abc", "0", "-1", "2.0", "1_0", "\u0662", str(most + 1), "9" * 5000):
+        monkeypatch.setenv("NBSYMPLE_BENCH_THREADS", typed)
+        with pytest.raises(ValueError, match=f"^NBSYMPLE_BENCH_THREADS=.*from 1 to {most} "):
+            grid.bench_threads()
+    r = _run([sys.executable, "-m", "asv", "check", "--python=same"], env={"NBSYMPLE_BENCH_THREADS": "abc"})
+    assert r.returncode != 0 and "NBSYMPLE_BENCH_THREADS='abc': choose a whole number" in r.stdout + r.stderr
+
+
+def test_letters_to_run_that_name_no_version_stop_discovery(monkeypatch):
+    """A hunt: NBSYMPLE_BENCH_VERSIONS=',' (which `environment` refuses) ran no version under plain
+    asv, only the peers, and asv ended with status 0."""
+    for typed in (",", " , ,"):
+        monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", typed)
+        with pytest.raises(ValueError, match="^NBSYMPLE_BENCH_VERSIONS=.*: no letter; use letters of ABCDEF"):
+            grid._versions()
+    monkeypatch.setenv("NBSYMPLE_BENCH_VERSIONS", "a, b")
+    assert grid._versions() == ("A", "B")
+
+
 def test_machine_names_tell_machines_apart(monkeypatch):
     from nbsymple_versions.instruments import provenance
     monkeypatch.delenv("BENCH_MACHINE", raising=False)
