@@ -456,6 +456,34 @@ def test_one_environment_name_and_provenance_in_the_results(tmp_path):
     assert fixed.read_bytes() == held and not asv_file.exists()      # asv saved nothing: no run recorded
 
 
+@pytest.mark.parametrize("kept", [False, True], ids=["first run", "results kept"])
+def test_rows_no_run_recorded_are_set_aside_not_taken_under_this_runs_provenance(tmp_path, capsys, kept):
+    """A file under asv's own name before the run (a plain `asv run --set-commit-hash` of this
+    interpreter, or a run killed before it saved) holds rows that no provenance names: asv merged
+    the new run into it and the commit's results took them all under the new run's provenance (a
+    hunt). It is moved aside, named, and the results hold only what was recorded."""
+    from asv.results import get_filename
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
+    fixed = tmp_path / get_filename("m", commit, tracking.fixed_env_name())
+    asv_file.parent.mkdir(parents=True)
+    if kept:
+        fixed.write_text(json.dumps({"env_name": "x", "python": "3", "params": {}, "results": {"a": [1]},
+                                     "version": 2, "provenance": [{"run": 1}]}))
+    plain = json.dumps({"env_name": "y", "python": sys.executable, "params": {}, "results": {"plain": [9]},
+                        "version": 2})
+    asv_file.write_text(plain)
+    with tracking.fixed_environment(tmp_path, "m", commit, {"run": 2}):
+        held = json.loads(asv_file.read_text()) if asv_file.exists() else {"results": {}}   # as asv merges
+        asv_file.write_text(json.dumps({**held, "results": {**held["results"], "b": [2]}}))
+    data = json.loads(fixed.read_text())
+    assert data["results"] == ({"a": [1], "b": [2]} if kept else {"b": [2]})
+    assert [p["run"] for p in data["provenance"]] == ([1, 2] if kept else [2])
+    aside = asv_file.with_name(asv_file.name + tracking.UNRECORDED)
+    assert aside.read_text() == plain and not asv_file.exists()
+    assert f"moved aside to {aside.name}, not taken into {fixed.name}" in capsys.readouterr().err
+
+
 def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_they_were(tmp_path, monkeypatch,
                                                                                        caplog):
     """`make bench` killed (kill -9) while asv ran, or a disk full as asv saved: the commit's

@@ -299,6 +299,9 @@ def _asv_env_name() -> str:
     return get_env_name("existing", sys.executable.replace(os.path.sep, "_"), {}, {})
 
 
+UNRECORDED = ".unrecorded"     # a suffix asv does not read (it reads *.json): rows no run of the suite recorded
+
+
 @contextmanager
 def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: dict | None = None):
     """Around `asv run --python=same --set-commit-hash COMMIT`: asv reads and writes the
@@ -307,10 +310,18 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
     replaces the fixed-name one whole (which stays as it was until then), `python` the
     interpreter's version and `provenance` appended to its list of runs. Where asv saved
     nothing (a usage mistake, `--dry-run`, a stop before the first benchmark) the copy is removed
-    and the file left as it was: no run is recorded that measured nothing."""
+    and the file left as it was: no run is recorded that measured nothing. A file already under
+    asv's name holds rows no run recorded (a plain `asv run --set-commit-hash`, a run killed before
+    it saved): it is moved aside to `UNRECORDED` beside it and said so, never merged into the
+    commit's results under this run's provenance (a hunt)."""
     from asv.results import get_filename
     fixed = results_dir / get_filename(machine, commit, fixed_env_name())
     asv_path = results_dir / get_filename(machine, commit, _asv_env_name())
+    if asv_path.exists() or asv_path.is_symlink():
+        aside = asv_path.with_name(asv_path.name + UNRECORDED)
+        os.replace(asv_path, aside)
+        log(f"asv: {asv_path} held rows no run of this suite recorded (a plain asv run --set-commit-hash, or a "
+            f"run killed before it saved); moved aside to {aside.name}, not taken into {fixed.name}")
     runs, handed = [], None
     if fixed.exists():
         runs = _recorded_runs(fixed)
@@ -318,7 +329,7 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
         asv_path.parent.mkdir(parents=True, exist_ok=True)
         # a copy: the fixed file stays as it was until the new one replaces it whole (moved away, a
         # kill -9 or a full disk while asv ran or saved left the commit's results under asv's name, or
-        # cut short: a hunt); a copy of a killed run's asv's name is replaced by it
+        # cut short: a hunt)
         write_file(asv_path, handed)     # a file of its own: asv wrote through a link there
     try:
         yield
