@@ -39,7 +39,6 @@ class Peers:
     repeat = (2, 5, 10.0)
     rounds = 1
     warmup_time = 0
-    min_seconds = 1.0
 
     def skip_reason(self, candidate, n):
         """Why (candidate, n) does not run on this grid (None: it runs; availability is asked
