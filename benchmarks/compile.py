@@ -30,7 +30,8 @@ def cold_start_seconds(version: str, precision: str, n: int, threads: int) -> fl
     p = subprocess.run([sys.executable, "-c", COLD_START, *args], capture_output=True, text=True, errors="replace",
                        env=env, timeout=600)
     if p.returncode != 0:
-        raise RuntimeError(f"the cold start of version {version} {precision} exited with {p.returncode}: {p.stderr[-2000:]}")
+        raise RuntimeError(f"the cold start of version {version} {precision} exited with {p.returncode}: "
+                           f"{p.stderr[-2000:]}")
     return float(p.stdout.split()[-1])
 
 

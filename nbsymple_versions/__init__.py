@@ -13,7 +13,8 @@ if located_by_python_m(__name__):     # `python -m nbsymple_versions....`: a Ctr
     quiet_while_loading()
 
 _PUBLIC = {"TaskClock": ".core.clock", "State": ".core.ics", "add_black_hole": ".core.ics",
-           "make_cluster": ".core.ics", "place_on_orbit": ".core.ics", "timing_state": ".core.ics", "uniform_sphere": ".core.ics",
+           "make_cluster": ".core.ics", "place_on_orbit": ".core.ics", "timing_state": ".core.ics",
+           "uniform_sphere": ".core.ics",
            "Units": ".core.units", "Simulation": ".simulation", "VersionUnavailable": ".versions",
            "all_versions": ".versions", "get_version": ".versions",
            # the stepping loop and the diagnostics, as `Simulation` uses them

@@ -133,7 +133,8 @@ def _parser():
                         "--help)")
 
     f = sub.add_parser("profile", help="per-task time of a few warm steps for each version and N (paper Tables 4-6)")
-    f.add_argument("--versions", default="".join(LETTERS), type=str.upper, help="letters to profile (default: all available)")
+    f.add_argument("--versions", default="".join(LETTERS), type=str.upper,
+                   help="letters to profile (default: all available)")
     f.add_argument("--n", type=_whole_number(2), nargs="+", default=[1024, 4096],
                    help="numbers of bodies (default 1024 4096)")
     f.add_argument("--scheme", default="leapfrog", type=str.lower, choices=tuple(SCHEMES))

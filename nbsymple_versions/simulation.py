@@ -59,7 +59,8 @@ class NonFiniteState(RuntimeError):
 
     def __init__(self, step: int, bodies, kinds):
         self.step, self.bodies = step, [int(b) for b in bodies]
-        shown = ", ".join(map(str, self.bodies[:8])) + (f" and {len(self.bodies) - 8} more" if len(self.bodies) > 8 else "")
+        shown = ", ".join(map(str, self.bodies[:8])) + (f" and {len(self.bodies) - 8} more"
+                                                        if len(self.bodies) > 8 else "")
         noun = "body" if len(self.bodies) == 1 else "bodies"
         what = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
         super().__init__(f"step {step} left a non-finite {what} in {noun} {shown}")
@@ -173,8 +174,8 @@ class Simulation:
         self._acc = np.zeros_like(state.x)
         self.energy_parts0 = self.energy_parts(progress) if diagnostics else None
         if diagnostics and not self.energy_parts0.finite:
-            raise ValueError(f"the bodies' energies cannot be represented in float64 (W = {self.energy_parts0.potential:g}, "
-                             f"E = {self.energy_parts0.total:g})")
+            raise ValueError(f"the bodies' energies cannot be represented in float64 "
+                             f"(W = {self.energy_parts0.potential:g}, E = {self.energy_parts0.total:g})")
         self.energy0 = self.energy_parts0.total if diagnostics else None
         self.angular_momentum0 = self.angular_momentum() if diagnostics else None
 
@@ -410,7 +411,8 @@ class Simulation:
         value = positive_number(value, "dt (the time step)")      # (NaN was taken, and blamed on state.t)
         if self.steps_done and value != self._dt:
             raise ValueError(f"dt cannot change once the run has stepped ({self.steps_done} done at dt = {self._dt!r}; "
-                             f"its times are t0 + steps_done * dt): make a new Simulation of the state for the new step")
+                             f"its times are t0 + steps_done * dt): "
+                             f"make a new Simulation of the state for the new step")
         self._dt = value
 
     @property

@@ -37,7 +37,8 @@ def compare(out, n, seed, steps, node="", precisions=",".join(PRECISIONS), schem
             info[key] = {"errors": errors, "calls": sim.clock.calls, "seconds": sim.clock.seconds,
                          "device": sim.device, "node_version": sim.forces.node_version,
                          "slice": [sim.forces.start, sim.forces.stop], "steps_done": sim.steps_done}
-    slices = w.comm.gather(info["dp_leapfrog"]["slice"], root=0) if w.comm is not None else [info["dp_leapfrog"]["slice"]]
+    slices = (w.comm.gather(info["dp_leapfrog"]["slice"], root=0) if w.comm is not None
+              else [info["dp_leapfrog"]["slice"]])
     if w.is_root:
         np.savez(out, **arrays)
         with open(str(out) + ".json", "w") as f:

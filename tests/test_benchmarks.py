@@ -154,13 +154,15 @@ def non_public_uses(folder: Path, public_names) -> list[str]:
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names if a.name.startswith("nbsymple_versions.")]
-            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("nbsymple_versions"):
+            elif (isinstance(node, ast.ImportFrom) and not node.level
+                  and (node.module or "").startswith("nbsymple_versions")):
                 names = [node.module] if node.module != "nbsymple_versions" else \
                     [a.name for a in node.names if a.name not in public_names]
             elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.value.id in package | {"public"} and node.attr not in public_names | {"has", "load", "__all__"}:
                     names = [f"{node.value.id}.{node.attr}"]
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("has", "load")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("has", "load")
                   and isinstance(node.func.value, ast.Name) and node.func.value.id == "public"):
                 names = [f"public.{node.func.attr}({a.value!r})" for a in node.args
                          if not (isinstance(a, ast.Constant) and a.value in public_names)]
@@ -228,7 +230,8 @@ def test_the_timing_state_is_the_packages_and_an_older_commits(monkeypatch):
     """One timing state: the package's public `timing_state`, which F's timing job and gpu_report
     use too; at a commit that does not make it public, the suite builds the same bits."""
     from nbsymple_versions.core import ics
-    assert ics.TIMING_SEED == package.LEGACY_TIMING["seed"] and ics.EXACT_IC_MAX_N == package.LEGACY_TIMING["exact_max_n"]
+    assert (ics.TIMING_SEED == package.LEGACY_TIMING["seed"]
+            and ics.EXACT_IC_MAX_N == package.LEGACY_TIMING["exact_max_n"])
     for n in (64, ics.EXACT_IC_MAX_N + 1):
         today = package.timing_state(n)
         with monkeypatch.context() as m:
@@ -289,7 +292,8 @@ def test_kernels_compile_once_per_machine(tmp_path):
         print(json.dumps(stats))
     """)
     cache = tmp_path / "cache"
-    runs = [json.loads(_run([sys.executable, "-c", code], env={"NUMBA_CACHE_DIR": str(cache)}).stdout) for _ in range(2)]
+    runs = [json.loads(_run([sys.executable, "-c", code], env={"NUMBA_CACHE_DIR": str(cache)}).stdout)
+            for _ in range(2)]
     assert all(hits == 0 and misses == 1 for hits, misses in runs[0].values()), runs[0]
     assert all(hits == 1 and misses == 0 for hits, misses in runs[1].values()), runs[1]
     assert len(list(cache.rglob("*axpy*.nbc"))) == 2                 # serial and threaded builds
@@ -317,7 +321,8 @@ def test_parameters_are_the_same_on_every_grid_and_machine():
 
 NEUTRAL = ("steps.TaskShares.track_share", "throughput.Threads.track_threads",   # neither way is worse
            "mpi.MpiStep.track_communicate_share")      # (a faster kernel raises it: a hunt found it searched)
-LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%", "instructions")   # instructions per interaction
+LOWER_IS_BETTER_UNITS = ("seconds", "s", "relative", "relative error", "%",
+                         "instructions")   # instructions per interaction
 
 
 def test_every_figure_that_can_gate_is_lower_is_better():

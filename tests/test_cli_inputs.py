@@ -180,7 +180,8 @@ def test_a_run_without_seed_draws_and_records_one_that_repeats_it(tmp_path):
     rc, out, _ = call(["run", "--n", 16, "--steps", 3, "--json", "--seed", first["seed"]])
     again = json.loads(out)
     assert again["seed_chosen"] is False
-    assert again["internal_energy_error"] == first["internal_energy_error"] and again["energy_error"] == first["energy_error"]
+    assert (again["internal_energy_error"] == first["internal_energy_error"]
+            and again["energy_error"] == first["energy_error"])
     rc, out, _ = call(["run", "--n", 16, "--steps", 0])
     assert "drawn at random; --seed" in out
 

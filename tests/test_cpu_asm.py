@@ -401,7 +401,8 @@ def test_peers_prints_version_a_against_its_pipe_bound(counted, monkeypatch, cap
                                        "dependency chains (latency): as compiled, in L1, it takes 1.93x the bound |"),
                             (table, "| dp | 4096 | 3.000 | — | 1.500 | fma | table | 50% | not a pipe of the table: "
                                     "latency, memory or the front end |"),
-                            (unmodelled, "| dp | 4096 | 3.000 | — | no figures for this CPU | — | — | — | — |")):
+                            (unmodelled, "| dp | 4096 | 3.000 | — | no figures for this CPU "
+                                         "| — | — | — | — |")):
         text = peers.bound_table(timed, [count], 3e9)
         assert next(ln for ln in text.splitlines() if ln.startswith("| dp |")) == expected, text
         assert "| B" not in text and f"host CPU {c.cpu}" in text and "3.00 GHz" in text

@@ -43,7 +43,8 @@ def test_bodies_at_rest_have_no_angular_momentum_error():
     sim.step(3)
     errors = sim.errors()
     assert errors["angular_momentum_error"] is None and sim.angular_momentum_error() is None
-    assert all(isinstance(errors[k], float) and math.isfinite(errors[k]) for k in ("energy_error", "internal_energy_error"))
+    assert all(isinstance(errors[k], float) and math.isfinite(errors[k])
+               for k in ("energy_error", "internal_energy_error"))
     assert sim.undefined_reasons(errors) == {"angular_momentum_error": "L0 = 0"}
 
 
@@ -93,7 +94,8 @@ def test_tiny_masses_give_numbers_not_nan():
 @pytest.mark.parametrize("rows, words", [
     ([[1e300, 0, 0, 0, 85, 0, 0.5], [851, 0, 0, 0, 86, 0, 0.5]], "body 0's position has a component of 1e+300"),
     ([[850, 0, 0, 0, 85, 0, 0.5], [851, 0, 0, 0, 1e200, 0, 0.5]], "body 1's velocity has a component of 1e+200"),
-    ([[850, 0, 0, 0, 85, 0, 1e200], [851, 0, 0, 0, 86, 0, 1e200]], "energies cannot be represented in float64 (W = -inf"),
+    ([[850, 0, 0, 0, 85, 0, 1e200], [851, 0, 0, 0, 86, 0, 1e200]],
+     "energies cannot be represented in float64 (W = -inf"),
     ([[850, 0, 0, 0, 1e150, 0, 1e10], [851, 0, 0, 0, 86, 0, 0.5]], "kinetic energy is beyond float64's range (body 0"),
     ([[0, 0, 0, 0, 85, 0, 0.5], [2e19, 0, 0, 0, 86, 0, 0.5]], "the bodies span 2e+19 (their bounding box's diagonal)"),
     ([[0, 0, 0, 0, 85, 0, 0.5], [1.5e19, 1.5e19, 0, 0, 86, 0, 0.5]], "the bodies span 2.12e+19 (their bounding box's"),

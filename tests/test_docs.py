@@ -87,7 +87,8 @@ def test_broken_links_are_reported(tmp_path):
 def test_slug_follows_github():
     assert slug("Over a range of commits (asv-built environments)") == "over-a-range-of-commits-asv-built-environments"
     assert slug("`nbsymple info` and `nbsymple paper`") == "nbsymple-info-and-nbsymple-paper"
-    assert slug("What makes the kernels fast ([`kernels/cpu.py`](../x.py))") == "what-makes-the-kernels-fast-kernelscpupy"
+    assert slug("What makes the kernels fast ([`kernels/cpu.py`](../x.py))") == \
+        "what-makes-the-kernels-fast-kernelscpupy"
 
 
 def _layout_block() -> list[tuple[int, str]]:

@@ -332,7 +332,8 @@ def test_the_authors_cluster_read_at_their_scale_starts_on_its_220_kms_orbit(tmp
     (["--ics-mass", "480"], "--ics-mass gives the scale of an initial-condition file, so it needs --ics FILE"),
     (["--ics-radius", "10", "--ics-mass", "480"], "--ics-radius and --ics-mass give the scale"),
     (["--ics", "ICS", "--ics-mass", "0"], "argument --ics-mass: must be positive and finite, got 0"),
-    (["--ics", "ICS", "--ics-radius", "1e300", "--ics-mass", "1e-300"], "at that scale: cluster radius and mass of 1e+300 pc"),
+    (["--ics", "ICS", "--ics-radius", "1e300", "--ics-mass", "1e-300"],
+     "at that scale: cluster radius and mass of 1e+300 pc"),
     (["--resume", "CK", "--ics-mass", "480"], "so --ics-mass cannot be given with it"),
 ])
 def test_a_scale_without_ics_or_of_no_size_is_one_sentence_nothing_written(tmp_path, argv, says):

@@ -180,7 +180,8 @@ def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monke
         assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == status, (missing_base, missing_head)
     # a BASE from before the counts (or whose kernels none is HEAD's) compares nothing: a set-up problem, not a pass
     for counted in ({}, {"cpu-asm znver4 pairwise_old sp": 1.0}):
-        monkeypatch.setattr(code_counts, "count_trees", lambda *trees, c=counted: [(c, {"cpu": "no cpu_asm"}), (head, {})])
+        monkeypatch.setattr(code_counts, "count_trees",
+                            lambda *trees, c=counted: [(c, {"cpu": "no cpu_asm"}), (head, {})])
         with pytest.raises(gate.GateError, match="nothing to compare") as refused:
             gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
         assert refused.value.status == gate.SETUP
@@ -265,7 +266,8 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
     [(counts, missing)] = code_counts.count_trees(bare)
     assert counts == {} and "No module named 'nbsymple_versions.instruments'" in missing["cpu"], missing
     pid_file = tmp_path / "pid"
-    broken = _fake_tree(tmp_path, "broken", f"import pathlib, time\nwhile not pathlib.Path({str(pid_file)!r}).exists():\n"
+    broken = _fake_tree(tmp_path, "broken", f"import pathlib, time\n"
+                                            f"while not pathlib.Path({str(pid_file)!r}).exists():\n"
                                             "    time.sleep(0.01)\nraise RuntimeError('a broken package')\n")
     endless = _fake_tree(tmp_path, "endless", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r})"
                                               ".write_text(str(os.getpid()))\ntime.sleep(3600)\n")
@@ -275,7 +277,8 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
     previous = signal.signal(signal.SIGALRM, hang)
     signal.alarm(300)                         # a hang guard, not a timing
     try:
-        with pytest.raises(code_counts.CountsFailed, match=r"the kernels of broken could not be counted \(RuntimeError: a broken"):
+        with pytest.raises(code_counts.CountsFailed,
+                           match=r"the kernels of broken could not be counted \(RuntimeError: a broken"):
             code_counts.count_trees(broken, endless)
     finally:
         signal.alarm(0)

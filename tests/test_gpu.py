@@ -200,8 +200,9 @@ print(json.dumps({"no_driver": no_driver, "node": node, "gpus": gpus, "driver": 
 @pytest.mark.parametrize("libraries", [[], ["no-such-libcuda.so"], ["libc.so.6"]], ids=["numba-cuda's", "none", "one"])
 def test_no_cuda_driver_means_no_gpu_without_importing_numba_cuda(libraries):
     """Where no CUDA driver library loads (the names numba-cuda tries, whose answer must agree
-    with numba-cuda's own driver search; here also none, or a library that loads in its place), "no GPU" is answered without importing numba-cuda (0.3 s
-    at every start of F, on every rank, and of `info`); where one loads, numba-cuda decides.
+    with numba-cuda's own driver search; here also none, or a library that loads in its place),
+    "no GPU" is answered without importing numba-cuda (0.3 s at every start of F, on every rank,
+    and of `info`); where one loads, numba-cuda decides.
     F's node engine is B either way on a machine without a GPU, E in the simulator."""
     for env, node in (({}, None), ({"NUMBA_ENABLE_CUDASIM": "1"}, "E")):
         p = subprocess.run([sys.executable, "-c", _DRIVER_SCRIPT, *libraries], cwd=REPO,
@@ -250,7 +251,8 @@ def test_a_numba_cuda_that_cannot_compile_beside_this_numpy_is_a_reason(monkeypa
     monkeypatch.setattr(numba_cuda, "simulator", lambda: False)
     monkeypatch.setattr(numba_cuda.cuda, "is_available", lambda: True)
     assert numba_cuda.availability() == (True, "")           # COMPILER_MODULE is numba-cuda's, and loads
-    (tmp_path / "broken_compiler.py").write_text("raise AttributeError(\"module 'numpy' has no attribute 'row_stack'\")\n")
+    (tmp_path / "broken_compiler.py").write_text("raise AttributeError(\"module 'numpy' has no attribute "
+                                                 "'row_stack'\")\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(numba_cuda, "COMPILER_MODULE", "broken_compiler")
     ok, reason = numba_cuda.availability()

@@ -1164,7 +1164,8 @@ def results_folder(draw):
             (f"{MACHINE}/machine.json", machine), ("benchmarks.json", bench)]), min_size=1, max_size=3, unique=True)):
         changes[name] = draw(file_bytes(original, mutated_json(json.loads(original), times=3).map(json_bytes)))
     if draw(st.integers(0, 3)) == 0:
-        changes[f"{MACHINE}/deadbeef-other.json"] = draw(file_bytes(result, mutated_json(json.loads(result)).map(json_bytes)))
+        changes[f"{MACHINE}/deadbeef-other.json"] = draw(file_bytes(result,
+                                                                   mutated_json(json.loads(result)).map(json_bytes)))
     if draw(st.integers(0, 4)) == 0:
         changes["second-machine/machine.json"] = draw(st.one_of(st.just(machine), st.binary(max_size=40)))
     return changes

@@ -52,10 +52,12 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
         if precision == "dp" and avx512.available():
             assert apart == fused
             continue
-        assert apart == {"fma": fused["fma"] - 6, "mul": fused["mul"] + 6, "add": fused["add"] + 6}, (precision, fused, apart)
+        assert apart == {"fma": fused["fma"] - 6, "mul": fused["mul"] + 6, "add": fused["add"] + 6}, \
+            (precision, fused, apart)
 
 
-@pytest.mark.parametrize("cpu, seed", [("znver1", False), ("haswell", True), ("znver3", False), ("znver4", True), ("host", None)])
+@pytest.mark.parametrize("cpu, seed", [("znver1", False), ("haswell", True), ("znver3", False), ("znver4", True),
+                                       ("host", None)])
 def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, cpu, seed):
     """By default dp's r^-3 without AVX-512 comes from the divider on the CPUs of `DIVIDER_CPUS`
     (named as numba compiles for them: NUMBA_CPU_NAME, else the host), from the float32 seed

@@ -314,7 +314,8 @@ def test_f_killed_after_a_checkpoint_resumes_bit_for_bit(tmp_path, ranks):
     steps, every = 300, 100
     run = ["run", "--version", "F", "--n", str(N), "--seed", str(SEED), "--scheme", "si6a", "--precision", "dp",
            "--steps", str(steps), "--json"]
-    p = mpirun(ranks, "-m", "nbsymple_versions.cli", *run, "--snapshots", str(tmp_path / "whole"), "--every", str(steps))
+    p = mpirun(ranks, "-m", "nbsymple_versions.cli", *run, "--snapshots", str(tmp_path / "whole"),
+               "--every", str(steps))
     assert p.returncode == 0, p.stderr[-3000:]
     whole = _final_snapshot(tmp_path / "whole", steps)
     ck, folder = tmp_path / "f.ck", tmp_path / "killed"
@@ -356,8 +357,8 @@ def test_f_takes_the_run_options_of_a_e(tmp_path):
     writes `--snapshot-format nbsymple`, as A-E do: B's numbers bit for bit."""
     from nbsymple_versions.runs.authors_format import read_nbsymple, write_nbsymple
     ics = write_nbsymple(tmp_path / "ExtData.txt", make_cluster(N, seed=SEED))
-    for name, extra in (("ics", ["--ics", str(ics), "--ics-mass", "15360"]), ("classes", ["--mass-classes", "3", "--n", str(N),
-                                                                    "--seed", str(SEED)])):
+    for name, extra in (("ics", ["--ics", str(ics), "--ics-mass", "15360"]),
+                        ("classes", ["--mass-classes", "3", "--n", str(N), "--seed", str(SEED)])):
         folder = tmp_path / name
         p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--steps", "3", "--every", "3",
                    "--snapshots", str(folder), "--snapshot-format", "nbsymple", "--json", *extra)
@@ -583,8 +584,8 @@ def test_a_refusal_under_mpiexec_is_printed_once(tmp_path, case):
     the ranks are joined as after): exit 2, one line naming the flag or file, no traceback."""
     truncated = tmp_path / "truncated.ck"
     if case == "truncated checkpoint":
-        p = mpirun(1, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "2", "--seed", "1",
-                   "--checkpoint", str(tmp_path / "whole.ck"))
+        p = mpirun(1, "-m", "nbsymple_versions.cli", "run", "--version", "F", "--n", "64", "--steps", "2",
+                   "--seed", "1", "--checkpoint", str(tmp_path / "whole.ck"))
         assert p.returncode == 0, p.stderr[-3000:]
         truncated.write_bytes((tmp_path / "whole.ck").read_bytes()[:300])
     args, named = {"truncated checkpoint": (["--resume", str(truncated)], str(truncated)),

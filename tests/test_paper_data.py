@@ -119,7 +119,8 @@ def test_sp_over_dp_orders_of_magnitude_have_the_sign_of_dp_being_better(tmp_pat
     params = [["si6a"], ["sp", "dp"]]
     res = results({ENERGY_STEP: (params, [1e-8, 1e-14]), ENERGY: (params, [1e-6, 1e-12])})
     write_conservation(res, tmp_path / "conservation.md", "test")
-    assert "conserves energy (total) 6.0 orders of magnitude better than sp" in (tmp_path / "conservation.md").read_text()
+    assert "conserves energy (total) 6.0 orders of magnitude better than sp" in \
+        (tmp_path / "conservation.md").read_text()
 
 
 def test_a_total_error_at_one_rounding_of_e_is_no_measured_ratio(tmp_path):

@@ -142,7 +142,8 @@ def test_without_gpu_results_c_d_e_are_predicted_and_labelled(tmp_path, stated_k
     # REPORT.md: the rows' label, the model's inputs, what it reproduces and what it cannot
     report = (out / "REPORT.md").read_text()
     for text in (LABEL, "25.5 instructions per interaction", "63.0 GB/s each way, 10 us per copy",
-                 "20 us (numba)", "tasks.HostTasks.time_galactic", "| 256 | 12 us | 8.7 us | 8.7 us | 8.7 us |",   # B's 12 us bounded by A's
+                 "20 us (numba)", "tasks.HostTasks.time_galactic",
+                 "| 256 | 12 us | 8.7 us | 8.7 us | 8.7 us |",   # B's 12 us bounded by A's
                  "Task 1's share at the largest N", "spends the largest share outside task 1",
                  "Not in the model", "PCIe contention"):
         assert text in report, text

@@ -162,7 +162,8 @@ def test_the_fastest_is_named_only_beyond_the_intervals():
     assert fastest_sentence(times, {"A": (0.24, 0.45), "B": (0.23, 0.25)}) == \
         "versions A and B are tied for the fastest (their 99 % intervals overlap)"
     assert fastest_sentence({"A": 2.0, "B": 2.0}, {}).startswith("versions A and B are tied")   # no noise recorded
-    assert fastest_sentence({"A": 2.0, "B": 1.0}, {}) == "version B is the fastest (no noise recorded: by the values alone)"
+    assert fastest_sentence({"A": 2.0, "B": 1.0}, {}) == \
+        "version B is the fastest (no noise recorded: by the values alone)"
 
 
 def _zen3(**drop):
@@ -334,7 +335,8 @@ def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
     from nbsymple_versions.paper.report import against_sentence
     spans = {("B", 256): (1.0, 1.2), ("B", 1024): (4.0, 4.4), ("B", 4096): (16.0, 17.0),
              ("C", 256): (2.0, 2.5), ("C", 1024): (4.2, 4.6), ("C", 4096): (5.0, 6.0)}
-    assert against_sentence("C", "B", spans) == "Version C is faster than B (beyond their 99 % intervals) from N = 4096 on."
+    assert against_sentence("C", "B", spans) == \
+        "Version C is faster than B (beyond their 99 % intervals) from N = 4096 on."
     spans["C", 4096] = (16.5, 18.0)
     assert against_sentence("C", "B", spans) == \
         "Version C against B: tied at N = 1024, 4096; slower at N = 256 (beyond their 99 % intervals)."

@@ -144,8 +144,9 @@ def test_the_table_says_which_vector_code_a_foreign_cpu_name_compiled(given, say
              "host": "AVX-512" if avx512.on_host() else "AVX2"}      # the child's: NUMBA_CPU_FEATURES unset
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
     env |= {k: v.format(**names) for k, v in given.items()}
-    r = subprocess.run([sys.executable, "-c", "from nbsymple_versions.instruments.peers import compiled_for_another_cpu "
-                        "as c; print(c())"], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", "from nbsymple_versions.instruments.peers import "
+                        "compiled_for_another_cpu as c; print(c())"],
+                       env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().startswith(says.format(**names)), r.stdout + r.stderr
 
 

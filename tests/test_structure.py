@@ -1,9 +1,9 @@
 """The package's shape: a staircase of layers (the core, then one package per version, each
 importing only the core and the versions it builds on, then the registry, the API, the start and
 end of every command (environment, entry), the two wings (runs, instruments), the paper, the
-CLI), no import cycle (function-level imports included, and module paths launched by string: `python -m M`, `python -c "from M import f"`), and one
-definition of each word of the suite's vocabulary. Each check is shown to catch what it looks
-for."""
+CLI), no import cycle (function-level imports included, and module paths launched by string:
+`python -m M`, `python -c "from M import f"`), and one definition of each word of the suite's
+vocabulary. Each check is shown to catch what it looks for."""
 import ast
 import functools
 from pathlib import Path

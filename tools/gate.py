@@ -262,7 +262,8 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     except (GateError, FileRefused):
         raise
     except Exception as e:      # noqa: BLE001 - one sentence, not a traceback
-        raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded ({type(e).__name__}: {e}).")
+        raise GateError(SETUP, f"gate: the suite or the machine description could not be loaded "
+                               f"({type(e).__name__}: {e}).")
     sides = {"base": (base, tree), "head": (head, root)}
     configs = {}
     for side in sides:
@@ -288,9 +289,9 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
                              f"{os.path.relpath(log_file, root)}")
                 tracking.asv(*args, config=configs[side], env=env, log_file=log_file)
                 if r == 0 and not any(_results(configs[side], machine, commit)):
-                    raise GateError(SETUP, f"gate: asv saved no results for {side.upper()} ({commit[:8]}): the tail of its "
-                                           f"output above says why (a BASE whose package lacks what this checkout's "
-                                           f"benchmarks use is compared with `asv continuous`).")
+                    raise GateError(SETUP, f"gate: asv saved no results for {side.upper()} ({commit[:8]}): the tail "
+                                           f"of its output above says why (a BASE whose package lacks what this "
+                                           f"checkout's benchmarks use is compared with `asv continuous`).")
     rows = {side: _unrolled(_results(configs[side], machine, commit)) for side, (commit, _) in sides.items()}
 
     la = load.summary()
@@ -308,7 +309,8 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
         tracking.log(f"gate: REGRESSION beyond its factor: {what}.")
         return 1
     if not compared:
-        raise GateError(SETUP, "gate: nothing ran on both sides, so nothing was compared (asv's messages above say why).")
+        raise GateError(SETUP, "gate: nothing ran on both sides, so nothing was compared (asv's messages above "
+                               "say why).")
     hidden = verdict(rows["base"], rows["head"], lambda name: factor_for(name, False))[1] if busy and not factor else []
     if hidden:
         raise GateError(SETUP, f"gate: inconclusive: {len(hidden)} benchmarks slower by more than their quiet-machine "
@@ -377,7 +379,8 @@ def main(argv=None) -> int:
     try:
         tiers = tuple(t.strip() for t in (args.tiers or ",".join(TIERS)).split(",") if t.strip())
         if not tiers or set(tiers) - set(TIERS):
-            raise GateError(USAGE, f"gate: --tiers takes {' and/or '.join(TIERS)}, comma-separated; got {args.tiers!r}.")
+            raise GateError(USAGE, f"gate: --tiers takes {' and/or '.join(TIERS)}, comma-separated; "
+                                   f"got {args.tiers!r}.")
         if args.noise:                          # HEAD's timings alone: nothing compared, nothing to fail
             comparing = (("--base", args.base), ("--factor", args.factor), ("--rounds", args.rounds),
                          ("--tiers", args.tiers), ("--report-timings", args.report_timings))

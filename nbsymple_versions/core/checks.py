@@ -103,7 +103,8 @@ def finite_array(value, name: str, shape: tuple | None = None, positive: bool = 
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an array of real numbers, got {short_repr(value)}") from None
     except OverflowError:                                 # an integer of 400 digits
-        raise ValueError(f"{name} must be finite, but holds a number beyond float64's range: {short_repr(value)}") from None
+        raise ValueError(f"{name} must be finite, but holds a number beyond float64's range: "
+                         f"{short_repr(value)}") from None
     if shape is not None and (array.ndim != len(shape) or any(
             want is not None and got != want for got, want in zip(array.shape, shape))):
         wanted = "(" + ", ".join("N" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"

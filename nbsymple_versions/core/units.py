@@ -82,7 +82,8 @@ class Units:
         except (ZeroDivisionError, OverflowError):
             usable = False
         if not usable:
-            raise ValueError(f"cluster radius and mass of {short_repr(self.r_cl_pc)} pc and {short_repr(self.mass_msun)} Msun give "
+            raise ValueError(f"cluster radius and mass of {short_repr(self.r_cl_pc)} pc and "
+                             f"{short_repr(self.mass_msun)} Msun give "
                              f"a velocity, time or Galaxy scale that is zero or not finite")
 
     @property

@@ -260,7 +260,8 @@ def _draw(path, plt, ns, measured: list[dict], rate_cpu: float, cpu: str):
     axes[0].set_ylabel("seconds per dp leapfrog step")
     axes[1].legend(fontsize=6.5, loc="upper left")
     axes[0].legend(fontsize=6.5, loc="lower right")
-    fig.suptitle("Version F: predicted step time on K nodes (Allgatherv of 24 N bytes) and measured points", fontsize=10)
+    fig.suptitle("Version F: predicted step time on K nodes (Allgatherv of 24 N bytes) and measured points",
+                 fontsize=10)
     image = io.BytesIO()
     fig.savefig(image, format="png", dpi=150)
     plt.close(fig)

@@ -6,9 +6,9 @@ science figures from simulation runs (snapshots), into plots/.
 
 Writes time_per_step.png, speedup.png, dp_vs_dsp.png, task_shares.{md,csv,png}, conservation.md,
 tidal_tails.png, black_hole_passage.png and REPORT.md; `--full` writes only the full-size
-tidal-tail run's tidal_tails_n15360.{png,md} and its series over dt (_dt_series.png, _series.json). A mistake in the input (options, unreadable
-results, an output folder that cannot be written) is one sentence on stderr, exit status 2, and
-nothing is written.
+tidal-tail run's tidal_tails_n15360.{png,md} and its series over dt (_dt_series.png,
+_series.json). A mistake in the input (options, unreadable results, an output folder that cannot
+be written) is one sentence on stderr, exit status 2, and nothing is written.
 
 Modules: `results` reads asv results, `data` takes the numbers out of them (beside the paper's
 own), `prediction` predicts the GPU versions C-E where the results lack them (SASS issue model,

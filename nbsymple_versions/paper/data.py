@@ -20,7 +20,8 @@ SHARE = "steps.TaskShares.track_share"
 # each task's own timing, and whether it has a precision parameter (read at dp); a task a
 # version does not have (transfer on a CPU, communicate off MPI) counts as zero
 TASK_TIMES = {"pairwise": ("tasks.Tasks.time_pairwise", True), "galactic": ("tasks.HostTasks.time_galactic", False),
-              "integrate": ("tasks.HostTasks.time_integrate", False), "transfer": ("tasks.Transfer.time_transfer", True)}
+              "integrate": ("tasks.HostTasks.time_integrate", False),
+              "transfer": ("tasks.Transfer.time_transfer", True)}
 ENERGY = "accuracy.Conservation.track_energy_error"
 ENERGY_STEP = "accuracy.Conservation.track_energy_error_per_step"
 INTERNAL = "accuracy.Conservation.track_internal_energy_error"

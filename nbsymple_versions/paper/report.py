@@ -93,7 +93,8 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
                                                                              f"(N = {n})" for v, n, p in big)
                        + f"; the paper reports above {PAPER_PAIRWISE_SHARE} % at its largest N"
                        + ("" if low or at else ", and so do all versions here")
-                       + (f"; {join_words(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown" if at else "")
+                       + (f"; {join_words(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown"
+                          if at else "")
                        + (f"; {join_words(low)} below it: the O(N) tasks still weigh more at these N" if low else "")
                        + ".")
     try:
@@ -224,7 +225,8 @@ def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
     if compared:
         lines += ["## GPU versions: prediction and measurement", "",
                   f"Measured on {markdown_text(describe_machine(res)['device'])} beside {prediction.label}, dp "
-                  f"leapfrog; a ratio above 1 is slower than predicted. The measured rows and curves are the ones shown above.",
+                  f"leapfrog; a ratio above 1 is slower than predicted. The measured rows and curves are the ones "
+                  f"shown above.",
                   "", "| version | N | step predicted | step measured | measured / predicted | task 1 predicted "
                   "| task 1 measured | measured / predicted |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for r in compared:
@@ -262,12 +264,14 @@ def prediction_findings(prediction, busy: bool = False) -> list[str]:
             out.append(listed + ": no ranking is drawn, since the host-task times they come from were taken "
                                 "under load.")
         elif len(largest) > 1:
-            out.append(listed + f": {join_words(largest)} are tied at {host[largest[0]]:.1f} %, the largest share outside task 1"
+            out.append(listed + f": {join_words(largest)} are tied at {host[largest[0]]:.1f} %, the largest share "
+                                f"outside task 1"
                        + (f" (the paper has {first}, one core, alone there)." if first in largest else "."))
         else:
             out.append(listed + (f": as in the paper, {first} (one core) spends the largest share outside task 1."
-                                 if largest[0] == first else f": unlike the paper, {largest[0]}, not {first}, spends the "
-                                                         f"largest share outside task 1."))
+                                 if largest[0] == first
+                                 else f": unlike the paper, {largest[0]}, not {first}, spends the "
+                                      f"largest share outside task 1."))
     d, k = prediction.gpu.device, prediction.kernels[letters[0]]
     blocks = -(-max(top.values()) // k.tile)
     out.append(f"Not in the model, so not predicted: clocks below the {d.clock_ghz:g} GHz boost; occupancy and "
@@ -308,8 +312,8 @@ def science_lines(record: dict) -> list[str]:
     energy error above the limit), then the figure's summary paragraph."""
     hot = [r for r in record.get("runs", []) if not r.get("converged")]
     warn = [f"> **Not converged: {markdown_text(r['run'])}** ({science_record_line(r)[len('NOT CONVERGED: '):]}): "
-            f"the time step heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, escapes and "
-            f"passage are shaped by the integration and are not physical results." for r in hot]
+            f"the time step heated the cluster by more than {INTERNAL_LIMIT:g} of its binding energy, so its tails, "
+            f"escapes and passage are shaped by the integration and are not physical results." for r in hot]
     return [w + "\n" for w in warn] + [record["summary"], ""]
 
 

@@ -440,7 +440,8 @@ class Results:
 _VNP = ("version", "n", "precision")
 CONTRACT_PARAM_NAMES = {
     "tasks.Tasks.time_pairwise": _VNP, "tasks.HostTasks.time_galactic": ("version", "n"),
-    "tasks.HostTasks.time_integrate": ("version", "n"), "tasks.Transfer.time_transfer": ("gpu_version", "n", "precision"),
+    "tasks.HostTasks.time_integrate": ("version", "n"),
+    "tasks.Transfer.time_transfer": ("gpu_version", "n", "precision"),
     "steps.Step.time_step_leapfrog": _VNP, "steps.Step.time_step_si6a": _VNP,
     "steps.TaskShares.track_share": ("version", "n", "task"),
     "throughput.Throughput.track_interactions_per_second": _VNP,
@@ -559,7 +560,8 @@ def choose_commit(files: list[ResultFile], needs=(), commit: str | None = None) 
     if not needs:
         why = "the newest"
     elif lacking[chosen]:
-        why = f"no commit holds every benchmark the paper needs; this one lacks the fewest ({'; '.join(lacking[chosen])})"
+        why = (f"no commit holds every benchmark the paper needs; this one lacks the fewest "
+               f"({'; '.join(lacking[chosen])})")
     else:
         whole = sum(not lacking[c] for c in newest_first)
         why = (f"the newest whose results hold every benchmark the paper needs ({whole} of the "
@@ -577,9 +579,10 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
 
     machine: a folder name under `results_dir`; default the only one, or, of those whose chosen
     commit lacks the fewest needs, the one whose chosen commit ran last. commit: a full hash or
-    prefix; default the newest whose results hold every need of `needs` (`choose_commit`; `Results.choice` says which and why). Files that cannot be
-    read are skipped with a one-sentence warning in `Results.warnings`; if nothing usable remains,
-    ResultsError says why (naming the file)."""
+    prefix; default the newest whose results hold every need of `needs` (`choose_commit`;
+    `Results.choice` says which and why). Files that cannot be read are skipped with a
+    one-sentence warning in `Results.warnings`; if nothing usable remains, ResultsError says why
+    (naming the file)."""
     root, needs = Path(results_dir), need_groups(needs)      # (a generator was used up by the first machine)
     if (why := not_a_folder(root)) == "does not exist":
         raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "

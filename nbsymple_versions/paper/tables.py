@@ -132,7 +132,8 @@ def authors_builds_lines() -> list[str]:
              "in float32). Constants: their builds use " + theirs + ", our rows " + ours + ". The lighter Galaxy "
              "shifts the orbit (3.0e-3 r_cl after 100 steps of 1e-3 T at N = 480); no row here runs with their "
              "constants (`nbsymple run --constants authors` does: docs/cli.md).", "",
-             "| authors' build | scheme | their arithmetic | constants (theirs / ours) | our row | what differs in ours |",
+             "| authors' build | scheme | their arithmetic | constants (theirs / ours) | our row "
+             "| what differs in ours |",
              "|---|---|---|---|---|---|"]
     return lines + [f"| {build} | {scheme} | {arithmetic} | {'authors / exact' if build != 'none' else 'not known'} "
                     f"| {row} | {differs} |" for build, scheme, arithmetic, row, differs in AUTHORS_BUILDS]
@@ -177,15 +178,16 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
         lines.append(f"The paper's code sums the same total E (cluster + Galaxy), so its {lo:.1e} to {hi:.1e} per step "
                      f"(their S build: float32 pair term and Galaxy) is compared with the total-energy error: here "
                      f"SI6A dp (float64 throughout) {has}; its internal-energy error after "
-                     f"{setup['steps']} steps is {_sci(si.get('internal', math.nan), internal_missing, '0', False)}. Its "
-                     f"angular-momentum error is {_sci(si.get('angular', math.nan), zero='0', resolution=False)} (the "
-                     f"paper quotes L_x and L_y; "
+                     f"{setup['steps']} steps is {_sci(si.get('internal', math.nan), internal_missing, '0', False)}. "
+                     f"Its angular-momentum error is {_sci(si.get('angular', math.nan), zero='0', resolution=False)} "
+                     f"(the paper quotes L_x and L_y; "
                      f"ours is that of L_z, the component the Galaxy conserves).")
         for key, what in (("after_1000", "total"), ("internal", "internal")):
             sp, dp = table.get(("si6a", "sp"), {}).get(key, math.nan), si.get(key, math.nan)
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
                 floor = key == "after_1000" and at_resolution(dp)     # E's rounding: a bound, not a ratio
-                lines.append(f"After {setup['steps']} steps SI6A dp conserves energy ({what}) {'at least ' if floor else ''}"
+                lines.append(f"After {setup['steps']} steps SI6A dp conserves energy ({what}) "
+                             f"{'at least ' if floor else ''}"
                              f"{math.log10(sp / dp):.1f} orders of magnitude better than sp ("
                              + ("dp's figure is within two float64 roundings of E, so this is a lower bound, and the "
                                 "internal error measures the ratio; " if floor else "")

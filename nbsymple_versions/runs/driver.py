@@ -138,7 +138,8 @@ def _initial_state(spec):
     if given := _flags(ICS_EXCLUDES, spec.given):
         raise RunStop(f"--ics takes the bodies from its file, so {', '.join(given)} cannot be given with it")
     try:
-        table = read_table(spec.ics)     # first: a file that is none of the authors' is named so before its scale is asked
+        # first: a file that is none of the authors' is named so before its scale is asked
+        table = read_table(spec.ics)
     except FormatError as e:
         raise RunStop(str(e)) from None
     state = state_of(table, _ics_units(spec))
@@ -603,7 +604,8 @@ def run(spec: RunSpec) -> int:
             if one_process is not None:      # (a checkpoint that cannot be read is named below, first)
                 raise RunStop(one_process)
             with user_values():
-                options = version.options_from(loaded[1]["options"] if loaded else spec.options)  # before anything is built
+                # before anything is built
+                options = version.options_from(loaded[1]["options"] if loaded else spec.options)
             ok, reason = version.package.availability(options)
             if not ok:
                 raise VersionUnavailable(f"version {version.letter} is not available: {reason}")

@@ -69,7 +69,8 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     if run_.get("ics"):                  # the file fixes the bodies: no seed to repeat them with
         print(f"bodies from {printable(run_['ics'])} ({scale})")
     else:
-        chosen = " (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"]) if run_["seed_chosen"] else ""
+        chosen = (" (drawn at random; --seed {0} draws these bodies again)".format(run_["seed"])
+                  if run_["seed_chosen"] else "")
         print(f"seed {run_['seed']}{chosen}; {scale}")
     print(f"device: {now}" + (f" (earlier sessions: {', '.join(map(printable, earlier))})" if earlier else ""))
     if options:

@@ -27,13 +27,18 @@ ASSETS = {
     "https://code.jquery.com/jquery-3.3.1.min.js": "jquery-3.3.1/dist/jquery.min.js",
     "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js": "flot-0.8.3/jquery.flot.js",
     "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js": "flot-0.8.3/jquery.flot.time.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js": "flot-0.8.3/jquery.flot.selection.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js": "flot-0.8.3/jquery.flot.categories.js",
-    "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": "flot-orderbars-1.0.0/js/jquery.flot.orderBars.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js": "stupid-table-plugin-1.1.3/stupidtable.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js":
+        "flot-0.8.3/jquery.flot.selection.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js":
+        "flot-0.8.3/jquery.flot.categories.js",
+    "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js":
+        "flot-orderbars-1.0.0/js/jquery.flot.orderBars.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js":
+        "stupid-table-plugin-1.1.3/stupidtable.min.js",
     "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js": "blueimp-md5-2.19.0/js/md5.min.js",
     "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js": "bootstrap-3.1.1/dist/js/bootstrap.min.js",
-    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css": "bootstrap-3.1.1/dist/css/bootstrap.min.css",
+    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css":
+        "bootstrap-3.1.1/dist/css/bootstrap.min.css",
 }
 TAG = re.compile(r"<(script|link)\b[^>]*?\b(?:src|href)=\"(https?://[^\"]+)\"[^>]*>", re.S)
 INTEGRITY = re.compile(r"\s+integrity=\"(sha\d+)-([^\"]+)\"")
@@ -59,7 +64,8 @@ def rewrite(html: str) -> tuple[str, list[str]]:
             report.append(f"vendor/{ASSETS[url]}: integrity {integrity.group(1)} kept (same file as the CDN's)")
         elif integrity:
             tag = INTEGRITY.sub("", tag)
-            report.append(f"vendor/{ASSETS[url]}: integrity removed (npm's file is not the CDN's: see vendor/README.md)")
+            report.append(f"vendor/{ASSETS[url]}: integrity removed (npm's file is not the CDN's: "
+                          f"see vendor/README.md)")
         return tag
 
     return TAG.sub(local, html), report

@@ -6,8 +6,8 @@ process with numba's target CPU pinned, so that a fixed target's code is the sam
 machine with the same numba and llvmlite. In the x86 assembly, the hot loop (pairwise: the loop
 over sources that holds the reciprocal square root estimates, one lane per interaction;
 galactic, axpy: the vectorised loop over elements) is counted by instruction class, and a
-pipe-bound model (for the host, from costs measured on it: `replay.py`), with llvm-mca beside it where LLVM 14 models the CPU, predicts cycles per
-interaction. Files:
+pipe-bound model (for the host, from costs measured on it: `replay.py`), with llvm-mca beside it
+where LLVM 14 models the CPU, predicts cycles per interaction. Files:
   toolchain.py  the targets, the child process that compiles them, llvm-mca on PATH
   x86.py        AT&T assembly: instructions, their classes (`MIX`), loops, the hot loop
   model.py      per-CPU pipe figures (`CPUS`), the pipe-bound model, llvm-mca's figure

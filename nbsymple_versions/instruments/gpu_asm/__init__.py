@@ -16,5 +16,5 @@ the instructions issued per interaction, and an issue model predicts interaction
 from .model import DEVICES, clocks_per_interaction, count, occupancy  # noqa: F401
 from .report import count_all, main, table  # noqa: F401
 from .sass import MIX, innermost_loop, mix  # noqa: F401
-from .toolchain import (KINDS, CompileFailed, check_arch, TargetDevice, ToolMissing, assemble, assemble_modules,  # noqa: F401
-                        cuda_c_ptx, numba_ptx)
+from .toolchain import (KINDS, CompileFailed, check_arch, TargetDevice, ToolMissing,  # noqa: F401
+                        assemble, assemble_modules, cuda_c_ptx, numba_ptx)

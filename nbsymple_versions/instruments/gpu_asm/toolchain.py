@@ -148,7 +148,8 @@ def _renamed(ptx: str, suffix: str) -> str:
     names = set(_DECLARATION.findall(body))
     if not names:
         return body
-    pattern = re.compile(r"(?<![\w$%.])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?![\w$])")
+    pattern = re.compile(r"(?<![\w$%.])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                         + r")(?![\w$])")
     return pattern.sub(lambda m: m.group(1) + suffix, body)
 
 
