@@ -2,10 +2,12 @@
 importing only the core and the versions it builds on, then the registry, the API, the start and
 end of every command (environment, entry), the two wings (runs, instruments), the paper, the
 CLI), no import cycle (function-level imports included, and module paths launched by string:
-`python -m M`, `python -c "from M import f"`), and one definition of each word of the suite's
-vocabulary. Each check is shown to catch what it looks for."""
+`python -m M`, `python -c "from M import f"`), one definition of each word of the suite's
+vocabulary, and no Python line over 120 characters. Each check is shown to catch what it looks
+for."""
 import ast
 import functools
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -292,3 +294,26 @@ def test_no_module_reaches_into_another_modules_private_names(tmp_path):
     (pkg / "a.py").write_text("_SECRET = 1\n")
     (pkg / "b.py").write_text("from .a import _SECRET\nfrom . import a\nx = a._SECRET\n")
     assert private_reaches(package_modules(pkg, "pkg")) == ["pkg.b: pkg.a._SECRET"]
+
+
+MAX_LINE = 120      # the project's convention for Python lines
+
+
+def long_lines(root: Path = ROOT, paths=None) -> list[str]:
+    """'path:line (length)' of every line over `MAX_LINE` characters in `paths` (relative to `root`;
+    default: every .py file git tracks there)."""
+    if paths is None:
+        paths = subprocess.run(["git", "ls-files", "-z", "--", "*.py"], cwd=root, capture_output=True,
+                               check=True).stdout.decode().split("\0")
+    return [f"{path}:{number} ({len(line)})" for path in filter(None, paths) if (root / path).is_file()
+            for number, line in enumerate((root / path).read_text(encoding="utf-8").split("\n"), 1)
+            if len(line) > MAX_LINE]
+
+
+def test_no_tracked_python_line_is_longer_than_120_characters(tmp_path):
+    """Every line of every .py file git tracks is at most 120 characters long; the check counts
+    characters, not bytes, and catches a line of 121."""
+    found = long_lines()
+    assert found == [], f"{len(found)} lines over {MAX_LINE} characters: {', '.join(found)}"
+    (tmp_path / "a.py").write_text("x = 1\n" + "#" * 121 + "\n" + "# " + "—" * 118 + "\n", encoding="utf-8")
+    assert long_lines(tmp_path, ["a.py"]) == ["a.py:2 (121)"]
