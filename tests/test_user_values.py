@@ -123,7 +123,8 @@ def test_units_must_be_units():
     refused(lambda: State.from_arrays(*REST, units=(10.0, 15360.0)), "units must be a Units")
 
 
-@pytest.mark.parametrize("r_cl_pc, mass_msun", [(10.0, 5e-324), (1e-300, 1e300), (1e300, 1e-300)])
+@pytest.mark.parametrize("r_cl_pc, mass_msun", [(10.0, 5e-324), (1e-300, 1e300), (1e300, 1e-300),
+                                               (1e-200, 1.0), (1e150, 1e-150)])   # Galaxy acceleration scale 0, inf
 def test_units_without_a_usable_scale_are_refused(r_cl_pc, mass_msun):
     """Positive and finite, but a velocity or time unit or a Galaxy scale of 0 or inf."""
     from nbsymple_versions import Units

@@ -76,8 +76,11 @@ class Units:
                              f"r_cl = {short_repr(self.r_cl_pc)} pc, M = {short_repr(self.mass_msun)} Msun")
         object.__setattr__(self, "r_cl_pc", r_cl)          # float64, as given in any Real type (a hunt: np.float32
         object.__setattr__(self, "mass_msun", mass)        # scales in float32, a Fraction's record not JSON)
-        derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale")
-        try:        # 1e-300 pc and 1e300 Msun give a zero time unit, 5e-324 Msun a zero velocity unit
+        derived = ("velocity_kms", "time_myr", "galaxy_length_scale", "galaxy_potential_scale",
+                   "galaxy_acceleration_scale")
+        # 1e-300 pc and 1e300 Msun give a zero time unit, 5e-324 Msun a zero velocity unit, 1e-200 pc and
+        # 1 Msun a zero Galaxy acceleration scale (a review: the Galaxy's pull vanished, its potential stayed)
+        try:
             usable = all(math.isfinite(v) and v > 0 for v in (getattr(self, name) for name in derived))
         except (ZeroDivisionError, OverflowError):
             usable = False
