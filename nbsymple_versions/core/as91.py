@@ -2,7 +2,8 @@
 
 This is kernel source, not a kernel: `serial/kernels.py` compiles it with numba for the CPU
 and `gpu_full/fused_numba.py` compiles it as a CUDA device function, so the galactic force is
-written once for every device. Input and output are in cluster units; `length_scale`
+written once for both numba targets (the CuPy backend's CUDA C copy is `as91` in
+`gpu_full/fused.cu`). Input and output are in cluster units; `length_scale`
 (cluster radii -> kpc) and `accel_scale` ((10 km/s)^2/kpc -> cluster units) come from
 `Units`. Double precision throughout: the field is smooth and O(N) work.
 The NumPy reference it is validated against is `nbsymple_versions/core/galaxy.py`.

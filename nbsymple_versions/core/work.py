@@ -7,12 +7,13 @@ the Python API (`make_cluster`), checked before anything is allocated or stepped
   `IC_BYTES_PER_BODY`. More than this process may still allocate (free memory, the cgroup's
   limit, the address-space limit) is refused: it would fail late, or not at all but swap.
 - **Time.** A step of N bodies is N^2 pair interactions. No machine this suite runs on does
-  more than `FASTEST_RATE` of them per second (an H200 is predicted at ~1e12: docs/gpu.md) nor a
-  step in less than `FASTEST_STEP` seconds, so steps x (N^2 / FASTEST_RATE + FASTEST_STEP) is
-  the least time the work can take. Work whose least time is beyond the limit, `MAX_DAYS_VARIABLE`
-  days (default `DEFAULT_MAX_DAYS`), is refused; the user raises the limit by setting it. A GPU
-  version in numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, each GPU thread a Python thread) does
-  no more than `SIMULATOR_RATE` (`versions.simulated` says which runs are there).
+  more than `FASTEST_RATE` of them per second (an H200 is predicted at 1.05e12 in dp and 2.35e12
+  in sp, measured at 1.85e12: docs/gpu.md) nor a step in less than `FASTEST_STEP` seconds, so
+  steps x (N^2 / FASTEST_RATE + FASTEST_STEP) is the least time the work can take. Work whose
+  least time is beyond the limit, `MAX_DAYS_VARIABLE` days (default `DEFAULT_MAX_DAYS`), is
+  refused; the user raises the limit by setting it. A GPU version in numba's CUDA simulator
+  (NUMBA_ENABLE_CUDASIM=1, each GPU thread a Python thread) does no more than `SIMULATOR_RATE`
+  (`versions.simulated` says which runs are there).
 
 Each refusal is a `WorkRefused` (a ValueError): one sentence stating the estimate and naming
 the option or argument that asked for the work.
@@ -26,7 +27,7 @@ from typing import NamedTuple
 BYTES_PER_BODY = 1000        # a run: state, scratch, kernel copies, initial conditions, diagnostics (~700 measured)
 BYTES_FIXED = 400 << 20      # interpreter, numba, a chunk of the O(N^2) sums
 IC_BYTES_PER_BODY = 160      # initial conditions: x, v (3, N) and m, the draws and the centre-of-mass terms
-FASTEST_RATE = 1e13          # pair interactions per second: ten times the fastest GPU's predicted rate
+FASTEST_RATE = 1e13          # pair interactions per second: ten times an H200's predicted dp rate, four its sp rate
 FASTEST_STEP = 1e-6          # seconds: the least a step costs in Python, whatever N
 SIMULATOR_RATE = 1e6         # pair interactions per second in the CUDA simulator: ~1e5 measured (Zen 1), x 10
 MAX_DAYS_VARIABLE = "NBSYMPLE_MAX_DAYS"

@@ -23,10 +23,10 @@ eps^2, the step's constant, 3 sums and its temporaries in AVX2's 16 vector regis
 second copy spilled them. Both, on a Zen 4 running code compiled for znver3: dsp 1.3-1.6x, sp
 1.05-1.1x the row without them (docs/how_fast.md).
 
-dsp's separation (hi_j - hi_i) + (lo_j - lo_i) is three IR instructions without fast-math
-flags, so LLVM keeps it as written. The sources past the last full vector are read with masked
-loads: padding lanes get mass 0 and the target's own position (a zero separation), so they add
-exactly 0 (eps > 0).
+dsp's separation, target minus source as above, (hi_i - hi_j) + (lo_i - lo_j), is three IR
+instructions without fast-math flags, so LLVM keeps it as written. The sources past the last
+full vector are read with masked loads: padding lanes get mass 0 and the target's own position
+(a zero separation), so they add exactly 0 (eps > 0).
 
 dp's row takes 8 sources a trip (two 256-bit halves) and r^-3 two ways at once. Lanes 0-3: the
 divider, m / (r2 sqrt(r2)) (`vsqrtpd`, `vdivpd`, each correctly rounded). Lanes 4-7: r2 to
