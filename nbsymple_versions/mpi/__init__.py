@@ -5,8 +5,10 @@ differ by at most one body) and runs the best *node version* it has on the pairw
 its targets against all N sources: B's threaded CPU kernels, or the GPU kernels of D or E
 when the ranks see a GPU (`node_version`, default E where every rank sees one, else B; one rank
 per GPU).
-Each rank drifts and kicks only its slice, so the O(N) work splits too; energy and angular
-momentum are sums of each rank's share (`MPI_Allreduce`); rank 0 alone prints and writes.
+Each rank drifts and kicks only its slice, so the O(N) work splits too; for energy and angular
+momentum the state is gathered whole on every rank and only the O(N^2) W sum is shared out
+(`core.diagnostics.potential_energy`: chunks by rank, `MPI_Allreduce`); rank 0 alone prints and
+writes.
 
 Exchange: every force evaluation, the positions (float64, 24 bytes a body) go from each rank
 to all others with one in-place `MPI_Allgatherv` of (x, y, z) columns (an MPI vector datatype
