@@ -16,6 +16,7 @@ from .core.galaxy import SUN_RADIUS_KPC
 from .core.checks import instance, positive_number
 from .core.integrator import built_for, pipeline_mismatch
 from .core.ics import State, make_cluster
+from .core.vocabulary import precision_name
 from .versions import get_version
 
 # float32 sums over close pairs (softening 6.5e-4) carry terms far larger than the net force, so
@@ -63,8 +64,10 @@ def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
 
 
 def validate(letter: str, precision: str, n: int = 1000, seed=None, **options) -> Check:
-    """Build `letter`'s pipeline for a fresh random cluster of n bodies and check it."""
+    """Build `letter`'s pipeline for a fresh random cluster of n bodies and check it; `letter`
+    and `precision` in any case, as `Version.pipeline` takes them."""
     version = get_version(letter)
+    precision = precision_name(precision)      # (a review: 'DP' checked at the origin, then a KeyError)
     state = make_cluster(n, seed=seed, radius_kpc=FRAME_KPC.get(precision))
     forces = version.pipeline(state, precision, **options)
     tol = TOLERANCE[precision]

@@ -257,3 +257,12 @@ def test_paper_exits_1_naming_what_it_did_not_write(tmp_path, capsys):
                        "REPORT.md's notes say why), so the status is 1.")
     assert not (out / "conservation.md").exists() and (out / "time_per_step.png").exists()
     assert "conservation.md not written" in (out / "REPORT.md").read_text()
+
+
+def test_validate_takes_the_precision_in_any_case():
+    """As `Version.pipeline` does: 'DP' is dp, checked at 8.5 kpc to dp's tolerance (a review: it was a
+    cluster at the origin, then a KeyError); an unknown one is one sentence."""
+    from nbsymple_versions.validation import TOLERANCE, validate
+    check = validate("a", "DP", n=64, seed=1)
+    assert (check.version, check.precision, check.tolerance, check.passed) == ("A", "dp", TOLERANCE["dp"], True)
+    refused(lambda: validate("A", "qp", n=64, seed=1), "unknown precision")
