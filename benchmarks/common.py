@@ -88,10 +88,10 @@ class Benchmark:
                 f"N = {self.validation_n} exceeds the tolerance {tol:.0e}; refusing to time a wrong kernel")
         return err
 
-    def prepare(self, letter: str, n: int, precision: str, evaluations: int = 1):
+    def prepare(self, letter: str, n: int, precision: str):
         """Skip if over budget or unavailable, validate, build the timed state and pipeline,
         and make one warm call (compiles everything). Sets state, clock, forces, acc, threads."""
-        reason = budget_reason(letter, n, evaluations)
+        reason = budget_reason(letter, n)
         if reason:
             raise NotImplementedError(reason)
         self.threads = configure_threads()

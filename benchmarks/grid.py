@@ -176,14 +176,14 @@ def galactic_reason(letter: str):
     return None
 
 
-def grid_reason(letter: str, n: int | None = None, evaluations: int = 1):
+def grid_reason(letter: str, n: int | None = None):
     """Why (letter, n) does not run on this machine and grid, or None (it runs)."""
     reason = version_reason(letter)
     if reason or n is None:
         return reason
     if n not in NS:
         return f"N = {n} is not in the '{GRID}' grid (N = {', '.join(map(str, NS))}; NBSYMPLE_BENCH_GRID)"
-    return budget_reason(letter, n, evaluations)
+    return budget_reason(letter, n)
 
 
 def bench_threads() -> int | None:

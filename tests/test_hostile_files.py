@@ -475,7 +475,7 @@ def test_a_value_outside_what_its_benchmark_measures_is_refused_saying_what_it_m
             d["results"][bench][0][column] = value
     shutil.copytree(FIXTURE, tmp_path / "res")
     _results(change)(tmp_path / "res")
-    with pytest.raises(ResultsError, match=re.escape(f"is malformed (") + ".*" + re.escape(said)):
+    with pytest.raises(ResultsError, match=re.escape("is malformed (") + ".*" + re.escape(said)):
         ResultFile.read(tmp_path / "res" / RESULTS)
 
 

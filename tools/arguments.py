@@ -3,7 +3,7 @@ and the types only the tools take: a regular expression, a name, a commit."""
 import argparse
 import re
 
-from nbsymple_versions.arguments import (Parser, folder_argument, number_above, path_argument,  # noqa: F401 (shared)
+from nbsymple_versions.arguments import (Parser, folder_argument, number_above,  # noqa: F401 (shared)
                                          whole_number_argument)
 
 

@@ -42,7 +42,6 @@ CONFIG = ROOT / "asv.conf.json"
 SCRATCH = ROOT / ".asv"                     # git-ignored
 ASV_COMMANDS = ("run", "smoke", "history", "find", "publish")   # the subcommands whose asv reads asv.conf.json
 GIT_COMMANDS = ("run", "history", "find", "publish")             # and those that read the repository's commits
-BENCH_PREFIXES = ("time_", "track_", "mem_", "peakmem_")
 # the gate: every timed task, at the largest N the grid runs for each version; the O(N) host
 # tasks on the versions whose host kernels are serial (A, C): threaded ones of ~30 us swing by
 # 100x and more on a shared machine (a parallel region waits for a descheduled thread), and the

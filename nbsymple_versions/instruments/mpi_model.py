@@ -57,9 +57,9 @@ def communicate_seconds(n, k, network):
     return 0.0 if k == 1 else (k - 1) * latency + (k - 1) / k * BYTES_PER_BODY * n / bandwidth
 
 
-def step_seconds(n, k, rate, network, evaluations=1):
-    """Predicted seconds of a step of `evaluations` force evaluations on k nodes."""
-    return evaluations * (compute_seconds(n, k, rate) + communicate_seconds(n, k, network))
+def step_seconds(n, k, rate, network):
+    """Predicted seconds of a step (one force evaluation) on k nodes."""
+    return compute_seconds(n, k, rate) + communicate_seconds(n, k, network)
 
 
 def _bisect(f, lo=1.0, hi=1e12):

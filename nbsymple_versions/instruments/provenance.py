@@ -214,9 +214,9 @@ def describe(gpu: bool = True) -> dict:
             "machine": machine_name(names if gpu else [])}
 
 
-def machine_line(info: dict | None = None) -> str:
+def machine_line() -> str:
     """One line for a table's caption: CPU, microarchitecture, ISA, cores, libraries, threading."""
-    d = info or describe(gpu=False)
+    d = describe(gpu=False)
     lib = d["libraries"]
     uarch = f"{d['uarch']}, " if d.get("uarch") else ""
     cores = cores_words(d.get("usable_cores") or d["cores"], d["cores"], " of ")

@@ -184,10 +184,10 @@ class ShareTest:
         return chi2, f_sf(chi2 / self.dof, self.dof, ratio_dof)
 
 
-def share_test(series: list[dict], orbits: float | None = None) -> ShareTest | None:
-    """`ShareTest` of the series at `orbits` (default `common_mark`); None with fewer than two steps
-    or no common snapshot."""
-    orbits = common_mark(series) if orbits is None else orbits
+def share_test(series: list[dict]) -> ShareTest | None:
+    """`ShareTest` of the series at their `common_mark`; None with fewer than two steps or no
+    common snapshot."""
+    orbits = common_mark(series)
     if orbits is None:
         return None
     groups: dict[float, list[tuple[float, int]]] = {}

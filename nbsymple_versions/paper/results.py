@@ -31,7 +31,6 @@ from ..versions import LETTERS
 from .records import TEXT_LIMIT, finite as _finite, one_line as _line
 
 RESULTS_API_VERSION = 2   # asv 0.6 results files
-MACHINE_API_VERSION = 1   # asv 0.6 machine.json
 _NOT_RESULTS = {"machine.json", "benchmarks.json"}
 
 

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, mode_kind, on_its_path,  # noqa: F401
+from ..environment import (LINK_LOOP, blocking, dead_link, failed_write, on_its_path,  # noqa: F401
                            not_a_folder, odd_kind, odd_mode, other_form, umask)   # (read from here too)
 
 # The most bytes a file of each kind may hold; what is larger is no file the tools wrote. A

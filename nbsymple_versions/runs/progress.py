@@ -8,8 +8,7 @@ import os
 import sys
 import time
 
-# set by MPI launchers (MPICH's Hydra, Open MPI, PMIx) in every rank's environment
-_LAUNCHED = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+from ..core.ranks import RANK_VARIABLES
 
 
 def _stderr_of(pid) -> str:
@@ -27,14 +26,15 @@ def _parent(pid) -> int:
         return 0
 
 
-def launcher_on_terminal(stream=None) -> bool:
-    """True where a person watches: `stream` (stderr) is a terminal, or, in a rank an MPI launcher
-    started (`mpiexec`, whose ranks write into pipes it reads), the first process up the line whose
-    stderr is not a pipe, the launcher itself, writes to a terminal (Linux's /proc; False without)."""
-    stream = stream or sys.stderr
+def launcher_on_terminal() -> bool:
+    """True where a person watches: stderr is a terminal, or, in a rank an MPI launcher started
+    (`mpiexec`, whose ranks write into pipes it reads; its rank variables set), the first process
+    up the line whose stderr is not a pipe, the launcher itself, writes to a terminal (Linux's
+    /proc; False without)."""
+    stream = sys.stderr
     if hasattr(stream, "isatty") and stream.isatty():
         return True
-    if not any(k in os.environ for k in _LAUNCHED):
+    if not any(k in os.environ for k in RANK_VARIABLES):
         return False
     pid = os.getpid()
     for _ in range(8):
