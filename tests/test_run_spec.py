@@ -66,6 +66,10 @@ def test_a_checkpointed_run_from_python_is_the_clis_and_resumes_bit_for_bit(tmp_
                                                  "needs --ics FILE"),
     (dict(resume="x.ck", n=64, seed=1), ["--resume", "x.ck", "--n", 64, "--seed", 1],
      "--resume takes the run's settings from its checkpoint, so --n, --seed cannot be given with it"),
+    (dict(resume="x.ck", n=64, options={"kernel": "plain", "backend": "numba"}),     # their flags, not "--kernel"
+     ["--resume", "x.ck", "--n", 64, "--gpu-kernel", "plain", "--gpu-backend", "numba"],
+     "--resume takes the run's settings from its checkpoint, so --gpu-backend, --gpu-kernel, --n cannot be given "
+     "with it"),
 ])
 def test_python_and_the_cli_refuse_alike(tmp_path, monkeypatch, spec, argv, sentence):
     monkeypatch.chdir(tmp_path)

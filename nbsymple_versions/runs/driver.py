@@ -54,7 +54,7 @@ from ..entry import OutputFailed, shell_word, stopped_and_continued
 from ..environment import os_reason
 from ..mpi.comm import launched, release_shared_memory
 from ..simulation import NonFiniteState, Simulation
-from ..versions import VersionUnavailable, get_version, simulated
+from ..versions import VersionUnavailable, get_version, option_flags, simulated
 from .authors_format import FormatError, read_table, state_of
 from .checkpoint import CheckpointError, check_run, load, save, temporary_files
 from .errors import FAULT, RunStop, stop_on_write_fault, user_values, writable
@@ -204,9 +204,10 @@ def _fresh(spec, world):
 def _read_checkpoint(spec):
     """(run parameters, `Simulation.record()`, state) of `--resume FILE`, read by every rank (the
     version, F or not, is in it), or (None, the reason) where it cannot be resumed."""
-    extra = sorted(spec.given - RESUME_OPTIONS)
+    flags = option_flags()          # a version option by its own flag: --gpu-kernel, not --kernel (a hunt)
+    extra = sorted(flags[k][0]["flag"] if k in flags else flag(k) for k in spec.given - RESUME_OPTIONS)
     if extra:
-        names = ", ".join(map(flag, extra))
+        names = ", ".join(extra)
         raise RunStop(f"--resume takes the run's settings from its checkpoint, so {names} cannot be given with it")
     try:
         loaded = load(spec.resume)
