@@ -683,7 +683,8 @@ def test_a_version_of_one_process_under_mpiexec_is_refused_once(tmp_path):
     before = sorted(tmp_path.iterdir())
     p = mpirun(2, "-m", "nbsymple_versions.cli", "run", "--resume", str(tmp_path / "a.ck"), "--steps", "4")
     assert p.returncode == 2 and "version A runs in one process" in p.stderr and p.stdout == "", p.stderr
-    assert sorted(tmp_path.iterdir()) == before
+    assert f"run it without mpiexec: nbsymple run --resume {tmp_path / 'a.ck'} (" in p.stderr, p.stderr   # not F:
+    assert "--version F" not in p.stderr and sorted(tmp_path.iterdir()) == before     # --resume refuses --version
 
 
 @pytest.mark.parametrize("argv", [["check", "--n", "16"], ["info"], ["paper", "--no-science", "--out", "plots"]])

@@ -69,14 +69,16 @@ def launcher_size() -> int:
     return 1
 
 
-def one_process_problem(what: str) -> str | None:
+def one_process_problem(what: str, resume: str | None = None) -> str | None:
     """The sentence refusing `what` (a command, a version), which runs in one process, under a
-    launcher of more than one: each rank would run all of it, writing the same files."""
+    launcher of more than one: each rank would run all of it, writing the same files. `resume`:
+    the command that goes on with the checkpoint being resumed, whose version cannot change to F."""
     if (size := launcher_size()) <= 1:
         return None
+    instead = (f": {resume} (a checkpoint goes on with its own version)" if resume else
+               f" (version F runs the pipeline across ranks: mpiexec -n {size} nbsymple run --version F)")
     return (f"{what} runs in one process: under an MPI launcher of {size} ranks each would run all of it, the "
-            f"same work {size} times over (into the same files); run it without mpiexec (version F runs the "
-            f"pipeline across ranks: mpiexec -n {size} nbsymple run --version F)")
+            f"same work {size} times over (into the same files); run it without mpiexec{instead}")
 
 
 class OneRank:

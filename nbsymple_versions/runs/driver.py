@@ -601,7 +601,7 @@ def run(spec: RunSpec) -> int:
                     _check_record(loaded[1])
                 version = get_version(loaded[1]["version"] if loaded else spec.version)
             one_process = None if unreadable or version.distributed else \
-                one_process_problem(f"version {version.letter}")
+                one_process_problem(f"version {version.letter}", spec.resume and resume_command(spec.resume))
             if one_process is not None:      # (a checkpoint that cannot be read is named below, first)
                 raise RunStop(one_process)
             with user_values():
