@@ -247,10 +247,7 @@ class Simulation:
         arrays assigned since are made C-ordered float64 (a transposed view assigned to x was
         stepped as a copy in sp: the positions stood still). O(N) per call of `step`."""
         s = self.state
-        if self._cut_short is not None:
-            raise ValueError(f"step {self._cut_short} was cut short (a second Ctrl-C, or an error inside it): the "
-                             f"bodies stand partway through it, so the run cannot go on; restore a record or a "
-                             f"checkpoint taken before, or make a new Simulation")
+        self._not_cut_short("the run cannot go on")
         s.check()
         for name, a in zip(("x", "v"), c_ordered(s)):
             writable(a, f"state.{name}")
@@ -262,6 +259,13 @@ class Simulation:
             raise ValueError(f"state.t = {s.t!r} is not this simulation's t0 + steps_done * dt = "
                              f"{self.t0 + self.steps_done * self.dt!r}: another Simulation stepped the state, or t "
                              f"was set; give each Simulation a state of its own (state.copy())")
+
+    def _not_cut_short(self, what: str):
+        """ValueError in one sentence where a step was cut short: the bodies stand partway through it."""
+        if self._cut_short is not None:
+            raise ValueError(f"step {self._cut_short} was cut short (a second Ctrl-C, or an error inside it): the "
+                             f"bodies stand partway through it, so {what}; restore a record or a "
+                             f"checkpoint taken before, or make a new Simulation")
 
     def _check_finite(self):
         """O(N): one sum per array of this rank's slice; only a non-finite sum looks for the
@@ -372,7 +376,9 @@ class Simulation:
 
     def record(self) -> dict:
         """What a checkpoint needs besides the state's arrays: plain JSON values, with the number
-        of bodies and a digest of their masses, by which `restore` knows the cluster again."""
+        of bodies and a digest of their masses, by which `restore` knows the cluster again. Refused
+        (ValueError) after a step cut short: its bodies are partway through a step its count omits."""
+        self._not_cut_short("no record of a whole step can be taken")     # (a hunt: restore went on from there)
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
                 "eps": self.state.eps, "units": self.state.units.as_dict(),
                 "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": dict(self.options),

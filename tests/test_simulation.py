@@ -88,6 +88,25 @@ def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_fu
         sim.step(1)
 
 
+def test_no_record_is_taken_after_a_step_cut_short():
+    """`record()` after a step cut short gave the count of the last whole step while the bodies
+    stood partway through the next (SI6A: between two of its drifts), and `restore` took it: the
+    run went on from there, off the uninterrupted one, with no error."""
+    sim = _stepped(3)
+    forces = sim.forces.accelerations
+
+    def failing(x, acc):
+        raise RuntimeError("a device's error")
+    sim.forces.accelerations = failing
+    with pytest.raises(RuntimeError):
+        sim.step(1)
+    sim.forces.accelerations = forces
+    with pytest.raises(ValueError, match="step 4 was cut short .* no record of a whole step can be taken"):
+        sim.record()
+    with pytest.raises(ValueError, match="step 4 was cut short"):
+        sim.step(1)
+
+
 def test_arrays_assigned_by_on_step_or_of_another_order_are_stepped_on():
     """`on_step` assigning a new `state.x` froze it for the rest of the call while t went on; a
     Fortran-ordered x or v given to `advance` stood still (sp) or raised numba's TypingError (dp)."""
