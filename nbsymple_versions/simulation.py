@@ -208,7 +208,10 @@ class Simulation:
             if asked:
                 raise KeyboardInterrupt
             if on_step is not None:
+                x, v = self.state.x, self.state.v
                 on_step(k)
+                if self.state.x is not x or self.state.v is not v:    # checked between steps, not inside
+                    self._check_state()             # the next (a hunt: x = v marked a step cut short)
             between[0] = False
 
         def held(signum, frame):

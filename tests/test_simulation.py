@@ -107,6 +107,24 @@ def test_no_record_is_taken_after_a_step_cut_short():
         sim.step(1)
 
 
+def test_arrays_on_step_assigns_are_refused_between_steps_not_as_a_step_cut_short():
+    """`on_step` assigning arrays the loop refuses (x and v one array) was refused inside the next
+    step's call, which marked that step cut short though it never began: with the bodies put back,
+    `step` still refused to go on, saying they stood partway through it."""
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    kept = {}
+
+    def merge(k):
+        if k == 2:
+            kept["x"], sim.state.x = sim.state.x, sim.state.v
+    with pytest.raises(ValueError, match="share memory"):
+        sim.step(5, merge)
+    assert sim.steps_done == 2
+    sim.state.x = kept["x"]
+    sim.step(3)
+    assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
+
+
 def test_arrays_assigned_by_on_step_or_of_another_order_are_stepped_on():
     """`on_step` assigning a new `state.x` froze it for the rest of the call while t went on; a
     Fortran-ordered x or v given to `advance` stood still (sp) or raised numba's TypingError (dp)."""
