@@ -183,11 +183,11 @@ class Simulation:
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
         step that leaves a non-finite value, before `on_step` sees it. A Ctrl-C (in the main
-        thread) waits for the end of the step under way and raises KeyboardInterrupt there; one
-        that cuts a step short (a second Ctrl-C, an error) leaves the bodies partway through it,
-        and `step` then refuses to go on (ValueError). Steps beyond `core.work`'s limit (more
-        than the fastest machine ends within it, or the CUDA simulator for a GPU version there)
-        are refused (ValueError)."""
+        thread) waits for the end of the step under way and of its `on_step`, and raises
+        KeyboardInterrupt there; one that cuts a step short (a second Ctrl-C, an error) leaves
+        the bodies partway through it, and `step` then refuses to go on (ValueError). Steps
+        beyond `core.work`'s limit (more than the fastest machine ends within it, or the CUDA
+        simulator for a GPU version there) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))
@@ -205,13 +205,13 @@ class Simulation:
             between[0] = True
             self.steps_done = base + k
             self._check_finite()
-            if asked:
-                raise KeyboardInterrupt
-            if on_step is not None:
-                x, v = self.state.x, self.state.v
+            if on_step is not None:           # step k is whole: its on_step too, before a Ctrl-C lands
+                x, v = self.state.x, self.state.v            # (a hunt: on_step never saw that step)
                 on_step(k)
                 if self.state.x is not x or self.state.v is not v:    # checked between steps, not inside
                     self._check_state()             # the next (a hunt: x = v marked a step cut short)
+            if asked:
+                raise KeyboardInterrupt
             between[0] = False
 
         def held(signum, frame):
