@@ -183,11 +183,11 @@ class Simulation:
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
         call; `steps_done` already counts step k). Raises `NonFiniteState` after the first
         step that leaves a non-finite value, before `on_step` sees it. A Ctrl-C (in the main
-        thread) waits for the end of the step under way and raises KeyboardInterrupt there; one
-        that cuts a step short (a second Ctrl-C, an error) leaves the bodies partway through it,
-        and `step` then refuses to go on (ValueError). Steps beyond `core.work`'s limit (more
-        than the fastest machine ends within it, or the CUDA simulator for a GPU version there)
-        are refused (ValueError)."""
+        thread) waits for the end of the step under way and of its `on_step`, and raises
+        KeyboardInterrupt there; one that cuts a step short (a second Ctrl-C, an error) leaves
+        the bodies partway through it, and `step` then refuses to go on (ValueError). Steps
+        beyond `core.work`'s limit (more than the fastest machine ends within it, or the CUDA
+        simulator for a GPU version there) are refused (ValueError)."""
         steps = whole_number(steps, "steps", 0)
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))
@@ -205,10 +205,13 @@ class Simulation:
             between[0] = True
             self.steps_done = base + k
             self._check_finite()
+            if on_step is not None:           # step k is whole: its on_step too, before a Ctrl-C lands
+                x, v = self.state.x, self.state.v            # (a hunt: on_step never saw that step)
+                on_step(k)
+                if self.state.x is not x or self.state.v is not v:    # checked between steps, not inside
+                    self._check_state()             # the next (a hunt: x = v marked a step cut short)
             if asked:
                 raise KeyboardInterrupt
-            if on_step is not None:
-                on_step(k)
             between[0] = False
 
         def held(signum, frame):
@@ -247,10 +250,7 @@ class Simulation:
         arrays assigned since are made C-ordered float64 (a transposed view assigned to x was
         stepped as a copy in sp: the positions stood still). O(N) per call of `step`."""
         s = self.state
-        if self._cut_short is not None:
-            raise ValueError(f"step {self._cut_short} was cut short (a second Ctrl-C, or an error inside it): the "
-                             f"bodies stand partway through it, so the run cannot go on; restore a record or a "
-                             f"checkpoint taken before, or make a new Simulation")
+        self._not_cut_short("the run cannot go on")
         s.check()
         for name, a in zip(("x", "v"), c_ordered(s)):
             writable(a, f"state.{name}")
@@ -262,6 +262,13 @@ class Simulation:
             raise ValueError(f"state.t = {s.t!r} is not this simulation's t0 + steps_done * dt = "
                              f"{self.t0 + self.steps_done * self.dt!r}: another Simulation stepped the state, or t "
                              f"was set; give each Simulation a state of its own (state.copy())")
+
+    def _not_cut_short(self, what: str):
+        """ValueError in one sentence where a step was cut short: the bodies stand partway through it."""
+        if self._cut_short is not None:
+            raise ValueError(f"step {self._cut_short} was cut short (a second Ctrl-C, or an error inside it): the "
+                             f"bodies stand partway through it, so {what}; restore a record or a "
+                             f"checkpoint taken before, or make a new Simulation")
 
     def _check_finite(self):
         """O(N): one sum per array of this rank's slice; only a non-finite sum looks for the
@@ -372,7 +379,9 @@ class Simulation:
 
     def record(self) -> dict:
         """What a checkpoint needs besides the state's arrays: plain JSON values, with the number
-        of bodies and a digest of their masses, by which `restore` knows the cluster again."""
+        of bodies and a digest of their masses, by which `restore` knows the cluster again. Refused
+        (ValueError) after a step cut short: its bodies are partway through a step its count omits."""
+        self._not_cut_short("no record of a whole step can be taken")     # (a hunt: restore went on from there)
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
                 "eps": self.state.eps, "units": self.state.units.as_dict(),
                 "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": dict(self.options),

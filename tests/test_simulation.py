@@ -88,6 +88,68 @@ def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_fu
         sim.step(1)
 
 
+def test_a_ctrl_c_lands_after_the_on_step_of_the_step_it_waited_for():
+    """A Ctrl-C inside step 4 ended it and raised before its `on_step(4)`: stepping on, `on_step`
+    saw steps 1, 2, 3, 5, 6, ... and never the fourth, which the bodies had made."""
+    import os
+    import signal
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    calls, forces, seen = [0], sim.forces.accelerations, []
+
+    def interrupted(x, acc):
+        calls[0] += 1
+        if calls[0] == 24:                 # inside the fourth step (si6a: 7 force evaluations a step)
+            os.kill(os.getpid(), signal.SIGINT)
+        forces(x, acc)
+    sim.forces.accelerations = interrupted
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10, lambda k: seen.append(sim.steps_done))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    sim.forces.accelerations = forces
+    sim.step(2, lambda k: seen.append(sim.steps_done))
+    assert seen == [1, 2, 3, 4, 5, 6] and sim.steps_done == 6
+
+
+def test_no_record_is_taken_after_a_step_cut_short():
+    """`record()` after a step cut short gave the count of the last whole step while the bodies
+    stood partway through the next (SI6A: between two of its drifts), and `restore` took it: the
+    run went on from there, off the uninterrupted one, with no error."""
+    sim = _stepped(3)
+    forces = sim.forces.accelerations
+
+    def failing(x, acc):
+        raise RuntimeError("a device's error")
+    sim.forces.accelerations = failing
+    with pytest.raises(RuntimeError):
+        sim.step(1)
+    sim.forces.accelerations = forces
+    with pytest.raises(ValueError, match="step 4 was cut short .* no record of a whole step can be taken"):
+        sim.record()
+    with pytest.raises(ValueError, match="step 4 was cut short"):
+        sim.step(1)
+
+
+def test_arrays_on_step_assigns_are_refused_between_steps_not_as_a_step_cut_short():
+    """`on_step` assigning arrays the loop refuses (x and v one array) was refused inside the next
+    step's call, which marked that step cut short though it never began: with the bodies put back,
+    `step` still refused to go on, saying they stood partway through it."""
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    kept = {}
+
+    def merge(k):
+        if k == 2:
+            kept["x"], sim.state.x = sim.state.x, sim.state.v
+    with pytest.raises(ValueError, match="share memory"):
+        sim.step(5, merge)
+    assert sim.steps_done == 2
+    sim.state.x = kept["x"]
+    sim.step(3)
+    assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
+
+
 def test_arrays_assigned_by_on_step_or_of_another_order_are_stepped_on():
     """`on_step` assigning a new `state.x` froze it for the rest of the call while t went on; a
     Fortran-ordered x or v given to `advance` stood still (sp) or raised numba's TypingError (dp)."""
