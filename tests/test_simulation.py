@@ -52,28 +52,35 @@ def _stepped(steps, **kwargs):
     return sim
 
 
-def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_further():
-    """A Ctrl-C in a notebook inside `step` left the bodies partway through a step, and the next
-    `step` carried on from there (0.037 r_cl off after 5 steps). It now lands at the end of the
-    step under way; a step cut short (an error inside it) is refused to go on."""
+def _ctrl_c_inside_step_four(sim, on_step=None):
+    """`sim.step(10, on_step)` (SI6A: 7 force evaluations a step) with a SIGINT sent from inside
+    the fourth step's fourth evaluation; KeyboardInterrupt expected. The forces are `sim`'s again after."""
     import os
     import signal
-    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
     calls, forces = [0], sim.forces.accelerations
 
     def interrupted(x, acc):
         calls[0] += 1
-        if calls[0] == 24:                 # inside the fourth step (si6a: 7 force evaluations a step)
+        if calls[0] == 24:
             os.kill(os.getpid(), signal.SIGINT)
         forces(x, acc)
     sim.forces.accelerations = interrupted
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            sim.step(10)
+            sim.step(10, on_step)
     finally:
         signal.signal(signal.SIGINT, previous)
-    sim.forces.accelerations = forces
+        sim.forces.accelerations = forces
+
+
+def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_further():
+    """A Ctrl-C in a notebook inside `step` left the bodies partway through a step, and the next
+    `step` carried on from there (0.037 r_cl off after 5 steps). It now lands at the end of the
+    step under way; a step cut short (an error inside it) is refused to go on."""
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    forces = sim.forces.accelerations
+    _ctrl_c_inside_step_four(sim)
     assert sim.steps_done == 4 and np.array_equal(sim.state.x, _stepped(4).state.x)
     sim.step(1)
     assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
@@ -91,24 +98,8 @@ def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_fu
 def test_a_ctrl_c_lands_after_the_on_step_of_the_step_it_waited_for():
     """A Ctrl-C inside step 4 ended it and raised before its `on_step(4)`: stepping on, `on_step`
     saw steps 1, 2, 3, 5, 6, ... and never the fourth, which the bodies had made."""
-    import os
-    import signal
-    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
-    calls, forces, seen = [0], sim.forces.accelerations, []
-
-    def interrupted(x, acc):
-        calls[0] += 1
-        if calls[0] == 24:                 # inside the fourth step (si6a: 7 force evaluations a step)
-            os.kill(os.getpid(), signal.SIGINT)
-        forces(x, acc)
-    sim.forces.accelerations = interrupted
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sim.step(10, lambda k: seen.append(sim.steps_done))
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    sim.forces.accelerations = forces
+    sim, seen = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3), []
+    _ctrl_c_inside_step_four(sim, lambda k: seen.append(sim.steps_done))
     sim.step(2, lambda k: seen.append(sim.steps_done))
     assert seen == [1, 2, 3, 4, 5, 6] and sim.steps_done == 6
 
