@@ -74,23 +74,31 @@ def _ctrl_c_inside_step_four(sim, on_step=None):
         sim.forces.accelerations = forces
 
 
+def _cut_short_by_an_error(sim):
+    """`sim.step(1)` whose first force evaluation raises (a device's error): the step is cut short.
+    The forces are `sim`'s again after."""
+    forces = sim.forces.accelerations
+
+    def failing(x, acc):
+        raise RuntimeError("a device's error")
+    sim.forces.accelerations = failing
+    try:
+        with pytest.raises(RuntimeError):
+            sim.step(1)
+    finally:
+        sim.forces.accelerations = forces
+
+
 def test_a_ctrl_c_inside_a_step_stops_at_its_end_and_a_step_cut_short_goes_no_further():
     """A Ctrl-C in a notebook inside `step` left the bodies partway through a step, and the next
     `step` carried on from there (0.037 r_cl off after 5 steps). It now lands at the end of the
     step under way; a step cut short (an error inside it) is refused to go on."""
     sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
-    forces = sim.forces.accelerations
     _ctrl_c_inside_step_four(sim)
     assert sim.steps_done == 4 and np.array_equal(sim.state.x, _stepped(4).state.x)
     sim.step(1)
     assert np.array_equal(sim.state.x, _stepped(5).state.x) and np.array_equal(sim.state.v, _stepped(5).state.v)
-
-    def failing(x, acc):
-        raise RuntimeError("a device's error")
-    sim.forces.accelerations = failing
-    with pytest.raises(RuntimeError):
-        sim.step(1)
-    sim.forces.accelerations = forces
+    _cut_short_by_an_error(sim)
     with pytest.raises(ValueError, match="step 6 was cut short"):
         sim.step(1)
 
@@ -109,14 +117,7 @@ def test_no_record_is_taken_after_a_step_cut_short():
     stood partway through the next (SI6A: between two of its drifts), and `restore` took it: the
     run went on from there, off the uninterrupted one, with no error."""
     sim = _stepped(3)
-    forces = sim.forces.accelerations
-
-    def failing(x, acc):
-        raise RuntimeError("a device's error")
-    sim.forces.accelerations = failing
-    with pytest.raises(RuntimeError):
-        sim.step(1)
-    sim.forces.accelerations = forces
+    _cut_short_by_an_error(sim)
     with pytest.raises(ValueError, match="step 4 was cut short .* no record of a whole step can be taken"):
         sim.record()
     with pytest.raises(ValueError, match="step 4 was cut short"):
