@@ -466,7 +466,8 @@ def test_rows_no_run_recorded_are_set_aside_not_taken_under_this_runs_provenance
     """A file under asv's own name before the run (a plain `asv run --set-commit-hash` of this
     interpreter, or a run killed before it saved) holds rows that no provenance names: asv merged
     the new run into it and the commit's results took them all under the new run's provenance (a
-    hunt). It is moved aside, named, and the results hold only what was recorded."""
+    hunt). It is moved aside, named, and the results hold only what was recorded; a second such
+    file goes beside the first, which stays (it replaced it: a hunt's leftover)."""
     from asv.results import get_filename
     commit = "0123456789abcdef0123456789abcdef01234567"
     asv_file = tmp_path / get_filename("m", commit, tracking._asv_env_name())
@@ -487,6 +488,12 @@ def test_rows_no_run_recorded_are_set_aside_not_taken_under_this_runs_provenance
     aside = asv_file.with_name(asv_file.name + tracking.UNRECORDED)
     assert aside.read_text() == plain and not asv_file.exists()
     assert f"moved aside to {aside.name}, not taken into {fixed.name}" in capsys.readouterr().err
+    asv_file.write_text(plain.replace("9", "8"))        # another, later: beside the first, which stays
+    with tracking.fixed_environment(tmp_path, "m", commit, {"run": 3}):
+        pass
+    second = aside.with_name(aside.name + ".2")
+    assert aside.read_text() == plain and second.read_text() == plain.replace("9", "8")
+    assert f"moved aside to {second.name}" in capsys.readouterr().err
 
 
 def test_a_kill_or_a_full_disk_while_asv_runs_or_saves_leaves_the_results_as_they_were(tmp_path, monkeypatch,

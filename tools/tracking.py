@@ -301,6 +301,13 @@ def _asv_env_name() -> str:
 UNRECORDED = ".unrecorded"     # a suffix asv does not read (it reads *.json): rows no run of the suite recorded
 
 
+def _free_name(path: Path) -> Path:
+    """`path`, or where a file holds it `path.2`, `path.3`, ...: the first free name (a second
+    file moved aside replaced the first: a hunt's leftover)."""
+    names = (path.with_name(f"{path.name}.{k}") if k > 1 else path for k in itertools.count(1))
+    return next(p for p in names if not (p.exists() or p.is_symlink()))
+
+
 @contextmanager
 def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: dict | None = None):
     """Around `asv run --python=same --set-commit-hash COMMIT`: asv reads and writes the
@@ -311,13 +318,13 @@ def fixed_environment(results_dir: Path, machine: str, commit: str, provenance: 
     nothing (a usage mistake, `--dry-run`, a stop before the first benchmark) the copy is removed
     and the file left as it was: no run is recorded that measured nothing. A file already under
     asv's name holds rows no run recorded (a plain `asv run --set-commit-hash`, a run killed before
-    it saved): it is moved aside to `UNRECORDED` beside it and said so, never merged into the
-    commit's results under this run's provenance (a hunt)."""
+    it saved): it is moved aside to `UNRECORDED` beside it (`.unrecorded.2`, ... where that is
+    taken) and said so, never merged into the commit's results under this run's provenance (a hunt)."""
     from asv.results import get_filename
     fixed = results_dir / get_filename(machine, commit, fixed_env_name())
     asv_path = results_dir / get_filename(machine, commit, _asv_env_name())
     if asv_path.exists() or asv_path.is_symlink():
-        aside = asv_path.with_name(asv_path.name + UNRECORDED)
+        aside = _free_name(asv_path.with_name(asv_path.name + UNRECORDED))
         os.replace(asv_path, aside)
         log(f"asv: {asv_path} held rows no run of this suite recorded (a plain asv run --set-commit-hash, or a "
             f"run killed before it saved); moved aside to {aside.name}, not taken into {fixed.name}")
