@@ -225,9 +225,6 @@ class Simulation:
         try:
             between[0] = False
             advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
-            if asked:                    # during the last step
-                between[0] = True
-                raise KeyboardInterrupt
         except BaseException:
             if not between[0]:
                 self._cut_short = self.steps_done + 1
@@ -236,6 +233,8 @@ class Simulation:
             self._stepping = False
             if hold:
                 signal.signal(signal.SIGINT, previous)
+        if asked:          # during the last step, or after it until `previous` was back (a hunt: it was lost there)
+            raise KeyboardInterrupt
 
     def _cluster(self) -> tuple:
         """What the force pipeline was built for, beside the bodies' positions: N, the masses'

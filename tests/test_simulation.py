@@ -112,6 +112,31 @@ def test_a_ctrl_c_lands_after_the_on_step_of_the_step_it_waited_for():
     assert seen == [1, 2, 3, 4, 5, 6] and sim.steps_done == 6
 
 
+def test_a_ctrl_c_after_the_last_step_before_its_handler_is_put_back_is_not_lost(monkeypatch):
+    """A SIGINT that arrived after `step`'s last step, before the handler it had replaced was put
+    back, was taken by the handler that holds Ctrl-C to the end of a step, and lost: `step`
+    returned as if none came. It is raised, the steps whole."""
+    import signal
+    put_back = signal.signal
+
+    def arriving_first(signum, handler):            # the signal lands just before the handler goes back
+        if signum == signal.SIGINT and handler is signal.default_int_handler:
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        return put_back(signum, handler)
+    sim = Simulation(make_cluster(64, seed=3), "A", "si6a", "dp", 1e-3)
+    previous = put_back(signal.SIGINT, signal.default_int_handler)     # Python's own, as in a notebook
+    monkeypatch.setattr(signal, "signal", arriving_first)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(3)
+    finally:
+        monkeypatch.undo()
+        put_back(signal.SIGINT, previous)
+    assert sim.steps_done == 3 and np.array_equal(sim.state.x, _stepped(3).state.x)
+    sim.step(1)
+    assert np.array_equal(sim.state.x, _stepped(4).state.x)
+
+
 def test_no_record_is_taken_after_a_step_cut_short():
     """`record()` after a step cut short gave the count of the last whole step while the bodies
     stood partway through the next (SI6A: between two of its drifts), and `restore` took it: the
