@@ -269,7 +269,7 @@ def test_run_reports_both_energy_errors(capsys):
     assert 3e4 < ratio < 6e4, ratio
     assert cli.main(["run", "--n", "32", "--steps", "2", "--seed", "1"]) == 0
     text = capsys.readouterr().out
-    assert "internal energy error" in text and "the paper's definition" in text and "K_int + W" in text
+    assert "internal energy error" in text and "the paper's definition" in text and "|K_int0 + W0|" in text
 
 
 def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):

@@ -113,7 +113,7 @@ def test_a_lone_body_written_in_the_authors_layout_is_read_back_and_run_on_its_g
     lines = out.splitlines()
     i = next(k for k, line in enumerate(lines) if line.startswith("internal energy error"))
     assert rc == 0 and lines[i].endswith("undefined (K_int0 + W0 = 0)"), out      # its label below it
-    assert lines[i + 1].strip().startswith("|E - E0| / |K_int + W|") and len(lines[i + 1]) <= 120, out
+    assert lines[i + 1].strip().startswith("|E - E0| / |K_int0 + W0|") and len(lines[i + 1]) <= 120, out
 
 
 def test_binary_missing_and_folder_are_refused(tmp_path):

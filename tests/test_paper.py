@@ -237,7 +237,7 @@ def test_main_writes_every_table_and_figure(tmp_path, science_runs, capsys):
     assert (f"{value:.2e}" if value else "0 (below E's float64 resolution)") in conservation
     assert "1.4e-14 to 8.8e-14" in conservation and "exact to rounding" not in conservation
     # both energy figures, each said what it measures; the fixture predates the internal one
-    assert "the definition the paper's code uses" in conservation and "|K_int + W|" in conservation
+    assert "the definition the paper's code uses" in conservation and "|K_int0 + W0|" in conservation
     assert conservation.count("not measured in these results") == 7        # six rows and the sentence
     # like for like: each of the authors' builds named with the row of ours it corresponds to
     for build, ours in (("| L |", "| leapfrog sp |"), ('| S, their "double precision" |', "| SI6A dp |"),
@@ -485,7 +485,7 @@ def test_conservation_shows_the_internal_energy_error_where_measured(tmp_path):
     internal = values[keys.index(("si6a", "dp"))] * 4.3e4 + 3e-14
     assert f"its internal-energy error after 1000 steps is {internal:.2e}" in text
     assert "orders of magnitude better than sp" in text
-    assert "|K_int + W|" in (out / "REPORT.md").read_text()
+    assert "|K_int0 + W0|" in (out / "REPORT.md").read_text()
 
 
 @pytest.mark.parametrize("which", ["machine.json", "benchmarks.json"])

@@ -96,7 +96,7 @@ def table(summary: dict) -> str:
               f"the paper's code uses; E0 = {summary['e0']:.5g} is almost all the cluster's orbital energy, so "
               f"this figure cannot see changes below ~1e-11 of the cluster's own energy.",
               f"- Energy error, internal: the same change |E - E0| in units of the cluster's initial internal "
-              f"energy |K_int + W| = {abs(summary['internal0']):.4g} (K_int in the centre-of-mass frame), computed "
+              f"energy |K_int0 + W0| = {abs(summary['internal0']):.4g} (K_int in the centre-of-mass frame), computed "
               f"so that float64 rounding of the orbital part does not swamp it: what the integration costs "
               f"the cluster itself; above {INTERNAL_LIMIT:g} the run is marked not converged.",
               *_verdict(summary),

@@ -137,7 +137,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
         fig.suptitle(f"Tidal tails of a cluster on a circular orbit at {r_orb:g} kpc (cf. paper Figs. 6-8)\n"
                      f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T = {units.to_myr(p['dt']) * 1e3:.1f} kyr, "
                      f"{p['scheme']}, version {p['version']} {p['precision']}; orbital period {period_myr:.0f} Myr\n"
-                     f"energy error at the end: internal |E-E0|/|K_int+W| = {_e(internal)} ({verdict}); "
+                     f"energy error at the end: internal |E-E0|/|K_int0+W0| = {_e(internal)} ({verdict}); "
                      f"total |dE/E| = {_e(e_last)}", fontsize=8.5)
         mark_not_converged(fig, worst)
         path = save(fig, path, source_line(run))

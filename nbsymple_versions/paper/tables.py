@@ -88,8 +88,8 @@ MEASURES = [
     "paper below. |E0| is almost all the cluster's orbital energy in the Galaxy (about 4e4 times its internal "
     "energy at 8.5 kpc), so one float64 rounding of E is ~1e-11 of the cluster's own energy: smaller errors do "
     "not show, and a 0 means the change is below E's float64 resolution, not that the step is exact.",
-    "- **internal**: the same change |E - E0| in units of the cluster's internal energy |K_int + W| (K_int in "
-    "the centre-of-mass frame), computed so that float64 rounding of the orbital part does not swamp it "
+    "- **internal**: the same change |E - E0| in units of the cluster's initial internal energy |K_int0 + W0| "
+    "(K_int in the centre-of-mass frame), computed so that float64 rounding of the orbital part does not swamp it "
     "(`accuracy.Conservation.track_internal_energy_error`): what the integration costs the cluster itself.",
 ]
 

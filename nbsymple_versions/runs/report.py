@@ -81,7 +81,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
     if at_resolution(errors["energy_error"]):
         print(f"{'':24}(within two float64 roundings of E: the internal error below measures the change)")
     internal = f"internal energy error   {shown['internal_energy_error']}"
-    label = "|E - E0| / |K_int + W|, the same change in units of the cluster's own energy"
+    label = "|E - E0| / |K_int0 + W0|, the same change in units of the cluster's own energy at t0"
     # undefined for a lone body (K_int0 + W0 = 0): its label then goes below, within 120 characters
     print(f"{internal}   {label}" if len(internal) + 3 + len(label) <= 120 else f"{internal}\n{'':24}{label}")
     print(f"angular momentum error  {shown['angular_momentum_error']}")
