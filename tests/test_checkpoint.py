@@ -76,6 +76,24 @@ def test_resume_after_a_crash_ends_bit_for_bit(tmp_path, capsys, monkeypatch, ve
         np.testing.assert_array_equal(sa.v, sb.v)
 
 
+def test_a_resumed_run_checkpoints_at_the_steps_an_uninterrupted_one_does(tmp_path, capsys, monkeypatch):
+    """--checkpoint-every 4 checkpoints at steps 4, 8, 12 in every session: a run resumed at step 6 and
+    killed in step 10 goes on from 8, as a run never stopped would (a mutation hunt: counted from the
+    resume, 10 and 14, the checkpoint of 8 was never written, and that passed every test)."""
+    ck = tmp_path / "run.ck"
+    rc, _, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--checkpoint", ck)
+    assert rc == 0 and load(ck)[1]["steps_done"] == 6, err
+    check = Simulation._check_finite
+
+    def dies_at_step_10(self):
+        check(self)
+        if self.steps_done == 10:
+            raise KeyboardInterrupt          # as a kill: no last checkpoint
+    monkeypatch.setattr(Simulation, "_check_finite", dies_at_step_10)
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", 12, "--checkpoint-every", 4)
+    assert rc == 130 and load(ck)[1]["steps_done"] == 8, err
+
+
 def test_time_is_never_a_running_sum():
     """t after k steps is t0 + k dt however the steps are split."""
     a = Simulation(make_cluster(8, seed=1), "A", dt=0.1, diagnostics=False)
