@@ -3,6 +3,7 @@ signals, refusal of damaged files, and a non-finite value stopping the run at it
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,24 @@ def test_resume_after_a_crash_ends_bit_for_bit(tmp_path, capsys, monkeypatch, ve
         assert ka == kb and sa.t == sb.t
         np.testing.assert_array_equal(sa.x, sb.x)
         np.testing.assert_array_equal(sa.v, sb.v)
+
+
+def test_a_resumed_run_checkpoints_at_the_steps_an_uninterrupted_one_does(tmp_path, capsys, monkeypatch):
+    """--checkpoint-every 4 checkpoints at steps 4, 8, 12 in every session: a run resumed at step 6 and
+    killed in step 10 goes on from 8, as a run never stopped would (a mutation hunt: counted from the
+    resume, 10 and 14, the checkpoint of 8 was never written, and that passed every test)."""
+    ck = tmp_path / "run.ck"
+    rc, _, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 6, "--checkpoint", ck)
+    assert rc == 0 and load(ck)[1]["steps_done"] == 6, err
+    check = Simulation._check_finite
+
+    def dies_at_step_10(self):
+        check(self)
+        if self.steps_done == 10:
+            raise KeyboardInterrupt          # as a kill: no last checkpoint
+    monkeypatch.setattr(Simulation, "_check_finite", dies_at_step_10)
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", 12, "--checkpoint-every", 4)
+    assert rc == 130 and load(ck)[1]["steps_done"] == 8, err
 
 
 def test_time_is_never_a_running_sum():
@@ -205,6 +224,43 @@ def test_a_signal_stops_a_checkpointed_run_after_its_step_unless_the_run_was_sta
         assert rc == 128 + signum and load(ck)[1]["steps_done"] == 6, err
         assert err == f"nbsymple run: stopped by {name} after step 6 of 9; checkpoint written to {ck}; " \
                       f"continue with: nbsymple run --resume {ck}\n", err
+
+
+def test_a_second_signal_stops_a_checkpointed_run_at_once_keeping_its_last_checkpoint(tmp_path, capsys, monkeypatch):
+    """The first SIGTERM waits for the end of the step under way; a second, before the run stops (here
+    both in step 6's snapshot), stops it at once, without the checkpoint of that step: the one of step 4
+    is kept and named (a mutation hunt: a second signal that waited like the first passed every test)."""
+    from nbsymple_versions.runs import driver
+    write = driver.write_snapshot
+
+    def write_then_signal_twice(folder, state, step, *a):
+        path = write(folder, state, step, *a)
+        if step == 6:
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+        return path
+    monkeypatch.setattr(driver, "write_snapshot", write_then_signal_twice)
+    ck = tmp_path / "run.ck"
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9, "--every", 3, "--snapshots",
+                            tmp_path / "snaps", "--checkpoint", ck, "--checkpoint-every", 4)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert rc == 128 + signal.SIGTERM and load(ck)[1]["steps_done"] == 4, err
+    assert err.startswith("nbsymple run: stopped by SIGTERM during step ") and f"{ck} (step 4), is kept" in err, err
+
+
+def test_a_resumed_runs_progress_counts_the_steps_left(tmp_path, capsys):
+    """`--progress` of a run resumed at step 4 of 10: 6 steps to go, counted 1 to 6 and ending at 100 %
+    (a mutation hunt: counted from step 0, it said 10/6 (167 %), and passed every test)."""
+    ck = tmp_path / "run.ck"
+    rc, _, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 4, "--checkpoint", ck)
+    assert rc == 0, err
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", 10, "--progress")
+    counts = [tuple(map(int, m)) for m in re.findall(r"step (\d+)/(\d+) \(", err)]
+    assert rc == 0 and counts and all(done <= total == 6 for done, total in counts), err
+    assert counts[-1] == (6, 6) and "(100 %)" in err, err
 
 
 def test_a_run_that_was_stopped_and_continued_says_its_times_include_the_stop(tmp_path, capsys, monkeypatch):
@@ -387,15 +443,22 @@ def test_the_simulation_names_the_step_and_the_bodies():
 
 def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(small_checkpoint, tmp_path):
     """Format 0 (no format this suite wrote), E0's mass below the masses' sum (not only above
-    it), velocities of another shape than the positions, and a negative task time: each is
-    refused by `load`, under a matching checksum (a mutation hunt: a one-sided mass check, format
-    0 read as 1 and a negative clock passed every test)."""
+    it) or above it by 1e-6, velocities of another shape than the positions, a negative task time
+    and more steps done than the run's: each is refused by `load`, under a matching checksum (a
+    mutation hunt: a one-sided mass check, format 0 read as 1 and a negative clock passed every
+    test; a later one: a mass check of 1e-3 and no check of the steps)."""
     from test_hostile import seal, split_checkpoint
     version, header, arrays = split_checkpoint(small_checkpoint.read_bytes())
     state = load(small_checkpoint)[2]
 
     def lighter(h):
         h["simulation"]["energy_parts0"]["mass"] *= 0.5
+
+    def a_body_heavier(h):           # one body of a thousand 0.1 % heavier: E0 of another cluster
+        h["simulation"]["energy_parts0"]["mass"] *= 1 + 1e-6
+
+    def ahead(h):                    # more steps done than the run has
+        h["run"]["steps"] = h["simulation"]["steps_done"] - 1
 
     def negative(h):
         h["simulation"]["clock"]["seconds"]["pairwise"] = -1.0
@@ -404,6 +467,7 @@ def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(
         h["arrays"] = [["x", list(state.x.shape)], ["v", [3, 1]], ["m", list(state.m.shape)]]
     short = b"".join(np.ascontiguousarray(a, "<f8").tobytes() for a in (state.x, state.v[:, :1], state.m))
     for case, fmt, change, body in (("format-0", 0, None, arrays), ("lighter", version, lighter, arrays),
+                                    ("heavier", version, a_body_heavier, arrays), ("ahead", version, ahead, arrays),
                                     ("negative", version, negative, arrays), ("short-v", version, short_v, short)):
         h = json.loads(json.dumps(header))
         if change is not None:

@@ -1,6 +1,7 @@
 """The `nbsymple` command: JSON output, snapshots, and one clear sentence for every user mistake."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -267,9 +268,14 @@ def test_run_reports_both_energy_errors(capsys):
     out = json.loads(capsys.readouterr().out)
     ratio = out["internal_energy_error"] / out["energy_error"]
     assert 3e4 < ratio < 6e4, ratio
-    assert cli.main(["run", "--n", "32", "--steps", "2", "--seed", "1"]) == 0
+    assert cli.main(["run", "--n", "32", "--steps", "20", "--seed", "1", "--precision", "sp"]) == 0
     text = capsys.readouterr().out
     assert "internal energy error" in text and "the paper's definition" in text and "|K_int0 + W0|" in text
+    # each figure of the text is the JSON's, on its own line (a mutation hunt: the two swapped passed)
+    shown = dict(re.findall(r"^((?:internal )?energy error) +(\S+)", text, re.M))
+    assert {k: float(v) for k, v in shown.items()} == {
+        "energy error": pytest.approx(out["energy_error"], rel=1e-3),
+        "internal energy error": pytest.approx(out["internal_energy_error"], rel=1e-3)}, text
 
 
 def test_a_total_energy_error_at_es_rounding_is_said_so(capsys):

@@ -386,6 +386,7 @@ def test_snapshots_without_their_sidecar_and_a_finished_run_resumed_further(tmp_
     assert rc == 0 and json.loads((folder / "nbsymple-run.json").read_text())["finished"] is True, err
     (folder / ".snapshots.4242.x1.json.tmp").write_text("{")
     (folder / ".nbsymple-run.json.4242.x2.tmp").write_text("{")
+    (folder / ".snap_00000006.txt.tmp").write_text("1 2")            # a snapshot cut short (a mutation hunt)
     (tmp_path / "kept.json").write_bytes((folder / "snapshots.json").read_bytes())
     (folder / "snapshots.json").unlink()
     rc, _, err = call(["run", "--resume", ck, "--steps", 6])

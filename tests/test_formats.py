@@ -72,6 +72,7 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
     ("1 2 3 4 5 6 1_0\n", "line 2: '1_0' is not a number"),     # Python's float() read 10, the authors' reader 1
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
+    ("1 2 3 4 5 6 0\n", "line 2: the mass 0 is not positive"),        # (a mutation hunt: a mass of 0 was taken)
     # a hunt: float() reads these as 0, a mass then "not positive", a position moved to 0 in silence
     ("1 2 3 4 5 6 1e-400\n", "line 2: 1e-400 is too small for a float64, which reads it as 0"),
     ("-2.5E-999 2 3 4 5 6 7\n", "line 2: -2.5E-999 is too small for a float64"),
@@ -124,6 +125,10 @@ def test_binary_missing_and_folder_are_refused(tmp_path):
     (tmp_path / "cr.txt").write_bytes(AUTHORS_LINE.replace("\n", "\r").encode() * 2 + b"\xe9")
     with pytest.raises(FormatError, match="line 3: not plain ASCII"):
         read_nbsymple(tmp_path / "cr.txt")
+    # and "\r\n" (a Windows editor's) ends one line, not two (a mutation hunt: "line 5" passed)
+    (tmp_path / "crlf.txt").write_bytes(AUTHORS_LINE.replace("\n", "\r\n").encode() * 2 + b"\xe9")
+    with pytest.raises(FormatError, match="line 3: not plain ASCII"):
+        read_nbsymple(tmp_path / "crlf.txt")
     with pytest.raises(FormatError, match="does not exist"):
         read_nbsymple(tmp_path / "none.txt")
     with pytest.raises(FormatError, match="is a folder"):

@@ -300,6 +300,43 @@ def test_the_verdict_sorts_slower_and_faster_and_the_load_says_busy():
     assert [gate.is_busy({"median": m, "cores": 2}) for m in (1.0, 2.0, 3.0)] == [False, False, True]
 
 
+def test_the_table_marks_each_row_by_the_verdict_with_the_ratio_head_over_base(capsys):
+    """`gate.table`: "+" a regression, "-" an improvement, the ratio HEAD / BASE (3.00 slower, 0.33 faster),
+    each row's factor (a mutation hunt: the marks swapped, or the ratio inverted, passed every test)."""
+    from tools import gate
+    base = {"slow": (1.0, None), "fast": (3.0, None), "same": (1.0, None)}
+    head = {"slow": (3.0, None), "fast": (1.0, None), "same": (1.1, None)}
+    _, regressed, failed, improved = gate.verdict(base, head, lambda name: 1.5)
+    gate.table(base, head, regressed, failed, improved, lambda name: 1.5)
+    rows = {line.split()[-1]: (line[:2].strip(), line[2:].split()) for line in capsys.readouterr().out.splitlines()[1:]}
+    assert {name: mark for name, (mark, _) in rows.items()} == {"slow": "+", "fast": "-", "same": ""}, rows
+    for name, (_, cells) in rows.items():
+        assert float(cells[2]) == pytest.approx(head[name][0] / base[name][0], abs=0.005) and float(cells[3]) == 1.5
+
+
+def test_a_slowdown_only_a_busy_machines_factor_lets_pass_is_inconclusive():
+    """2x slower passes the busy factor (3.0) but not the quiet one (1.5): on a busy machine the timing tier
+    names it (`hidden_by_load`: status 3, "inconclusive"), not a pass; quiet, or with --factor given, the
+    verdict stands (a mutation hunt: the check made with the busy factor, which can never fire, passed)."""
+    from tools import gate
+    base, head = {"x": (1.0, None)}, {"x": (2.0, None)}
+    assert gate.verdict(base, head, lambda name: gate.factor_for(name, True))[1] == []
+    assert gate.verdict(base, head, lambda name: gate.factor_for(name, False))[1] == ["x"]
+    assert gate.hidden_by_load(base, head, busy=True, factor=None) == ["x"]
+    assert gate.hidden_by_load(base, head, busy=False, factor=None) == []
+    assert gate.hidden_by_load(base, head, busy=True, factor=2.5) == []
+
+
+def test_the_load_of_a_run_is_the_median_of_its_samples():
+    """`tracking.LoadSampler.summary`, which decides busy (`gate.is_busy`): one spike among quiet samples
+    moves the median, not the verdict (a mutation hunt: the mean, 3.37 here, passed every test)."""
+    from tools import tracking
+    sampler = tracking.LoadSampler()
+    sampler.samples = [0.5, 9.0, 0.6]
+    summary = sampler.summary()
+    assert (summary["min"], summary["median"], summary["max"], summary["samples"]) == (0.5, 0.6, 9.0, 3), summary
+
+
 COUNTS_THEN_MORE = """
 import sys
 from tools import code_counts

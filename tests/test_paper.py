@@ -628,6 +628,8 @@ def test_a_figure_footer_says_the_load_its_timings_were_taken_under():
     assert load_phrase(res(quiet)) == "quiet (1-min load up to 1.2 on 2 cores)" and load_problem(res(quiet)) is None
     assert load_phrase(res(quiet, busy)).startswith("TAKEN UNDER LOAD (1-min load up to 4.5 on 2 cores)")
     assert load_problem(res(quiet, busy)).startswith("Taken under load: the 1-minute load average reached 4.5")
+    at = {"max": 2.0, "median": 1.5, "cores": 2}        # as many as the cores: above them is busy (a mutation hunt)
+    assert load_problem(res(at)) is None and load_phrase(res(at)).startswith("quiet")
     assert load_phrase(res()) == "machine load not recorded"
     res_fixture = load_results(FIXTURE)
     assert source_line(res_fixture).endswith(load_phrase(res_fixture))

@@ -162,3 +162,14 @@ def test_the_conservation_table_says_the_n_and_seed_its_errors_come_from(tmp_pat
                        tmp_path / "conservation.md", "test")
     text = (tmp_path / "conservation.md").read_text()
     assert "with N = 1024, seed 1, version B on one thread" in text and "1000 steps of dt = 5e-4 T" in text
+
+
+def test_a_figure_outside_the_papers_range_is_said_to_lie_below_or_above_it():
+    """conservation.md's comparison of SI6A dp's per-step error with the paper's 1.4e-14 to 8.8e-14 (a
+    mutation hunt: below and above swapped passed every test)."""
+    from nbsymple_versions.paper.data import PAPER_SI6A_DP_ENERGY_PER_STEP as paper
+    from nbsymple_versions.paper.tables import _within
+    lo, hi = paper
+    assert _within(hi * 10, paper) == "above the paper's range"
+    assert _within(lo / 10, paper) == "below the paper's range"
+    assert _within((lo + hi) / 2, paper) == "within the paper's range"

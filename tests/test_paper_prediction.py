@@ -58,6 +58,15 @@ def test_a_step_by_hand():
                                "transfer": 7 * transfer, "communicate": 0.0})
 
 
+def test_beyond_the_n_measured_the_host_tasks_grow_as_n():
+    """`Prediction.tasks` at an N above the largest whose host tasks were timed: the O(N) galactic force and
+    drift-kick scaled from the largest as N (a mutation hunt: scaled as 1 / N, they passed every test)."""
+    p = prediction.Prediction(H200, "cafe0123", {"C": TILED}, {"A": {1024: HostTimes(2e-5, 4e-6)}}, letters=("C",))
+    measured, beyond = p.tasks("C", 1024), p.tasks("C", 4096)
+    for task in ("galactic", "integrate"):
+        assert beyond[task] == pytest.approx(4 * measured[task]), task
+
+
 def test_multi_device_e_is_the_slowest_slice_plus_the_gather():
     host = HostTimes(galactic=1.0, integrate=0.0)
     n = 2 ** 17                          # 512 blocks: 4 per SM on one H200, 2 on each of two

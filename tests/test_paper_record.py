@@ -181,6 +181,21 @@ def _zen3(**drop):
     return res
 
 
+def test_each_step_times_interval_is_the_one_its_results_file_recorded():
+    """`Results.interval`, which decides every "faster", "tied" and "fastest" of REPORT.md: asv's 99 %
+    interval of each step time as the results file holds it (`stats_ci_99_a`, `stats_ci_99_b`), around the
+    time (a mutation hunt: every interval taken as the time alone, "no noise recorded", passed every test)."""
+    from nbsymple_versions.paper.data import STEP
+    res = _zen3()
+    row = res._rows[STEP["leapfrog"]]
+    spans = res.interval(STEP["leapfrog"])
+    measured = [(i, key, t) for i, (key, t) in enumerate(res.get(STEP["leapfrog"], keep_missing=True).items())
+                if math.isfinite(t)]
+    assert measured and len(spans) == len(measured)
+    for i, key, t in measured:
+        assert spans[key] == (row["stats_ci_99_a"][i], row["stats_ci_99_b"][i]) and spans[key][0] < t < spans[key][1]
+
+
 def test_no_version_is_called_fastest_alone_and_each_slope_names_its_n():
     """A hunt: with B's N = 16384 step missing, REPORT.md called A "the fastest" (the only one
     measured there), and B's slope, taken between 1024 and 4096, read as "between the two largest N"."""
@@ -332,7 +347,7 @@ def test_a_commit_s_results_of_two_pythons_are_not_mixed(tmp_path):
 
 
 def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
-    from nbsymple_versions.paper.report import against_sentence
+    from nbsymple_versions.paper.report import against_sentence, fastest_sentence
     spans = {("B", 256): (1.0, 1.2), ("B", 1024): (4.0, 4.4), ("B", 4096): (16.0, 17.0),
              ("C", 256): (2.0, 2.5), ("C", 1024): (4.2, 4.6), ("C", 4096): (5.0, 6.0)}
     assert against_sentence("C", "B", spans) == \
@@ -343,6 +358,11 @@ def test_a_version_against_another_is_faster_slower_or_tied_by_the_intervals():
     tied = {("B", 256): (1.0, 2.0), ("C", 256): (1.5, 2.5)}
     assert against_sentence("C", "B", tied) == \
         "Version C is tied with B at every N measured (their 99 % intervals overlap)."
+    # intervals that touch overlap, as `fastest_sentence` has it (a mutation hunt: "faster" passed)
+    touching = {("B", 256): (1.0, 2.0), ("C", 256): (0.5, 1.0)}
+    assert against_sentence("C", "B", touching) == \
+        "Version C is tied with B at every N measured (their 99 % intervals overlap)."
+    assert fastest_sentence({"B": 1.5, "C": 0.75}, {"B": (1.0, 2.0), "C": (0.5, 1.0)}).startswith("versions B and C")
 
 
 def _prediction(host_shares: dict):
@@ -369,6 +389,22 @@ def test_a_tie_in_the_predicted_host_share_is_named_and_load_draws_no_ranking():
 def test_a_share_at_the_papers_threshold_to_the_digits_shown_is_not_called_below_it():
     from nbsymple_versions.paper.report import _side
     assert _side(99.7983, 99.8, 2) == 0 and _side(99.79, 99.8, 2) == -1 and _side(99.81, 99.8, 2) == 1
+    from nbsymple_versions.paper.report import prediction_findings
+    at = prediction_findings(_prediction({"C": 100 - 99.7983}))[0]     # task 1 shown as 99.80 %: not above 99.8
+    assert "99.80 % (C, N = 16384)" in at and "not reproduced at these N (C not above it)" in at, at
+    assert prediction_findings(_prediction({"C": 100 - 99.81}))[0].endswith("reproduced.")
+
+
+def test_a_predicted_time_is_shown_in_the_unit_that_gives_it_1_to_999():
+    """`report._t`, the seconds of the prediction's tables: each read back is the time to its digits, in s,
+    ms or us, 1 to 999 of them (a mutation hunt: 4.2 ms shown as "4.2e+03 us" passed; and 0.9996 ms was
+    "1e+03 us", 0.9996 s "1e+03 ms")."""
+    from nbsymple_versions.paper.report import _t
+    scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+    for seconds in (2.5, 0.9996, 0.5, 0.0123, 4.2e-3, 0.9996e-3, 4.2e-4, 5e-6):
+        number, unit = _t(seconds).split()
+        assert float(number) * scale[unit] == pytest.approx(seconds, rel=5e-3) and 1 <= float(number) < 1000, \
+            (seconds, _t(seconds))
 
 
 def test_under_load_the_report_ranks_nothing(tmp_path):

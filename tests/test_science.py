@@ -368,9 +368,22 @@ def test_one_seed_per_step_is_tested_against_the_counting_noise():
     assert "no verdict" in dt_series.verdict(series[:1])[0]
 
 
+def test_the_counting_noise_of_a_share_is_the_same_counted_from_either_side():
+    """`dt_series.noise`, the ± of each share in the series' table: the binomial noise of counting N stars,
+    the same for the share beyond r_J as for the share within, none where all or none are beyond, and
+    sqrt(N / 4) stars at one half (a mutation hunt: f^2 in place of f (1 - f) passed every test)."""
+    e = {"params": {"n": 400}}
+    assert dt_series.noise(e, 0.0) == dt_series.noise(e, 1.0) == 0.0
+    for f in (0.01, 0.2, 0.5):
+        assert dt_series.noise(e, f) == pytest.approx(dt_series.noise(e, 1.0 - f), rel=1e-12)
+    assert 400 * dt_series.noise(e, 0.5) == pytest.approx(10.0)
+
+
 def test_not_converged_is_marked_above_one_percent_of_the_binding_energy():
     assert not convergence.not_converged(1e-2) and convergence.not_converged(1.0001e-2)
     assert convergence.not_converged(None) and not convergence.not_converged(0.0)
+    assert convergence.not_converged(math.nan)         # a run that blew up (a mutation hunt: "converged" passed)
+    assert "NOT CONVERGED" in convergence.internal_sentence(math.nan, math.nan)
     assert convergence.largest([3e-3, 2e-2, 1e-3]) == 2e-2        # the largest over the snapshots decides
     assert convergence.largest([3e-3, None]) is None and convergence.largest([]) is None     # unknown: not converged
     assert "NOT CONVERGED" in convergence.internal_sentence(5e-3, 2e-2)

@@ -24,6 +24,14 @@ def test_accelerations_are_not_charged_to_the_steps():
     assert sim.clock.calls["pairwise"] == calls["pairwise"] + 1
 
 
+def test_seconds_per_step_times_the_steps_is_the_clocks_time():
+    """What a run reports as its speed (a mutation hunt: a count off by one passed every test); none before a step."""
+    sim = Simulation(make_cluster(16, seed=3), "A", diagnostics=False)
+    assert np.isnan(sim.seconds_per_step)
+    sim.step(3)
+    assert sim.clock.total > 0 and sim.seconds_per_step * 3 == pytest.approx(sim.clock.total, rel=1e-12)
+
+
 def test_off_the_clock_restores_the_clock_on_error():
     sim = Simulation(make_cluster(16, seed=3), "A", diagnostics=False)
     clock = sim.forces.clock

@@ -154,6 +154,13 @@ def verdict(base: dict, head: dict, factor):
     return compared, regressed, failed, improved
 
 
+def hidden_by_load(base: dict, head: dict, busy: bool, factor: float | None) -> list:
+    """The benchmarks slower by more than their quiet-machine factor, which a busy machine's factor
+    let pass: the timing tier is then inconclusive, not passed. Empty where the machine was quiet or
+    `--factor` fixed one (the verdict stands)."""
+    return verdict(base, head, lambda name: factor_for(name, False))[1] if busy and not factor else []
+
+
 def table(base: dict, head: dict, regressed, failed, improved, factor):
     """The compared rows: BASE, HEAD, ratio, factor, and + (slower), - (faster), ! (fails at HEAD)."""
     from asv.util import human_value
@@ -311,7 +318,7 @@ def timing_tier(base, head, tree, label, factor, rounds, bench) -> int:
     if not compared:
         raise GateError(SETUP, "gate: nothing ran on both sides, so nothing was compared (asv's messages above "
                                "say why).")
-    hidden = verdict(rows["base"], rows["head"], lambda name: factor_for(name, False))[1] if busy and not factor else []
+    hidden = hidden_by_load(rows["base"], rows["head"], busy, factor)
     if hidden:
         raise GateError(SETUP, f"gate: inconclusive: {len(hidden)} benchmarks slower by more than their quiet-machine "
                                f"factor but within the noise of a machine this busy ({BUSY_FACTOR}x); run it again "

@@ -289,11 +289,12 @@ def _n(n: float) -> str:
 
 
 def _t(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} us"
+    """Seconds in us, ms or s, 1 to 999 of the unit: a time whose three digits round up to 1000 of
+    one unit is shown in the next (0.9996 ms was "1e+03 us", 0.9996 s "1e+03 ms")."""
+    for scale, unit in ((1e6, "us"), (1e3, "ms")):
+        if float(shown := f"{seconds * scale:.3g}") < 1000:
+            return f"{shown} {unit}"
+    return f"{seconds:.2f} s"
 
 
 def science_record_line(run: dict) -> str:
