@@ -262,6 +262,11 @@ class Simulation:
                              f"{self.t0 + self.steps_done * self.dt!r}: another Simulation stepped the state, or t "
                              f"was set; give each Simulation a state of its own (state.copy())")
 
+    @property
+    def cut_short(self) -> int | None:
+        """The step a second Ctrl-C or an error cut short (the bodies stand partway through it), or None."""
+        return self._cut_short
+
     def _not_cut_short(self, what: str):
         """ValueError in one sentence where a step was cut short: the bodies stand partway through it."""
         if self._cut_short is not None:

@@ -248,7 +248,33 @@ def test_a_second_signal_stops_a_checkpointed_run_at_once_keeping_its_last_check
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert rc == 128 + signal.SIGTERM and load(ck)[1]["steps_done"] == 4, err
-    assert err.startswith("nbsymple run: stopped by SIGTERM during step ") and f"{ck} (step 4), is kept" in err, err
+    assert err.startswith("nbsymple run: stopped by SIGTERM after step 6 of 9, while its output was written; "
+                          f"the last good checkpoint, {ck} (step 4), is kept"), err       # not "during step 7"
+
+
+def test_a_second_signal_inside_a_step_names_that_step(tmp_path, capsys, monkeypatch):
+    """Two SIGTERMs inside step 6's force evaluation (leapfrog: one a step, after the warm-up's):
+    the run stops at once, during step 6, and keeps the checkpoint of step 4 (beside the test
+    above, whose stop came after step 6, in its snapshot)."""
+    accelerations, calls = ForcePipeline.accelerations, [0]
+
+    def signalled(self, x, out):
+        accelerations(self, x, out)
+        calls[0] += 1
+        if calls[0] == 1 + 6:
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+    monkeypatch.setattr(ForcePipeline, "accelerations", signalled)
+    ck = tmp_path / "run.ck"
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9, "--checkpoint", ck,
+                            "--checkpoint-every", 4)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert rc == 128 + signal.SIGTERM and load(ck)[1]["steps_done"] == 4, err
+    assert err.startswith(f"nbsymple run: stopped by SIGTERM during step 6 of 9; the last good checkpoint, {ck} "
+                          "(step 4), is kept"), err
 
 
 def test_a_resumed_runs_progress_counts_the_steps_left(tmp_path, capsys):

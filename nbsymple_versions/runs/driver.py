@@ -788,8 +788,9 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
                       status=128 + signum) from None
     except StopNow as e:                 # at once, mid-step: no checkpoint, or a second signal
         lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"
-        raise RunStop(f"stopped by {signal.Signals(e.signum).name} during step {sim.steps_done + 1} of {total}"
-                      f"{lost}", status=128 + e.signum) from None
+        where = (f"during step {sim.steps_done + 1} of {total}" if sim.cut_short is not None   # (a mutation hunt:
+                 else f"after step {sim.steps_done} of {total}, while its output was written")  # so said of a snapshot's)
+        raise RunStop(f"stopped by {signal.Signals(e.signum).name} {where}{lost}", status=128 + e.signum) from None
     except FolderMoved as e:
         kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
                 if e.took_checkpoint and saved["step"] is not None else resume_hint())
