@@ -233,6 +233,23 @@ def test_e_more_slices_than_bodies(rng):
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slice_whose_block_runs_past_the_records_agrees(rng, kind):
+    """N = 64 at tile 32 in 3 slices (21, 21, 22 targets): the last slice's block runs threads for
+    targets 42 .. 73, past the 64 records; they compute on the slice's last target and write
+    nothing, and the forces are one slice's bit for bit (a mutation hunt: C's kernel reading
+    target i itself, past the records, passed every test; E's had one)."""
+    state = random_state(rng, 64, "dp")
+    galaxy = GALAXY if kind == "fused" else None
+    out = {}
+    for k in (1, 3):
+        backend = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, devices=k, galaxy=galaxy, units=state.units)
+        assert [s.stop - s.start for s in backend.slices] == ([64] if k == 1 else [21, 21, 22])
+        out[k] = np.full_like(state.x, np.nan)
+        backend.forces(state.x, out[k], TaskClock())
+    np.testing.assert_array_equal(out[3], out[1])
+
+
 def test_more_bodies_than_the_kernels_32_bit_index_are_refused(rng, monkeypatch):
     """A hunt: numba's plain kernel indexes the bodies' values in 32 bits (`shl.b32` in its PTX),
     so from 2**29 bodies in dsp its sources wrapped back to body 0, in silence; CuPy's launch

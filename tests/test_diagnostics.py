@@ -226,3 +226,16 @@ def test_a_difference_of_squares_beyond_float64_is_an_infinity_of_its_sign():
     `math.copysign`, which takes it as a float."""
     assert dg._square_difference((1e308, 1e308, 0.0), (0.0, 0.0, 0.0)) == math.inf
     assert dg._square_difference((0.0, 0.0, 0.0), (1e308, 1e308, 0.0)) == -math.inf
+
+
+def test_angular_momentum_is_r_cross_v_summed_with_the_masses(rng):
+    """L = sum_i m_i x_i x v_i, written out component by component; the cluster on its orbit (at
+    +x, moving to +y) turns anticlockwise: L_z = M R V > 0 to the cluster's own spin (a mutation
+    hunt: v x r, L's sign flipped, passed every test, whose errors are relative)."""
+    from nbsymple_versions.core.ics import State
+    x, v, m = rng.normal(size=(3, 5)), rng.normal(size=(3, 5)), rng.random(5)
+    want = [m @ (x[1] * v[2] - x[2] * v[1]), m @ (x[2] * v[0] - x[0] * v[2]), m @ (x[0] * v[1] - x[1] * v[0])]
+    np.testing.assert_allclose(dg.angular_momentum(State(x, v, m, 0.01)), want, rtol=1e-12, atol=1e-12)
+    s = make_cluster(64, seed=1)
+    (r, _, _), (_, speed, _) = s.center_of_mass()
+    assert dg.angular_momentum(s)[2] == pytest.approx(r * speed, rel=1e-3)

@@ -99,6 +99,16 @@ def test_the_constants_are_the_iaus_and_the_authors_codes():
     assert authors.myr_per_pc_per_kms == pytest.approx(3.086e13 / JULIAN_MYR_S, rel=1e-12)
 
 
+def test_a_time_in_cluster_units_converts_to_myr():
+    """One circular orbit at the Sun's radius, 2 pi R / V in cluster units, lasts 2 pi 8.5 kpc /
+    220 km/s = 237 Myr (Julian years, IAU parsec) whatever the cluster's scale (a mutation hunt:
+    `to_myr` dividing by the time unit instead of multiplying passed every test)."""
+    want = 2 * math.pi * 8500 * PC_M / 220e3 / 3.15576e13
+    for u in (Units(), Units(5.0, 1000.0)):
+        period = 2 * math.pi * 8.5 * u.kpc / u.from_kms(220.0)
+        assert u.to_myr(period) == pytest.approx(want, rel=1e-9), u
+
+
 def test_the_potential_vanishes_at_infinity():
     """A mutation hunt: a slip in HALO_PHI_CONST's digits shifts Phi everywhere by a constant that
     no force and no energy difference sees. Beyond the halo's cut-off the Galaxy is a point mass

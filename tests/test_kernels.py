@@ -8,19 +8,29 @@ import numba
 import numpy as np
 import pytest
 
-from nbsymple_versions import get_version, make_cluster
+from nbsymple_versions import Units, get_version, make_cluster
 from nbsymple_versions.core import reference
+from nbsymple_versions.core.galaxy import SUN_RADIUS_KPC
 from nbsymple_versions.validation import TOLERANCE
 from nbsymple_versions.versions import CPU_LETTERS
 
 
+@pytest.mark.parametrize("units", [Units(), Units(5.0, 1000.0), Units(10.0, 480.0, "authors")],
+                         ids=["default", "other-scale", "authors"])
 @pytest.mark.parametrize("letter", CPU_LETTERS)
-def test_galactic_and_integrate_kernels(letter):
-    s = make_cluster(100, seed=None)
+def test_galactic_and_integrate_kernels(letter, units):
+    """The galactic kernel in the state's units agrees with the reference in the same units (a
+    mutation hunt: the reference evaluated in the default units passed, every state checked being
+    in them), and the Galaxy's pull at 8.5 kpc gives its 220 km/s circular speed in any units."""
+    s = make_cluster(100, seed=None, units=units)
     forces = get_version(letter).pipeline(s, "dp")
     out = np.zeros_like(s.x)
     forces.galactic(s.x, out)
     np.testing.assert_allclose(out.T, reference.galactic_acceleration(s.positions, s.units), rtol=1e-13)
+    centre = np.array([[SUN_RADIUS_KPC * units.kpc, 0.0, 0.0]])
+    pull = -reference.galactic_acceleration(centre, units)[0, 0]
+    speed = units.velocity_kms * np.sqrt(pull * centre[0, 0])
+    assert speed == pytest.approx(220.0 if units.constants == "exact" else 219.75, abs=0.1), speed
     x, v = s.x.copy(), s.v.copy()
     forces.drift(x, v, 0.25)
     np.testing.assert_allclose(x, s.x + 0.25 * s.v, rtol=1e-15)

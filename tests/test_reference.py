@@ -50,3 +50,14 @@ def test_chunking_does_not_change_the_answer(monkeypatch, rng):
     w = diagnostics.potential_energy(pos, m, 1e-2)
     monkeypatch.setattr(diagnostics, "CHUNK_PAIRS", 257 * 7)
     assert diagnostics.potential_energy(pos, m, 1e-2) == pytest.approx(w, rel=1e-13)
+
+
+@pytest.mark.parametrize("n", [1, 7, 257])
+def test_chunks_cover_every_target_once(monkeypatch, n):
+    """The chunks of targets are consecutive and cover 0 .. n-1 exactly once at any chunk size (a
+    mutation hunt: a chunk one row short left rows of np.empty, which passed the chunking test
+    above, whose freed temporaries held the right answer where the skipped rows were allocated)."""
+    for elements in (1, n, 7 * n, 7 * n + 3, 1 << 21):
+        monkeypatch.setattr(reference, "_CHUNK_ELEMENTS", elements)
+        rows = [i for s in reference._chunks(n) for i in range(n)[s]]
+        assert rows == list(range(n)), elements

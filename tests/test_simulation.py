@@ -202,6 +202,33 @@ def test_a_pipeline_of_other_masses_is_refused_and_precision_and_kernel_in_any_c
     assert check_kernel("TILED") == "tiled" and check_backend("CuPy") == "cupy"
 
 
+def test_a_pipeline_of_another_softening_or_units_is_refused():
+    """`advance` refuses a pipeline built for another softening or other units (same N and
+    masses): its forces are another cluster's (a mutation hunt: either comparison dropped from
+    `built_for` passed every test)."""
+    import dataclasses
+
+    from nbsymple_versions import Units, advance, get_scheme, get_version
+    a = make_cluster(64, seed=1)
+    for other in (dataclasses.replace(a.copy(), eps=2 * a.eps), dataclasses.replace(a.copy(), units=Units(5.0))):
+        with pytest.raises(ValueError, match=r"forces was built for N = 64, eps = "):
+            advance(other, get_version("A").pipeline(a, "dp"), get_scheme("leapfrog"), 1e-3, 1, np.zeros((3, 64)))
+
+
+def test_a_scratch_array_that_is_the_positions_is_refused_after_a_plain_call():
+    """`advance` remembers the last x, v, m and scratch it found apart, to skip the check on the
+    next call; a call with the same x, v, m and x itself as the scratch is refused all the same
+    (a mutation hunt: remembering x, v and m only let the forces overwrite the positions)."""
+    from nbsymple_versions import advance, get_scheme, get_version
+    state = make_cluster(16, seed=1)
+    forces, scheme = get_version("A").pipeline(state, "dp"), get_scheme("leapfrog")
+    advance(state, forces, scheme, 1e-3, 1, np.zeros_like(state.x))
+    x = state.x.copy()
+    with pytest.raises(ValueError, match="state.x and acc share memory"):
+        advance(state, forces, scheme, 1e-3, 1, state.x)
+    assert np.array_equal(state.x, x)
+
+
 def test_units_records_and_seeds_are_plain_values():
     """Units of NumPy float32 computed their scales in float32 (equal to Units() all the same);
     a record's options aliased the simulation's own and kept the caller's spelling; RunSpec took
