@@ -788,8 +788,9 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
                       status=128 + signum) from None
     except StopNow as e:                 # at once, mid-step: no checkpoint, or a second signal
         lost = resume_hint() if checkpoint is not None else " (no --checkpoint: it cannot be resumed)"
-        where = (f"during step {sim.steps_done + 1} of {total}" if sim.cut_short is not None   # (a mutation hunt:
-                 else f"after step {sim.steps_done} of {total}, while its output was written")  # so said of a snapshot's)
+        # or between steps, in a snapshot or checkpoint (a mutation hunt: "during step k+1" was said of those)
+        where = (f"during step {sim.steps_done + 1} of {total}" if sim.cut_short is not None
+                 else f"after step {sim.steps_done} of {total}, while its output was written")
         raise RunStop(f"stopped by {signal.Signals(e.signum).name} {where}{lost}", status=128 + e.signum) from None
     except FolderMoved as e:
         kept = (" (its checkpoint too: where the folder was renamed, resume the checkpoint there)"
