@@ -383,11 +383,12 @@ class Simulation:
 
     def record(self) -> dict:
         """What a checkpoint needs besides the state's arrays: plain JSON values, with the number
-        of bodies and a digest of their masses, by which `restore` knows the cluster again. Refused
-        (ValueError) after a step cut short: its bodies are partway through a step its count omits."""
+        of bodies and digests of their masses and of the whole state (`State.digest`), by which
+        `restore` knows the cluster and the moment again. Refused (ValueError) after a step cut
+        short: its bodies are partway through a step its count omits."""
         self._not_cut_short("no record of a whole step can be taken")     # (a hunt: restore went on from there)
-        return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "version": self.version.letter,
-                "eps": self.state.eps, "units": self.state.units.as_dict(),
+        return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "bodies_sha256": self.state.digest(),
+                "version": self.version.letter, "eps": self.state.eps, "units": self.state.units.as_dict(),
                 "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": dict(self.options),
                 "steps_done": self.steps_done, "t0": self.t0,
                 "clock": {"seconds": dict(self.clock.seconds), "calls": dict(self.clock.calls)},
@@ -466,8 +467,9 @@ def check_record(state, record):
     continue: its version, scheme, precision, time step, options, step count, time origin and
     clock are ones this code takes, and `state` is the cluster it was taken of (its N and the
     digest of its masses, where the record holds them, an older one does not) at the record's time
-    t0 + steps_done * dt, exactly as the stepping loop sets it. TypeError where `state` is not a
-    State or `record` not a dict."""
+    t0 + steps_done * dt, exactly as the stepping loop sets it, with the positions and velocities
+    it had then (`State.digest`, where the record holds it: equal-mass clusters of two seeds share
+    N, masses and time). TypeError where `state` is not a State or `record` not a dict."""
     instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     instance(record, dict, "record", "a dict as Simulation.record() returns it")
     if missing := [k for k in RECORD_KEYS if k not in record]:
@@ -513,3 +515,6 @@ def check_record(state, record):
     if state.t != t0 + done * dt:
         raise ValueError(f"the state's time t = {state.t!r} is not the record's t0 + steps_done * dt = "
                          f"{t0 + done * dt!r}: the state is not the one the record was taken with")
+    if "bodies_sha256" in record and record["bodies_sha256"] != state.digest():
+        raise ValueError("the record was taken of bodies at other positions or velocities than the state's (the "
+                         "same N, masses and time): the state is another cluster's, or was changed since")

@@ -6,7 +6,7 @@ ValueError (a bad value), in one sentence that names the argument; hypothesis dr
 values of each argument (None, strings, NaN, inf, bools, negative and fractional numbers, lists,
 complex numbers) and each is either taken (it happens to mean something) or refused so.
 `Simulation.restore` refuses a record taken of another cluster (other N, other masses, another
-time) or one that is not a record. Class 9: `tools.gate`, `tools.tracking` and `tools.migrate`
+time, other positions or velocities) or one that is not a record. Class 9: `tools.gate`, `tools.tracking` and `tools.migrate`
 take only values that mean something; a refusal is exit status 2 and one sentence naming the
 option, never a traceback (subprocesses under a generous hang guard; hypothesis in process).
 """
@@ -253,12 +253,33 @@ def test_what_a_hunt_found_taken_or_misnamed_is_refused_naming_it():
 
 # ------------------------------------------------------------------ a record of another cluster
 
-@pytest.fixture(scope="module")
-def taken():
+def _taken_of(seed: int):
     """(the state after 3 steps, its record, the simulation) of a 16-body version A run."""
-    sim = Simulation(make_cluster(16, seed=5), "A", dt=1e-3)
+    sim = Simulation(make_cluster(16, seed=seed), "A", dt=1e-3)
     sim.step(3)
     return sim.state.copy(), sim.record(), sim
+
+
+@pytest.fixture(scope="module")
+def taken():
+    return _taken_of(5)
+
+
+def _nudged(state):
+    nudged = state.copy()
+    nudged.v[1, 7] = np.nextafter(nudged.v[1, 7], np.inf)
+    return nudged
+
+
+def test_a_record_without_the_bodies_digest_restores_its_state(taken):
+    """A record written before it held `bodies_sha256` is taken (its N, masses and time still
+    checked), and one with it restores the state it was taken of: the check refuses no true pair."""
+    state, record, _ = taken
+    older = {k: v for k, v in record.items() if k != "bodies_sha256"}
+    assert Simulation.restore(_nudged(state), older).steps_done == 3
+    again = Simulation.restore(state.copy(), record)
+    again.step(1)
+    assert again.record()["bodies_sha256"] == _stepped(state, 1).digest() != record["bodies_sha256"]
 
 
 def _changed(record, **changes):
@@ -269,10 +290,12 @@ def _changed(record, **changes):
                                   "precision xx", "negative dt", "fractional steps", "NaN t0", "no version",
                                   "clock of another task", "options it does not take", "steps beyond int64",
                                   "seconds beyond float64", "L0 not numbers", "energy parts of another kind",
-                                  "energy parts not numbers", "options not named by text"])
+                                  "energy parts not numbers", "options not named by text", "another seed",
+                                  "a velocity one ulp apart"])
 def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
     """... and a record whose values are not what `record()` writes: each refused naming its field
-    (integers of 400 digits and the energy parts' and L0's components were tracebacks)."""
+    (integers of 400 digits and the energy parts' and L0's components were tracebacks). Another seed's
+    cluster, stepped alike, has the same N, masses and time: only the bodies' digest tells it."""
     state, record, _ = taken
     parts = record["energy_parts0"]
     other = {"other N": (make_cluster(17, seed=5), record),
@@ -292,12 +315,15 @@ def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
              "L0 not numbers": (state, _changed(record, angular_momentum0=["x", 10**400, None])),
              "energy parts of another kind": (state, _changed(record, energy_parts0={**parts, 1: 1})),
              "energy parts not numbers": (state, _changed(record, energy_parts0={**parts, "base": [1, "2", 3]})),
-             "options not named by text": (state, _changed(record, options={1: 2, "a\nb": 3}))}[case]
+             "options not named by text": (state, _changed(record, options={1: 2, "a\nb": 3})),
+             "another seed": (_taken_of(6)[0], record),
+             "a velocity one ulp apart": (_nudged(state), record)}[case]
     word = {"steps beyond int64": "record['steps_done']", "seconds beyond float64": "record['clock']['seconds']",
             "L0 not numbers": "record['angular_momentum0'][0]",
             "energy parts of another kind": "record['energy_parts0']",
             "energy parts not numbers": "record['energy_parts0']['base'][1]",
-            "options not named by text": "'a\\nb'"}.get(case, "")
+            "options not named by text": "'a\\nb'", "another seed": "other positions or velocities",
+            "a velocity one ulp apart": "other positions or velocities"}.get(case, "")
     refused(lambda: Simulation.restore(*other), ValueError, word)
 
 

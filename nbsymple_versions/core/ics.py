@@ -6,6 +6,7 @@ contiguous row per coordinate, what vectorising CPU kernels and coalesced GPU lo
 `positions` and `velocities` are the familiar (N, 3) views of the same memory.
 """
 from dataclasses import dataclass, field, replace
+import hashlib
 import math
 
 import numpy as np
@@ -83,6 +84,15 @@ class State:
 
     def copy(self) -> "State":
         return replace(self, x=self.x.copy(), v=self.v.copy(), m=self.m.copy())
+
+    def digest(self) -> str:
+        """SHA-256 of the bodies (positions, velocities, masses as float64), softening, time and
+        scale: equal for two states only where they are the same cluster at the same moment."""
+        h = hashlib.sha256()
+        for a in (self.x, self.v, self.m):
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        h.update(repr((self.eps, self.t, self.units)).encode())
+        return h.hexdigest()
 
     def center_of_mass(self):
         """(position, velocity) of the centre of mass, each (3,)."""

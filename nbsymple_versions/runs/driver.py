@@ -182,7 +182,7 @@ def _fresh(spec, world):
                                          # snapshots as a new run of them would (a hunt: it kept the first's)
            "checkpoint_every": spec.checkpoint_every or DEFAULT_CHECKPOINT_EVERY,
            "ics": None if initial is None else str(spec.ics),
-           "ics_sha256": None if initial is None else _bodies_digest(initial),
+           "ics_sha256": None if initial is None else initial.digest(),
            "ics_radius_pc": None if initial is None else initial.units.r_cl_pc,
            "ics_mass_msun": None if initial is None else initial.units.mass_msun,
            "mass_classes": spec.mass_classes, "snapshot_format": spec.snapshot_format or "npz",
@@ -313,20 +313,10 @@ def _check_work(world, n: int, steps: int, asked: str, option: str, simulated: b
         raise RunStop(str(e)) from None
 
 
-def _bodies_digest(state) -> str:
-    """SHA-256 of the bodies (positions, velocities, masses), softening, time and scale: what makes
-    two `--ics` files of one name the same run's."""
-    h = hashlib.sha256()
-    for a in (state.x, state.v, state.m):
-        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    h.update(repr((state.eps, state.t, state.units)).encode())
-    return h.hexdigest()
-
-
 def _loaded_digest(loaded) -> str:
     """SHA-256 of what `_read_checkpoint` loaded: its run, record and bodies."""
     run, record, state = loaded
-    return hashlib.sha256(repr((run, record)).encode() + _bodies_digest(state).encode()).hexdigest()
+    return hashlib.sha256(repr((run, record)).encode() + state.digest().encode()).hexdigest()
 
 
 def _command(spec, run_, checkpoint, record: dict | None = None) -> dict:
