@@ -6,9 +6,10 @@ ValueError (a bad value), in one sentence that names the argument; hypothesis dr
 values of each argument (None, strings, NaN, inf, bools, negative and fractional numbers, lists,
 complex numbers) and each is either taken (it happens to mean something) or refused so.
 `Simulation.restore` refuses a record taken of another cluster (other N, other masses, another
-time, other positions or velocities) or one that is not a record. Class 9: `tools.gate`, `tools.tracking` and `tools.migrate`
-take only values that mean something; a refusal is exit status 2 and one sentence naming the
-option, never a traceback (subprocesses under a generous hang guard; hypothesis in process).
+time, other positions or velocities) or one that is not a record. Class 9: `tools.gate`,
+`tools.tracking` and `tools.migrate` take only values that mean something; a refusal is exit
+status 2 and one sentence naming the option, never a traceback (subprocesses under a generous
+hang guard; hypothesis in process).
 """
 import contextlib
 from fractions import Fraction

@@ -20,6 +20,7 @@ from nbsymple_versions import paper
 from nbsymple_versions.paper.results import ResultsError, load_results
 from nbsymple_versions import State
 from nbsymple_versions.core.diagnostics import energy, potential_energy
+from nbsymple_versions.instruments.provenance import machine_name
 from nbsymple_versions.paper.science_plots import (_internal_energy_errors, density_centre, plot_black_hole,
                                                    plot_tidal_tails)
 from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
@@ -276,8 +277,10 @@ def test_main_runs_tiny_science(tmp_path, capsys):
     report = (out / "REPORT.md").read_text()
     for r in runs:
         assert r["internal_energy_error"] > 0 and r["converged"] == (r["internal_energy_error_max"] <= 1e-2)
+        assert r["provenance"]["machine"] == machine_name() and r["provenance"]["commit"]
         assert f"tidal_tails.png: {r['run']}," in err or f"black_hole_passage.png: {r['run']}," in err
         assert (f"> **Not converged: {r['run']}**" in report) == (not r["converged"])
+    assert [r["seed"] for r in runs] == [1, 2, 2]    # where and from what each ran: a chaotic run repeats only so
     assert not runs[0]["converged"]                  # N = 48 at dt = T/8
     # a second call reuses the finished runs (no new snapshots) and re-plots
     before = {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("snap_*.npz")}

@@ -155,17 +155,17 @@ def test_a_run_killed_before_its_first_checkpoint_restarts_with_the_same_command
 
 
 def test_bodies_from_files_that_differ_in_anything_are_another_runs():
-    """`driver._bodies_digest`, by which a killed run from --ics FILE is restarted by the same command (its
-    snapshots replaced): files of one name holding other positions, velocities, masses, softening, time or
-    scale are other runs (a mutation hunt: a digest without the velocities passed every test)."""
+    """`State.digest`, by which a killed run from --ics FILE is restarted by the same command (its
+    snapshots replaced) and `Simulation.restore` knows its state: files of one name holding other positions,
+    velocities, masses, softening, time or scale are other runs (a mutation hunt: a digest without the
+    velocities passed every test)."""
     import dataclasses
     from nbsymple_versions import Units, make_cluster
-    from nbsymple_versions.runs.driver import _bodies_digest
     state = make_cluster(8, seed=1)
     others = [dataclasses.replace(state.copy(), **change) for change in
               ({"x": state.x * (1 + 1e-15)}, {"v": state.v * (1 + 1e-15)}, {"m": state.m * (1 + 1e-15)},
                {"eps": state.eps * 2}, {"t": 0.5}, {"units": Units(10, 480)})]
-    digests = [_bodies_digest(s) for s in (state, state.copy(), *others)]
+    digests = [s.digest() for s in (state, state.copy(), *others)]
     assert digests[0] == digests[1] and len(set(digests)) == len(others) + 1
 
 

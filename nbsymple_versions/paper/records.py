@@ -118,7 +118,8 @@ RUN_SUMMARY = {
     "version": (True, _one_of(LETTERS)), "precision": (True, _one_of(PRECISIONS)), "steps": (True, _whole(0)),
     "wall_seconds": (True, AT_LEAST_0), "energy_error_total": (True, ERROR), "internal_energy_error": (True, ERROR),
     "internal_energy_error_max": (False, ERROR), "converged": (True, FLAG),
-    "ratio": (False, POSITIVE), "closest_pc": (False, AT_LEAST_0),
+    "ratio": (False, POSITIVE), "closest_pc": (False, AT_LEAST_0), "seed": (False, _whole(0)),
+    "provenance": (False, PROVENANCE),
 }
 SCIENCE_RECORD = {"summary": (True, _text(PARAGRAPH_LIMIT)), "runs": (True, [RUN_SUMMARY])}
 # one entry of a dt series of tidal-tail runs (`dt_series.entry`)

@@ -64,12 +64,15 @@ def run_summary(label: str, run: dict, total: float | None, internal: float | No
                 **extra) -> dict:
     """One science run's numbers for plots/science_runs.json: its set-up, both energy errors at
     the end, the largest internal error over its snapshots, whether it converged (that largest
-    internal error <= INTERNAL_LIMIT) and its wall time."""
+    internal error <= INTERNAL_LIMIT), its wall time, and its seed and provenance (machine, CPU,
+    commit, date) where its run.json holds them: a chaotic run is repeated digit for digit only
+    from the same seed by the same code (a one-ulp change in one force parts the runs)."""
     p = run["params"]
+    where = {k: v for k, v in (("seed", p.get("seed")), ("provenance", run.get("provenance"))) if v is not None}
     return {"run": label, "n": p["n"], "dt": p["dt"], "scheme": p["scheme"], "version": p["version"],
             "precision": p["precision"], "steps": run["steps"], "wall_seconds": run["wall_seconds"],
             "energy_error_total": total, "internal_energy_error": internal, "internal_energy_error_max": internal_max,
-            "converged": not not_converged(internal_max), **extra}
+            "converged": not not_converged(internal_max), **where, **extra}
 
 
 def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
