@@ -329,9 +329,10 @@ def test_a_resumed_run_reports_every_sessions_stops_and_devices(tmp_path, capsys
         if step == 3:
             signal.raise_signal(signal.SIGCONT)          # while stepping: in the times
         return path
+    from nbsymple_versions.instruments.provenance import code_version
     from nbsymple_versions.serial.kernels import compiled_for
     made = Simulation(make_cluster(8, seed=1), "A", diagnostics=False)
-    code = f"; code for {compiled_for()}"
+    code = f"; code for {compiled_for()}; {code_version()}"     # the commit: another may round otherwise
     now, before = f"{made.device}; threads: {made.threads}{code}", f"{made.device}; threads: 7{code}"
     monkeypatch.setattr(driver, "write_snapshot", write_then_continue)
     monkeypatch.setattr(Simulation, "threads", property(lambda self: 7))
@@ -351,7 +352,8 @@ def test_a_resumed_run_reports_every_sessions_stops_and_devices(tmp_path, capsys
     assert f"device: {now} (earlier sessions: {before})" in out, out
     rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 6, "--json")
     resumed = json.loads(out)
-    assert resumed["devices_by_session"] == [before, now], resumed
+    assert resumed["devices_by_session"] == [before, now] and resumed["code"] == code_version(), resumed
+    assert resumed["code"].startswith("commit ") and resumed["code"] != "commit unknown"      # a git checkout
     assert resumed["t"] == 6 * resumed["dt"] and resumed["t_myr"] > 0, resumed
     assert (resumed["r_cl_pc"], resumed["mass_msun"]) == (10.0, 15360.0), resumed
     rc, out, err = main(capsys, "run", "--n", 16, "--steps", 0, "--snapshots", tmp_path / "drawn", "--json")
@@ -359,6 +361,21 @@ def test_a_resumed_run_reports_every_sessions_stops_and_devices(tmp_path, capsys
     assert rc == 0 and drawn["task_shares"] is None and drawn["seconds_per_step"] is None, drawn
     record = json.loads((tmp_path / "drawn" / "nbsymple-run.json").read_text())
     assert drawn["seed_chosen"] and record["seed"] == drawn["seed"] is not None, record
+
+
+def test_a_run_resumed_by_another_commit_names_both(tmp_path, capsys, monkeypatch):
+    """Another commit may round otherwise (470da02's halo pull moved velocities by an ulp, and the
+    chaotic default tidal run then ended at a tenth of the former error): a run it resumes goes on
+    within rounding, not bit for bit, and the report names each session's commit as it names
+    their CPUs."""
+    from nbsymple_versions.runs import report as run_report
+    ck = tmp_path / "a.ck"
+    rc, out, err = main(capsys, "run", "--n", 16, "--seed", 4, "--steps", 2, "--checkpoint", ck, "--json")
+    first = json.loads(out)
+    assert rc == 0 and first["devices_by_session"][0].endswith("; " + first["code"]), first
+    monkeypatch.setattr(run_report, "code_version", lambda: "commit 0badc0de")
+    rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 4)
+    assert rc == 0 and "; commit 0badc0de (earlier sessions: " in out and f"; {first['code']})" in out, out
 
 
 # ------------------------------------------------------------------ damaged files

@@ -201,6 +201,16 @@ def git_commit(root: Path = REPO) -> str:
         return "unknown"
 
 
+def code_version() -> str:
+    """The code that runs: 'commit 1a2b3c4d' (`git_commit`) in a git checkout, else the package's
+    version ('nbsymple-versions 0.1.0': an installed copy)."""
+    commit = git_commit()
+    if commit != "unknown":
+        return f"commit {commit}"
+    from .. import __version__
+    return f"nbsymple-versions {__version__}"
+
+
 def describe(gpu: bool = True) -> dict:
     """Everything above in one dict (with `gpu=False` the driver is not asked)."""
     layer, threads = threading()

@@ -5,6 +5,7 @@ import json
 
 from ..core.diagnostics import at_resolution
 from ..entry import printable, stood_still
+from ..instruments.provenance import code_version
 
 
 def _figure(value, reason) -> str:
@@ -13,11 +14,13 @@ def _figure(value, reason) -> str:
 
 
 def session_device(sim) -> str:
-    """Where a session of the run ran: device, threads and the CPU its kernels were compiled for
-    (NUMBA_CPU_NAME, or the host's: another gives other kernels, so a run resumed there goes on
-    within rounding, not bit for bit)."""
+    """Where and by what a session of the run ran: device, threads, the CPU its kernels were
+    compiled for (NUMBA_CPU_NAME, or the host's) and the code's commit (`code_version`). Another
+    CPU gives other kernels, and another commit may round otherwise (470da02's halo pull did, by
+    an ulp): a run resumed by either goes on within rounding, not bit for bit, and a chaotic
+    cluster's run parts from the one it continues."""
     from ..serial.kernels import compiled_for
-    return f"{sim.device}; threads: {sim.threads}; code for {compiled_for()}"
+    return f"{sim.device}; threads: {sim.threads}; code for {compiled_for()}; {code_version()}"
 
 
 def report(args, run_, sim, folder, checkpoint, start) -> int:
@@ -50,6 +53,7 @@ def report(args, run_, sim, folder, checkpoint, start) -> int:
         **errors, "undefined": why, "seconds_per_step": sim.seconds_per_step if sim.steps_done else None,
         "task_seconds": dict(sim.clock.seconds), "task_shares": sim.clock.shares() if sim.steps_done else None,
         "threads": sim.threads, "device": sim.device, "devices_by_session": devices or [now],
+        "code": code_version(),
         "compile_seconds": sim.compile_seconds,
         "checkpoint": None if checkpoint is None else str(checkpoint),
         "resumed_from_step": start if args.resume else None, "run_id": run_["run_id"],
