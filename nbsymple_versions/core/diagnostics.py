@@ -52,7 +52,8 @@ COMPONENT_LIMIT = math.sqrt(sys.float_info.max / 32)          # 2.4e153
 PLAIN_NORM = (1e-140, 1e140)   # entries whose squares are normal float64: np.linalg.norm as it is
 # One rounding of a float64 E is at most 2^-52 of |E|: a total error |E - E0| / |E0| of up to two of
 # them is E's rounding, not a measured change (SI6A dp after 1000 steps: 2.01e-16, one rounding of
-# E0 = -1.8e4, where the internal error gives 2.2e-17); the internal error measures it.
+# E0 = -1.8e4, where the internal error gives 2.2e-17 in the committed Zen 3 results, 2.9e-17 at
+# 9a1bce3 on AVX-512); the internal error measures it.
 E_RESOLUTION = 2 * 2.0 ** -52
 
 
