@@ -14,8 +14,10 @@ tools has no counts of that kind, and the tier says so. The children keep the co
 in the suite's cache folder (`instruments/code_cache.py`, keyed by the sources' digest), so
 BASE's code, unchanged between gates, and GPU code that HEAD did not touch are compiled once. A
 count that rises by more than `TOLERANCE` is a regression: the smallest change in the machine
-code of a CPU loop (one vector instruction per 8 to 32 interactions) moves its count by 1.5 % or
-more, and a GPU loop's by about 1/14.
+code of a CPU pairwise loop (one vector instruction a trip of 4 to 32 interactions) moves its count
+by 1.0 % (znver4's dp loop, 99 instructions a trip) or more, and one more instruction per
+interaction a GPU loop's by 3.3 to 7 %; one a trip of a galactic loop (120 to 173 instructions)
+moves it by under 1 %.
 """
 import json
 import os
