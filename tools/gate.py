@@ -2,8 +2,8 @@
 machine, in two tiers:
 
 - counts (deterministic, `code_counts`): the instructions per interaction of every CPU kernel for
-  cpu-asm's fixed targets and of every GPU kernel for sm_90; any rise above 1 % fails, whatever
-  the load, and the same code gives the same counts on every machine;
+  cpu-asm's fixed targets and of every GPU kernel for sm_90; any rise fails, whatever the load:
+  the same code gives the same counts on every machine;
 - timings: every timed task at the largest N the grid runs for each version, failing on a
   slowdown beyond its factor (below), which is also the smallest slowdown it can resolve here.
 
@@ -12,7 +12,7 @@ machine, in two tiers:
 `--tiers counts` or `--tiers timings` runs one tier; `--report-timings` prints the timing tier
 without letting it fail the gate (what a pull request's CI does on a shared runner).
 
-Exit status: 0 no regression; 1 a regression (a count risen beyond 1 %, a gate benchmark slower
+Exit status: 0 no regression; 1 a regression (a count that rose, a gate benchmark slower
 by more than the factor and significantly so by asv's statistics, or failing where BASE ran); 2
 a usage problem (not a git checkout, unknown BASE, bad option); 3 a set-up problem (asv, the
 counts or the benchmarks could not run, another gate of this checkout is running, nothing to
