@@ -13,8 +13,10 @@ import io
 import json
 import os
 from pathlib import Path
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -628,6 +630,85 @@ def test_a_refusing_rank_does_not_wait_for_a_rank_that_never_joins():
                         sys.executable, "-c", refusing], cwd=REPO, env=_env(), capture_output=True, text=True,
                        timeout=TIMEOUT)
     assert p.returncode != 0 and "rank 1 refused" not in p.stdout, p.stdout + p.stderr
+
+
+LAST_WORDS = 500                    # lines of 100 characters: 50 kB, which a pipe holds unread (64 kB)
+ENDINGS = {   # rank 1's way of ending the job once it has written them to stdout and stderr
+    "abort": "w = comm.world(); say(); w.abort(3)",
+    "an exception": "w = comm.world(); say(); raise RuntimeError('rank 1 raised')",
+    "a refusal at its start": "comm.refuse_the_job(say, 2)",
+    "a stop": "w = comm.world(); say(); comm.end_stopped_job(130)",
+}
+
+
+@JOB
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_what_a_rank_wrote_before_it_ended_the_job_reaches_mpiexec_whole(ending):
+    """A test under load: rank 1, refusing its start, said why and called MPI_Abort at once; the
+    job ended with status 2 and no sentence. MPI_Abort ends mpiexec's forwarding with the job, and
+    what was still in the rank's pipe was lost (500 lines written just before a bare abort arrived
+    whole in 12 of 20 jobs). Every way a rank ends the job now waits until mpiexec has read it."""
+    say = ("import sys\ndef say():\n    for stream in (sys.stdout, sys.stderr):\n"
+           f"        for i in range({LAST_WORDS}): stream.write(f'last word {{i:4d}} ' + 'x' * 85 + '\\n')\n")
+    rank_0 = "from nbsymple_versions.mpi import comm; comm.world().comm.Barrier()"
+    rank_1 = f"from nbsymple_versions.mpi import comm\n{say}{ENDINGS[ending]}\n"
+    p = subprocess.run([MPIEXEC, "-n", "1", sys.executable, "-c", rank_0, ":", "-n", "1", sys.executable, "-c", rank_1],
+                       cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+    assert p.returncode != 0, p.stdout[-2000:]
+    for stream in (p.stdout, p.stderr):
+        assert [line.split()[2] for line in stream.splitlines() if line.startswith("last word")] == \
+            [f"{i:4d}".strip() for i in range(LAST_WORDS)], (p.returncode, stream[-2000:])
+
+
+def test_a_refusing_rank_that_cannot_join_mpi_still_says_why():
+    """A review: rank 1 refusing at its start with no MPI to join (mpi4py cannot load) ended alone,
+    status 2, without a word; rank 0 says its own reasons before it joins, rank 1 had only this one."""
+    code = ("import sys; sys.modules['mpi4py'] = None; from nbsymple_versions.mpi import comm\n"
+            "comm.refuse_the_job(lambda: print('rank 1 refused', file=sys.stderr), 2)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT,
+                       env=_env(PMI_PORT="localhost:1", PMI_RANK="1", PMI_SIZE="2"))
+    assert (p.returncode, p.stderr) == (2, "rank 1 refused\n"), p
+
+
+def test_a_rank_ending_the_job_waits_until_its_output_is_read():
+    """`comm._flush`, before every MPI_Abort: with 50 kB in each of its stdout and stderr pipes it
+    does not return until their reader has read them (its limit here 600 s, a hang guard), then at
+    once. Nothing is read for a second first: a flush that did not wait has returned by then."""
+    code = ("import os, sys; from nbsymple_versions.mpi import comm; comm.READ_LIMIT_S = 600\n"
+            "for stream in (sys.stdout, sys.stderr): stream.write('x' * 50000)\n"
+            "comm._flush(); os.write(int(sys.argv[1]), b'flushed')")
+    (out, out_w), (err, err_w), (said, said_w) = os.pipe(), os.pipe(), os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", code, str(said_w)], cwd=REPO, env=_env(), stdout=out_w,
+                             stderr=err_w, pass_fds=(said_w,))
+    for fd in (out_w, err_w, said_w):
+        os.close(fd)
+    try:
+        assert select.select([said], [], [], 1.0)[0] == [], "it returned with 100 kB unread"
+        for fd in (out, err):
+            read = b""
+            while len(read) < 50000 and select.select([fd], [], [], TIMEOUT)[0]:
+                read += os.read(fd, 65536) or b"!"
+            assert read == b"x" * 50000, read[-200:]
+        assert select.select([said], [], [], TIMEOUT)[0] and os.read(said, 16) == b"flushed"
+        assert child.wait(timeout=TIMEOUT) == 0
+    finally:
+        child.kill()
+        for fd in (out, err, said):
+            os.close(fd)
+
+
+def test_unread_output_is_counted_in_pipes_and_sockets_and_nowhere_else(tmp_path):
+    from nbsymple_versions.mpi.comm import _unread
+    r, w = os.pipe()
+    a, b = socket.socketpair()
+    with open(tmp_path / "file", "w") as f:
+        for fd in (w, a.fileno(), f.fileno()):
+            os.write(fd, b"12345")
+        assert (_unread(w), _unread(a.fileno()) > 0, _unread(f.fileno())) == (5, True, 0)   # a socket: its buffers
+        os.read(r, 5), b.recv(5)
+        assert (_unread(w), _unread(a.fileno())) == (0, 0)
+    os.close(r), os.close(w), a.close(), b.close()
+    assert _unread(w) == 0              # closed: nothing it can tell
 
 
 @JOB

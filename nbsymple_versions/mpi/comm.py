@@ -10,10 +10,14 @@ a non-zero status instead of leaving the other ranks blocked in a collective. Ch
 outcome may differ between ranks (is the node version available here?) go through `agree`, so
 that every rank fails together with the failing rank's reason.
 """
+import fcntl
 from importlib.util import find_spec
 import os
 import signal
+import stat
+import struct
 import sys
+import termios
 import time
 import traceback
 
@@ -24,6 +28,7 @@ from ..core.ranks import OneRank
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
+READ_LIMIT_S = 2.0   # the longest a rank waits for the launcher to read its last output (`_flush`)
 JOIN_LIMIT_S = 60    # the longest a refusing rank waits in MPI_Init for the others (`refuse_the_job`)
 SHARED_MEMORY = "/dev/shm/mpich_shm_"   # MPICH's shared segment of a node's ranks (Linux): no other file is touched
 INSTALL = "pip install 'nbsymple-versions[mpi]' (mpi4py and MPICH)"
@@ -171,14 +176,34 @@ def release_shared_memory():
 
 
 def _flush():
-    """Flush this rank's stdout and stderr before it ends the job; one that cannot take it (closed,
-    full, a reader gone: `entry.OutputFailed` from the command's guarded stdout) is passed over, so
-    that the job still ends (a review: OutputFailed escaped the abort)."""
+    """Flush this rank's stdout and stderr before it ends the job, and wait (at most READ_LIMIT_S)
+    until the launcher has read them: MPI_Abort ends mpiexec's forwarding with the job, and what
+    was still in a rank's pipe was lost (the suite beside a busy core: a refusing rank's only
+    sentence; 500 lines written just before a bare abort arrived whole in 12 of 20 jobs). A
+    stream that cannot take it (closed, full, a reader gone: `entry.OutputFailed` from the
+    command's guarded stdout) is passed over, so that the job still ends (a review: OutputFailed
+    escaped the abort)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:   # noqa: BLE001 - whatever a stream that cannot be written raises
             pass
+    deadline = time.monotonic() + READ_LIMIT_S
+    for fd in (1, 2):
+        while _unread(fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _unread(fd: int) -> int:
+    """What was written to `fd` and its reader has not read yet: a pipe's bytes (FIONREAD), or the
+    memory a socket's sent and unread data hold (TIOCOUTQ); 0 for any other file, a closed
+    descriptor or one that cannot tell."""
+    try:
+        mode = os.fstat(fd).st_mode
+        request = termios.FIONREAD if stat.S_ISFIFO(mode) else termios.TIOCOUTQ if stat.S_ISSOCK(mode) else None
+        return 0 if request is None else struct.unpack("i", fcntl.ioctl(fd, request, b"\0" * 4))[0]
+    except OSError:
+        return 0
 
 
 _WORLD = None
@@ -238,7 +263,9 @@ def refuse_the_job(say, status: int):
     signal.alarm(JOIN_LIMIT_S)                      # this one waited in MPI_Init for good) is not waited for
     try:
         from mpi4py import MPI           # MPI_Init: the ranks that passed are waiting in theirs
-    except Exception:   # noqa: BLE001 - no MPI to join: this rank ends alone
+    except Exception:   # noqa: BLE001 - no MPI to join: this rank ends alone, saying why (a review:
+        if rank > 0:                     # it ended silent, where rank 0 had said its own reason)
+            say()
         _flush()
         os._exit(status)
     signal.alarm(0)
@@ -263,11 +290,6 @@ def _abort_on_uncaught_exceptions(w: World):
             text = "".join(traceback.format_exception(kind, value, tb))
             sys.stderr.write(f"nbsymple: rank {w.rank} of {w.size} failed, aborting the job:\n{text}")
             sys.stderr.write(f"nbsymple: rank {w.rank}: {kind.__name__}: {value}\n")
-        sys.stderr.flush()
-        sys.stdout.flush()
-        # MPI_Abort ends every process at once, mpiexec's output forwarding included: give the
-        # message half a second to reach the terminal (seen lost without it, now and then)
-        time.sleep(0.5)
-        w.abort(1)
+        w.abort(1)                       # which waits for mpiexec to have read the message
 
     sys.excepthook = hook
