@@ -236,13 +236,14 @@ def end_stopped_job(status: int):
     the interpreter, the end takes a few tenths of a second (numba's threads, MPI_Finalize),
     long enough for a second Ctrl-C to reach mpiexec, which then kills the ranks itself and exits
     with 255 and its own error lines. Once the ranks are joined rank 0, which has said why,
-    calls `MPI_Abort` a moment later (for the sentence to reach mpiexec), the others wait for it
-    (and abort themselves should it never come); before (a refusal of the command line), each
-    rank ends alone, never finalising MPI (the others would wait for it in `MPI_Init`)."""
+    calls `MPI_Abort` a moment later (once mpiexec has read the sentence), the others wait for it
+    (and abort themselves should it never come, after the longest the root may wait for the read);
+    before (a refusal of the command line), each rank ends alone, never finalising MPI (the others
+    would wait for it in `MPI_Init`)."""
     if _WORLD is not None and _WORLD.size > 1:
         _flush()
         release_shared_memory()          # on every node, before its ranks wait for the abort
-        time.sleep(STOP_GRACE if _WORLD.is_root else 40 * STOP_GRACE)
+        time.sleep(STOP_GRACE if _WORLD.is_root else READ_LIMIT_S + 40 * STOP_GRACE)   # the root's read included
         _WORLD.abort(status)
     if launched():
         _flush()
