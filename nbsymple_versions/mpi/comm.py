@@ -27,7 +27,7 @@ from ..core.ranks import OneRank
 
 # environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx) set in each rank
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
-STOP_GRACE = 0.05   # seconds for a stopped job's last sentence to reach mpiexec before MPI_Abort
+STOP_GRACE = 0.05   # seconds rank 0 waits, its sentence read (`_flush`), before a stopped job's MPI_Abort
 READ_LIMIT_S = 2.0   # the longest a rank waits for the launcher to read its last output (`_flush`)
 JOIN_LIMIT_S = 60    # the longest a refusing rank waits in MPI_Init for the others (`refuse_the_job`)
 SHARED_MEMORY = "/dev/shm/mpich_shm_"   # MPICH's shared segment of a node's ranks (Linux): no other file is touched
