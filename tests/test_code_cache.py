@@ -5,6 +5,7 @@ cache (`serial/kernel_cache.py`) alike: a damaged file compiled again, one compi
 (`serial/compile_lock.py`, whose lock both take)."""
 import json
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
@@ -316,3 +317,16 @@ def test_a_kernels_lock_that_cannot_be_had_compiles_all_the_same(tmp_path, monke
     again = real(lock, 0)
     assert again is not None                     # released after the compile
     os.close(again)
+
+
+def test_the_suites_processes_read_this_checkouts_modules_compiled():
+    """A process the suite starts reads the checkout's modules as bytecode, also where Python
+    writes none (`-B` here, PYTHONDONTWRITEBYTECODE): the session compiled them once
+    (tests/conftest.py), where each of its processes compiled them from source (0.1 s apiece)."""
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-B", "-v", "-c", "import nbsymple_versions.cli, tools.gate, benchmarks.grid"],
+                       cwd=root, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ours = [line for line in r.stderr.splitlines() if line.startswith("# code object from")
+            and any(f"{root / package}{os.sep}" in line for package in ("nbsymple_versions", "tools", "benchmarks"))]
+    assert len(ours) > 20 and not [line for line in ours if not line.endswith(".pyc'")], ours
