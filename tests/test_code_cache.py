@@ -9,6 +9,7 @@ from pathlib import Path
 import shutil
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -323,10 +324,22 @@ def test_the_suites_processes_read_this_checkouts_modules_compiled():
     """A process the suite starts reads the checkout's modules as bytecode, also where Python
     writes none (`-B` here, PYTHONDONTWRITEBYTECODE): the session compiled them once
     (tests/conftest.py), where each of its processes compiled them from source (0.1 s apiece)."""
-    root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-B", "-v", "-c", "import nbsymple_versions.cli, tools.gate, benchmarks.grid"],
-                       cwd=root, capture_output=True, text=True, timeout=600)
+    code = textwrap.dedent("""
+        import json, os, sys
+        from importlib.machinery import SourceFileLoader
+        compiled, to_code = [], SourceFileLoader.source_to_code
+        def source_to_code(self, data, path, *args, **kwargs):      # called for a module read from source
+            compiled.append(path)
+            return to_code(self, data, path, *args, **kwargs)
+        SourceFileLoader.source_to_code = source_to_code
+        import nbsymple_versions.cli, tools.gate, benchmarks.grid
+        ours = [os.path.join(os.getcwd(), p, "") for p in ("nbsymple_versions", "tools", "benchmarks")]
+        mine = lambda path: str(path).startswith(tuple(ours))
+        print(json.dumps([sum(mine(getattr(m, "__file__", "")) for m in list(sys.modules.values())),
+                          [str(p) for p in compiled if mine(p)]]))
+    """)
+    r = subprocess.run([sys.executable, "-B", "-c", code], cwd=Path(__file__).resolve().parents[1],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    ours = [line for line in r.stderr.splitlines() if line.startswith("# code object from")
-            and any(f"{root / package}{os.sep}" in line for package in ("nbsymple_versions", "tools", "benchmarks"))]
-    assert len(ours) > 20 and not [line for line in ours if not line.endswith(".pyc'")], ours
+    imported, from_source = json.loads(r.stdout)
+    assert imported > 20 and from_source == [], (imported, from_source)
