@@ -62,6 +62,7 @@ from nbsymple_versions.core.ics import State
 from nbsymple_versions.paper import style
 from nbsymple_versions.runs.snapshots import SnapshotError, read_snapshot
 
+from cli_call import on_a_fresh_stack
 from drawn import hostile
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,7 +114,7 @@ def call(argv, main=None) -> tuple[object, str, str]:
         mp.setattr(style, "DPI", DRAFT_DPI)
         warnings.simplefilter("default")   # what a user's interpreter prints, once per place
         try:
-            rc = (main or cli.main)([str(a) for a in argv])
+            rc = on_a_fresh_stack(main or cli.main, [str(a) for a in argv])
         except SystemExit as e:
             rc = e.code
         except Exception:                  # noqa: BLE001 - what a user would see: a traceback
