@@ -6,11 +6,12 @@ import signal
 
 from nbsymple_versions import cli
 
-# CPython (3.11 on) keeps its frames in 16 KiB chunks and frees a chunk when the frame at its base
-# returns: a call made in a loop across a chunk's end maps and unmaps a chunk every time. A command
-# run deep in pytest and hypothesis can meet one in its inner loops (`paper`'s figures: twice the
-# time, half of it in the kernel), where a user's process, whose command starts near a chunk's
-# base, does not. A frame of 2000 locals fills a chunk: the second one starts a fresh chunk.
+# CPython keeps its frames in 16 KiB chunks and frees a chunk when the frame at its base returns: in
+# 3.11 (gh-142183; 3.13 and 3.14 keep a spare chunk since) a call made in a loop across a chunk's
+# end maps and unmaps a chunk every time. A command run deep in pytest and hypothesis can meet one
+# in its inner loops (`paper`'s figures: twice the time, half of it in the kernel), where a user's
+# process, whose command starts near a chunk's base, does not. A frame of 2000 locals fills a
+# chunk: the second one starts a fresh chunk.
 _CHUNK_LOCALS = 2000
 _namespace: dict = {}
 exec("def _filled_chunk(function, args):\n    " + " = ".join(f"_{i}" for i in range(_CHUNK_LOCALS))
