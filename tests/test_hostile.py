@@ -17,7 +17,8 @@ and numbers for every option of every subcommand. Every case runs in a fresh tem
   under them, the folders above them, and the lock file `.NAME.lock` of a named checkpoint), in
   the temporary folder or in the repository's `plots/` and `results/`.
 
-The commands run in this process (no interpreter start, kernels stay compiled); stdout is a
+The commands run in this process (no interpreter start, kernels stay compiled), from a fresh
+chunk of CPython's frame stack as in their own process (`cli_call.on_a_fresh_stack`); stdout is a
 strict UTF-8 stream, as a pipe or terminal in an en_US.UTF-8 locale is, stderr is backslash-escaped
 as Python's own. Files that must pass a checksum (checkpoints) are also drawn resealed: any header,
 format field or arrays, with a matching SHA-256. The cases that would be slow when valid (many
