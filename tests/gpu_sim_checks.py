@@ -250,6 +250,19 @@ def test_a_slice_whose_block_runs_past_the_records_agrees(rng, kind):
     np.testing.assert_array_equal(out[3], out[1])
 
 
+@pytest.mark.parametrize("precision", ["sp", "dsp"])
+def test_light_bodies_at_the_least_softening_give_finite_forces(rng, precision):
+    """Bodies of mass 1/16 at 2 % above `least_softening(precision, 1/16)`: the kernels take r^-3
+    at r = eps in float32 before the mass multiplies it, so the least softening of light bodies
+    is that of a mass of 1 (1.43e-13), and C's forces are finite there (a mutation hunt: a bound
+    scaled down by m^(1/3) passed every test, the CPU kernels' fastmath multiplying by m first)."""
+    from nbsymple_versions.simulation import least_softening
+    eps = 1.02 * least_softening(precision, 1 / 16) / 1.001
+    s = random_state(rng, 16, precision)
+    state = State(s.x, s.v, np.full(16, 1 / 16), eps, 0.0, UNITS)
+    assert np.isfinite(gpu_forces(state, precision, "pairwise", tile=32)).all()
+
+
 def test_more_bodies_than_the_kernels_32_bit_index_are_refused(rng, monkeypatch):
     """A hunt: numba's plain kernel indexes the bodies' values in 32 bits (`shl.b32` in its PTX),
     so from 2**29 bodies in dsp its sources wrapped back to body 0, in silence; CuPy's launch
@@ -261,6 +274,31 @@ def test_more_bodies_than_the_kernels_32_bit_index_are_refused(rng, monkeypatch)
                                          r"in dsp at tile 32"):
         kc.CudaPairwise(state.m, state.eps, "dsp", tile=32, kernel="plain")
     kc.CudaPairwise(state.m[:96], state.eps, "dsp", tile=32, kernel="plain")
+
+
+def test_the_index_limit_is_that_of_32_bit_unsigned_offsets():
+    """The kernels index the bodies' values with 32-bit unsigned offsets: dsp's 8 values per body
+    reach 536870880 bodies at tile 32 (2^32 - 1 values, whole tiles), and one more is refused
+    naming that, before anything is allocated (a mutation hunt: a signed 31-bit limit, half the
+    bodies, passed every test)."""
+    masses = np.broadcast_to(np.float64(1e-9), (536870881,))       # N without its memory
+    with pytest.raises(ValueError, match=r"N = 536870881 bodies are more than the GPU kernels can index \(at most "
+                                         r"536870880 in dsp at tile 32"):
+        kc.CudaPairwise(masses, 1e-3, "dsp", tile=32)
+
+
+def test_each_kernel_kind_gets_its_own_kernel(rng):
+    """The plain kernel (global memory) and the tiled one (shared tiles) of one precision and tile
+    are two kernels, and an engine of each kind launches its own, whichever the process built
+    first (a mutation hunt: kernels cached without their kind ran the first one built for both,
+    in silence: the same sums in the same order, other timings and machine code on a GPU)."""
+    state = random_state(rng, 40, "dp")
+    kernels = {}
+    for kind in ("tiled", "plain", "tiled"):
+        engine = kc.CudaPairwise(state.m, state.eps, "dp", tile=32, kernel=kind)
+        kernels.setdefault(kind, engine.slices[0].kernel)
+        assert engine.slices[0].kernel is kernels[kind] is kc.compiled_kernel("dp", 32, kind)
+    assert kernels["plain"] is not kernels["tiled"]
 
 
 def test_upload_compute_download_reuse_buffers(rng):

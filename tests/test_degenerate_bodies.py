@@ -14,7 +14,7 @@ from numba import njit
 import numpy as np
 import pytest
 
-from nbsymple_versions import Simulation, State, make_cluster
+from nbsymple_versions import Simulation, State, Units, make_cluster
 from nbsymple_versions.runs import checkpoint
 from nbsymple_versions.core import diagnostics as dg, reference
 from nbsymple_versions.serial import avx2, kernels
@@ -149,6 +149,54 @@ def test_a_softening_too_small_for_the_precision_is_refused(precision, heaviest)
             assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
     if precision != "dp":
         assert "mass of 1e+39 is beyond the range of float32" in softening_problem(1.0, precision, 1e39)
+
+
+def test_a_position_whose_square_in_kpc_leaves_float64_is_refused_in_large_cluster_units():
+    """With r_cl = 10 kpc a coordinate in kpc is 10 in cluster radii, and the Galaxy's terms
+    square it: bodies at 2e154 cluster radii are refused at a tenth of the limit (2.4e152), in
+    one sentence; at 1e152 every error is a number (a mutation hunt: the limit scaled the wrong
+    way took the bodies, and their internal energy error was None for no reason it could name)."""
+    units = Units(1e4, 15360.0)
+    for x0, refused in ((2e154, True), (1e152, False)):
+        state = State.from_arrays([[x0, 0, 0], [x0, 1.0, 0]], [[0, 0, 0], [0, 0.1, 0]], [0.5, 0.5], eps=1e-3,
+                                  units=units)
+        if refused:
+            with pytest.raises(ValueError, match=r"^body 0's position has a component of 2e\+154, beyond the "
+                                                 r"2\.4e\+152 up to which float64 holds the squares"):
+                Simulation(state, "A", dt=1e-3)
+            continue
+        sim = Simulation(state, "A", dt=1e-3)
+        sim.step(2)
+        assert all(isinstance(v, float) and math.isfinite(v) for v in sim.errors().values()), sim.errors()
+
+
+def test_heavy_bodies_far_out_whose_mass_weighted_sum_overflows_have_finite_energies():
+    """Two bodies of mass 1e155 at x = 2e153, one apart (eps = 1e10): sum_i m_i x_i overflows
+    float64, but their mean position, W = -1e300 and E are finite; the simulation takes them and
+    its errors are numbers (a mutation hunt: the mean as sum_i m_i x_i / M alone, inf, passed
+    every test and refused the bodies as having energies float64 cannot represent)."""
+    state = State.from_arrays([[2e153, 0, 0], [2e153, 1.0, 0]], [[0, 0, 0], [0, 0, 0]], [1e155, 1e155], eps=1e10)
+    parts = dg.energy_parts(state)
+    assert parts.finite and parts.base == (2e153, 0.5, 0.0) and parts.potential == pytest.approx(-1e300, rel=1e-15)
+    sim = Simulation(state, "A", dt=1e-70)
+    sim.step(2)
+    errors = sim.errors()
+    assert errors["energy_error"] == 0.0 and 0 <= errors["internal_energy_error"] < 1e-30, errors
+
+
+@pytest.mark.parametrize("precision", ["sp", "dsp", "dp"])
+def test_a_softening_beyond_float32s_r2_is_refused_however_close_the_bodies(precision):
+    """Every precision takes r^-3 from r^2 + eps^2 in float32 (dp: its float32 estimate of 1/r):
+    bodies 1 apart with eps = 2e19, whose eps^2 leaves float32's range, are refused in one
+    sentence naming the softening, as bodies that far apart are; at eps = 1e19 they step (a
+    mutation hunt: the bodies' span alone compared with the bound passed every test)."""
+    x, v, m = [[0.0, 0, 0], [1.0, 0, 0]], [[0.0, 0, 0], [0, 0, 0]], [0.5, 0.5]
+    with pytest.raises(ValueError, match=r"^the bodies span 1 \(their bounding box's diagonal\) with softening "
+                                         r"eps = 2e\+19, beyond 1\.84e\+19"):
+        Simulation(State.from_arrays(x, v, m, eps=2e19), "A", precision=precision)
+    sim = Simulation(State.from_arrays(x, v, m, eps=1e19), "A", precision=precision)
+    sim.step(1)
+    assert np.isfinite(sim.state.x).all() and np.isfinite(sim.state.v).all()
 
 
 @pytest.mark.parametrize("precision", ["sp", "dsp", "dp"])

@@ -35,6 +35,14 @@ def test_softening_default():
     assert default_softening(15360) == pytest.approx(6.5e-4, rel=0.01)
 
 
+@pytest.mark.parametrize("n", [2, 97, 15360, 2**20])
+def test_the_default_softening_is_the_authors_share_of_the_mean_spacing(n):
+    """The authors' softening: 0.005 of the mean interparticle distance 2 (3N / 4 pi)^(-1/3) in
+    the unit sphere, to rounding (a mutation hunt: 0.00503 passed the 1 % check above)."""
+    spacing = 2.0 / np.cbrt(3.0 * n / (4.0 * np.pi))
+    assert default_softening(n) == pytest.approx(0.005 * spacing, rel=1e-14)
+
+
 def test_black_hole_appended():
     s = add_black_hole(make_cluster(10, seed=1), 0.5, position=(1, 2, 3), velocity=(0, 0, 1))
     assert s.n == 11 and s.m[-1] == 0.5

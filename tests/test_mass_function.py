@@ -46,6 +46,21 @@ def test_virial_ratio_total_mass_and_centre_stay_exact(n, rng):
     assert _virial_ratio(equal) == pytest.approx(0.3, rel=1e-13)
 
 
+@pytest.mark.parametrize("exponent", [1.0, 2.0])
+def test_exponents_whose_integrals_are_logarithms_give_their_spectrum(exponent):
+    """dN/dm ~ m^-1 (its number integral is a logarithm: equal numbers per log-class) and m^-2
+    (its mass integral is one): 1000 stars in 3 classes from 0.1 to 15 Msun, each class's mass its
+    mean ln(b/a) / (1/a - 1/b) for m^-2, (b - a) / ln(b/a) for m^-1, the total 1 (a mutation
+    hunt: the logarithm taken at the wrong exponent gave NaN masses, and passed every test)."""
+    m = salpeter_masses(1000, 3, exponent)
+    values, counts = np.unique(m, return_counts=True)
+    a, b = np.geomspace(0.1, 15.0, 4)[:-1], np.geomspace(0.1, 15.0, 4)[1:]
+    number = np.log(b / a) if exponent == 1.0 else 1 / a - 1 / b
+    mean = (b - a) / np.log(b / a) if exponent == 1.0 else np.log(b / a) / (1 / a - 1 / b)
+    assert abs(math.fsum(m) - 1.0) < 1e-15 and np.all(np.abs(counts - 1000 * number / number.sum()) < 1)
+    np.testing.assert_allclose(values / values[0], mean / mean[0], rtol=1e-13)
+
+
 @pytest.mark.parametrize("classes, exponent, match", [(0, 2.35, "at least 1"), (5, 0.0, "exponent"),
                                                        (5, math.nan, "exponent")])
 def test_bad_spectra_are_refused(classes, exponent, match):

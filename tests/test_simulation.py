@@ -202,6 +202,19 @@ def test_a_pipeline_of_other_masses_is_refused_and_precision_and_kernel_in_any_c
     assert check_kernel("TILED") == "tiled" and check_backend("CuPy") == "cupy"
 
 
+def test_a_pipeline_whose_state_had_its_masses_changed_in_place_is_refused():
+    """A pipeline keeps copies of the masses it was built for; masses changed in the state's own
+    array afterwards are other masses, and `advance` refuses the pipeline for them (a mutation
+    hunt: the pipeline's record of its masses being the state's array itself passed every test,
+    and the forces went on with the old masses in silence)."""
+    from nbsymple_versions import advance, get_scheme, get_version
+    state = make_cluster(64, seed=1)
+    forces = get_version("A").pipeline(state, "dp")
+    state.m[0] *= 2.0
+    with pytest.raises(ValueError, match=r"forces was built for N = 64, .*\(other masses\)"):
+        advance(state, forces, get_scheme("leapfrog"), 1e-3, 1, np.zeros((3, 64)))
+
+
 def test_a_pipeline_of_another_softening_or_units_is_refused():
     """`advance` refuses a pipeline built for another softening or other units (same N and
     masses): its forces are another cluster's (a mutation hunt: either comparison dropped from
