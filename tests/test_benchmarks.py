@@ -916,6 +916,70 @@ def test_each_conservation_track_reports_its_own_error():
         == [1e-8, 1e-12, 1e-5, 1e-14]
 
 
+def test_a_conservation_run_of_one_step_ends_with_its_first_steps_error():
+    """`Conservation` integrates `steps` steps in all, the first one's error recorded on the way: a run of one
+    step ends with the error of its first (a mutation hunt: a step too many after the first passed)."""
+    bench = Conservation()
+    bench.n, bench.steps = N, 1
+    errors = bench.integrate("leapfrog", "sp")
+    assert errors["energy"] == errors["energy_per_step"] > 0, errors
+
+
+def test_the_task_shares_are_taken_over_at_least_their_least_seconds():
+    """`TaskShares.measure` steps until the clock holds `min_seconds`, past `min_steps` (here within its
+    `max_steps`; a mutation hunt: stopping at whichever came first passed)."""
+    bench = TaskShares()
+    bench.min_seconds, bench.max_steps = 0.01, 10 ** 6
+    clocks = []
+    stepper = bench.stepper
+
+    def kept(*args, **kwargs):
+        step, clock = stepper(*args, **kwargs)
+        clocks.append(clock)
+        return step, clock
+    bench.stepper = kept
+    bench.measure("A", N)
+    assert clocks[0].total >= bench.min_seconds
+
+
+def test_in_the_cuda_simulator_a_gpu_version_is_timed_only_up_to_its_budget(monkeypatch):
+    """Under the CUDA simulator (about 10 us a pair interaction) a GPU version's timed call is held to 256^2
+    interactions, whatever the grid's GPU budget (a mutation hunt: the grid's budget passed)."""
+    monkeypatch.setattr(numba.config, "ENABLE_CUDASIM", 1)
+    assert grid.budget_reason("C", 256) is None
+    assert "exceed the 'default' grid's budget of 6.55e+04 per timed call" in grid.budget_reason("C", 512)
+
+
+def test_the_mpi_jobs_share_the_threads_asked_among_their_ranks(monkeypatch):
+    """`MpiStep.measure` under NBSYMPLE_BENCH_THREADS=k (the machine's `-<k>threads`): the k threads are
+    shared by a job's ranks, k / ranks each (a mutation hunt: every rank taking all k passed)."""
+    from types import SimpleNamespace
+    from benchmarks import mpi
+    threads = {}
+
+    def job(cmd, env, **kwargs):
+        threads[int(cmd[2])] = env["NUMBA_NUM_THREADS"]
+        return SimpleNamespace(returncode=0, stdout='{"seconds_per_step": 1.0}\n', stderr="")
+    monkeypatch.setattr(mpi.MpiStep, "skip_reason", lambda self, ranks, n: None)
+    monkeypatch.setattr(mpi, "bench_threads", lambda: 4)
+    monkeypatch.setattr(mpi.subprocess, "run", job)
+    for ranks in (1, 2):
+        assert mpi.MpiStep().measure(ranks, N) == {"seconds_per_step": 1.0}
+    assert threads == {1: "4", 2: "2"}
+
+
+def test_a_job_of_as_many_ranks_as_threads_asked_is_not_skipped(monkeypatch):
+    """`MpiStep.skip_reason` under NBSYMPLE_BENCH_THREADS=k: k ranks run, a thread each; more ranks than k
+    would not (a mutation hunt: k ranks skipped passed)."""
+    from benchmarks import mpi
+    monkeypatch.setattr(mpi, "mpi_reason", lambda: None)
+    monkeypatch.setattr(mpi, "bench_threads", lambda: 2)
+    n = mpi.NS[0]
+    assert mpi.MpiStep().skip_reason(1, n) is None and mpi.MpiStep().skip_reason(2, n) is None
+    monkeypatch.setattr(mpi, "bench_threads", lambda: 1)
+    assert "2 ranks run 2 threads at least, more than NBSYMPLE_BENCH_THREADS=1" in mpi.MpiStep().skip_reason(2, n)
+
+
 @pytest.mark.parametrize("link", ["symbolic", "hard"])
 def test_asvs_log_file_is_made_anew_never_written_through_a_link(tmp_path, link):
     """The gate's logs of asv's output (`.asv/gate-*/round<k>.log`, `run.log`): a link at the name had asv's

@@ -520,12 +520,64 @@ def test_a_checkpoint_that_disagrees_with_itself_in_either_direction_is_refused(
             load(made)
 
 
+def test_a_checkpoint_whose_two_bodies_are_at_one_point_is_refused(small_checkpoint, tmp_path):
+    """Two bodies at one point are no cluster, as no N bodies at one point are: `load` refuses it under a
+    matching checksum (a mutation hunt: the check began at three bodies)."""
+    from test_hostile import seal, split_checkpoint
+    version, header, _ = split_checkpoint(small_checkpoint.read_bytes())
+    state = load(small_checkpoint)[2]
+    x = np.repeat(state.x[:, :1], 2, axis=1)
+    body = b"".join(np.ascontiguousarray(a, "<f8").tobytes() for a in (x, state.v, state.m))
+    (made := tmp_path / "one-point.ck").write_bytes(seal(version, json.dumps(header).encode(), body))
+    with pytest.raises(CheckpointError, match=r"one-point.ck .*not every body is at one point"):
+        load(made)
+
+
+def test_a_run_of_seed_0_checkpoints_and_resumes(tmp_path, capsys):
+    """Seed 0 is a seed (`--seed` takes a whole number from 0): a run of it checkpoints and resumes (a
+    mutation hunt: the checkpoint's seed checked from 1 passed)."""
+    ck = tmp_path / "a.ck"
+    rc, _, err = main(capsys, "run", "--n", 8, "--seed", 0, "--steps", 2, "--checkpoint", ck)
+    assert rc == 0, err
+    rc, _, err = main(capsys, "run", "--resume", ck, "--steps", 4)
+    assert rc == 0 and load(ck)[1]["steps_done"] == 4 and load(ck)[0]["seed"] == 0, err
+
+
+def test_a_checkpoint_whose_header_is_longer_than_the_file_is_refused_in_one_sentence(small_checkpoint, tmp_path):
+    """A header length beyond the file's size, under a matching checksum, is refused before anything is read
+    (a mutation hunt: read as it said, 2**40 bytes ended `load` in a MemoryError)."""
+    from test_hostile import seal, split_checkpoint
+    version, header, arrays = split_checkpoint(small_checkpoint.read_bytes())
+    long = tmp_path / "long.ck"
+    long.write_bytes(seal(version, json.dumps(header).encode(), arrays, head_len=2 ** 40))
+    with pytest.raises(CheckpointError, match=r"long.ck is not a valid checkpoint \(format 1, header of 1099511627776 "
+                                              r"bytes\)"):
+        load(long)
+
+
+def test_a_checkpoint_whose_run_lacks_its_snapshot_cadence_is_refused(tmp_path, capsys):
+    """run.every, which every checkpoint of this suite holds (null where no --every was given), missing is no
+    run a resume can step: refused in one sentence, under a matching checksum (a mutation hunt: it was taken
+    as null, as a field older files lack is)."""
+    from test_hostile import seal, split_checkpoint
+    ck = tmp_path / "a.ck"
+    rc, _, err = main(capsys, "run", "--n", 8, "--seed", 4, "--steps", 2, "--checkpoint", ck)
+    assert rc == 0, err
+    version, header, arrays = split_checkpoint(ck.read_bytes())
+    run = {k: v for k, v in header["run"].items() if k != "every"}
+    ck.write_bytes(seal(version, json.dumps({**header, "run": run}).encode(), arrays))
+    rc, out, err = main(capsys, "run", "--resume", ck, "--steps", 4)
+    assert rc == 2 and out == "" and f"{ck} is not a valid checkpoint (field run.every: missing)" in err, err
+
+
 @pytest.mark.parametrize("field, value", [("seed", -5), ("seed", 2**128), ("constants", "authors"), ("constants", 5),
-                                          ("ics_sha256", [1]), ("ics_radius_pc", "10"), ("ics_mass_msun", -480.0)])
+                                          ("ics_sha256", [1]), ("ics_radius_pc", "10"), ("ics_mass_msun", -480.0),
+                                          ("checkpoint_every", 0)])
 def test_a_run_field_the_record_takes_is_checked_on_resume(tmp_path, capsys, field, value):
     """A hunt: a checkpoint's run.seed (-5: "seed -5" reported, which --seed refuses), run.constants (other
     than its state's) and an --ics file's digest and scale were taken whatever they held, into the report
-    and the snapshot folder's record; each is refused now, under a matching checksum."""
+    and the snapshot folder's record; each is refused now, under a matching checksum. So is a checkpoint
+    cadence of 0, which --checkpoint-every refuses (a mutation hunt: taken, then divided by)."""
     from test_hostile import seal, split_checkpoint
     ck = tmp_path / "a.ck"
     rc, _, err = main(capsys, "run", "--n", 8, "--seed", 4, "--steps", 2, "--checkpoint", ck)

@@ -47,6 +47,22 @@ def test_nbsymple_snapshots_carry_time_and_units_in_their_sidecar(tmp_path):
         write_snapshot(tmp_path, state, 13, fmt="hdf5")
 
 
+def test_a_run_writes_no_ascii_snapshot_among_another_run_s(tmp_path):
+    """`write_snapshot` in the authors' layout into a folder holding another run's: refused, the folder and
+    its sidecar as they were (their times and scale are that run's); a sidecar of another run with no
+    snapshot left is begun anew (a mutation hunt: the snapshot was added to the other run's sidecar)."""
+    state = make_cluster(16, seed=1)
+    write_snapshot(tmp_path, state, 0, "run-a", fmt="nbsymple")
+    sidecar = (tmp_path / "snapshots.json").read_text()
+    with pytest.raises(SnapshotError, match=r"holds snapshots of another run in the authors' layout \(snap_00000000"):
+        write_snapshot(tmp_path, state, 1, "run-b", fmt="nbsymple")
+    assert (tmp_path / "snapshots.json").read_text() == sidecar and not (tmp_path / "snap_00000001.txt").exists()
+    (tmp_path / "snap_00000000.txt").unlink()
+    write_snapshot(tmp_path, state, 1, "run-b", fmt="nbsymple")
+    side = json.loads((tmp_path / "snapshots.json").read_text())
+    assert side["run_id"] == "run-b" and list(side["times"]) == list(side["sha256"]) == ["1"], side
+
+
 def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut_short_is_named(tmp_path):
     """A hunt: `--ics` of a snapshot this suite wrote in the authors' layout took N's default
     softening and t = 0 where read_snapshot took its sidecar's; and one cut short by a line (or

@@ -435,3 +435,104 @@ def test_the_timing_tier_says_the_versions_a_variable_leaves_it(monkeypatch, tmp
     with pytest.raises(Stop):
         gate.timing_tier("b", "h", tmp_path, "HEAD against BASE", None, 1, None)
     assert "versions A alone (NBSYMPLE_BENCH_VERSIONS)" in capsys.readouterr().err
+
+
+def test_a_benchmark_that_failed_at_base_and_at_head_is_no_failure_of_head():
+    """`gate.verdict`: a benchmark with no result on either side (failed or skipped at BASE too) is neither
+    compared nor a failure of HEAD's; one BASE ran and HEAD did not is (a mutation hunt)."""
+    from tools import gate
+    base = {"both": (None, None), "skipped": (float("nan"), None), "lost": (1.0, None)}
+    head = {"both": (None, None), "skipped": (None, None), "lost": (None, None)}
+    assert gate.verdict(base, head, lambda name: 1.5) == ([], [], ["lost"], [])
+
+
+def test_the_gate_s_table_leaves_out_a_benchmark_with_no_result_on_either_side(capsys):
+    """`gate.table`: a benchmark that failed or was skipped at BASE and at HEAD has no row (nothing to
+    compare); one that fails at HEAD alone is marked "!" (a mutation hunt)."""
+    from tools import gate
+    base = {"both": (None, None), "skipped": (float("nan"), None), "lost": (1.0, None)}
+    head = {"both": (None, None), "skipped": (float("nan"), None), "lost": (None, None)}
+    gate.table(base, head, [], ["lost"], [], lambda name: 1.5)
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [(row[:2].strip(), row.split()[-1]) for row in rows] == [("!", "lost")], rows
+
+
+def _stubbed_timing_tier(monkeypatch, tmp_path, results):
+    """`gate.timing_tier` with asv, the machine and the load stood in for: each asv call is recorded as (side,
+    its arguments, its ASV_PYTHONPATH), `results(commit)` is what asv saved for a commit, one benchmark of 1 s."""
+    from tools import gate, tracking
+
+    class Quiet:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def summary(self):
+            return {"min": 0.1, "median": 0.1, "max": 0.1, "cores": 2}
+    calls = []
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(tracking, "register_machine", lambda: "m")
+    monkeypatch.setattr(tracking, "LoadSampler", Quiet)
+    monkeypatch.setattr(gate, "gate_patterns", lambda bench: ["x"])
+    monkeypatch.setattr(tracking, "scratch_config", lambda name: tmp_path / name / "asv.conf.json")
+    monkeypatch.setattr(tracking, "asv", lambda *args, config, env, log_file: calls.append(
+        (config.parent.name, args, env["ASV_PYTHONPATH"])) or 0)
+    monkeypatch.setattr(gate, "_results", lambda config, machine, commit: results(commit))
+    monkeypatch.setattr(gate, "_unrolled", lambda rows: {"tasks.Tasks.time_pairwise('A', 256, 'dp')": (1.0, None)
+                                                         for _ in rows})
+    return calls
+
+
+def test_the_timing_tier_times_each_side_with_its_tree_and_appends_the_later_rounds(monkeypatch, tmp_path):
+    """`timing_tier`: BASE then HEAD each round, each with its own tree's package (ASV_PYTHONPATH: BASE's
+    extracted tree, HEAD's checkout), each round after the first appending its samples to the first's; a
+    side of which asv saved nothing in the first round stops the tier (status 3, naming it), not a pass
+    (a mutation hunt)."""
+    from tools import gate, tracking
+    base, head, tree = "b" * 40, "c" * 40, tmp_path / "tree"
+    calls = _stubbed_timing_tier(monkeypatch, tmp_path, lambda commit: [commit])
+    assert gate.timing_tier(base, head, tree, "HEAD against BASE", None, 3, None) == 0
+    sides = [("gate-base", str(tree)), ("gate-head", str(tracking.ROOT))]
+    assert [(side, path) for side, _, path in calls] == sides * 3
+    for i, (side, args, _) in enumerate(calls):
+        assert args[args.index("--set-commit-hash") + 1] == (base if side == "gate-base" else head)
+        assert ("--append-samples" in args) == (i >= 2), (i, args)
+    _stubbed_timing_tier(monkeypatch, tmp_path, lambda commit: [commit] if commit == base else [])
+    with pytest.raises(gate.GateError, match=r"asv saved no results for HEAD \(cccccccc\)") as stopped:
+        gate.timing_tier(base, head, tree, "HEAD against BASE", None, 2, None)
+    assert stopped.value.status == gate.SETUP
+
+
+def test_report_timings_prints_a_timing_regression_without_failing_the_gate(monkeypatch, tmp_path, capsys):
+    """`--report-timings` (a pull request's CI on a shared runner): a regression of the timing tier is
+    printed and leaves the status the counts tier's; without it, it fails the gate (a mutation hunt)."""
+    from tools import gate, tracking
+    monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
+    monkeypatch.setattr(gate, "_extract", lambda commit, dest: None)
+    monkeypatch.setattr(gate, "timing_tier", lambda *args: 1)
+    for counted in (0, 1):
+        monkeypatch.setattr(gate, "counts_tier", lambda tree, root, label, c=counted: c)
+        assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, True) == counted
+        assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, False) == 1
+    assert "the timing tier is reported, not gated (--report-timings)" in capsys.readouterr().err
+
+
+def test_the_counts_tier_names_the_kernels_counted_at_base_only_and_needs_head_s_counts(monkeypatch, tmp_path,
+                                                                                         capsys):
+    """`counts_tier`: the kernels BASE has and HEAD does not are named as renamed or removed (not HEAD's new
+    ones); a HEAD whose kernels could not be counted at all is a set-up problem (status 3), not a
+    regression (a mutation hunt)."""
+    from tools import code_counts, gate
+    base = {"cpu-asm znver4 pairwise sp": 1.0, "cpu-asm znver4 old dp": 2.0}
+    head = {"cpu-asm znver4 pairwise sp": 1.0, "cpu-asm znver4 new dp": 2.0}
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [(base, {}), (head, {})])
+    assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 0
+    assert "1 kernels compared in" in (err := capsys.readouterr().err), err
+    assert "; counted at BASE only (renamed or removed): cpu-asm znver4 old dp\n" in err, err
+    nothing = {"cpu": "RuntimeError: no LLVM", "gpu": "CompileFailed: no NVRTC"}
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [(base, {}), ({}, nothing)])
+    with pytest.raises(gate.GateError, match="HEAD's kernels could not be counted") as stopped:
+        gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
+    assert stopped.value.status == gate.SETUP

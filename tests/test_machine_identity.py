@@ -96,6 +96,23 @@ def test_zen4_and_zen5_get_different_names(host):
     assert names["znver5"]["machine"] == "amd-epyc-znver5-avx512-2cores-nogpu"
 
 
+def test_the_widest_vector_isa_of_the_cpu_names_it(monkeypatch):
+    """`vector_isa`: of the CPU's flags, the widest vector ISA: avx512 on a CPU that has avx2 too (a mutation
+    hunt: avx2 found first passed)."""
+    for flags, isa in (("fpu sse4_2 avx avx2 avx512f avx512dq", "avx512"), ("fpu sse4_2 avx avx2", "avx2"),
+                       ("fpu sse4_2 avx", "avx")):
+        monkeypatch.setattr(provenance, "_cpuinfo", lambda flags=flags: {"flags": flags})
+        assert provenance.vector_isa() == isa
+
+
+def test_each_gpu_model_is_named_with_its_count(host):
+    """`machine_name`: each GPU model with how many the machine has, sorted ("2x-" for two of one; a mutation
+    hunt: "1x-" for any count passed)."""
+    host("znver4")
+    assert provenance.machine_name(["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]) == \
+        "amd-epyc-znver4-avx512-2cores-1x-nvidia-a100-2x-nvidia-h200"
+
+
 def test_without_llvm_the_family_and_model_name_the_microarchitecture(host, monkeypatch):
     def no_llvm():
         raise OSError("no LLVM")

@@ -852,6 +852,62 @@ def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monk
     assert victim.read_text() == "precious\n" and not png.is_symlink() and png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_model_s_terms_thresholds_and_tables_are_docs_mpi_md_s():
+    """`mpi_model`: compute N^2 / (K R), communicate (K - 1) alpha + (K - 1)/K 24 N / beta (none on one node),
+    N_break where K nodes take as long as one, N_half where compute is communicate (the same N for K = 2),
+    and the H200 rows of its tables, which no measured rate enters, docs/mpi.md's (a mutation hunt: no test
+    read a number of the model)."""
+    from nbsymple_versions.instruments import mpi_model as m
+    net, rate = (1e9, 1e-6), 1e9
+    assert m.compute_seconds(1000, 4, rate) == pytest.approx(1000 ** 2 / (4 * rate), rel=1e-12)
+    assert m.communicate_seconds(1000, 4, net) == pytest.approx(3e-6 + 0.75 * 24 * 1000 / 1e9, rel=1e-12)
+    assert m.communicate_seconds(1000, 1, net) == 0.0
+    for k in (2, 8, 64):
+        n_break, n_half = m.n_break(k, rate, net), m.n_half(k, rate, net)
+        assert 1 < n_break <= n_half
+        one = m.step_seconds(n_break, 1, rate, net)
+        assert m.step_seconds(n_break, k, rate, net) == pytest.approx(one, rel=1e-9)
+        assert m.compute_seconds(n_half, k, rate) == pytest.approx(m.communicate_seconds(n_half, k, net), rel=1e-9)
+    assert m.n_break(2, rate, net) == pytest.approx(m.n_half(2, rate, net), rel=1e-9)
+    docs = (REPO / "docs" / "mpi.md").read_text()
+    rows = [line for line in m.tables(1.5e9).splitlines() if line.startswith("| H200 (E, predicted)")]
+    assert len(rows) == 2 + 2 * 3 and all(line in docs for line in rows), rows
+
+
+def test_the_model_s_rate_is_the_fastest_one_rank_run_at_the_largest_n():
+    """`mpi_model.best` keeps the fastest run of each (ranks, N) (the least disturbed on a shared machine) and
+    `cpu_rate` is N^2 pair forces a step, its steps over its pairwise seconds, of the 1-rank run at the largest
+    N (a mutation hunt)."""
+    from nbsymple_versions.instruments import mpi_model as m
+
+    def run(ranks, n, steps, pairwise, per_step):
+        return {"ranks": ranks, "n": n, "steps": steps, "seconds_per_step": per_step,
+                "task_seconds": {"pairwise": pairwise}}
+    runs = [run(1, 1024, 10, 0.5, 0.06), run(1, 4096, 4, 2.0, 0.6), run(1, 4096, 5, 1.0, 0.3),
+            run(1, 4096, 4, 4.0, 1.2), run(2, 8192, 4, 1.0, 0.3)]
+    assert {key: r["seconds_per_step"] for key, r in m.best(runs).items()} == \
+        {(1, 1024): 0.06, (1, 4096): 0.3, (2, 8192): 0.3}
+    assert m.cpu_rate(runs) == pytest.approx(4096 ** 2 * 5 / 1.0, rel=1e-12)
+
+
+def test_the_model_s_cpu_node_is_named_by_the_threads_of_its_one_rank_runs():
+    """`mpi_model.cpu_node`: the measured CPU is named by the threads of the 1-rank runs its rate comes from,
+    not those of the 2-rank runs (a mutation hunt)."""
+    from nbsymple_versions.instruments import mpi_model as m
+    runs = [{"ranks": 1, "threads_per_rank": 2}, {"ranks": 2, "threads_per_rank": 1}]
+    assert m.cpu_node(runs, False) == "the measured CPU (B, 2 threads)"
+    assert m.cpu_node(runs[1:], False) == m.cpu_node(runs, True) == "the CPU of --rate (B)"
+
+
+def test_the_model_takes_the_rates_at_both_ends_of_its_range(capsys):
+    """`--rate` at either end of the node rates the model takes (`RATES`, both included) gives its tables (a
+    mutation hunt: the lower end refused passed)."""
+    from nbsymple_versions.instruments import mpi_model as m
+    for rate in m.RATES:
+        assert m.main(["--rate", repr(rate)]) == 0
+        assert "| node | network | K = 2: N_break / N_half |" in capsys.readouterr().out
+
+
 @JOB
 def test_the_jobs_mpi_model_starts_get_no_stdin(tmp_path):
     """A hunt: mpiexec passes its stdin on to rank 0, and stops the job when the rank does not read

@@ -173,3 +173,45 @@ def test_a_figure_outside_the_papers_range_is_said_to_lie_below_or_above_it():
     assert _within(hi * 10, paper) == "above the paper's range"
     assert _within(lo / 10, paper) == "below the paper's range"
     assert _within((lo + hi) / 2, paper) == "within the paper's range"
+
+
+def test_the_load_said_is_that_of_the_run_whose_load_peaked_highest():
+    """`load_problem`: of the runs' load records, the one whose 1-minute load reached the most is said, with
+    its own median (a mutation hunt: the record of the highest median passed)."""
+    from nbsymple_versions.paper.data import load_phrase, load_problem
+    from nbsymple_versions.paper.results import Results
+    provenance = [{"load_average": {"min": 0.1, "median": 0.5, "max": 3.0, "cores": 2}},
+                  {"load_average": {"min": 2.0, "median": 2.4, "max": 2.5, "cores": 2}}]
+    res = Results("m", "a" * 40, 0, "3.11", {}, provenance=provenance)
+    assert "the 1-minute load average reached 3 (median 0.5) on 2 cores" in load_problem(res)
+    assert load_phrase(res).startswith("TAKEN UNDER LOAD (1-min load up to 3 on 2 cores)")
+
+
+def test_a_threaded_host_task_is_set_against_the_fastest_serial_kernel():
+    """`data._waited`: a threaded host task more than 3x the fastest serial kernel's time at its N is said to
+    have waited, whichever serial version is slower (a mutation hunt: the slowest serial time passed)."""
+    from nbsymple_versions.paper.data import _waited
+    times = {("A", 256): {"galactic": 1e-3}, ("B", 256): {"galactic": 5e-3}, ("C", 256): {"galactic": 1e-2}}
+    [said] = _waited(times)
+    assert said.startswith("B's threaded host tasks took more than the serial kernel's (galactic at N = 256 5x A's)")
+
+
+def test_a_one_core_machine_and_the_threads_of_the_threaded_versions_are_shown():
+    """`describe_machine`: machine.json's num_cpu of 1 is a count (shown as 1, not "?"), and the threads are
+    the most any version ran (B's 2, not A's 1: the threads of the threaded host work) (a mutation hunt)."""
+    from nbsymple_versions.paper.data import THREADS, describe_machine
+    from nbsymple_versions.paper.results import Results
+    row = {"params": [["'A'", "'B'", "'C'"]], "result": [1.0, 2.0, 1.0]}
+    res = Results("m-1cores-nogpu", "a" * 40, 0, "3.11", {"num_cpu": "1", "ram": "1 GiB"}, _rows={THREADS: row})
+    m = describe_machine(res)
+    assert (m["num_cpu"], m["ram"], m["threads"]) == ("1", "1 GiB", "2"), m
+
+
+def test_a_machine_named_nogpu_has_no_gpu_and_one_named_by_its_gpu_has_it():
+    """`describe_machine` without a GPU in machine.json: the device from `make bench`'s machine name, whose
+    tail after "cores-" is the GPU's or "nogpu" (a mutation hunt: "nogpu" shown as a GPU's name passed)."""
+    from nbsymple_versions.paper.data import describe_machine
+    from nbsymple_versions.paper.results import Results
+    for machine, device in (("amd-epyc-znver3-avx2-2cores-nogpu", "no GPU (CPU only)"),
+                            ("amd-epyc-9r14-znver4-avx512-16cores-1x-nvidia-h200", "1x-nvidia-h200")):
+        assert describe_machine(Results(machine, "a" * 40, 0, "3.11", {}))["device"] == device

@@ -221,3 +221,12 @@ def test_the_speedup_figures_predicted_curves_name_their_scheme(tmp_path, stated
     dashed = [lab for lab in labels if "predicted" in lab]
     assert len(dashed) == 3 and all("(predicted leapfrog, H200)" in lab for lab in dashed), labels
     assert "leapfrog" in labels and "SI6A" in labels
+
+
+def test_the_kernel_row_gives_the_rate_of_the_whole_gpu(tmp_path, stated_kernels):
+    """REPORT.md's row of a kernel: SMs x clock / SM clocks per interaction, interactions per second on the
+    whole GPU (H200: 132 x 1.98 GHz / 0.25 = 1.05e12; a mutation hunt: the clock taken in MHz passed)."""
+    from nbsymple_versions.paper.report import prediction_lines
+    res = load_results(results_copy(tmp_path))
+    text = "\n".join(prediction_lines(res, predict(res, H200)))
+    assert "0.25 SM clocks per interaction: 1.05e+12 interactions/s on the whole GPU" in text, text

@@ -39,6 +39,22 @@ def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
     assert pin_commit(repo) == head + "+dirty"        # a later command sees the change that existed before it
 
 
+def test_an_untracked_file_leaves_the_commit_clean(tmp_path):
+    """`git_commit`: "+dirty" only where tracked files differ from the commit; a file git does not track (a
+    user's notes, a scratch output) leaves the commit clean (a mutation hunt)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "f.txt").write_text("one\n")
+    _git("add", "f.txt", cwd=repo)
+    _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one", cwd=repo)
+    head = _git("rev-parse", "--short=8", "HEAD", cwd=repo)
+    (repo / "notes.txt").write_text("mine\n")
+    assert git_commit(repo) == head
+    (repo / "f.txt").write_text("two\n")
+    assert git_commit(repo) == head + "+dirty"
+
+
 def test_git_words_that_are_not_text_of_the_locale_leave_the_commit_unknown(tmp_path, monkeypatch):
     """A hunt: git's words naming a path of bytes that are not UTF-8 (GIT_DIR here; a checkout's
     folder alike) ended `nbsymple info`, `paper` and every record in a UnicodeDecodeError."""
@@ -532,3 +548,157 @@ def test_a_parameter_value_given_twice_is_refused(tmp_path, versions, result, sa
     (path := tmp_path / source.name).write_text(json.dumps(data))
     with pytest.raises(ResultsError, match=r"is malformed \((a parameter of )?steps.Step.time_step_leapfrog " + said):
         ResultFile.read(path)
+
+
+# ----------------------------------------------------------------------------- a mutation hunt's: choices, numbers
+
+def test_an_interval_whose_end_is_its_time_is_the_one_recorded():
+    """`Results.interval`: asv's 99 % interval is kept where the time lies on one of its ends (samples that
+    agree put the median on a bound), not taken for "no noise recorded" (a mutation hunt)."""
+    from nbsymple_versions.paper.results import Results
+    row = {"params": [["'A'"], ["256", "1024"]], "result": [1.0, 2.0], "stats_ci_99_a": [1.0, 1.5],
+           "stats_ci_99_b": [1.2, 2.0]}
+    res = Results("m", "a" * 40, 0, "3.11", {}, _rows={"x": row})
+    assert res.interval("x") == {("A", 256): (1.0, 1.2), ("A", 1024): (1.5, 2.0)}
+
+
+def test_of_two_pythons_holding_as_many_values_the_later_run_is_read():
+    """`one_python`: of one commit's results of two Pythons that hold as many values, those that ran last
+    are read (a Python's latest file, though its first ran before the other's), whichever file comes first
+    (a mutation hunt)."""
+    from nbsymple_versions.paper.results import ResultFile, one_python
+
+    def made(python, started, values):
+        return ResultFile(Path(f"m/aaaaaaaa-py{python}-{started}.json"), "a" * 40, 1, python, "", {}, {},
+                          {"x": {"result": values, "started_at": started}})
+    files = [made("3.11", 3000, [1.0, 2.0]), made("3.12", 1000, [1.0]), made("3.12", 5000, [1.0])]
+    for order in (files, files[::-1]):
+        warnings = []
+        assert {f.python for f in one_python(order, warnings)} == {"3.12"} and len(warnings) == 1, warnings
+
+
+def test_a_results_file_ran_when_its_last_benchmark_started():
+    """`ResultFile.run_date`, REPORT.md's "benchmarks run": the latest `started_at` of its rows, the file's
+    date where none recorded one (a mutation hunt)."""
+    from nbsymple_versions.paper.results import ResultFile
+    rows = {"x": {"started_at": 7000}, "y": {"started_at": 9000}, "z": {"started_at": 8000}, "w": {}}
+    assert ResultFile(Path("m/a.json"), "a" * 40, 1000, "", "", {}, {}, rows).run_date == 9000
+    assert ResultFile(Path("m/a.json"), "a" * 40, 1000, "", "", {}, {}, {"w": {}}).run_date == 1000
+
+
+def test_a_results_file_dated_at_the_epoch_is_read_with_its_date_unknown(tmp_path):
+    """A results file whose date is 0 (milliseconds since the epoch, from 0 up, as the reader takes them) is
+    read, its date said to be unknown, not refused as malformed (a mutation hunt)."""
+    from nbsymple_versions.paper.results import ResultFile, Results
+    source = next((FIXTURE / "fixture-2core-nogpu").glob("*-existing-*.json"))
+    data = json.loads(source.read_text())
+    data["date"] = 0
+    (path := tmp_path / source.name).write_text(json.dumps(data))
+    assert ResultFile.read(path).date == 0 and Results._text(0) == "unknown date"
+
+
+def _fixture_run(folder: Path, name: str, started_at: int) -> Path:
+    """The fixture's results file as `folder/name`, each benchmark started at `started_at` (ms), and its
+    machine.json beside it."""
+    source = next((FIXTURE / "fixture-2core-nogpu").glob("*-existing-*.json"))
+    data = json.loads(source.read_text())
+    column = data["result_columns"].index("started_at")
+    for row in data["results"].values():
+        row[column] = started_at
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURE / "fixture-2core-nogpu" / "machine.json", folder)
+    (folder / name).write_text(json.dumps(data))
+    return folder / name
+
+
+def test_of_two_machines_holding_every_need_the_one_that_ran_last_is_read(tmp_path):
+    """`load_results` without --machine: of machines whose chosen commits hold every need, the one whose
+    benchmarks ran last (its latest run; here its first ran before the other machine's), whichever name sorts
+    first (a mutation hunt)."""
+    from nbsymple_versions.paper.data import PAPER_NEEDS
+    from nbsymple_versions.paper.results import load_results
+    for later, earlier in (("m1", "m2"), ("m2", "m1")):
+        root = tmp_path / later
+        _fixture_run(root / later, "f86a8e19-env-a.json", 1796011000000)
+        _fixture_run(root / later, "f86a8e19-env-b.json", 1796012902025)
+        _fixture_run(root / earlier, "f86a8e19-env.json", 1796012000000)
+        assert load_results(root, needs=PAPER_NEEDS).machine == later
+
+
+def test_the_benchmarks_of_a_commit_read_from_two_files_ran_when_the_later_did(tmp_path):
+    """`Results.run_date` (REPORT.md's "benchmarks run") of a commit's two results files of one Python:
+    the later run's (a mutation hunt)."""
+    from nbsymple_versions.paper.results import load_results
+    _fixture_run(tmp_path / "m", "f86a8e19-env-a.json", 1796012000000)
+    _fixture_run(tmp_path / "m", "f86a8e19-env-b.json", 1796012902025)
+    res = load_results(tmp_path, "m")
+    assert len(res.files) == 2 and res.run_date == 1796012902025, res.files
+
+
+def test_a_share_beyond_100_percent_by_more_than_its_rounding_is_no_measurement():
+    """`results.measure` of a task share: 100 % and its rounding (1 ulp above, as a TaskClock's 100 * s / total
+    gives) are shares, 100.00001 % is none (a mutation hunt: a tolerance a million times wider passed)."""
+    from nbsymple_versions.paper.results import measure
+    test, what = measure("steps.TaskShares.track_share")
+    assert test(0.0) and test(100.0) and test(100.0 * (1 + 2.2e-16)) and test(100.0 + 1.5e-14)
+    assert not test(100.00001) and not test(-1e-9) and what == "a share in % from 0 to 100"
+
+
+def test_a_machine_s_ram_in_bytes_or_kib_is_shown_in_gib():
+    """REPORT.md's RAM: asv's count of bytes (or a hand-entered one of KiB) in GiB, 2**30 bytes (a mutation
+    hunt: 10**9 bytes, 26 GiB for a 24 GiB machine, passed)."""
+    from nbsymple_versions.paper.report import _fmt_ram
+    assert _fmt_ram(24 * 2 ** 30) == _fmt_ram(str(24 * 2 ** 30)) == _fmt_ram(24 * 2 ** 20) == "24 GiB"
+    assert _fmt_ram("24 GiB") == "24 GiB"
+
+
+def test_the_blocks_of_the_largest_n_and_the_sms_they_occupy_are_counted_whole():
+    """`prediction_findings`' note: N / tile blocks rounded up (a last, partial block is one), occupying as
+    many SMs, at most all of them (a mutation hunt: blocks rounded down, and more SMs than the GPU has,
+    passed)."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.report import prediction_findings
+    for n, blocks, occupied in ((300, 2, 2), (2 ** 17, 512, 132)):
+        prediction = SimpleNamespace(letters=("C",), ns=lambda v, n=n: [n],
+                                     shares=lambda v, n: {"pairwise": 99.9, "galactic": 0.08, "integrate": 0.02},
+                                     kernels={"C": SimpleNamespace(tile=256)},
+                                     gpu=SimpleNamespace(device=SimpleNamespace(clock_ghz=1.98, sms=132)))
+        note = prediction_findings(prediction)[-1]
+        assert f"at N = {n} the {blocks} blocks of 256 threads occupy {occupied} of the 132 SMs" in note, note
+
+
+def _two_versions():
+    """Results of A and B's dp and dsp leapfrog steps at N = 256 and 1024 (no recorded noise)."""
+    from nbsymple_versions.paper.results import Results
+    row = {"params": [["'A'", "'B'"], ["256", "1024"], ["'dp'", "'dsp'"]],
+           "result": [1e-3, 0.5e-3, 16e-3, 4e-3, 0.5e-3, 0.4e-3, 4e-3, 2e-3]}
+    return Results("m-2cores-nogpu", "a" * 40, 0, "3.11", {}, _rows={"steps.Step.time_step_leapfrog": row})
+
+
+def test_the_findings_pair_each_speed_up_and_dsp_ratio_with_its_n():
+    """REPORT.md's findings: B's speed-up over A at each N, named by that N, and each version's dsp / dp
+    ratio at the largest N both were measured at (a mutation hunt: the N reversed, and the smallest N's
+    ratios, passed)."""
+    from nbsymple_versions.paper.report import findings
+    found = findings(_two_versions(), None)
+    assert any(s.endswith("over A (1 thread): 2 at N = 256, 4 at N = 1024.") for s in found), found
+    assert any(s.startswith("dsp / dp time per leapfrog step: A 0.25 (N = 1024), B 0.50 (N = 1024) (") for s in found)
+
+
+def test_a_verdict_against_a_time_without_noise_is_by_the_values_alone():
+    """`against_sentence`: where one of the two times has no recorded interval, its verdict is said to be by
+    the values alone, not beyond the intervals (a mutation hunt: one recorded interval was taken for both)."""
+    from nbsymple_versions.paper.report import against_sentence
+    assert against_sentence("C", "B", {("B", 256): (1.0, 1.2), ("C", 256): (2.0, 2.0)}) == \
+        "Version C is slower than B at every N measured (no noise recorded: by the values alone)."
+
+
+def test_a_science_run_s_largest_error_is_named_only_where_it_is_not_the_last():
+    """`science_record_line`: "(largest ...)" where the largest internal-energy error over the snapshots is
+    not the one at the end (a mutation hunt: it was said of every run)."""
+    from nbsymple_versions.paper.report import science_record_line
+    run = {"internal_energy_error": 3.1e-3, "internal_energy_error_max": 3.1e-3, "energy_error_total": 2e-9,
+           "converged": True}
+    assert science_record_line(run) == "internal energy error 3.1e-03 at the end, total 2.0e-09"
+    assert science_record_line({**run, "internal_energy_error_max": 4e-3}) == \
+        "internal energy error 3.1e-03 at the end (largest 4.0e-03), total 2.0e-09"

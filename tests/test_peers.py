@@ -165,3 +165,33 @@ def test_rates_come_from_the_median_call(monkeypatch):
     [row] = peers.table(ns=(16,), repeats=3, which=["A-dp"])
     assert row.repeats == 3 and row.seconds_per_call == 1.0
     assert row.interactions_per_second == pytest.approx(peers.full_count(16))
+
+
+def test_the_ratio_to_numpy_is_over_numpy_s_median_call(monkeypatch):
+    """The ratio column: a candidate's rate over NumPy's, each from its median call (a fake clock: A's three
+    calls take 2 s each, NumPy's 1, 1 and 10 s, so A's ratio is 0.5 and NumPy's own 1; a mutation hunt:
+    NumPy's mean call passed)."""
+    ticks = iter([0.0, 2.0, 2.0, 3.0, 3.0, 5.0, 5.0, 6.0, 6.0, 8.0, 8.0, 18.0])
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return next(ticks)
+
+    monkeypatch.setattr(peers, "time", Clock)
+    rows = {r.candidate: r for r in peers.table(ns=(16,), repeats=3, which=["A-dp", "NumPy-dp"])}
+    assert (rows["A"].ratio_to_numpy, rows["NumPy"].ratio_to_numpy) == (0.5, 1.0), rows
+
+
+def test_a_time_within_10_percent_of_the_bound_is_explained_by_it():
+    """`peers._share`: A's time within 10 % of the pipe bound, either way, is explained by it (its share,
+    nothing left over); more than 10 % faster contradicts the bound, more than 10 % slower leaves a gap; and
+    within 10 % of its loop as compiled, that loop explains it (a mutation hunt: the edges moved passed)."""
+    assert peers._share(1.1 * 2.0, 2.0, None) == ("91%", "—")
+    assert peers._share(0.9 * 2.0, 2.0, None) == ("111%", "—")
+    assert peers._share(1.7, 2.0, None) == ("—", "contradicted: A runs faster than this bound, which is wrong for "
+                                                 "this core")
+    assert peers._share(2.3, 2.0, None) == ("87%", "not a pipe of the table: latency, memory or the front end")
+    chains = "the loop's dependency chains (latency): as compiled, in L1, it takes 3.00x the bound"
+    assert peers._share(2.85, 1.0, 3.0) == ("35%", chains)          # within 10 % of its loop, either way
+    assert peers._share(3.2, 1.0, 3.0) == ("31%", chains)

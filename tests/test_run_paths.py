@@ -131,6 +131,20 @@ def test_two_runs_on_one_folder_and_checkpoint_never_both_succeed(tmp_path):
     assert not temporary_files(ck)
 
 
+def test_a_lock_file_left_by_a_longer_process_id_names_its_holder_alone(tmp_path):
+    """A lock file holds its holder's process id alone, whatever an ended holder of a longer id left in it: a
+    second taker is refused naming the holder (a mutation hunt: the old id's tail, kept after the new one,
+    made the holder "unknown")."""
+    from nbsymple_versions.runs.locks import PathBusy, hold, lock_file
+    path = tmp_path / "run.ck"
+    lock_file(path, False).write_text("123456789012\n")
+    with hold(path, "checkpoint") as unlocked:
+        assert unlocked is None and lock_file(path, False).read_text() == f"{os.getpid()}\n"
+        with pytest.raises(PathBusy, match=rf"checkpoint {path} is in use by another run \(process {os.getpid()}\)"):
+            with hold(path, "checkpoint"):
+                pass
+
+
 def test_temporaries_of_a_longer_checkpoint_name_are_not_this_runs(tmp_path):
     (tmp_path / ".c1.ck.v2.123.abc.tmp").write_text("another run's, in flight")
     (tmp_path / ".c1.ck.456.def.tmp").write_text("this name's")
