@@ -25,14 +25,19 @@ def _git(*args, cwd):
 
 # ----------------------------------------------------------------------------- a clean tree stays clean
 
-def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
+def _one_commit(tmp_path: Path) -> tuple[Path, str]:
+    """A git repository of one commit of f.txt ("one"), and that commit's short hash."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _git("init", "-q", cwd=repo)
     (repo / "f.txt").write_text("one\n")
     _git("add", "f.txt", cwd=repo)
     _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one", cwd=repo)
-    head = _git("rev-parse", "--short=8", "HEAD", cwd=repo)
+    return repo, _git("rev-parse", "--short=8", "HEAD", cwd=repo)
+
+
+def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
+    repo, head = _one_commit(tmp_path)
     assert pin_commit(repo) == head
     (repo / "f.txt").write_text("two\n")              # the command's own write
     assert git_commit(repo) == head
@@ -42,13 +47,7 @@ def test_a_pinned_commit_names_the_tree_before_the_command_wrote(tmp_path):
 def test_an_untracked_file_leaves_the_commit_clean(tmp_path):
     """`git_commit`: "+dirty" only where tracked files differ from the commit; a file git does not track (a
     user's notes, a scratch output) leaves the commit clean (a mutation hunt)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git("init", "-q", cwd=repo)
-    (repo / "f.txt").write_text("one\n")
-    _git("add", "f.txt", cwd=repo)
-    _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one", cwd=repo)
-    head = _git("rev-parse", "--short=8", "HEAD", cwd=repo)
+    repo, head = _one_commit(tmp_path)
     (repo / "notes.txt").write_text("mine\n")
     assert git_commit(repo) == head
     (repo / "f.txt").write_text("two\n")
