@@ -109,11 +109,13 @@ class VersionBattery:
         assert check.passed and check.tolerance == TOLERANCE[precision], check
 
         state = make_cluster(self.n, seed=seed, radius_kpc=FRAME_KPC[precision])
+        state.m[-1] *= 10           # missed, A's sp error in 20000 draws: at least 22x the tolerance (1.6x in
+        #                             30000 where the body's mass was the others': a draw could pass it)
         missing = state.copy()
         missing.m[-1] = 0.0
         err, ok = check_pipeline(self.pipeline(missing, precision), state, TOLERANCE[precision])
         print(f"one body missing: max relative error {err:.2e}")
-        assert not ok, err          # (>= 11x the sp tolerance over 300 seeds, 1e9x the dp one)
+        assert not ok, err
 
     @pytest.mark.parametrize("precision", PRECISIONS)
     def test_each_source_pulls_with_its_own_mass(self, rng, precision):
@@ -143,12 +145,13 @@ class VersionBattery:
 
     def test_dsp_beats_sp_far_from_origin(self, rng):
         """At 850 cluster radii float32 spacing (6e-5) is near the softening: sp loses the
-        cluster, double-single keeps it."""
+        cluster, double-single keeps it. sp's error over dsp's, A in 100000 draws: median 3100,
+        at least 62 (a CI run drew 98 against a bound of 100 here), so the bound is 20."""
         state = make_cluster(self.n, seed=int(rng.integers(2**32)), radius_kpc=8.5)
         err = {p: check_pipeline(self.pipeline(state, p), state, TOLERANCE[p])[0] for p in ("sp", "dsp")}
         print(err)
         assert err["dsp"] <= TOLERANCE["dsp"], err
-        assert err["sp"] >= 100 * err["dsp"], err
+        assert err["sp"] >= 20 * err["dsp"], err
 
     # ------------------------------------------------------------------ steps
 
