@@ -433,3 +433,46 @@ def test_only_a_conditional_jump_fuses_with_its_compare():
     assert model.cycles_per_iteration(fused, zen4)["issue"] == 1 / 6
     unfused, _ = x86.parse("\tcmpq\t%rax, %rcx\n\tjmp\t.L\n")
     assert model.cycles_per_iteration(unfused, zen4)["issue"] == 2 / 6
+
+
+def test_the_divider_and_the_load_pipes():
+    """The divider's figures: Haswell's vdivsd and vsqrtsd take 14 cycles each, Zen 4's 5 and 9
+    (7 on average), so a loop of both costs 28 and 14 cycles. Zen 4's load pipes are 256 bits: a
+    zmm load takes two turns, an embedded broadcast ({1to16}) or a vbroadcastss from memory one
+    element's (a mutation hunt: Haswell's divider at 7 cycles, every read one turn, and a
+    {1to16} read as the whole register, each passed)."""
+    code, _ = x86.parse("\tvdivsd\t%xmm1, %xmm2, %xmm3\n\tvsqrtsd\t%xmm1, %xmm1, %xmm4\n")
+    assert model.cycles_per_iteration(code, model.CPUS["haswell"])["divider"] == pytest.approx(28)
+    assert model.cycles_per_iteration(code, model.CPUS["znver4"])["divider"] == pytest.approx(14)
+    code, _ = x86.parse("\tvmovups\t(%rsi,%rax,4), %zmm1\n\tvmulps\t(%rdx){1to16}, %zmm4, %zmm4\n"
+                        "\tvbroadcastss\t(%r15), %zmm2\n")
+    assert model.cycles_per_iteration(code, model.CPUS["znver4"])["load"] == (2 + 1 + 1) / 2
+    assert model.cycles_per_iteration(code, model.CPUS["skylake-avx512"])["load"] == 3 / 2
+
+
+def test_the_induction_variable_counts_every_form_of_its_step_and_a_store_is_no_read():
+    """`sub $-64` advances the index by 64 bytes (8 float64), `inc` by one element at scale 8, and
+    `add $64` to a base register 64 bytes; a store writes memory and is no read (a mutation hunt:
+    the sign of sub ignored, inc counted as 2, a base's step in bytes taken for elements, and stores
+    counted as reads, each passed: the tests' loops step an index with add and store nothing)."""
+    sub = x86.Loop(0, 2, x86.parse("\tvmovupd\t(%rsi,%rax), %zmm1\n\tsubq\t$-64, %rax\n\tjne\t.L\n")[0])
+    assert sub.elements(8) == 8
+    inc = x86.Loop(0, 2, x86.parse("\tvmovsd\t(%rsi,%rax,8), %xmm1\n\tincq\t%rax\n\tjne\t.L\n")[0])
+    assert inc.elements(8) == 1
+    base = x86.Loop(0, 2, x86.parse("\tvmovupd\t(%rsi), %zmm1\n\taddq\t$64, %rsi\n\tjne\t.L\n")[0])
+    assert base.elements(8) == 8
+    code, _ = x86.parse("\tvmovupd\t(%rsi,%rax,8), %zmm1\n\tvmovupd\t%zmm1, (%r12,%rax,8)\n"
+                        "\tvaddpd\t8(%rdx), %zmm1, %zmm2\n")
+    assert x86.memory_reads(code) == [code[0], code[2]]
+
+
+def test_one_rows_figures_per_interaction():
+    """`report.count` of the loop above for Zen 4: 9 instructions and 2 memory reads for 16
+    interactions, 16 float32 lanes in 512 bits, and the pipe bound: 4 FMA-pipe instructions of
+    two turns each on 2 pipes, 4 cycles for 16 interactions (a mutation hunt: the reads per
+    iteration in place of per interaction passed)."""
+    row = report.count("znver4", "znver4", "pairwise", "sp", LOOP, None)
+    assert (row.loop_instructions, row.interactions_per_loop, row.lanes, row.vector_bits) == (9, 16, 16, 512)
+    assert row.instructions_per_interaction == 0.5625 and row.memory_reads_per_interaction == 0.125
+    assert row.predicted_cycles_per_interaction == 0.25 and row.bound == "fma" and row.costs == "table"
+    assert row.mca_cycles_per_interaction is None and row.mca_note.startswith("llvm-mca not found")

@@ -401,3 +401,31 @@ def test_registers_are_allocated_per_warp_in_units_of_256_and_conversions_use_th
     per.update(fp32=4, mufu=1, convert=3)           # 4 MUFU operations on 16 lanes: 0.25 clocks, the bound
     clocks = gpu_asm.clocks_per_interaction(per, h200)
     assert clocks["mufu"] == 0.25 and max(clocks, key=clocks.get) == "mufu"
+
+
+def test_occupancy_by_shared_memory_threads_and_blocks_and_the_count_of_one_loop():
+    """The occupancy calculator's other limits: 28 KiB of shared memory plus the runtime's 1 KiB
+    per block fit 7 blocks in 228 KiB (not 8); 1024 threads per block, 2 blocks (2048 threads per
+    SM); 32-thread blocks, the 32 blocks per SM. The plain kernel's global loads, and a spilled
+    register's reload (LDL), share the load-store lanes with shared loads. `count` of the loop
+    above: 9 instructions for 2 interactions, bound by the MUFU's 16 lanes (2 rsqrt / 2 / 16
+    clocks), 132 SMs x 1.98 GHz / 0.0625 interactions/s, and a conversion to float64 counted as a
+    float64 instruction (a mutation hunt: dropping the 1 KiB, the thread or the block limit, the
+    global or the local loads, or the F64 conversions, each passed)."""
+    h200 = gpu_asm.DEVICES["sm_90"]
+    assert gpu_asm.occupancy(32, 28 * 1024, 128, h200) == (7, 0.4375)
+    assert gpu_asm.occupancy(16, 0, 1024, h200) == (2, 1.0)
+    assert gpu_asm.occupancy(16, 1024, 32, h200) == (32, 0.5)
+    per = dict.fromkeys(gpu_asm.MIX, 0.0)
+    per.update(fp32=1, global_load=40)
+    clocks = gpu_asm.clocks_per_interaction(per, h200)
+    assert clocks["lsu"] == 40 / 32 and max(clocks, key=clocks.get) == "lsu"
+    code, _ = instructions("        /*0000*/                   LDL.64 R2, [R1+0x8] ;\n")
+    assert gpu_asm.mix(code)["global_load"] == 1
+    from nbsymple_versions.instruments.gpu_asm.toolchain import Resources
+    row = gpu_asm.count("numba", "sp", "tiled", "sm_90", 256, Resources(32, 0, 0, 0, 4096),
+                        SASS.replace("EXIT ;", "F2F.F64.F32 R12, R9 ;"))
+    assert (row.loop_instructions, row.interactions_per_loop, row.instructions_per_interaction) == (9, 2, 4.5)
+    assert row.bound == "mufu" and row.clocks_per_interaction == 0.0625 and row.float64_instructions == 1
+    assert row.predicted_interactions_per_second == pytest.approx(132 * 1.98e9 / 0.0625)
+    assert (row.blocks_per_sm, row.occupancy) == (8, 1.0)

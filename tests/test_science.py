@@ -613,3 +613,161 @@ def test_dp_and_dsp_heat_alike_over_one_t_from_one_snapshot():
     page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "paper.md").read_text().split())
     assert "dp and dsp give the same internal error to three digits" not in page
     assert "over 1 T from one snapshot dp and dsp heat the cluster alike" in page
+
+
+def test_a_star_at_the_radius_is_not_beyond_it():
+    """`fraction_beyond` counts the stars farther than the radius: one at exactly r is inside
+    (a mutation hunt: `>=` passed, no test star lying on the radius)."""
+    pos = np.array([[0.0, 0, 0], [2, 0, 0], [0, 3, 0], [0, 0, 1]])
+    assert fraction_beyond(pos, (0, 0, 0), 2.0) == 0.25
+    assert fraction_beyond(pos, (0, 0, 0), 2.0, masses=[1, 5, 2, 2]) == pytest.approx(0.2)
+
+
+def test_a_test_without_degrees_of_freedom_is_refused_not_answered():
+    """chi^2 on 0 degrees of freedom, or an F test whose variance has none, is a ValueError: an F
+    test with dof2 = 0 returned p = 0, "depends on dt" (a mutation hunt: dropping either check passed)."""
+    with pytest.raises(ValueError, match="at least 1 degree of freedom"):
+        stats.chi2_sf(1.0, 0)
+    for dof1, dof2 in ((2, 0), (0, 6)):
+        with pytest.raises(ValueError, match="at least 1 degree of freedom on each side"):
+            stats.f_sf(1.0, dof1, dof2)
+
+
+def test_the_seeds_test_weighs_each_step_by_its_runs():
+    """With 2 seeds at one step and 4 at the other, the grand mean weighs each step's mean by its
+    runs: shares 2, 4 % and 6, 6, 6, 6 % pool a variance of 5e-5 on 4 dof about a grand mean of 5 %,
+    chi^2 = (2 0.02^2 + 4 0.01^2) / 5e-5 = 24, p the F(1, 4) tail of 24 (a mutation hunt: the
+    unweighted mean of the means, 4.5 %, gave 27 and passed, every test having as many seeds per step)."""
+    internal = {2 ** -8: 0.005, 2 ** -9: 0.005}
+    test = dt_series.share_test(_seeded({2 ** -8: [0.02, 0.04], 2 ** -9: [0.06, 0.06, 0.06, 0.06]}, internal))
+    assert test.seeds == (2, 4) and test.sigma_dof == 4 and test.dof == 1
+    assert test.chi2 == pytest.approx(24.0) and test.p == pytest.approx(stats.f_sf(24.0, 1, 4))
+    assert test.errors == pytest.approx((math.sqrt(5e-5 / 2), math.sqrt(5e-5 / 4)))
+
+
+def test_the_counting_noise_of_a_mean_of_seeds_and_of_a_share_of_none():
+    """Against the counting noise, a step's mean of k seeds that ended on one share has k times the
+    weight of one run (chi^2 doubles with two such seeds per step), and a step at which no star is
+    beyond r_J (f = 0, no counting noise) is still tested, at a floor of one star in N: a finite
+    chi^2 and p (a mutation hunt: the mean's noise taken as one run's, and dropping the floor, passed)."""
+    internal = {2 ** -8: 0.005, 2 ** -9: 0.005}
+    one = dt_series.share_test(_seeded({2 ** -8: [0.020], 2 ** -9: [0.030]}, internal))
+    two = dt_series.share_test(_seeded({2 ** -8: [0.020, 0.020], 2 ** -9: [0.030, 0.030]}, internal))
+    assert one.sigma_dof == two.sigma_dof == 0 and one.chi2 > 0
+    assert two.chi2 == pytest.approx(2 * one.chi2, rel=1e-12)
+    assert two.errors == pytest.approx([e / math.sqrt(2) for e in one.errors], rel=1e-12)
+    none = dt_series.share_test(_seeded({2 ** -8: [0.0], 2 ** -9: [3 / 4096]}, internal))
+    assert math.isfinite(none.chi2) and 0 < none.p < 1 and none.chi2 > 0
+    assert none.errors[0] == pytest.approx(1 / 4096)
+
+
+def test_the_run_to_run_scatter_is_compared_with_the_rms_counting_noise():
+    """The test's counting noise is the rms over the runs of sqrt(f (1 - f) / N), and the scatter
+    is said in its units (a mutation hunt: the largest in place of the rms, and the ratio upside
+    down, passed)."""
+    shares = {2 ** -8: [0.010, 0.012, 0.008], 2 ** -9: [0.040, 0.042, 0.038]}
+    test = dt_series.share_test(_seeded(shares, {2 ** -8: 0.005, 2 ** -9: 0.005}))
+    runs = [f for s in shares.values() for f in s]
+    counting = math.sqrt(sum(f * (1 - f) for f in runs) / len(runs) / 4096)
+    assert test.counting == pytest.approx(counting, rel=1e-12) and test.sigma == pytest.approx(0.002)
+    assert test.scatter_over_counting == pytest.approx(0.002 / counting)
+    assert f"({0.002 / counting:.1f} times the counting noise" in "\n".join(dt_series.share_test_lines(test))
+
+
+def test_the_quoted_share_is_the_converged_steps_and_the_resolvable_change_twice_its_noise():
+    """Where only the larger step stays below the limit and no dependence is seen, the share quoted
+    is that step's (2.00 %, not the hot step's 2.10 %), and the change that would not have shown is
+    twice the noise of the difference of the two means, 2 hypot(0.002 / sqrt 3, 0.002 / sqrt 3) =
+    0.33 points (a mutation hunt: the last step's share, and once the noise, passed)."""
+    series = _seeded({2 ** -8: [0.020, 0.022, 0.018], 2 ** -9: [0.021, 0.023, 0.019]}, {2 ** -8: 0.005, 2 ** -9: 0.02})
+    text = "\n".join(dt_series.verdict(series))
+    assert "at dt = 2^-8 T, whose runs stay at or below 0.01, the share at 0.5 orbits is 2.00 ± 0.12 %" in text, text
+    assert "below about 0.33 points (twice the noise of that difference)" in text, text
+
+
+def test_a_run_without_its_internal_error_leaves_out_the_fall_with_dt():
+    """A run whose internal error at the test's orbit is unknown: the verdict is given, without the
+    fall of the error per halving of dt (a mutation hunt: without the check, np.mean of None raised)."""
+    series = _seeded({2 ** -8: [0.020], 2 ** -9: [0.021]}, {2 ** -8: 0.005, 2 ** -9: 0.002})
+    assert "falls by 2.5 per halving" in "\n".join(dt_series.verdict(series))
+    series[1]["rows"][0]["internal_energy_error"] = None
+    text = "\n".join(dt_series.verdict(series))
+    assert "Verdict:" in text and "per halving" not in text
+
+
+def test_the_step_rule_is_a_quarter_of_the_encounter_time_at_any_n():
+    """The encounter time at the softening length, sqrt(eps^3 / (G m)), is 2.05e-3 T at any N
+    (eps^3 N is constant), and the default step the largest power of two at most a quarter of it:
+    2^-11 T, 4.2 steps per encounter; at most a half: 2^-10 T (a mutation hunt: m = 1 in place of
+    1/N, a ceiling in place of the floor, and 2 steps per encounter, each passed)."""
+    from nbsymple_versions.paper.science_runs import TIDAL_DEFAULTS, encounter_step, encounter_time
+    for n in (1024, 2048, 15360):
+        assert encounter_time(n) == pytest.approx(2.05e-3, rel=0.01)
+    assert encounter_step(2048) == TIDAL_DEFAULTS["dt"] == 2.0 ** -11
+    assert encounter_time(2048) / encounter_step(2048) == pytest.approx(4.2, abs=0.05)
+    assert encounter_step(2048, per=2) == 2.0 ** -10
+
+
+def test_wall_times_are_seconds_below_90_s_minutes_below_90_min():
+    """`fmt_wall`: seconds below 90 s, minutes below 90 min, else hours (a mutation hunt: hours from
+    60 min passed)."""
+    from nbsymple_versions.paper.science_runs import fmt_wall
+    assert [fmt_wall(s) for s in (89, 90, 5399, 5400)] == ["89 s", "2 min", "90 min", "1.5 h"]
+
+
+def test_the_work_of_every_black_hole_ratio_is_counted_against_the_limit(monkeypatch):
+    """`check_black_hole_work` refuses the runs of all ratios together where they cannot end within
+    the limit, though one alone would (a mutation hunt: the steps of one run checked passed)."""
+    from nbsymple_versions.core import work
+    from nbsymple_versions.paper.science_runs import black_hole_steps, check_black_hole_work
+    dt = 2.0 ** -10
+    one = work.least_seconds(1025, black_hole_steps(dt, 3.5))
+    monkeypatch.setenv(work.MAX_DAYS_VARIABLE, repr(1.5 * one / 86400.0))
+    assert check_black_hole_work(1024, dt, 3.5, (1.0,)) == black_hole_steps(dt, 3.5)
+    with pytest.raises(work.WorkRefused, match="2 black-hole runs"):
+        check_black_hole_work(1024, dt, 3.5, (1.0, 10.0))
+
+
+def test_the_predicted_pericentre_is_the_passage_at_1_4_t_at_any_step():
+    """The cluster dropped at 1 kpc at 2 km/s passes the black hole after 1.4 T (`run_black_hole`),
+    and the leapfrog's prediction is the same time at a quarter of the step (a mutation hunt: a
+    first half drift of a whole step, which moves the centre 1.5 dt v per step, passed)."""
+    from nbsymple_versions import add_black_hole, make_cluster
+    from nbsymple_versions.paper.science_runs import predicted_pericentre_step
+    state = add_black_hole(make_cluster(64, seed=2, radius_kpc=1.0, speed_kms=2.0), 1.0)
+    coarse = predicted_pericentre_step(state, 2.0 ** -6, 224)
+    assert coarse * 2.0 ** -6 == pytest.approx(1.4, abs=0.05)
+    assert abs(predicted_pericentre_step(state, 2.0 ** -8, 896) - 4 * coarse) <= 4
+
+
+def test_orbits_a_whole_number_of_snapshots_in_decimal_are_accepted():
+    """0.57 orbits at 100 snapshots per orbit are 57 snapshots, though 0.57 x 100 is
+    56.99999999999999 in floats, and a run's steps end at its last snapshot: 1.5 orbits are 6
+    quarter orbits of `every` steps (a mutation hunt: truncating 56.99... to 56 refused the run, and
+    one step more than the snapshots' passed)."""
+    from nbsymple_versions.paper.science_runs import orbital_period, tidal_schedule
+    every, total = tidal_schedule(2.0 ** -7, 0.57, snapshots_per_orbit=100)
+    assert total == 57 * every
+    every, total = tidal_schedule(2.0 ** -7, 1.5)
+    assert every == round(orbital_period(Units()) / 4 / 2.0 ** -7) and total == 6 * every
+
+
+def test_the_density_centre_starts_at_the_median_and_plot_extents_round_up():
+    """A cluster of 64 stars at the origin with 40 escapers 1000 r_cl away: the shrinking sphere
+    starts at the median, in the cluster, and finds it (the mean, 385 r_cl out, holds no star);
+    `_nice` rounds up to 1, 2 or 5 times a power of ten and keeps those (a mutation hunt: starting
+    at the mean, and 2 rounded up to 5, each passed)."""
+    rng = np.random.default_rng(3)
+    pos = np.concatenate([rng.normal(0.0, 0.3, (64, 3)), rng.normal(0.0, 0.3, (40, 3)) + [1000.0, 0, 0]])
+    assert np.linalg.norm(science_plots.density_centre(pos)) < 0.3
+    assert [science_plots._nice(x) for x in (0.5, 2.0, 3.0, 7.0, 10.0, 0.013)] == [0.5, 2.0, 5.0, 10.0, 10.0, 0.02]
+
+
+def test_p_is_a_probability_at_many_degrees_of_freedom():
+    """With many degrees of freedom on both sides, the incomplete beta function's continued fraction
+    is summed on the side where it converges: P(F(d1, d2) >= f) + P(F(d2, d1) >= 1 / f) = 1, and p
+    stays within [0, 1] (a mutation hunt: the sides swapped gave p = 1.82 at F(200, 200) and
+    passed, the tables above having few degrees of freedom)."""
+    for f, d1, d2 in ((0.2, 40, 2000), (2.5, 200, 200), (1.1, 300, 50)):
+        p = stats.f_sf(f, d1, d2)
+        assert 0.0 <= p <= 1.0 and p + stats.f_sf(1.0 / f, d2, d1) == pytest.approx(1.0, abs=1e-12), (f, d1, d2)
