@@ -65,7 +65,7 @@ CPUS = {c.name: c for c in (
         "fma": Pipes(2, 512, ("fma", "mul", "add", "rsqrt", "convert")),     # ymm: ports 0, 1; zmm: 0+1, 5
         "rsqrt": Pipes(1, 256, ("rsqrt",)),      # port 0; vrsqrt14ps zmm: one per 2 cycles
         "shuffle": Pipes(1, 512, ("shuffle", "convert")),                    # port 5
-        "divider": Pipes(1 / 4, 128, ("sqrt_div",)),     # vdivsd 3, vsqrtsd 6; ymm 5, 12
+        "divider": Pipes(1 / 4.5, 128, ("sqrt_div",)),   # vdivsd 3, vsqrtsd 6; ymm 5, 12
         "load": Pipes(2, 512, ("load",)), "store": Pipes(1, 512, ("store",))}),
     Cpu("znver3", "AMD Zen 3: FP pipes 0, 1 FMA and multiply, 2, 3 add and convert, 1, 2 shuffle", issue=6, pipes={
         "fma": Pipes(2, 256, ("fma", "mul", "rsqrt")),
