@@ -277,6 +277,27 @@ def test_a_second_signal_inside_a_step_names_that_step(tmp_path, capsys, monkeyp
                           "(step 4), is kept"), err
 
 
+def test_one_signal_inside_a_step_of_a_run_without_a_checkpoint_stops_it_at_once(tmp_path, capsys, monkeypatch):
+    """A run without --checkpoint has nothing to write on a signal: the first SIGTERM, inside
+    step 6, stops it at once, during that step, saying that it cannot be resumed (a mutation
+    hunt: one that waited, as in a checkpointed run, ran every step and stopped the report)."""
+    accelerations, calls = ForcePipeline.accelerations, [0]
+
+    def signalled(self, x, out):
+        accelerations(self, x, out)
+        calls[0] += 1
+        if calls[0] == 1 + 6:
+            signal.raise_signal(signal.SIGTERM)
+    monkeypatch.setattr(ForcePipeline, "accelerations", signalled)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert rc == 128 + signal.SIGTERM and out == "", err
+    assert err == "nbsymple run: stopped by SIGTERM during step 6 of 9 (no --checkpoint: it cannot be resumed)\n", err
+
+
 def test_a_resumed_runs_progress_counts_the_steps_left(tmp_path, capsys):
     """`--progress` of a run resumed at step 4 of 10: 6 steps to go, counted 1 to 6 and ending at 100 %
     (a mutation hunt: counted from step 0, it said 10/6 (167 %), and passed every test)."""

@@ -290,9 +290,9 @@ def _changed(record, **changes):
 @pytest.mark.parametrize("case", ["other N", "other masses", "other time", "the initial state", "version Z",
                                   "precision xx", "negative dt", "fractional steps", "NaN t0", "no version",
                                   "clock of another task", "options it does not take", "steps beyond int64",
-                                  "seconds beyond float64", "L0 not numbers", "energy parts of another kind",
-                                  "energy parts not numbers", "options not named by text", "another seed",
-                                  "a velocity one ulp apart"])
+                                  "steps of 2**63", "seconds beyond float64", "L0 not numbers",
+                                  "energy parts of another kind", "energy parts not numbers",
+                                  "options not named by text", "another seed", "a velocity one ulp apart"])
 def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
     """... and a record whose values are not what `record()` writes: each refused naming its field
     (integers of 400 digits and the energy parts' and L0's components were tracebacks). Another seed's
@@ -312,6 +312,7 @@ def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
              "clock of another task": (state, _changed(record, clock={"seconds": {"warp": 1.0}, "calls": {}})),
              "options it does not take": (state, _changed(record, options={"tile": 64})),
              "steps beyond int64": (state, _changed(record, steps_done=10**400)),
+             "steps of 2**63": (state, _changed(record, steps_done=2**63)),    # the first beyond (a mutation hunt)
              "seconds beyond float64": (state, _changed(record, clock={"seconds": {"pairwise": 10**400}, "calls": {}})),
              "L0 not numbers": (state, _changed(record, angular_momentum0=["x", 10**400, None])),
              "energy parts of another kind": (state, _changed(record, energy_parts0={**parts, 1: 1})),
@@ -319,7 +320,8 @@ def test_restore_refuses_a_record_of_another_cluster_or_none(taken, case):
              "options not named by text": (state, _changed(record, options={1: 2, "a\nb": 3})),
              "another seed": (_taken_of(6)[0], record),
              "a velocity one ulp apart": (_nudged(state), record)}[case]
-    word = {"steps beyond int64": "record['steps_done']", "seconds beyond float64": "record['clock']['seconds']",
+    word = {"steps beyond int64": "record['steps_done']", "steps of 2**63": "record['steps_done']",
+            "seconds beyond float64": "record['clock']['seconds']",
             "L0 not numbers": "record['angular_momentum0'][0]",
             "energy parts of another kind": "record['energy_parts0']",
             "energy parts not numbers": "record['energy_parts0']['base'][1]",

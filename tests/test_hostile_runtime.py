@@ -265,6 +265,20 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
     assert sorted(tmp_path.iterdir()) == []
 
 
+def test_a_variables_bounds_are_where_its_readers_take_them(tmp_path, monkeypatch):
+    """Each bound of a checked variable lets its last value pass and refuses the next: a launcher's
+    size from 1, a machine name of 128 characters, as many benchmark threads as numba starts (a
+    mutation hunt: each moved by one passed)."""
+    monkeypatch.chdir(tmp_path)                    # (no numba settings file of the suite's folder)
+    cores = environment.usable_cores()
+    for variables, refused in (({"PMI_SIZE": "1"}, None), ({"PMI_SIZE": "0"}, "PMI_SIZE='0' is not a whole number"),
+                               ({"BENCH_MACHINE": "m" * 128}, None), ({"BENCH_MACHINE": "m" * 129}, "BENCH_MACHINE="),
+                               ({"NBSYMPLE_BENCH_THREADS": str(cores)}, None),
+                               ({"NBSYMPLE_BENCH_THREADS": str(cores + 1)}, "NBSYMPLE_BENCH_THREADS=")):
+        found = environment.problem(variables)
+        assert (found is None) if refused is None else (found or "").startswith(refused), (variables, found)
+
+
 @pytest.mark.parametrize("variables, refused", [
     ({"OMP_THREAD_LIMIT": "1"}, "OMP_THREAD_LIMIT"), ({"OMP_DYNAMIC": " True"}, "OMP_DYNAMIC"),
     ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "omp"}, "OMP_THREAD_LIMIT"),

@@ -2,6 +2,7 @@
 two runs on one path, a run killed before its first checkpoint, a full disk, a folder removed
 mid-run, a broken pipe. Runs go through `nbsymple run` (in this process where nothing kills it,
 else a child)."""
+import errno
 import json
 import os
 from pathlib import Path
@@ -314,3 +315,26 @@ def test_the_snapshots_due_are_those_counted_and_the_last_step_has_one(every, st
             due = [s for s in range(start + 1, steps + 1) if snapshot_due(run, s)]
             assert len(due) == snapshots_after(run, start), (run, start, due)
             assert all(s % (every or max(steps, 1)) == 0 or s == steps or s in extra for s in due)
+
+
+@pytest.mark.parametrize("code, k, status, said", [
+    ("EACCES", 2, 4, "the run finished its 2 steps"),       # its folder made read-only once the steps ran
+    ("EACCES", 1, 2, "no step had run"),                    # at the set-up: a folder the user gave
+    ("EDQUOT", 1, 4, "no step had run"),                    # a quota met at the set-up: as a full disk
+])
+def test_a_failed_write_of_the_run_record_is_a_fault_after_the_start_or_of_the_machine(tmp_path, monkeypatch,
+                                                                                       code, k, status, said):
+    """A write of the run's record that fails is status 4 once the steps ran, or for a fault of the
+    machine (a quota, as a full disk) at any time; else, at the set-up, 2 (a mutation hunt)."""
+    from nbsymple_versions.runs import driver
+    real, calls, errno_ = driver._write_record, [], getattr(errno, code)
+
+    def failing(folder, record):
+        calls.append(record)
+        if len(calls) >= k:
+            raise OSError(errno_, os.strerror(errno_), str(folder / driver.RUN_RECORD))
+        return real(folder, record)
+    monkeypatch.setattr(driver, "_write_record", failing)
+    rc, out, err = call(["run", "--n", 16, "--steps", 2, "--seed", 1, "--snapshots", tmp_path / "S", "--json"])
+    assert rc == status and out == "" and one_sentence(err), err
+    assert f"cannot write {tmp_path / 'S' / driver.RUN_RECORD}: {os.strerror(errno_)}" in err and said in err, err

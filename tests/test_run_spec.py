@@ -87,6 +87,14 @@ def test_python_and_the_cli_refuse_alike(tmp_path, monkeypatch, spec, argv, sent
     ("steps", True, "--steps must be a whole number of at least 0, got True"),
     ("version", "G", "unknown version 'G'; choose one of A, B, C, D, E, F (any case)"),
     ("checkpoint", " ", "--checkpoint needs a file or folder name, got ' '"),
+    # each count from its least and each scale positive (a mutation hunt: a count of 0 and a radius of -1 passed)
+    ("every", 0, "--every must be a whole number of at least 1, got 0"),
+    ("checkpoint_every", 0, "--checkpoint-every must be a whole number of at least 1, got 0"),
+    ("mass_classes", 0, "--mass-classes must be a whole number of at least 1, got 0"),
+    ("ics_radius", -1.0, "--ics-radius must be a positive finite number, got -1.0"),
+    # a value of 40 characters is said whole, a longer one cut to 40 (a mutation hunt: the bound moved)
+    ("version", "x" * 38, f"unknown version '{'x' * 38}'; choose one of A, B, C, D, E, F (any case)"),
+    ("version", "x" * 39, f"unknown version '{'x' * 36}...; choose one of A, B, C, D, E, F (any case)"),
 ])
 def test_a_spec_is_checked_as_it_is_built(field, value, sentence):
     with pytest.raises(RunStop, match=f"^{re.escape(sentence)}$"):
@@ -125,12 +133,14 @@ def test_a_signal_during_the_report_says_the_run_finished(tmp_path, capsys, monk
 
 def test_a_spec_is_frozen_and_knows_what_was_given(tmp_path):
     """What is passed by name is given, a default's value too (a hunt: `RunSpec(resume=ck,
-    steps=1000)`, the default, stopped at the checkpoint's step 200 and said nothing)."""
+    steps=1000)`, the default, stopped at the checkpoint's step 200 and said nothing); a checkpoint
+    without `checkpoint_every` records the default, 100 (a mutation hunt)."""
     spec = RunSpec(version="b", n=2048, steps=1000, scheme="LEAPFROG", options={"tile": 128})
     assert spec.version == "B" and spec.given == {"version", "n", "steps", "scheme", "tile"}
     assert RunSpec("B", 2048).given == {"version", "n"}           # positional: those not at their defaults
     ck = tmp_path / "b.ck"
     assert run(RunSpec(n=16, seed=1, steps=3, checkpoint=ck)) == 0
+    assert load(ck)[0]["checkpoint_every"] == 100      # the documented default cadence, kept for --resume
     with pytest.raises(RunStop, match="--n cannot be given with it"):
         run(RunSpec(resume=ck, n=1024))
     with pytest.raises(RunStop, match="runs with the exact constants, so it cannot go on with --constants authors"):

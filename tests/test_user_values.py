@@ -266,3 +266,40 @@ def test_validate_takes_the_precision_in_any_case():
     check = validate("a", "DP", n=64, seed=1)
     assert (check.version, check.precision, check.tolerance, check.passed) == ("A", "dp", TOLERANCE["dp"], True)
     refused(lambda: validate("A", "qp", n=64, seed=1), "unknown precision")
+
+
+def test_a_version_options_refusal_names_its_flag():
+    """A version's own option refused by its check names the flag that gave it (a mutation hunt)."""
+    rc, out, err = call(["run", "--version", "C", "--tile", "33", "--n", "16", "--steps", "1"])
+    assert rc == 2 and out == "" and err == ("nbsymple run: tile must be a power of two between 32 and 1024 (threads "
+                                             "per block), got 33 (--tile)\n"), err
+
+
+def test_profile_of_one_version_that_cannot_run_is_status_2(monkeypatch):
+    """One version asked for, none that can run: status 2, as for several (a mutation hunt)."""
+    monkeypatch.setattr(Version, "available", lambda self, backend=None: (False, "not on this test's machine"))
+    rc, out, err = call(["profile", "--versions", "A", "--n", "32", "--steps", "1"])
+    assert rc == 2 and out == "" and err == ("nbsymple profile: none of the versions asked for can run here "
+                                             "(A: not on this test's machine)\n"), err
+
+
+def test_check_gives_each_version_only_its_own_options_and_fails_with_status_1(monkeypatch):
+    """`check --gpu-kernel plain` checks the CPU versions too, which take no such option; a check
+    that fails is status 1, counted on stderr; without --n, N is 1000 (a mutation hunt)."""
+    from nbsymple_versions import validation
+    rc, out, err = call(["check", "--n", "16", "--seed", "1", "--gpu-kernel", "plain", "--json"])
+    assert rc == 0 and {"A", "B"} <= {r["version"] for r in json.loads(out)}, err
+    monkeypatch.setitem(validation.TOLERANCE, "sp", 1e-300)
+    rc, out, err = call(["check", "--seed", "1", "--json"])
+    rows = json.loads(out)
+    failed = [r for r in rows if not r["pass"]]
+    assert rc == 1 and {r["precision"] for r in failed} == {"sp"} and {r["n"] for r in rows} == {1000}, err
+    assert err == f"nbsymple check: {len(failed)} of {len(rows)} checks failed\n"
+
+
+def test_a_zero_scale_is_refused_as_it_is_parsed():
+    """--dt 0 and --ics-mass 0 are refused by their flags' parsing, which points to --help (a
+    mutation hunt: a bound that let 0 through left it to the run's later sentence)."""
+    for flag in ("--dt", "--ics-mass"):
+        assert call(["run", flag, "0"]) == (2, "", f"nbsymple run: argument {flag}: must be positive and finite, got 0 "
+                                                   "(see nbsymple run --help)\n")
