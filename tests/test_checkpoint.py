@@ -252,26 +252,31 @@ def test_a_second_signal_stops_a_checkpointed_run_at_once_keeping_its_last_check
                           f"the last good checkpoint, {ck} (step 4), is kept"), err       # not "during step 7"
 
 
-def test_a_second_signal_inside_a_step_names_that_step(tmp_path, capsys, monkeypatch):
-    """Two SIGTERMs inside step 6's force evaluation (leapfrog: one a step, after the warm-up's):
-    the run stops at once, during step 6, and keeps the checkpoint of step 4 (beside the test
-    above, whose stop came after step 6, in its snapshot)."""
+def _signalled_in_step_6(capsys, monkeypatch, signals: int, *argv):
+    """(status, stdout, stderr) of `nbsymple run --n 24 --seed 4 --steps 9 ARGV` with `signals`
+    SIGTERMs raised inside step 6's force evaluation (leapfrog: one a step, after the warm-up's)."""
     accelerations, calls = ForcePipeline.accelerations, [0]
 
     def signalled(self, x, out):
         accelerations(self, x, out)
         calls[0] += 1
         if calls[0] == 1 + 6:
-            signal.raise_signal(signal.SIGTERM)
-            signal.raise_signal(signal.SIGTERM)
+            for _ in range(signals):
+                signal.raise_signal(signal.SIGTERM)
     monkeypatch.setattr(ForcePipeline, "accelerations", signalled)
-    ck = tmp_path / "run.ck"
     previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
-        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9, "--checkpoint", ck,
-                            "--checkpoint-every", 4)
+        return main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9, *argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_second_signal_inside_a_step_names_that_step(tmp_path, capsys, monkeypatch):
+    """Two SIGTERMs inside step 6's force evaluation: the run stops at once, during step 6, and
+    keeps the checkpoint of step 4 (beside the test above, whose stop came after step 6, in its
+    snapshot)."""
+    ck = tmp_path / "run.ck"
+    rc, out, err = _signalled_in_step_6(capsys, monkeypatch, 2, "--checkpoint", ck, "--checkpoint-every", 4)
     assert rc == 128 + signal.SIGTERM and load(ck)[1]["steps_done"] == 4, err
     assert err.startswith(f"nbsymple run: stopped by SIGTERM during step 6 of 9; the last good checkpoint, {ck} "
                           "(step 4), is kept"), err
@@ -281,19 +286,7 @@ def test_one_signal_inside_a_step_of_a_run_without_a_checkpoint_stops_it_at_once
     """A run without --checkpoint has nothing to write on a signal: the first SIGTERM, inside
     step 6, stops it at once, during that step, saying that it cannot be resumed (a mutation
     hunt: one that waited, as in a checkpointed run, ran every step and stopped the report)."""
-    accelerations, calls = ForcePipeline.accelerations, [0]
-
-    def signalled(self, x, out):
-        accelerations(self, x, out)
-        calls[0] += 1
-        if calls[0] == 1 + 6:
-            signal.raise_signal(signal.SIGTERM)
-    monkeypatch.setattr(ForcePipeline, "accelerations", signalled)
-    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        rc, out, err = main(capsys, "run", "--n", 24, "--seed", 4, "--steps", 9)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    rc, out, err = _signalled_in_step_6(capsys, monkeypatch, 1)
     assert rc == 128 + signal.SIGTERM and out == "", err
     assert err == "nbsymple run: stopped by SIGTERM during step 6 of 9 (no --checkpoint: it cannot be resumed)\n", err
 
