@@ -252,10 +252,11 @@ def test_a_slice_whose_block_runs_past_the_records_agrees(rng, kind):
 
 @pytest.mark.parametrize("precision", ["sp", "dsp"])
 def test_light_bodies_at_the_least_softening_give_finite_forces(rng, precision):
-    """Bodies of mass 1/16 at 2 % above `least_softening(precision, 1/16)`: the kernels take r^-3
-    at r = eps in float32 before the mass multiplies it, so the least softening of light bodies
-    is that of a mass of 1 (1.43e-13), and C's forces are finite there (a mutation hunt: a bound
-    scaled down by m^(1/3) passed every test, the CPU kernels' fastmath multiplying by m first)."""
+    """Bodies of mass 1/16 at a softening 2 % above the edge that `least_softening(precision, 1/16)`
+    keeps 0.1 % away from (its value over 1.001): the kernels take r^-3 at r = eps in float32
+    before the mass multiplies it, so the least softening of light bodies is that of a mass of 1
+    (1.43e-13), and C's forces are finite there (a mutation hunt: a bound scaled down by m^(1/3)
+    passed every test, the CPU kernels' fastmath multiplying by m first)."""
     from nbsymple_versions.simulation import least_softening
     eps = 1.02 * least_softening(precision, 1 / 16) / 1.001
     s = random_state(rng, 16, precision)
