@@ -61,9 +61,18 @@ def gpu_forces(state, precision, kind, **options):
     return acc
 
 
+def given(state, precision):
+    """The positions (N, 3) the kernels are given, in float64: sp rounds them to float32, which
+    alone moves a close pair's force by up to ~1e-7 / r of itself, sp's 1e-4 tolerance at
+    r = 4e-4 (about one draw in 10^6 at N = 255 failed against the positions themselves; with a
+    pair put within the softening, 150 draws came to 0.96 of it, and to 0.014 against these).
+    dsp's two words and dp keep them."""
+    return state.positions.astype(np.float32).astype(np.float64) if precision == "sp" else state.positions
+
+
 def check_against_reference(state, precision, kind, **options):
     acc = gpu_forces(state, precision, kind, **options)
-    ref = reference.pairwise_acceleration(state.positions, state.m, state.eps)
+    ref = reference.pairwise_acceleration(given(state, precision), state.m, state.eps)
     assert np.isfinite(acc).all()
     err = max_relative_error(acc, ref)
     assert err <= TOLERANCE[precision], f"{precision} {kind}: max relative error {err:.3e}"
