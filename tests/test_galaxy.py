@@ -28,9 +28,14 @@ def _points(rng):
 
 
 def test_acceleration_is_minus_gradient(rng):
+    """Central differences of the potential, their step 1e-5 kpc (1e-5 r beyond 1 kpc) and 1e-3 r
+    within 10 pc of the centre, where the halo's r^1.02 cusp makes a fixed step's error ~0.1 (h/r)^2:
+    with 1e-5 kpc throughout, 11 of 20 000 draws put a body within 3.5 pc and failed (up to 4.9x
+    the bound in 40 000); with these steps the worst of 20 000 came to 0.21 of it, and 0.49 at r = 0.1 pc."""
     pts = _points(rng)
     acc = np.stack(galaxy.acceleration_as91(*pts.T), axis=1)
-    h = 1e-5 * np.maximum(1.0, np.linalg.norm(pts, axis=1))[:, None]
+    r = np.linalg.norm(pts, axis=1)
+    h = (1e-5 * np.maximum(1.0, r) * np.minimum(1.0, r / 1e-2))[:, None]
     grad = np.empty_like(pts)
     for k in range(3):
         e = np.zeros(3)
