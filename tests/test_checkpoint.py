@@ -181,6 +181,25 @@ def test_an_alarm_the_caller_set_for_itself_stays_its_own_during_a_run():
         signal.signal(signal.SIGALRM, previous)
 
 
+def test_a_run_stops_for_the_first_of_the_signals_held_while_its_ranks_joined(monkeypatch):
+    """Under an MPI launcher `hold_signals` records the signals that come before the run's
+    `StopSignals` takes them over (a rank that ended alone would leave the others in `MPI_Init` for
+    ever); the run then stops for the first of them, as it would had it caught them itself: SIGTERM
+    then SIGINT held is a stop by SIGTERM."""
+    from nbsymple_versions.runs import signals
+    monkeypatch.setattr(signals, "_HELD", [])
+    before = {sig: signal.getsignal(sig) for sig in signals.STOPPING}
+    try:
+        signals.hold_signals()
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGINT)
+        with signals.StopSignals() as stops:
+            assert stops.signum == signal.SIGTERM
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGXCPU, signal.SIGUSR1,
                                     signal.SIGUSR2, signal.SIGALRM])
 @pytest.mark.parametrize("ignored", [False, True])
