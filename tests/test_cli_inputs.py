@@ -270,22 +270,28 @@ def test_a_resume_writes_its_snapshot_folders_run_record_anew_where_it_is_not_it
     assert (written["run_id"], written["seed"], written["finished"]) == (own["run_id"], 3, True)
 
 
+@pytest.mark.parametrize("locked", [False, True])
 @pytest.mark.parametrize("which", ["snapshot folder", "checkpoint's folder"])
-def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_place(tmp_path, monkeypatch, which):
+def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_place(tmp_path, monkeypatch, which,
+                                                                                       locked):
     """A hunt: a run holds the lock of the folder it started with, but wrote by name: its folder
     renamed (archived) mid-run, it went on writing into the folder that took the name, another
     run's locked one included (snapshots mixed, the other's checkpoint replaced, its record
-    marked finished). Status 4 now, nothing written there."""
+    marked finished). Status 4 now, nothing written there, whether the folder in its place holds
+    no lock file or one of its own (`locked`: another lock, not none, is a moved one too)."""
     monkeypatch.chdir(tmp_path)
     Path("ck").mkdir()
     name, writer = ("s", "write_snapshot") if which == "snapshot folder" else ("ck", "save")
     original = getattr(driver, writer)
+    lock = Path(name) / (".lock" if name == "s" else ".c.ck.lock")
 
     def renaming(*args, **kwargs):
         written = original(*args, **kwargs)
         if not Path(f"{name}_old").exists():          # after the first write: archived, another in its place
             Path(name).rename(f"{name}_old")
             Path(name).mkdir()
+            if locked:
+                lock.write_text("1\n")
         return written
     monkeypatch.setattr(driver, writer, renaming)
     rc, _, err = call(["run", "--n", 16, "--seed", 1, "--steps", 4, "--every", 1, "--snapshots", "s",
@@ -295,7 +301,7 @@ def test_a_run_whose_folder_is_renamed_under_it_stops_and_writes_nothing_in_its_
             if name == "ck" else     # and where to resume from
             "what the run wrote there went with the folder; no checkpoint was written yet (ck/c.ck does not exist)")
     assert kept in err and len(err.strip().splitlines()) == 1, err
-    assert list(Path(name).iterdir()) == [] and list(Path(f"{name}_old").iterdir())   # what it wrote went with it
+    assert list(Path(name).iterdir()) == ([lock] if locked else []) and list(Path(f"{name}_old").iterdir())
 
 
 @pytest.mark.parametrize("case", ["the checkpoint's folder, before its first checkpoint", "the snapshot folder's lock",
@@ -469,6 +475,10 @@ def test_a_snapshot_that_unpacks_far_beyond_its_size_is_refused_before_it_is_unp
     bomb = _repacked(tmp_path, "snap_00000002.npz", positions=np.zeros((1 << 21, 3)))
     with pytest.raises(SnapshotError, match=r"unpacks to \d+ bytes from \d+, more than 100 times its size"):
         read_snapshot(bomb)
+    spread = np.zeros((1 << 20, 3))           # about 190 times its packed size: UNPACK_RATIO, not zeros' 1000
+    spread.flat[::300] = np.random.default_rng(0).random(spread.size // 300 + 1)
+    with pytest.raises(SnapshotError, match=r"unpacks to \d+ bytes from \d+, more than 100 times its size"):
+        read_snapshot(_repacked(tmp_path, "snap_00000003.npz", positions=spread))
 
 
 def test_a_snapshot_whose_positions_are_one_number_names_its_shape(tmp_path):

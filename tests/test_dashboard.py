@@ -200,3 +200,12 @@ def test_a_folder_that_asv_did_not_publish_into_is_named_as_what_it_is(tmp_path,
     assert {"views": views, "offline": offline}[tool].main([str(tmp_path / "html")]) == 2
     err = capsys.readouterr().err
     assert f"{tool}.py: {tmp_path / 'html'} {said}" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_folder_whose_index_is_no_file_is_taken_and_its_index_named(tmp_path, capsys):
+    """A folder that holds asv's index.html as something other than a file (here a folder) is the
+    folder named: the reader names the index as what it is, not the folder as holding none."""
+    (tmp_path / "html" / "index.html").mkdir(parents=True)
+    assert offline.main([str(tmp_path / "html")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'html' / 'index.html'} is a folder, not a file" in err and "holds no" not in err, err

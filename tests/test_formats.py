@@ -87,11 +87,14 @@ def test_a_snapshot_of_ours_read_by_ics_keeps_its_softening_and_time_and_one_cut
     ("1 2 3 4 5 6 x7\n", "line 2: 'x7' is not a number"),
     ("1 2 3 4 5 6 1_0\n", "line 2: '1_0' is not a number"),     # Python's float() read 10, the authors' reader 1
     ("1 2 3 4 5 nan 7\n", "line 2: holds a value that is not finite"),
+    ("1 2 3 4 5 6 inf\n", "line 2: holds a value that is not finite"),        # the mass too
+    ("1 2 3 4 5 6 7 8\n", "line 2: expected 7 numbers .x y z vx vy vz m., found 8"),
     ("1 2 3 4 5 6 -1e-3\n", "line 2: the mass -1e-3 is not positive"),
     ("1 2 3 4 5 6 0\n", "line 2: the mass 0 is not positive"),        # (a mutation hunt: a mass of 0 was taken)
     # a hunt: float() reads these as 0, a mass then "not positive", a position moved to 0 in silence
     ("1 2 3 4 5 6 1e-400\n", "line 2: 1e-400 is too small for a float64, which reads it as 0"),
     ("-2.5E-999 2 3 4 5 6 7\n", "line 2: -2.5E-999 is too small for a float64"),
+    ("1 2 3 0.09e-400 5 6 7\n", "line 2: 0.09e-400 is too small for a float64"),     # (a 9 alone is not 0 either)
     ("# a comment only\n", "holds 0 bodies;"),
 ])
 def test_a_bad_file_names_its_line(tmp_path, body, where):
@@ -219,12 +222,15 @@ def test_a_file_of_another_kind_is_named_so_before_its_scale_is_asked(tmp_path):
 @pytest.mark.parametrize("data, said", [
     (b"\xef\xbb\xbf" + AUTHORS_LINE.encode() + AUTHORS_LINE.replace("+8.5", "-8.5").encode(), None),
     (AUTHORS_LINE.encode("utf-16"), "is UTF-16 text"),
-    (AUTHORS_LINE.encode() + b"\0" * 5000 + b"\n", "line 2: longer than 4096 characters")])
+    (b"\xfe\xff" + AUTHORS_LINE.encode("utf-16-be"), "is UTF-16 text"),         # big-endian, as some editors save it
+    (AUTHORS_LINE.encode() + b"\0" * 5000 + b"\n", "line 2: longer than 4096 characters"),
+    (b"\0" * 5000 + b"\n" + AUTHORS_LINE.encode(), "line 1: longer than 4096 characters"),
+    (AUTHORS_LINE.encode() + AUTHORS_LINE.replace("+8.5", "-8.5").rstrip("\n").ljust(4096).encode() + b"\n", None)])
 def test_a_byte_order_mark_utf16_and_a_line_longer_than_any_are_taken_as_what_they_are(tmp_path, data, said):
     """A hunt: a UTF-8 byte-order mark (an editor's) made a file in the authors' layout "not
     plain ASCII"; UTF-16 text was "line 1: not plain ASCII"; a sparse file of NULs was read whole
     (1.9 GB: 6 GB and 42 s) before its line 1 was refused. The mark is passed over, the others
-    named at once."""
+    named at once; a line of 4096 characters, the longest, is read."""
     (tmp_path / "ic.txt").write_bytes(data)
     rc, out, err = call(["run", "--ics", tmp_path / "ic.txt", "--ics-mass", 480, "--steps", 1])
     assert (rc, said is None or said in err) == ((0, True) if said is None else (2, True)), err

@@ -716,6 +716,40 @@ def test_migrate_refuses_names_that_are_not_one(tmp_path, args, named):
     _one_sentence(_tool("migrate", str(tmp_path), *args), named)
 
 
+@pytest.mark.parametrize("text", ["..", ".", ".x", "-x", "+x", "_x", ""])
+def test_a_name_of_the_tools_starts_with_a_letter_or_digit(text):
+    """`tools.arguments.name` (an ISA, a CPU, `tracking run --results`' folder under .asv/): '..' and '.'
+    name the folder above or the folder itself, '.x' a hidden one, and '-x' reads as an option."""
+    import argparse
+    from tools.arguments import name
+    assert name("x.y_z+1-2") == "x.y_z+1-2"
+    with pytest.raises(argparse.ArgumentTypeError, match="expected a name of letters, digits"):
+        name(text)
+
+
+def test_a_pattern_of_the_tools_is_a_regular_expression():
+    """`tools.arguments.regex` (-b, asv's benchmark pattern): what Python cannot compile is refused as the
+    option's value, not handed to asv, whose own compile of it ends in a traceback."""
+    import argparse
+    from tools.arguments import regex
+    assert regex("time_.*[AB]$") == "time_.*[AB]$"
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a regular expression"):
+        regex("time_[")
+
+
+@pytest.mark.parametrize("text", ["", "-x", "--all", "HEAD~1..HEAD", "a b", "a\tb", "x\x7f"])
+def test_a_commit_of_the_tools_is_no_option_range_or_blank(text):
+    """`tools.arguments.commit` takes any name git allows, but not what git would read as an option
+    ('--all': the word handed to git), a range ('..', which `tracking find` takes apart) or a blank
+    or control character, which no name of git's holds."""
+    import argparse
+    from tools.arguments import commit
+    assert [commit(t) for t in ("origin/main", "HEAD~3", "café", "it's-$x")] == ["origin/main", "HEAD~3", "café",
+                                                                                "it's-$x"]
+    with pytest.raises(argparse.ArgumentTypeError, match="expected a commit"):
+        commit(text)
+
+
 def _valid_factor(text: str) -> bool:
     try:
         value = float(text)
@@ -829,6 +863,15 @@ def test_a_double_dash_still_ends_the_options():
     assert vars(p.parse_args(["--name=--", "--", "--name", "x"])) == {"name": "--", "rest": ["--name", "x"]}
 
 
+def test_help_describes_a_command_by_its_docstrings_first_paragraph_ending_a_sentence():
+    """--help's description is the module docstring's first paragraph, and one that opens a list (it
+    ends with ':', the list cut off) ends with a full stop instead: "Runs things:" would be a sentence
+    cut short."""
+    from nbsymple_versions.arguments import Parser
+    assert Parser(prog="p", doc="Runs things:\n\n- one\n- two\n").description == "Runs things."
+    assert Parser(prog="p", doc="Runs things.\nTwo lines.\n\nMore.").description == "Runs things.\nTwo lines."
+
+
 def test_snapshots_of_another_run_keep_their_times_and_scale(tmp_path):
     """A hunt: `write_snapshot(..., fmt="nbsymple")` with another run id (the default "" too)
     started the folder's sidecar afresh, so the snapshots of the run already there read back at
@@ -919,6 +962,37 @@ def test_writers_refuse_a_state_that_is_not_finite_and_snapshots_list_by_step(tm
         write_snapshot(".", good, step)
     assert [p.name[5:-4] for p in list_snapshots(".")] == ["00000003", "00000005", "99999999", "100000000",
                                                            "1000000000"]
+
+
+def test_a_snapshot_name_that_gives_no_step_is_listed_after_every_step():
+    """`by_step`: snapshots in the order of their steps, by number; a name that gives none (snap_x, or
+    snap_ with a digit that is not ASCII, which int cannot read) after them all, not among step 0's."""
+    from nbsymple_versions.runs.snapshots import by_step
+    names = ["snap_x.npz", "snap_00000010.npz", "snap_\u00b2.npz", "snap_00000000.npz", "snap_00000002.npz"]
+    assert [p.name for p in by_step(map(Path, names))] == ["snap_00000000.npz", "snap_00000002.npz",
+                                                           "snap_00000010.npz", "snap_x.npz", "snap_\u00b2.npz"]
+
+
+@pytest.mark.parametrize("text", ["5", "null", "{\"constants\": \"exact\"}"])
+def test_a_sidecar_names_its_constants_only_as_an_object_holding_them(tmp_path, text):
+    """`names_constants` of an ASCII snapshot: its sidecar names constants where it is an object with
+    that key; a number or null there (no sidecar a run wrote) names none, and raises nothing."""
+    from nbsymple_versions.runs.snapshots import names_constants
+    (tmp_path / "snapshots.json").write_text(text)
+    assert names_constants(tmp_path / "snap_00000000.txt") is text.startswith("{")
+
+
+def test_what_killed_writers_left_in_a_snapshot_folder_is_removed_and_nothing_else(tmp_path):
+    """`remove_temporaries`: the temporaries of a snapshot, of either format, of the sidecar and of the
+    run record go (as `write_atomically` names them: prefix, process id, random part, suffix); a
+    user's files stay."""
+    from nbsymple_versions.runs.snapshots import remove_temporaries
+    left = [".nbsymple-run.json.123.abcd_1x8.tmp", ".snap_123.abcd_1x8.npz.tmp", ".snap_123.abcd_1x8.txt.tmp",
+            ".snapshots.123.abcd_1x8.json.tmp"]
+    for name in left + ["notes.tmp", ".draft.tmp", "snap_00000001.npz"]:
+        (tmp_path / name).write_bytes(b"x")
+    assert sorted(p.name for p in remove_temporaries(tmp_path)) == sorted(left)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".draft.tmp", "notes.tmp", "snap_00000001.npz"]
 
 
 def test_reading_a_small_file_maps_no_buffer_of_the_largest_one_allowed(tmp_path):

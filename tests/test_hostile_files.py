@@ -170,6 +170,21 @@ def test_a_file_larger_than_any_of_its_kind_is_refused_before_it_is_read(tmp_pat
     assert "larger than" in err
 
 
+def test_a_file_of_its_kinds_limit_is_read_and_a_byte_more_is_refused_naming_the_limit(tmp_path):
+    """LIMITS[kind] is the most a file of that kind holds: an asv machine file of exactly 1 MiB is read
+    whole, by its size and by what was read; one of a byte more is refused, the sentence giving the limit
+    as 1 MiB (1024 KiB is said in the larger unit)."""
+    from nbsymple_versions.runs.paths import Unbounded, read_bytes
+    path = tmp_path / "machine.json"
+    path.write_bytes(b" " * LIMITS["asv machine file"])
+    assert len(read_bytes(path, "asv machine file")) == 1 << 20
+    with open(path, "ab") as f:
+        f.write(b" ")
+    with pytest.raises(Unbounded) as refusal:
+        read_bytes(path, "asv machine file")
+    assert str(refusal.value) == f"asv machine file {path} holds 1 MiB; no asv machine file is larger than 1 MiB"
+
+
 KERNEL_FILE_READ = """
 import resource
 from nbsymple_versions.runs import paths
@@ -236,6 +251,15 @@ def test_a_symlink_loop_to_write_is_refused(tmp_path, option):
     _loop(tmp_path / "loop")
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, option, "loop"], [option, "loop"])
     assert os.readlink(tmp_path / "loop") == "loop"
+
+
+@pytest.mark.parametrize("option", ["--resume", "--ics"])
+def test_a_symlink_loop_to_read_is_named_as_one(tmp_path, option):
+    """A file to read that is a symbolic-link loop is said to be one, not the system's words for it
+    ("cannot be read (Too many levels of symbolic links)")."""
+    _loop(tmp_path / "loop")
+    argv = ["run", option, "loop"] + (["--ics-mass", 480, "--steps", 1] if option == "--ics" else [])
+    assert "loop is a symbolic-link loop, not a file" in refused(tmp_path, argv, ["loop"])
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "loop", "device"])
@@ -355,12 +379,44 @@ def test_the_valid_checkpoint_of_these_cases_resumes(tmp_path, base):
 
 
 @pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '{"r_cl_pc": ' * 3000 + "1" + "}" * 3000,
-                                  '{"r_cl_pc": 1e308, "mass_msun": null}', '{"r_cl_pc": null}'])
+                                  '{"r_cl_pc": 1e308, "mass_msun": null}', '{"r_cl_pc": null}', '{"mass_msun": 480}',
+                                  '{"r_cl_pc": 10, "mass_msun": 480, "softening": 0}',
+                                  '{"r_cl_pc": 10, "mass_msun": 480, "times": {"0": "x"}}'])
 def test_a_hostile_sidecar_is_refused(tmp_path, text):
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "snapshots.json").write_text(text)
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple"],
             ["snapshots.json"])
+
+
+def test_json_nested_to_its_limit_is_read_and_a_level_more_is_refused():
+    """MAX_DEPTH levels of lists and objects are the most a file may nest: a document of exactly that
+    many is read, one a level deeper is refused as Unbounded (depths json's parser itself takes, far
+    below the RecursionError of the 3000 and 5000 levels above)."""
+    from nbsymple_versions.runs.paths import MAX_DEPTH, Unbounded, parse_json
+    deepest = "[" * (MAX_DEPTH - 1) + '{"r_cl_pc": 1}' + "]" * (MAX_DEPTH - 1)
+    assert parse_json(deepest, "snapshot sidecar", "s.json") is not None
+    with pytest.raises(Unbounded, match=f"s.json is nested more than {MAX_DEPTH} levels deep"):
+        parse_json(f"[{deepest}]", "snapshot sidecar", "s.json")
+
+
+def test_json_integers_beyond_float64_are_infinities_of_their_sign_and_those_within_are_exact():
+    """An integer float64 holds is read as that int, 10**308 too (FLOAT64_DIGITS digits, the most
+    converted); one beyond float64 is an infinity of its own sign, as json reads -1e400, whether it
+    has that many digits (-2 * 10**308) or more (-10**400, not converted at all)."""
+    from nbsymple_versions.runs.paths import FLOAT64_DIGITS, parse_json
+    assert len(str(10**308)) == FLOAT64_DIGITS and parse_json(str(10**308), "run record", "r.json") == 10**308
+    assert parse_json(f"[{-2 * 10**308}, {2 * 10**308}, {-10**400}, {10**400}]", "run record", "r.json") == [
+        -math.inf, math.inf, -math.inf, math.inf]
+
+
+def test_an_empty_sidecar_is_taken_as_none(tmp_path):
+    """A `snapshots.json` holding {} is as none (no field is required of a sidecar that holds none):
+    the run writes its snapshots into the folder, their times into that file."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "snapshots.json").write_text("{}")
+    rc, _, err = nbsymple(tmp_path, "run", "--n", 8, "--steps", 1, "--snapshots", "s", "--snapshot-format", "nbsymple")
+    assert rc == 0 and err == "" and "1" in json.loads((tmp_path / "s" / "snapshots.json").read_text())["times"], err
 
 
 # a field of an .npz snapshot that no run writes -> what the refusal says of it
@@ -369,7 +425,9 @@ SNAPSHOT_FIELDS = {"r_cl_pc": (np.inf, "holds no state a run could have written"
                    "time_scale": (("r_cl_pc", 5e-324), "holds no state a run could have written"),
                    "constants": ("weird", "holds no state a run could have written: unknown constants 'weird'"),
                    "step": (1e300, "its step 1e+300 is beyond an int64"),
-                   "step_uint64": (("step", np.uint64(2**64 - 1)), "its step 1.84467e+19 is beyond an int64")}
+                   "step_uint64": (("step", np.uint64(2**64 - 1)), "its step 1.84467e+19 is beyond an int64"),
+                   "step_at_2_63": (("step", np.uint64(2**63)), "its step 9.22337e+18 is beyond an int64"),
+                   "time_array": (("time", np.array([0.5])), "its time is not a real number (a float64 array of shape")}
 
 
 @pytest.mark.parametrize("case", sorted(SNAPSHOT_FIELDS))
@@ -640,6 +698,20 @@ def test_a_lock_file_link_is_never_written_through(tmp_path, link, option, lock)
     assert link == "symbolic" or "is a hard link, one of 2 names of one file" in err, err
 
 
+def test_a_lock_held_by_a_file_of_another_program_names_no_holder(tmp_path):
+    """A lock file held by another program (`flock .c.ck.lock CMD`) whose text is no process id: the
+    refusal says the holder is unknown, never that text (here two lines, which would split the
+    sentence)."""
+    import fcntl
+    lock = tmp_path / ".c.ck.lock"
+    lock.write_text("held by\nsomeone\n")
+    with open(lock) as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        with pytest.raises(locks.PathBusy) as busy, locks.hold(tmp_path / "c.ck", "the checkpoint"):
+            pass
+    assert busy.value.holder == "unknown" and "(process unknown)" in str(busy.value), str(busy.value)
+
+
 @pytest.mark.parametrize("target", ["victim.txt", "nowhere/new.txt", "/dev/null"])
 def test_a_checkpoint_lock_symlink_is_never_written_through(tmp_path, target):
     """A link to a file, a link to nowhere (it would be created), a link to a device."""
@@ -658,7 +730,7 @@ def test_two_names_of_one_checkpoint_take_one_lock(tmp_path):
     assert "in use by another run" in err
 
 
-@pytest.mark.parametrize("code", locks.NO_LOCKS)
+@pytest.mark.parametrize("code", [errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP])     # (NFS's nolock: ENOLCK)
 def test_a_file_system_that_takes_no_locks_runs_unlocked_and_says_so(tmp_path, monkeypatch, code):
     """A cluster's shared file system may take no locks (NFS with `nolock`, Lustre without
     `flock`): every checkpoint there was refused as "cannot write .c.ck.lock: No locks
@@ -695,6 +767,17 @@ def test_a_file_system_without_modes_or_sync_takes_the_files_all_the_same(tmp_pa
     assert rc == 0 and err == "" and (tmp_path / "S" / "snap_00000004.npz").is_file(), err
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.EIO, os.strerror(errno.EIO))))
     refused(tmp_path, ["run", "--n", 8, "--steps", 1, "--checkpoint", "d.ck"], [os.strerror(errno.EIO)], status=4)
+
+
+def test_a_file_written_takes_the_mode_the_umask_leaves(tmp_path):
+    """`write_atomically` gives what it writes 0666 less the umask, as a plain open() would, not its
+    temporary's 0600: under umask 002 (a group's shared folder) 0664, which a fixed 0644 would not be."""
+    mask = os.umask(0o002)
+    try:
+        written = write_file(tmp_path / "f.json", "{}")
+    finally:
+        os.umask(mask)
+    assert written.stat().st_mode & 0o777 == 0o664
 
 
 def _another_users(monkeypatch, name: str, readable: bool):
@@ -1328,6 +1411,27 @@ def test_a_name_longer_than_the_file_system_takes_is_one_sentence(tmp_path, argv
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_name_of_the_most_bytes_a_command_can_use_is_taken_and_a_byte_more_refused(tmp_path):
+    """The file system's NAME_MAX less NAME_MARGIN (its lock's and temporary's additions) is the longest
+    last name a path option takes, and NAME_MAX itself the longest folder on its way."""
+    from nbsymple_versions.arguments import NAME_MARGIN, _name_max, path_argument
+    longest = _name_max(tmp_path)
+    fits = f"{tmp_path}/{'d' * longest}/{'f' * (longest - NAME_MARGIN)}"
+    assert path_argument(fits) == Path(fits)
+    with pytest.raises(argparse.ArgumentTypeError, match=f"is {longest - NAME_MARGIN + 1} bytes long"):
+        path_argument(fits + "f")
+
+
+def test_names_are_bounded_as_most_file_systems_bound_them_where_the_file_system_cannot_be_asked(monkeypatch):
+    """Where pathconf cannot say the file system's NAME_MAX, it is taken as 255 bytes (ext4's, XFS's,
+    Btrfs's): a last name of 255 - NAME_MARGIN bytes is taken, one a byte longer refused."""
+    from nbsymple_versions.arguments import NAME_MARGIN, path_argument
+    monkeypatch.setattr(os, "pathconf", lambda *args: (_ for _ in ()).throw(OSError(errno.EINVAL, "not here")))
+    assert path_argument("f" * (255 - NAME_MARGIN)) == Path("f" * (255 - NAME_MARGIN))
+    with pytest.raises(argparse.ArgumentTypeError, match=f"is {256 - NAME_MARGIN} bytes long"):
+        path_argument("f" * (256 - NAME_MARGIN))
+
+
 @pytest.mark.parametrize("argv, option", [(["run", "--n", "8", "--steps", "1", "--every", "1", "--snapshots"],
                                            "--snapshots"), (["paper", "--no-science", "--results", FIXTURE, "--out"],
                                                             "--out"),
@@ -1455,7 +1559,9 @@ def test_an_output_that_is_a_link_to_an_open_stream_is_refused(tmp_path, capsys,
      "--json"),
     (["paper", "--no-science", "--out", "-o"], "--out=-o or --out ./-o", "--no-science"),
     (["profile", "--versions", "-A"], "--versions=-A", "--json"),          # no path: no ./
-    (["--dry-run", "-x"], "-- -x or ./-x", "--dry-run")], ids=["run", "paper", "profile", "migrate"])
+    (["--dry-run", "-x"], "-- -x or ./-x", "--dry-run"),
+    (["run", "--checkpoint", "a.ck", "--checkpoint", "-x.ck"], "--checkpoint=-x.ck or --checkpoint ./-x.ck", "--json")],
+    ids=["run", "paper", "profile", "migrate", "given twice"])
 def test_a_value_that_starts_with_a_dash_is_said_to_be_taken_for_an_option(tmp_path, argv, given, known):
     """`--checkpoint -x.ck` said only "expected one argument", and `tools.migrate -x` "the following
     arguments are required: folder", where each was typed (a hunt): the word is named, with how to
@@ -1480,6 +1586,7 @@ def test_a_missing_command_is_not_said_to_be_a_value_taken_for_an_option(tmp_pat
 @pytest.mark.parametrize("argv, option", [
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "runs/"], "--checkpoint"),    # wrote a file named 'runs'
     (["run", "--n", "8", "--steps", "1", "--checkpoint", "."], "--checkpoint"),
+    (["run", "--n", "8", "--steps", "1", "--checkpoint", "c.ck/.."], "--checkpoint"),
     (["run", "--resume", "c.ck/"], "--resume"), (["run", "--ics", "bodies.txt/.", "--ics-mass", "1"], "--ics")])
 def test_a_file_option_ending_in_a_slash_is_refused_as_a_folder(tmp_path, argv, option):
     """`--checkpoint runs/` wrote a checkpoint file named `runs` (Path drops the slash), so that a later
@@ -1805,6 +1912,21 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write_of_its_file(tmp
     write_file(tmp_path / name, "{}")
     assert not stale.exists() and live.exists() and other.exists() and users.exists()
     assert (tmp_path / name).read_text() == "{}"
+
+
+def test_a_temporary_of_a_writer_gone_less_than_a_minute_ago_is_kept(tmp_path):
+    """A temporary whose process is not on this machine is removed only once it is a minute old
+    (STALE_S): a younger one may be a live writer's on another machine that shares the folder.
+    Half a minute old it stays; two minutes old it goes."""
+    import time
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    young = tmp_path / f".f.json.{int(dead.stdout)}.p431bv8r.tmp"
+    old = tmp_path / f".f.json.{int(dead.stdout)}.q2xabcde.tmp"
+    for path, age in ((young, 30), (old, 120)):
+        path.write_bytes(b"cut short")
+        os.utime(path, (time.time() - age,) * 2)
+    write_file(tmp_path / "f.json", "{}")
+    assert young.exists() and not old.exists()
 
 
 def test_a_second_paper_into_one_folder_is_refused_before_it_writes(tmp_path):

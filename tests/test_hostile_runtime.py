@@ -273,10 +273,22 @@ def test_a_variables_bounds_are_where_its_readers_take_them(tmp_path, monkeypatc
     cores = environment.usable_cores()
     for variables, refused in (({"PMI_SIZE": "1"}, None), ({"PMI_SIZE": "0"}, "PMI_SIZE='0' is not a whole number"),
                                ({"BENCH_MACHINE": "m" * 128}, None), ({"BENCH_MACHINE": "m" * 129}, "BENCH_MACHINE="),
+                               ({"NBSYMPLE_MAX_DAYS": "1e-300"}, None),
+                               ({"NBSYMPLE_MAX_DAYS": "0"}, "NBSYMPLE_MAX_DAYS='0' is not a positive number"),
                                ({"NBSYMPLE_BENCH_THREADS": str(cores)}, None),
                                ({"NBSYMPLE_BENCH_THREADS": str(cores + 1)}, "NBSYMPLE_BENCH_THREADS=")):
         found = environment.problem(variables)
         assert (found is None) if refused is None else (found or "").startswith(refused), (variables, found)
+
+
+def test_a_stack_size_of_as_many_digits_as_its_readers_take_is_read_as_a_size(tmp_path, monkeypatch):
+    """OMP_STACKSIZE of WHOLE_DIGITS digits is read as a size (this one more than the machine's memory,
+    said so); one a digit longer is refused for its digits."""
+    from nbsymple_versions.core.ranks import WHOLE_DIGITS
+    monkeypatch.chdir(tmp_path)
+    assert "asks a stack of" in environment.problem({"OMP_STACKSIZE": "9" * WHOLE_DIGITS})
+    said = environment.problem({"OMP_STACKSIZE": "9" * (WHOLE_DIGITS + 1)})
+    assert f"holds a number of {WHOLE_DIGITS + 1} digits" in said, said
 
 
 @pytest.mark.parametrize("variables, refused", [
@@ -1247,6 +1259,46 @@ def test_a_program_of_its_own_that_imports_the_package_keeps_its_ctrl_c(tmp_path
                        env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"), timeout=HANG_GUARD,
                        preexec_fn=signals_default)
     assert (p.returncode, p.stdout, p.stderr) == (0, "True\n", ""), (p.stdout, p.stderr)
+
+
+@pytest.mark.parametrize("argv, orig_argv, located", [
+    (["-m", "--help"], ["python", "-m", "tools.gate", "--help"], True),
+    (["-m"], ["python", "-B", "-m", "tools"], True),
+    (["-m"], ["python", "-m", "toolsmith"], False),           # a package whose name starts with 'tools'
+    (["-m", "--help"], ["python", "-mtoolsmith.x", "--help"], False),
+    (["-m", "a", "b"], ["python"], False),                   # sys.argv longer than the command line: not -m's
+    (["tool.py"], ["python", "tool.py"], False),
+])
+def test_only_a_module_of_the_package_that_python_m_runs_is_taken_for_one_of_its_commands(
+        monkeypatch, argv, orig_argv, located):
+    """`loading.located_by_python_m("tools")`: `-m tools` and its modules, as Python's `-m` locates
+    them, are a command starting; a package whose name merely starts with 'tools' is another
+    program (its Ctrl-C its own), and so is a script, or a sys.argv that is no longer the command line's."""
+    from nbsymple_versions import loading
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig_argv)
+    assert loading.located_by_python_m("tools") is located
+
+
+def test_modules_loaded_in_another_thread_leave_sigint_as_it_was():
+    """A command's modules imported in a thread other than the main one (a notebook's worker), where no
+    handler can be set: `quiet_while_loading` leaves SIGINT as it was and raises nothing."""
+    import threading
+    from nbsymple_versions import loading
+    previous, errors = signal.signal(signal.SIGINT, signal.default_int_handler), []
+
+    def load():
+        try:
+            loading.quiet_while_loading()
+        except Exception as e:     # noqa: BLE001 - what it raised there is the failure
+            errors.append(e)
+    try:
+        thread = threading.Thread(target=load)
+        thread.start()
+        thread.join()
+        assert errors == [] and signal.getsignal(signal.SIGINT) is signal.default_int_handler, errors
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_an_interrupt_swallowed_on_its_way_still_ends_the_command(capsys):
