@@ -267,8 +267,8 @@ def test_a_variable_set_to_garbage_is_named(tmp_path, variables, argv):
 
 def test_a_variables_bounds_are_where_its_readers_take_them(tmp_path, monkeypatch):
     """Each bound of a checked variable lets its last value pass and refuses the next: a launcher's
-    size from 1, a machine name of 128 characters, as many benchmark threads as numba starts (a
-    mutation hunt: each moved by one passed)."""
+    size from 1, a machine name of 128 characters, as many benchmark threads as numba starts, Open
+    MPI's rank below its size (a mutation hunt: each moved by one, or the last unchecked, passed)."""
     monkeypatch.chdir(tmp_path)                    # (no numba settings file of the suite's folder)
     cores = environment.usable_cores()
     for variables, refused in (({"PMI_SIZE": "1"}, None), ({"PMI_SIZE": "0"}, "PMI_SIZE='0' is not a whole number"),
@@ -276,9 +276,26 @@ def test_a_variables_bounds_are_where_its_readers_take_them(tmp_path, monkeypatc
                                ({"NBSYMPLE_MAX_DAYS": "1e-300"}, None),
                                ({"NBSYMPLE_MAX_DAYS": "0"}, "NBSYMPLE_MAX_DAYS='0' is not a positive number"),
                                ({"NBSYMPLE_BENCH_THREADS": str(cores)}, None),
-                               ({"NBSYMPLE_BENCH_THREADS": str(cores + 1)}, "NBSYMPLE_BENCH_THREADS=")):
+                               ({"NBSYMPLE_BENCH_THREADS": str(cores + 1)}, "NBSYMPLE_BENCH_THREADS="),
+                               ({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, None),
+                               ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"},
+                                "OMPI_COMM_WORLD_RANK=2 is not below OMPI_COMM_WORLD_SIZE=2")):
         found = environment.problem(variables)
         assert (found is None) if refused is None else (found or "").startswith(refused), (variables, found)
+
+
+@pytest.mark.parametrize("unit, factor", [("", 1024), ("B", 1), ("b", 1), ("K", 1024), ("k", 1024), ("M", 1 << 20),
+                                          ("m", 1 << 20), ("G", 1 << 30)])
+def test_a_stack_size_is_read_in_libgomps_units(tmp_path, monkeypatch, unit, factor):
+    """OMP_STACKSIZE in each of libgomp's units, B, K, M, G of 1024 (K where none is given): the
+    largest stack all of numba's threads can have in this machine's memory passes, one unit more is
+    refused (a mutation hunt: bytes for the default K, 1000 for 1024 and no upper-case B each passed)."""
+    monkeypatch.chdir(tmp_path)
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    most = memory // (factor * environment.usable_cores())
+    assert environment.problem({"OMP_STACKSIZE": f"{most}{unit}"}) is None
+    found = environment.problem({"OMP_STACKSIZE": f" {most + 1} {unit}"})
+    assert (found or "").startswith(f"OMP_STACKSIZE=' {most + 1} {unit}' asks a stack of "), found
 
 
 def test_a_stack_size_of_as_many_digits_as_its_readers_take_is_read_as_a_size(tmp_path, monkeypatch):
@@ -297,6 +314,8 @@ def test_a_stack_size_of_as_many_digits_as_its_readers_take_is_read_as_a_size(tm
     ({"OMP_THREAD_LIMIT": "2"}, None), ({"OMP_DYNAMIC": "false"}, None),
     ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "workqueue"}, None),       # numba's own threads: not OpenMP's
     ({"OMP_DYNAMIC": "true", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, None),
+    ({"OMP_DYNAMIC": "true", "NUMBA_NUM_THREADS": "1"}, None),            # one thread: none fewer to run
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "threadsafe"}, "OMP_THREAD_LIMIT"),   # omp before workqueue
     ({"GOMP_CPU_AFFINITY": "0"}, "GOMP_CPU_AFFINITY"), ({"OMP_PROC_BIND": "primary"}, "OMP_PROC_BIND"),
     ({"OMP_PLACES": "{0}", "OMP_PROC_BIND": "close"}, "OMP_PLACES"),          # both named: libgomp binds by both
     ({"OMP_PROC_BIND": "primary", "NUMBA_THREADING_LAYER": "workqueue"}, None),
@@ -311,6 +330,17 @@ def test_openmp_settings_that_run_fewer_threads_than_numba_reports_are_named(tmp
         assert p.returncode == 0 and p.stderr == "", p.stderr
     else:
         assert_refused(p, refused)
+
+
+def test_a_binding_to_fewer_cpus_names_them_and_the_threads_that_fit(tmp_path, monkeypatch):
+    """A binding of numba's two threads to CPU 0 names the CPU and the threads that fit on it (a
+    mutation hunt: the threads numba starts given as the remedy passed)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GOMP_CPU_AFFINITY", "0")                  # (libgomp's child reads the process's own)
+    found = environment.problem({"GOMP_CPU_AFFINITY": "0", "NUMBA_NUM_THREADS": "2"})
+    assert found.startswith("GOMP_CPU_AFFINITY='0' binds the 2 threads numba starts and reports (version B's) to "
+                            "1 CPU (0), where they would share it"), found
+    assert found.endswith("unset it, bind to at least 2 CPUs, or set NUMBA_NUM_THREADS=1"), found
 
 
 @pytest.mark.parametrize("variables", [{"MPI_LOCALNRANKS": "\u00b2"}, {"PMI_FD": "\u2460"}, {"PMI_FD": "7" * 5000}])
@@ -447,6 +477,22 @@ def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(
     p = launch(PAPER + ["--no-science", *PAPER_BASE, "--out", str(tmp_path / "plots")], cwd=tmp_path, env=environ)
     assert_refused(p, "MATPLOTLIBRC" if environ else "matplotlibrc in the current folder")
     assert not (tmp_path / "plots").exists()
+
+
+def test_a_matplotlib_settings_file_larger_than_any_is_named(tmp_path, monkeypatch):
+    """A matplotlibrc of MATPLOTLIBRC_BYTES is read; one a byte larger is named for its size (a
+    mutation hunt: with the check of its size gone, every test passed)."""
+    monkeypatch.chdir(tmp_path)
+    rc = tmp_path / "matplotlibrc"
+    for size in (environment.MATPLOTLIBRC_BYTES, environment.MATPLOTLIBRC_BYTES + 1):
+        rc.write_text("#" * (size - 1) + "\n")
+        found = environment.problem({"HOME": str(tmp_path)}, draws=True)
+        if size == environment.MATPLOTLIBRC_BYTES:
+            assert found is None, found
+        else:
+            assert found is not None and found.startswith("the file matplotlibrc in the current folder "
+                                                          "('matplotlibrc'), which matplotlib reads") and \
+                "larger than any settings file" in found, found
 
 
 def test_the_figures_leave_out_the_users_matplotlib_settings(tmp_path, monkeypatch):
@@ -604,6 +650,15 @@ def test_llvm_is_asked_which_cpus_and_features_it_knows():
     assert "' +fma', which is not +FEATURE" in environment._llvm_cpu_problem("", "+avx2, +fma")
 
 
+@pytest.mark.parametrize("name", ["NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "NBSYMPLE_MAX_DAYS", "PMI_RANK"])
+def test_a_variable_of_blanks_alone_is_said_to_be_empty(tmp_path, monkeypatch, name):
+    """A checked variable set to blanks alone is said to be set but empty, with what it should hold,
+    not shown as a value (a mutation hunt: with that check gone, every test passed)."""
+    monkeypatch.chdir(tmp_path)
+    found = environment.problem({name: " "})
+    assert (found or "").startswith(f"{name} is set but empty; unset it or set it to "), found
+
+
 def test_the_environment_tables_match_what_they_describe():
     sys.path.insert(0, str(REPO))
     try:
@@ -717,6 +772,36 @@ def test_a_umask_that_takes_the_owners_rights_is_named(tmp_path, argv):
         assert environment.process_problem() is None
     finally:
         os.umask(mask)
+
+
+def test_each_right_of_the_owner_a_umask_takes_is_named():
+    """Each of the owner's rights a umask takes, alone or all three, is named; those of the group
+    and others are no problem (a mutation hunt: a umask taking the right to write alone passed)."""
+    for taken, rights in ((0o200, "write"), (0o400, "read"), (0o100, "enter"), (0o700, "read, write and enter"),
+                          (0o077, None), (0o022, None)):
+        mask = os.umask(taken)
+        try:
+            found = environment.process_problem()
+        finally:
+            os.umask(mask)
+        if rights is None:
+            assert found is None, (oct(taken), found)
+        else:
+            assert f"umask {taken:04o} would write" in found and f"owner's right to {rights} it," in found, found
+
+
+def test_a_hard_limit_at_what_nbsymple_asks_for_is_raised_to(monkeypatch):
+    """A soft limit below OPEN_FILES under a hard limit of OPEN_FILES can be raised in this shell;
+    one below it too cannot (a mutation hunt: a hard limit of just enough said to start elsewhere)."""
+    import resource
+    least, limits = environment.OPEN_FILES, resource.getrlimit
+    for hard, said in ((least, f"raise it, e.g. ulimit -n {least}"),
+                       (least - 1, f"its hard limit is {least - 1} too: start the command from a shell without "
+                                   f"that limit")):
+        monkeypatch.setattr(resource, "getrlimit", lambda which, hard=hard: (least - 2, hard)
+                            if which == resource.RLIMIT_NOFILE else limits(which))
+        found = environment.process_problem()
+        assert found is not None and found.endswith(said) and f"(ulimit -n {least - 2})" in found, found
 
 
 def test_the_file_size_a_rank_needs_grows_with_the_ranks_on_its_node(monkeypatch):
