@@ -153,8 +153,6 @@ def test_the_digest_follows_every_source_file_and_its_name(tmp_path, monkeypatch
     source.rename(package / "core" / "units2.py")
     assert digest() not in (first, edited)
 
-
-
 def test_the_digest_follows_the_cuda_c_kernels(tmp_path, monkeypatch):
     """The CUDA C kernels (`.cu`) that gpu-asm compiles are sources of its digest: an edit of one is
     compiled again, not loaded (a mutation hunt: a digest of the .py files alone passed)."""
@@ -162,12 +160,14 @@ def test_the_digest_follows_the_cuda_c_kernels(tmp_path, monkeypatch):
     shutil.copytree(code_cache.PACKAGE / "gpu_pairwise", package / "gpu_pairwise")
     monkeypatch.setattr(code_cache, "PACKAGE", package)
     code_cache.sources_digest.cache_clear()
-    first = code_cache.sources_digest("gpu_pairwise")
-    kernel = package / "gpu_pairwise" / "nbody.cu"
-    kernel.write_text(kernel.read_text() + "\n// one more line\n")
-    code_cache.sources_digest.cache_clear()
-    assert code_cache.sources_digest("gpu_pairwise") != first
-    code_cache.sources_digest.cache_clear()
+    try:
+        first = code_cache.sources_digest("gpu_pairwise")
+        kernel = package / "gpu_pairwise" / "nbody.cu"
+        kernel.write_text(kernel.read_text() + "\n// one more line\n")
+        code_cache.sources_digest.cache_clear()
+        assert code_cache.sources_digest("gpu_pairwise") != first
+    finally:
+        code_cache.sources_digest.cache_clear()         # no digest of the copy left for later tests
 
 
 def test_a_fixed_target_is_compiled_once_then_loaded(folder, monkeypatch):

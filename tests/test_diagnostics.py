@@ -61,8 +61,8 @@ def test_potential_difference_is_accurate_relative_to_its_moves(R, z, rng):
     """Phi(R^2 + dR^2, z^2 + dz^2) - Phi(R^2, z^2) to 1e-13 of its moves in R and z for offsets from
     1e-9 kpc to 1 kpc, where the plain difference of two Phi ~ 1400 keeps only a few digits;
     beyond the halo's 100 kpc cut-off and across it too (a hunt: there the plain difference
-    was taken, ~1e-12 of a cluster's internal energy, 10x its error). The moves, not the
-    difference: they cancel where an offset runs near an equipotential: 1e-13 of the
+    was taken, ~1e-12 of a cluster's internal energy, 10x its error). Held to its moves, not to
+    itself, because they cancel where an offset runs near an equipotential: 1e-13 of the
     difference itself failed 3 of 3000 draws (by up to 14x in 20 000); 1e-13 of the moves was
     met to at most 0.008 in 3500, and the plain float64 difference fails it by 9e4x or more."""
     R2, z2 = R * R, z * z
