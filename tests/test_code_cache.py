@@ -153,6 +153,7 @@ def test_the_digest_follows_every_source_file_and_its_name(tmp_path, monkeypatch
     source.rename(package / "core" / "units2.py")
     assert digest() not in (first, edited)
 
+
 def test_the_digest_follows_the_cuda_c_kernels(tmp_path, monkeypatch):
     """The CUDA C kernels (`.cu`) that gpu-asm compiles are sources of its digest: an edit of one is
     compiled again, not loaded (a mutation hunt: a digest of the .py files alone passed)."""
