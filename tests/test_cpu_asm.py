@@ -21,14 +21,14 @@ from cli_call import call
 from nbsymple_versions.instruments import cpu_asm
 from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
 from nbsymple_versions.serial import avx512
-from nbsymple_versions.serial.kernels import AVX2_ROW_CPUS, DIVIDER_CPUS
+from nbsymple_versions.serial.kernels import ROW_CPUS, DIVIDER_CPUS
 
 REPO = Path(__file__).resolve().parent.parent
 
 # measured (numba 0.68, llvmlite 0.50): instructions per interaction (galactic, axpy: per element)
 # haswell 3.0, 7.75, 4.38, 30.0, 0.94; skylake-avx512 2.81, 3.38, 4.06, 30.3, 0.94;
-# znver4 1.41, 3.09, 1.97, 21.6, 0.47 (pairwise sp, dp, dsp, galactic, axpy; dp on AVX-512: the
-# IR row of serial/avx512.py)
+# znver4 1.19, 3.09, 1.97, 21.6, 0.47 (pairwise sp, dp, dsp, galactic, axpy; sp on znver4: the
+# 16-lane row of serial/avx2.py; dp on AVX-512: the IR row of serial/avx512.py)
 BANDS = {
     "haswell": {"sp": (2.4, 3.8), "dp": (6.0, 9.5), "dsp": (3.5, 5.5), "galactic": (22, 38), "axpy": (0.7, 1.2)},
     "skylake-avx512": {"sp": (2.2, 3.6), "dp": (2.7, 4.3), "dsp": (3.2, 5.1), "galactic": (22, 38),
@@ -110,6 +110,20 @@ def test_znver4_uses_zmm_and_haswell_no_avx512(counted):
         assert "%ymm" in text and not avx512.search(text), (kernel, precision)
 
 
+def test_znver4_sp_is_the_row_on_16_lanes(counted):
+    """`ROW_CPUS` gives Zen 4's sp the row on 16 lanes: per 16 interactions 3 subtractions that
+    read the source positions, r2 in 3 FMAs, AVX-512's raw estimate, the step in 4 multiplies (one
+    reads the masses) and 1 FMA, the sums in 3 FMAs: 19 instructions with the loop's own, where
+    numba's loop took 22.5 (two estimates and Newton steps per 32, and 6 loads)."""
+    rows, keep = counted
+    assert ROW_CPUS["znver4"] == ("sp",)
+    loop = hot_loop(keep, "znver4", "pairwise", "sp")
+    mix = {k: v for k, v in x86.mix(loop.body).items() if v and k not in ("integer", "move")}
+    assert loop.root_lanes() == 16 and mix == {"add": 3, "fma": 7, "mul": 4, "rsqrt": 1}, (loop.root_lanes(), mix)
+    assert len(x86.memory_reads(loop.body)) == 4 and len(loop.body) <= 19, [i.mnemonic for i in loop.body]
+    assert rows["znver4", "pairwise", "sp"].instructions_per_interaction <= 19 / 16
+
+
 def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
     rows, keep = counted
     floating = ("fma", "mul", "add", "rsqrt", "sqrt_div", "convert")
@@ -122,7 +136,7 @@ def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
         fmas = [i.mnemonic for i in dp if x86.classify(i) == "fma"]
         if target in AVX512_TARGETS or (target == "host" and avx512.on_host()):     # cpu-asm's host: this CPU
             assert fmas and all(m.endswith("pd") for m in fmas)      # the IR row: float64 only
-        elif target == "host" and "dp" in AVX2_ROW_CPUS.get(llvm.get_host_cpu_name(), ()):
+        elif target == "host" and "dp" in ROW_CPUS.get(llvm.get_host_cpu_name(), ()):
             # the AVX2 row: float64 FMAs only, two conversions per 8 interactions (half the lanes)
             assert fmas and all(m.endswith("pd") for m in fmas) and rows[target, "pairwise", "dp"].mix_per_interaction[
                 "convert"] == 0.25
@@ -187,8 +201,9 @@ def test_predictions_and_llvm_mca(counted):
                 assert r.mca_note is None and r.mca_cycles_per_interaction > 0
                 if kernel != "galactic":          # the pipe bound and llvm-mca within a factor 2
                     assert 0.5 < r.mca_cycles_per_interaction / r.predicted_cycles_per_interaction < 2, r
-    # Zen 4 sp: 26 FMA-pipe instructions and 2 rsqrt per 32 interactions, 512-bit: two turns each
-    assert rows["znver4", "pairwise", "sp"].predicted_cycles_per_interaction == pytest.approx(28 * 2 / 2 / 32)
+    # Zen 4 sp (the 16-lane row): 11 FMA-pipe instructions and 1 rsqrt per 16 interactions, 512-bit: two turns
+    # each on the two FMA pipes
+    assert rows["znver4", "pairwise", "sp"].predicted_cycles_per_interaction == pytest.approx(12 * 2 / 2 / 16)
     if tool is None:
         assert any("llvm-mca not found" in line for line in report.notes(list(rows.values())))
 

@@ -71,7 +71,7 @@ def test_the_unfused_shape_keeps_products_apart_from_their_additions(monkeypatch
 def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, cpu, seed):
     """By default dp's r^-3 without AVX-512 comes from the divider on the CPUs of `DIVIDER_CPUS`
     (named as numba compiles for them: NUMBA_CPU_NAME, else the host), from the float32 seed
-    elsewhere; an explicit `dp_seed` wins (numba's loop: where `AVX2_ROW_CPUS` gives dp the AVX2
+    elsewhere; an explicit `dp_seed` wins (numba's loop: where `ROW_CPUS` gives dp the AVX2
     row, A's kernel is that). The loop each route compiles to is checked in
     `test_the_dp_sqrt_route_divides_where_the_seed_route_estimates`."""
     import llvmlite.binding as llvm

@@ -280,18 +280,18 @@ def candidates() -> list[Candidate]:
 def shape_candidates() -> list[Candidate]:
     """Version A's kernel shapes, timed only where `--only` names them: `A-unfused`, numba's loop
     with its products apart from their additions (`serial.kernels.CpuKernels(fused=False)`);
-    sp's and dsp's two kernels, `A-row` (the AVX2 row, `rows=("sp", "dsp")`) and `A-loop`
-    (numba's loop, `rows=()`), one of which is A's (`AVX2_ROW_CPUS`); dp's two routes to r^-3
+    sp's and dsp's two kernels, `A-row` (the row, 16 lanes on AVX-512, `rows=("sp", "dsp")`) and `A-loop`
+    (numba's loop, `rows=()`), one of which is A's (`ROW_CPUS`); dp's two routes to r^-3
     without AVX-512, numba's loop with `A-dp-seed` (a float32 estimate, `dp_seed=True`) or
     `A-dp-sqrt` (a float64 square root and a division, `dp_seed=False`), and `A-dp-row` (the AVX2
-    row, half its lanes each way, `rows=("dp",)`), one of which is A's (`AVX2_ROW_CPUS`, else
+    row, half its lanes each way, `rows=("dp",)`), one of which is A's (`ROW_CPUS`, else
     `DIVIDER_CPUS`; an AVX-512 host's dp row is A's and all three's); `A-row-unfused` and
-    `A-dp-row-unfused`, the AVX2 rows with r2 and the sums in multiplies and adds (`fused=False`)."""
+    `A-dp-row-unfused`, the rows with r2 and the sums in multiplies and adds (`fused=False`)."""
     return [Candidate("A-unfused", precision, _shape_builder(precision, fused=False, rows=()),
                       note="A, products apart from their additions (no FMA in r2 and the sums)")
             for precision in PRECISIONS] + [
         Candidate(name, precision, _shape_builder(precision, rows=rows), note=note)
-        for name, rows, note in (("A-row", ("sp", "dsp"), "A, the AVX2 row: raw estimate, one step on r^-3"),
+        for name, rows, note in (("A-row", ("sp", "dsp"), "A, the row: raw estimate, one step on r^-3"),
                                  ("A-loop", (), "A, numba's loop: LLVM's Newton step on 1/r"))
         for precision in ("sp", "dsp")] + [
         Candidate("A-dp-seed", "dp", _shape_builder("dp", dp_seed=True, rows=()),
@@ -301,7 +301,7 @@ def shape_candidates() -> list[Candidate]:
         Candidate("A-dp-row", "dp", _shape_builder("dp", rows=("dp",)),
                   note="A, the AVX2 row: half the lanes through the divider, half a float32 estimate and a series")] + [
         Candidate(name, precision, _shape_builder(precision, fused=False, rows=(precision,)),
-                  note="A, the AVX2 row with multiplies and adds (no FMA in r2 and the sums)")
+                  note="A, the row with multiplies and adds (no FMA in r2 and the sums)")
         for name, precisions in (("A-row-unfused", ("sp", "dsp")), ("A-dp-row-unfused", ("dp",)))
         for precision in precisions]
 

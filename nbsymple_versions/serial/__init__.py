@@ -3,7 +3,8 @@ core (the paper's reference).
 
 Files: `kernels.py` (the CPU kernels' sources, written once, and `SERIAL`, their serial build:
 also C's host kernels), `avx512.py` (the dp loop over sources on AVX-512, in LLVM IR), `avx2.py`
-(the loops over sources on AVX2, in LLVM IR, where `kernels.AVX2_ROW_CPUS` takes them),
+(the loops over sources on AVX2, and sp's and dsp's on AVX-512's 16 lanes, in LLVM IR, where
+`kernels.ROW_CPUS` takes them),
 `ir_row.py` (the loops, reduction, series and numba call the IR rows share), `kernel_cache.py`
 (numba's on-disk cache of every CPU kernel), `compile_lock.py` (one compile of each per machine:
 the lock a compiling process holds, which the instruments' code cache takes too),

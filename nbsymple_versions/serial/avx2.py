@@ -1,6 +1,7 @@
 """Version A's pairwise rows on AVX2: one target against all sources, written in LLVM IR. sp and
-dsp on `<8 x float>`, r^-3 from the raw reciprocal-square-root estimate and one step on r^-3; dp
-on `<8 x double>`, half its lanes through the divider and half through a float32 estimate.
+dsp on `<8 x float>` (on AVX-512, `<16 x float>`), r^-3 from the raw reciprocal-square-root
+estimate and one step on r^-3; dp on `<8 x double>`, half its lanes through the divider and half
+through a float32 estimate.
 
 numba's `1/sqrt` under fastmath is LLVM's estimate plus its Newton step on 1/r, and r^-3 is then
 two more multiplies. From the raw estimate s (`vrsqrtps`, relative error below 1.5 2^-12), with
@@ -39,11 +40,16 @@ lanes each way keeps the divider and the FMA pipes busy together. Both halves ad
 (`simulation.least_softening`). On a Zen 4 running znver3 code: 1.29x the divider's route, about
 2.7 cycles per interaction (docs/how_fast.md).
 
+On AVX-512 the sp and dsp rows run as written on 16 lanes (`lanes=WIDE`): zmm registers and
+AVX-512's `vrsqrt14ps`, whose relative error below 2^-14 leaves the step's first neglected term
+below 15/8 (2 2^-14)^2 = 2.8e-8. Per 16 interactions the sp loop is 19 instructions (numba's
+AVX-512 loop: 22.5); on a Zen 4 it did 1.2x numba's loop (docs/how_fast.md).
+
 `pairwise_row(precision)` is a numba intrinsic for a kernel to call, linked in and inlined as
 `avx512.py`'s row is (both on `ir_row.py`'s skeleton); `pairwise_row(precision, fused=False)`
 takes r2 and the sums in multiplies and adds instead of FMAs, for a core whose FMA costs more
 than a multiply (docs/how_fast.md). The kernels take it only on the CPUs of
-`serial.kernels.AVX2_ROW_CPUS` (measured faster there); `available()` says whether the CPU
+`serial.kernels.ROW_CPUS` (measured faster there); `available()` says whether the CPU
 numba compiles for can run it.
 """
 from functools import lru_cache, partial
@@ -55,11 +61,19 @@ from numba.core.extending import intrinsic
 
 from . import ir_row
 
-_V = "<8 x float>"
-_FMA = f"{_V} @llvm.fma.v8f32"
 STEP = 5.0 / 3.0            # m r^-3 = SCALE m s^3 (STEP - r2 s^2)
 SCALE = 1.5
 ESTIMATE_ERROR = 1.5 * 2.0 ** -12      # vrsqrtps's largest relative error (Intel's manual)
+WIDE = 16                   # the float32 rows' lanes on AVX-512, whose estimate is `vrsqrt14ps`
+WIDE_ESTIMATE_ERROR = 2.0 ** -14       # vrsqrt14ps's largest relative error (Intel's manual)
+
+
+def _vector(lanes: int) -> str:
+    return f"<{lanes} x float>"
+
+
+def _fma(lanes: int) -> str:
+    return f"{_vector(lanes)} @llvm.fma.v{lanes}f32"
 
 
 def _hex(value: float) -> str:
@@ -68,9 +82,10 @@ def _hex(value: float) -> str:
     return f"0x{struct.unpack('<Q', struct.pack('<d', single))[0]:016X}"
 
 
-def _constant(value: float) -> str:
-    """An 8-lane float32 constant."""
-    return "<" + ", ".join([f"float {_hex(value)}"] * 8) + ">"
+def _constant(value: float, lanes: int = 8, other: float | None = None) -> str:
+    """A float32 constant of `lanes` lanes (`other`, where given, in the odd ones)."""
+    values = [value, value if other is None else other] * (lanes // 2)
+    return "<" + ", ".join(f"float {_hex(v)}" for v in values) + ">"
 
 
 _D = "<8 x double>"
@@ -86,48 +101,64 @@ def _double(value: float) -> str:
     return "<" + ", ".join([f"double 0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"] * 4) + ">"
 
 
-def row_name(precision: str, fused: bool = True) -> str:
-    return f"nbsymple_pairwise_{precision}_row_avx2" + ("" if fused else "_unfused")
+def row_name(precision: str, fused: bool = True, lanes: int = 8, error: float | None = None) -> str:
+    return (f"nbsymple_pairwise_{precision}_row_" + ("avx2" if lanes == 8 else "avx512") + ("" if fused else "_unfused")
+            + ("" if error is None else f"_seed_error_{error.hex().replace('+', '')}"))
 
 
-def _load(tag: str, name: str, mask: str | None, padding: str, scalar: str = "float") -> list[str]:
-    """%<name>.<tag>: 8 words of row %<name> from %j.<tag> (masked where `mask`: `padding` in the
-    other lanes)."""
-    vector, size = f"<8 x {scalar}>", 4 if scalar == "float" else 8
+def _load(tag: str, name: str, mask: str | None, padding: str, scalar: str = "float", lanes: int = 8) -> list[str]:
+    """%<name>.<tag>: `lanes` words of row %<name> from %j.<tag> (masked where `mask`: `padding`
+    in the other lanes)."""
+    vector, size = f"<{lanes} x {scalar}>", 4 if scalar == "float" else 8
     lines = [f"  %p{name}.{tag} = getelementptr inbounds {scalar}, ptr %{name}, i64 %j.{tag}"]
     if mask is None:
         return lines + [f"  %{name}.{tag} = load {vector}, ptr %p{name}.{tag}, align {size}"]
-    suffix = "v8f32" if scalar == "float" else "v8f64"
+    suffix = f"v{lanes}" + ("f32" if scalar == "float" else "f64")
     return lines + [f"  %{name}.{tag} = call {vector} @llvm.masked.load.{suffix}.p0(ptr align {size} "
-                    f"%p{name}.{tag}, <8 x i1> {mask}, {vector} {padding})"]
+                    f"%p{name}.{tag}, <{lanes} x i1> {mask}, {vector} {padding})"]
 
 
-def _interactions(tag: str, mask: str | None, dsp: bool, fused: bool) -> str:
-    """The body for one vector of 8 sources at index %j: loads (masked where `mask`), the
+def _estimate(tag: str, lanes: int, error: float | None) -> list[str]:
+    """%s.<tag> ~ r2^(-1/2): the hardware's raw estimate (8 lanes: `vrsqrtps`; 16: AVX-512's
+    `vrsqrt14ps`), or, `error` given, to test a row on a CPU without that estimate, the exact
+    value off by `error` relative, up in even lanes and down in odd ones (as `avx512._seed`)."""
+    v = _vector(lanes)
+    if error is not None:
+        return [f"  %root.{tag} = call {v} @llvm.sqrt.v{lanes}f32({v} %r2.{tag})",
+                f"  %exact.{tag} = fdiv {v} {_constant(1.0, lanes)}, %root.{tag}",
+                f"  %s.{tag} = fmul {v} %exact.{tag}, {_constant(1 + error, lanes, 1 - error)}"]
+    if lanes == 8:
+        return [f"  %s.{tag} = call {v} @llvm.x86.avx.rsqrt.ps.256({v} %r2.{tag})"]
+    return [f"  %s.{tag} = call {v} @llvm.x86.avx512.rsqrt14.ps.512({v} %r2.{tag}, {v} zeroinitializer, i16 -1)"]
+
+
+def _interactions(tag: str, mask: str | None, dsp: bool, fused: bool, lanes: int = 8,
+                  error: float | None = None) -> str:
+    """The body for one vector of `lanes` sources at index %j: loads (masked where `mask`), the
     forces added to the accumulators %ax.in.<tag>.. into %ax.<tag>.. (before the 3/2), from
     the separations x_i - x_j and the negated step (see the module); r2 and the sums in FMAs, or
-    (`fused=False`) in multiplies and adds."""
-    lines = []
+    (`fused=False`) in multiplies and adds; the estimate `_estimate`'s."""
+    v, fma, lines = _vector(lanes), _fma(lanes), []
     for axis in "xyz":
-        lines += _load(tag, axis, mask, f"%{axis}i8")
+        lines += _load(tag, axis, mask, f"%{axis}i8", lanes=lanes)
         if dsp:
-            lines += _load(tag, f"{axis}l", mask, f"%{axis}li8")
-            lines += [f"  %h{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}",
-                      f"  %l{axis}.{tag} = fsub {_V} %{axis}li8, %{axis}l.{tag}",
-                      f"  %d{axis}.{tag} = fadd {_V} %h{axis}.{tag}, %l{axis}.{tag}"]
+            lines += _load(tag, f"{axis}l", mask, f"%{axis}li8", lanes=lanes)
+            lines += [f"  %h{axis}.{tag} = fsub {v} %{axis}i8, %{axis}.{tag}",
+                      f"  %l{axis}.{tag} = fsub {v} %{axis}li8, %{axis}l.{tag}",
+                      f"  %d{axis}.{tag} = fadd {v} %h{axis}.{tag}, %l{axis}.{tag}"]
         else:
-            lines.append(f"  %d{axis}.{tag} = fsub {_V} %{axis}i8, %{axis}.{tag}")
-    lines += _load(tag, "m", mask, "zeroinitializer")
+            lines.append(f"  %d{axis}.{tag} = fsub {v} %{axis}i8, %{axis}.{tag}")
+    lines += _load(tag, "m", mask, "zeroinitializer", lanes=lanes)
     lines += [
-        *ir_row.squared_distance(_V, _FMA, tag, fused),
-        f"  %s.{tag} = call {_V} @llvm.x86.avx.rsqrt.ps.256({_V} %r2.{tag})",
-        f"  %s2.{tag} = fmul {_V} %s.{tag}, %s.{tag}",
-        f"  %c.{tag} = call {_FMA}({_V} %r2.{tag}, {_V} %s2.{tag}, {_V} {_constant(-STEP)})",
-        f"  %ms.{tag} = fmul {_V} %m.{tag}, %s.{tag}",
-        f"  %ms3.{tag} = fmul {_V} %ms.{tag}, %s2.{tag}",
-        f"  %f.{tag} = fmul {_V} %ms3.{tag}, %c.{tag}",
+        *ir_row.squared_distance(v, fma, tag, fused),
+        *_estimate(tag, lanes, error),
+        f"  %s2.{tag} = fmul {v} %s.{tag}, %s.{tag}",
+        f"  %c.{tag} = call {fma}({v} %r2.{tag}, {v} %s2.{tag}, {v} {_constant(-STEP, lanes)})",
+        f"  %ms.{tag} = fmul {v} %m.{tag}, %s.{tag}",
+        f"  %ms3.{tag} = fmul {v} %ms.{tag}, %s2.{tag}",
+        f"  %f.{tag} = fmul {v} %ms3.{tag}, %c.{tag}",
     ]
-    return "\n".join(lines + ir_row.accumulated(_V, _FMA, tag, fused))
+    return "\n".join(lines + ir_row.accumulated(v, fma, tag, fused))
 
 
 def _dp_interactions(tag: str, mask: str | None, fused: bool) -> str:
@@ -165,16 +196,19 @@ def _dp_interactions(tag: str, mask: str | None, fused: bool) -> str:
     return "\n".join(lines)
 
 
-def row_ir(precision: str, fused: bool = True) -> str:
+def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | None = None) -> str:
     """The LLVM IR module of the `precision` row: `{s, s, s} <row_name>(x*, y*, z*, xl*, yl*, zl*,
     m*, n, xi, yi, zi, xli, yli, zli, eps2)` with s float (sp, dsp) or double (dp), the sums over
-    sources j < n of m_j (x_j - x_i) r^-3 (sp and dp read no low words; the loops: `ir_row`)."""
+    sources j < n of m_j (x_j - x_i) r^-3 (sp and dp read no low words; the loops: `ir_row`);
+    sp and dsp on `lanes` 8 or 16 (`WIDE`, AVX-512), their estimate's `error` as `_estimate`."""
+    if precision == "dp" and (lanes, error) != (8, None):
+        raise ValueError("dp's AVX2 row has 8 lanes and the hardware's estimate")
     scalar = "double" if precision == "dp" else "float"
-    vector = f"<8 x {scalar}>"
+    vector = f"<{lanes} x {scalar}>"
     rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
     values = ", ".join(f"{scalar} %{v}" for v in ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
-    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{row_name(precision, fused)}({rows}, i64 %n, {values}) #0 {{",
-            "entry:"]
+    name = row_name(precision, fused, lanes, error)
+    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{name}({rows}, i64 %n, {values}) #0 {{", "entry:"]
     for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",):
         body += ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)
     if precision == "dp":
@@ -184,11 +218,17 @@ def row_ir(precision: str, fused: bool = True) -> str:
                  f"declare {_H} @llvm.sqrt.v4f64({_H})", "declare <4 x float> @llvm.x86.sse.rsqrt.ps(<4 x float>)",
                  f"declare {_D} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_D})"]
     else:
-        body += ir_row.loops(_V, partial(_interactions, dsp=precision == "dsp", fused=fused), unrolled=False)
-        body += ir_row.returned(_V, "float", "v8f32", scale=_hex(SCALE))
-        body += [f"declare {_FMA}({_V}, {_V}, {_V})", f"declare {_V} @llvm.x86.avx.rsqrt.ps.256({_V})",
-                 f"declare {_V} @llvm.masked.load.v8f32.p0(ptr, <8 x i1>, {_V})"]
-    body += ['attributes #0 = { alwaysinline nounwind "min-legal-vector-width"="256" }', *ir_row.NOT_UNROLLED]
+        v = _vector(lanes)
+        body += ir_row.loops(v, partial(_interactions, dsp=precision == "dsp", fused=fused, lanes=lanes, error=error),
+                             unrolled=False, lanes=lanes)
+        body += ir_row.returned(v, "float", f"v{lanes}f32", scale=_hex(SCALE))
+        estimate = f"declare {v} @llvm.sqrt.v{lanes}f32({v})" if error is not None else \
+            f"declare {v} @llvm.x86.avx.rsqrt.ps.256({v})" if lanes == 8 else \
+            f"declare {v} @llvm.x86.avx512.rsqrt14.ps.512({v}, {v}, i16)"
+        body += [f"declare {_fma(lanes)}({v}, {v}, {v})", estimate,
+                 f"declare {v} @llvm.masked.load.v{lanes}f32.p0(ptr, <{lanes} x i1>, {v})"]
+    width = 32 * lanes if precision != "dp" else 256
+    body += [f'attributes #0 = {{ alwaysinline nounwind "min-legal-vector-width"="{width}" }}', *ir_row.NOT_UNROLLED]
     return "\n".join(body) + "\n"
 
 
@@ -209,11 +249,12 @@ def available() -> bool:
 
 
 @lru_cache(maxsize=None)
-def pairwise_row(precision: str, fused: bool = True):
+def pairwise_row(precision: str, fused: bool = True, lanes: int = 8, error: float | None = None):
     """A numba intrinsic `row(x, y, z, xl, yl, zl, m, n, xi, yi, zi, xli, yli, zli, eps2)` ->
     (sum_j m_j dx r^-3, ... dy ..., ... dz ...) over sources j < n for one target: contiguous rows
     and scalars of float32 (sp, dsp) or float64 (dp), the low words dsp's (read by dsp only),
-    eps2 > 0; r2 and the sums in FMAs, or (`fused=False`) in multiplies and adds."""
+    eps2 > 0; r2 and the sums in FMAs, or (`fused=False`) in multiplies and adds; sp and dsp on
+    `lanes` 8 or 16 (`WIDE`: AVX-512 only, unless `error` stands in for its estimate)."""
     dtype, scalar = (types.float64, ir.DoubleType()) if precision == "dp" else (types.float32, ir.FloatType())
 
     @intrinsic
@@ -223,5 +264,6 @@ def pairwise_row(precision: str, fused: bool = True):
                 or any(s != dtype for s in scalars):
             return None
         signature = types.UniTuple(dtype, 3)(*arrays, n, *scalars)
-        return signature, ir_row.call_row(row_name(precision, fused), row_ir(precision, fused), 7, scalar)
+        return signature, ir_row.call_row(row_name(precision, fused, lanes, error),
+                                          row_ir(precision, fused, lanes, error), 7, scalar)
     return row

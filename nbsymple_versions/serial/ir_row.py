@@ -1,6 +1,7 @@
 """The skeleton the LLVM IR rows share (`avx512.py`: dp on AVX-512; `avx2.py`: sp, dsp and dp on
-AVX2): one target against all n sources, 8 lanes a vector, the full vectors in a loop, the last
-n mod 8 sources once with masked loads, the three sums reduced and returned as a struct.
+AVX2, and sp at 16 lanes on AVX-512): one target against all n sources, 8 lanes a vector (16 where a
+row says), the full vectors in a loop, the last n mod 8 (16) sources once with masked loads, the
+three sums reduced and returned as a struct.
 
 A row's own part is `interactions(tag, mask)`: the lines for one vector of sources at index
 %j.<tag> (masked loads where `mask`), from the accumulators %ax.in.<tag>, %ay.in.<tag>,
@@ -13,13 +14,18 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from numba.core import cgutils, types
 
-LANES = 8
+LANES = 8          # sources a trip reads, where a row does not say
+
+
+def lanes_of(vector: str) -> int:
+    """The lanes of an IR vector type: 8 for "<8 x float>"."""
+    return int(vector[1:].split(" x ")[0])
 
 
 def splat(vector: str, scalar_type: str, name: str, scalar: str) -> list[str]:
     """%<name>: the scalar %<scalar> in every lane."""
     return [f"  %{name}.0 = insertelement {vector} undef, {scalar_type} %{scalar}, i32 0",
-            f"  %{name} = shufflevector {vector} %{name}.0, {vector} undef, <{LANES} x i32> zeroinitializer"]
+            f"  %{name} = shufflevector {vector} %{name}.0, {vector} undef, <{lanes_of(vector)} x i32> zeroinitializer"]
 
 
 # (1 - e)^(-3/2) = 1 + C1 e + C2 e^2 + ...: 3/2, 15/8, 35/16, 315/128, 693/256 (exact in binary)
@@ -68,23 +74,23 @@ NOT_UNROLLED = ['!90 = distinct !{!90, !91}', '!91 = !{!"llvm.loop.unroll.disabl
 """The metadata `loops(..., unrolled=False)` names, for the end of the module."""
 
 
-def loops(vector: str, interactions, unrolled: bool = True) -> list[str]:
+def loops(vector: str, interactions, unrolled: bool = True, lanes: int = LANES) -> list[str]:
     """The blocks after `entry`'s set-up, ending in block `done` with the summed vectors %ax.v,
-    %ay.v, %az.v (of type `vector`, which may hold fewer lanes than the 8 sources a trip reads):
-    `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
+    %ay.v, %az.v (of type `vector`, which may hold fewer lanes than the `lanes` sources a trip
+    reads): `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
     `unrolled=False` asks LLVM to keep one vector per trip (the module ends with `NOT_UNROLLED`):
     where one body already holds most of the registers, a second copy spills them."""
-    lanes = ", ".join(f"i64 {k}" for k in range(LANES))
+    indices = ", ".join(f"i64 {k}" for k in range(lanes))
     again = "  br i1 %again, label %loop, label %tail" + ("" if unrolled else ", !llvm.loop !90")
     return [
-        f"  %full = and i64 %n, -{LANES}",
+        f"  %full = and i64 %n, -{lanes}",
         "  %any = icmp sgt i64 %full, 0",
         "  br i1 %any, label %loop, label %tail",
         "loop:",
         "  %j.loop = phi i64 [0, %entry], [%next, %loop]",
         *(f"  %a{a}.in.loop = phi {vector} [zeroinitializer, %entry], [%a{a}.loop, %loop]" for a in "xyz"),
         interactions("loop", None),
-        f"  %next = add nuw nsw i64 %j.loop, {LANES}",
+        f"  %next = add nuw nsw i64 %j.loop, {lanes}",
         "  %again = icmp slt i64 %next, %full",
         again,
         "tail:",
@@ -94,9 +100,9 @@ def loops(vector: str, interactions, unrolled: bool = True) -> list[str]:
         "  %some = icmp sgt i64 %left, 0",
         "  br i1 %some, label %masked, label %done",
         "masked:",
-        f"  %left.0 = insertelement <{LANES} x i64> undef, i64 %left, i32 0",
-        f"  %left8 = shufflevector <{LANES} x i64> %left.0, <{LANES} x i64> undef, <{LANES} x i32> zeroinitializer",
-        f"  %mask = icmp slt <{LANES} x i64> <{lanes}>, %left8",
+        f"  %left.0 = insertelement <{lanes} x i64> undef, i64 %left, i32 0",
+        f"  %left8 = shufflevector <{lanes} x i64> %left.0, <{lanes} x i64> undef, <{lanes} x i32> zeroinitializer",
+        f"  %mask = icmp slt <{lanes} x i64> <{indices}>, %left8",
         interactions("tail", "%mask"),
         "  br label %done",
         "done:",

@@ -13,9 +13,9 @@ lanes (it only reorders the sum over sources).
 
 - sp: float32 throughout; 1/sqrt(r2) compiles to the hardware reciprocal-square-root
   estimate plus one Newton step (relative error ~1e-7, below float32 summation noise). On the
-  CPUs of `AVX2_ROW_CPUS` the loop over sources is `avx2.pairwise_row`: LLVM IR on 8 float32
-  lanes, the raw estimate and one step on r^-3 itself (relative error < 1e-6), fewer operations
-  and a shorter chain.
+  CPUs of `ROW_CPUS` the loop over sources is `avx2.pairwise_row`: LLVM IR on 8 float32
+  lanes (16 on AVX-512), the raw estimate and one step on r^-3 itself (relative error < 1e-6;
+  AVX-512's estimate, < 3e-8), fewer operations and a shorter chain.
 - dp: float64 throughout, but with no square root or division. On AVX-512 (`avx512.available()`)
   the loop over sources is `avx512.pairwise_row`: LLVM IR on 8 float64 lanes from AVX-512's
   float64 estimate `vrsqrt14pd` (relative error < 2^-14) and a fifth-order step on r^-3 (see
@@ -27,7 +27,7 @@ lanes (it only reorders the sum over sources).
   (1.2e-38 .. 3.4e38), where `simulation.least_softening` and `position_problem` keep it.
   On the CPUs of `DIVIDER_CPUS` (measured: a float64 square root and a division there beat the
   seed's chain, which the core cannot overlap) r^-3 = 1 / (r2 sqrt(r2)) instead, and on those
-  `AVX2_ROW_CPUS` gives dp the loop over sources is `avx2.pairwise_row("dp")`, LLVM IR that takes
+  `ROW_CPUS` gives dp the loop over sources is `avx2.pairwise_row("dp")`, LLVM IR that takes
   half its lanes each way, so that the divider and the FMA pipes work at once.
 - dsp: float32 hi/lo positions (see `core/dsp.py`), float32 terms and accumulators. The
   separation (hi_j - hi_i) + (lo_j - lo_i) is emitted by `ds_diff`, an intrinsic whose three
@@ -202,13 +202,15 @@ DIVIDER_CPUS = frozenset({
 })
 
 
-# the precisions that take the AVX2 row (`avx2.py`; sp and dsp: the raw estimate and one step on
-# r^-3; dp: half the lanes through the divider, half a float32 estimate and a series) instead of
-# numba's loop, by the LLVM name of the CPU numba compiles for, where `peers --only A-row A-loop
-# A-dp-row A-dp-seed A-dp-sqrt` measured it faster on a quiet machine (docs/how_fast.md)
-AVX2_ROW_CPUS = {
+# the precisions that take the row (`avx2.py`; sp and dsp: the raw estimate and one step on r^-3,
+# on 8 lanes, or 16 where the code has AVX-512; dp, on AVX2 only: half the lanes through the
+# divider, half a float32 estimate and a series) instead of numba's loop, by the LLVM name of the
+# CPU numba compiles for, where `peers --only A-row A-loop A-dp-row A-dp-seed A-dp-sqrt` measured
+# it faster on a quiet machine (docs/how_fast.md)
+ROW_CPUS = {
     "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.96-0.99x, kept on the loop
     "znver3": ("sp", "dp", "dsp"),  # a Zen 4 running znver3 code, N = 16384: sp 1.33x, dsp 1.37x, dp 1.29x the divider
+    "znver4": ("sp",),  # AMD EPYC Zen 4, N = 16384, 16 lanes: sp 1.17-1.22x; dsp 1.03-1.11x, kept on the loop
 }
 
 
@@ -238,16 +240,16 @@ class CpuKernels:
     taken where the CPU compiled for is one of `DIVIDER_CPUS`. `peers` times both routes as
     `A-dp-seed` and `A-dp-sqrt`.
 
-    `rows` names the precisions ("sp", "dp", "dsp") whose kernel is the AVX2 row
-    (`avx2.pairwise_row`) instead of numba's loop, where the CPU compiled for runs it
-    (`avx2.available()`; dp's only without AVX-512, whose own row it keeps); by default (None)
-    those `AVX2_ROW_CPUS` gives for that CPU. `peers` times sp's and dsp's as `A-row` and `A-loop`,
-    dp's row as `A-dp-row`."""
+    `rows` names the precisions ("sp", "dp", "dsp") whose kernel is the row (`avx2.pairwise_row`;
+    sp's and dsp's on 16 lanes where the CPU compiled for has AVX-512) instead of numba's loop,
+    where that CPU runs it (`avx2.available()`; dp's only without AVX-512, whose own row it
+    keeps); by default (None) those `ROW_CPUS` gives for that CPU. `peers` times sp's and dsp's
+    as `A-row` and `A-loop`, dp's row as `A-dp-row`."""
 
     def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None,
                  rows: tuple[str, ...] | None = None):
         dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
-        rows = AVX2_ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
+        rows = ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
         rows = tuple(p for p in ("sp", "dp", "dsp") if p in rows and not (p == "dp" and avx512.available())) \
             if rows and avx2.available() else ()
         self.parallel, self.fused, self.dp_seed, self.rows = parallel, fused, dp_seed, rows
@@ -261,8 +263,9 @@ class CpuKernels:
         times = _device_function(_times) if fused else product_apart
         def pairwise(precision, ftype, words, cube):
             if precision in rows:
-                return jit(f"pairwise {precision} avx2 row" + ("" if fused else " unfused"), FASTMATH_ALL,
-                           _pairwise_words_source(avx2.pairwise_row(precision, fused)))
+                lanes = avx2.WIDE if precision != "dp" and avx512.available() else 8
+                return jit(f"pairwise {precision} row {lanes}" + ("" if fused else " unfused"), FASTMATH_ALL,
+                           _pairwise_words_source(avx2.pairwise_row(precision, fused, lanes)))
             if precision == "dp" and avx512.available():
                 return jit("pairwise dp" + shape, FASTMATH_ALL, _pairwise_rows_source(avx512.pairwise_row))
             return jit(f"pairwise {precision}{shape}", FASTMATH_ALL, _pairwise_source(ftype, words, cube, times))
