@@ -1,7 +1,7 @@
 """The skeleton the LLVM IR rows share (`avx512.py`: dp on AVX-512; `avx2.py`: sp, dsp and dp on
-AVX2, and sp at 16 lanes on AVX-512): one target against all n sources, 8 lanes a vector (16 where a
-row says), the full vectors in a loop, the last n mod 8 (16) sources once with masked loads, the
-three sums reduced and returned as a struct.
+AVX2, and sp and dsp on AVX-512's 16 lanes): one target against all n sources, 8 lanes a vector
+(16 where a row says), the full vectors in a loop, the last n mod 8 (16) sources once with masked
+loads, the three sums reduced and returned as a struct.
 
 A row's own part is `interactions(tag, mask)`: the lines for one vector of sources at index
 %j.<tag> (masked loads where `mask`), from the accumulators %ax.in.<tag>, %ay.in.<tag>,
