@@ -85,10 +85,10 @@ def tolerance(precision, n, lanes=8):
 @pytest.mark.parametrize("precision, lanes", [("sp", 8), ("dsp", 8), ("dp", 8), ("sp", 16), ("dsp", 16)])
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 33, 64, 1031])
 def test_the_row_matches_the_reference_at_every_tail_length(rng, precision, lanes, n, fused):
-    """Tail lengths 0, 1, 2, 7 and 8 to 15 of either width (masked lanes add exactly nothing)
-    and one body (no force); for dp both halves of every vector, the divider's and the
-    estimate's; r2 and the sums in FMAs or in multiplies and adds; sp and dsp on AVX-512's 16
-    lanes too (`row_kernel`)."""
+    """Tails of 0, 1, 2 and 7 sources, and on AVX-512's 16 lanes (sp and dsp, `row_kernel`) of 8,
+    9 and 15 too (masked lanes add exactly nothing), and one body (no force); for dp both halves
+    of every vector, the divider's and the estimate's; r2 and the sums in FMAs or in multiplies
+    and adds."""
     x, m = bodies(rng, n)
     a = forces(precision, x, m, fused=fused, lanes=lanes)
     if n == 1:

@@ -227,8 +227,8 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
             f"declare {v} @llvm.x86.avx512.rsqrt14.ps.512({v}, {v}, i16)"
         body += [f"declare {_fma(lanes)}({v}, {v}, {v})", estimate,
                  f"declare {v} @llvm.masked.load.v{lanes}f32.p0(ptr, <{lanes} x i1>, {v})"]
-    width = 32 * lanes if precision != "dp" else 256
-    body += [f'attributes #0 = {{ alwaysinline nounwind "min-legal-vector-width"="{width}" }}', *ir_row.NOT_UNROLLED]
+    body += [f'attributes #0 = {{ alwaysinline nounwind "min-legal-vector-width"="{32 * lanes}" }}',
+             *ir_row.NOT_UNROLLED]
     return "\n".join(body) + "\n"
 
 

@@ -263,7 +263,7 @@ class CpuKernels:
         times = _device_function(_times) if fused else product_apart
         def pairwise(precision, ftype, words, cube):
             if precision in rows:
-                lanes = avx2.WIDE if precision != "dp" and avx512.available() else 8
+                lanes = avx2.WIDE if avx512.available() else 8     # (dp's AVX2 row is not taken on AVX-512)
                 return jit(f"pairwise {precision} row {lanes}" + ("" if fused else " unfused"), FASTMATH_ALL,
                            _pairwise_words_source(avx2.pairwise_row(precision, fused, lanes)))
             if precision == "dp" and avx512.available():
