@@ -207,8 +207,8 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
     vector = f"<{lanes} x {scalar}>"
     rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
     values = ", ".join(f"{scalar} %{v}" for v in ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
-    name = row_name(precision, fused, lanes, error)
-    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{name}({rows}, i64 %n, {values}) #0 {{", "entry:"]
+    function = row_name(precision, fused, lanes, error)
+    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{function}({rows}, i64 %n, {values}) #0 {{", "entry:"]
     for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",):
         body += ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)
     if precision == "dp":
