@@ -22,7 +22,8 @@ status 2), never a library's warning, traceback or error stack later on.
   the user did not choose, which the commands that never import matplotlib leave alone;
   NUMBA_DISABLE_JIT, which this
   suite's compiled kernels cannot run under; NUMBA_CPU_NAME and NUMBA_CPU_FEATURES, asked of
-  LLVM (a name or feature it does not know, it ignores with a warning at every compile);
+  LLVM (a name or feature it does not know, it ignores with a warning at every compile), and the
+  code they make numba compile held against this machine's CPU (a feature it lacks: SIGILL);
 - OpenMP's OMP_* and GOMP_* variables, read by libgomp when it loads (numba's omp threading
   layer: version B's threads), which reports a value it cannot use on stderr and goes on without it;
 - MPICH's MPIR_CVAR_* and MPICH_* variables and those of its network layers (UCX_*, FI_*), read
@@ -924,33 +925,116 @@ def _numba_problem() -> str | None:
         return (f"NUMBA_DISABLE_JIT={_shown(value)} runs numba's functions as plain "
                 f"Python, which this suite's kernels cannot (dsp's separation is a compiled intrinsic) and whose "
                 f"timings would be Python's; unset it")
-    if config.CPU_NAME or config.CPU_FEATURES:
-        return _llvm_cpu_problem(config.CPU_NAME or "", config.CPU_FEATURES or "")
+    if config.CPU_NAME is not None or config.CPU_FEATURES is not None:     # (set empty too: "" is a value)
+        return _llvm_cpu_problem(config.CPU_NAME, config.CPU_FEATURES)
     return None
 
 
-def _llvm_cpu_problem(name: str, features: str) -> str | None:
-    """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES as LLVM reads them: a name or a feature it does not
-    know, it ignores (a generic x86-64 for a name: slow code), saying so on stderr at every
-    compile. Asked of LLVM itself, its words caught on descriptor 2."""
-    for variable, value in (("NUMBA_CPU_NAME", name), ("NUMBA_CPU_FEATURES", features)):
+def _llvm_cpu_problem(name: str | None, features: str | None, host: dict | None = None) -> str | None:
+    """NUMBA_CPU_NAME and NUMBA_CPU_FEATURES (None: unset) as LLVM reads them: a name or a
+    feature it does not know, it ignores (a generic x86-64 for a name: slow code), saying so on
+    stderr at every compile (asked of LLVM itself, its words caught on descriptor 2); then the
+    code they make numba compile, against `host`'s features (default this machine's CPU's:
+    `_beyond_the_host`)."""
+    for variable, value in (("NUMBA_CPU_NAME", name or ""), ("NUMBA_CPU_FEATURES", features or "")):
         # a hunt: bytes that are not UTF-8 (held as surrogates) ended every command in llvmlite's error
         if not value.isascii():
             return (f"{variable}={_shown(value)} holds characters other than ASCII letters, digits and signs, "
                     f"which no CPU or feature of LLVM's has; unset it or correct it")
-    if bad := [f for f in features.split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
+    if bad := [f for f in (features or "").split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
         return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {bad[0]!r}, which is not +FEATURE or -FEATURE; "
                 f"unset it or give features such as +avx2,+fma")
     import llvmlite.binding as llvm
     llvm.initialize_native_target()
-    text = _said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name,
-                                                                                          features=features))
+    text = _said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name or "",
+                                                                                          features=features or ""))
     if "not a recognized processor" in text:
         return (f"NUMBA_CPU_NAME={_shown(name)} is not a CPU LLVM knows (it would compile for a generic x86-64); "
                 f"unset it (numba then compiles for this machine's CPU) or name one, e.g. znver3 or skylake-avx512")
     if m := re.search(r"'(.*?)' is not a recognized feature", text):
         return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {m[1]!r}, a feature LLVM does not know; unset it or "
                 f"give features such as +avx2,+fma")
+    return _beyond_the_host(name, features, dict(llvm.get_host_cpu_features()) if host is None else host)
+
+
+# x86-64's baseline, which LLVM's code for this machine needs (hunts: without SSE2 LLVM asserts and the
+# process aborts, without SSE it errs, without 64bit or CX8 it stops with "LLVM ERROR")
+X86_64_BASELINE = ("64bit", "cmov", "cx8", "fxsr", "mmx", "sse", "sse2", "x87")
+# features of no CPU that make code this process cannot run (hunts: LLVM's error, a segfault)
+UNRUNNABLE = {"soft-float": "floating point in integer registers, in which LLVM cannot compile numba's code",
+              "16bit-mode": "16-bit code", "retpoline-external-thunk": "calls to thunks that no library here defines"}
+# what numba's code may use, each feature with IR whose code uses it where the target has it, and
+# the instructions that show it (`_beyond_the_host`)
+_SUM = "(<{0}> %a, <{0}> %b) {{ %r = {1} <{0}> %a, %b\n ret <{0}> %r }}"
+_FMA = ("<2 x double> @f(<2 x double> %a, <2 x double> %b, <2 x double> %c) { %r = call <2 x double> "
+        "@llvm.fma.v2f64(<2 x double> %a, <2 x double> %b, <2 x double> %c)\n ret <2 x double> %r }")
+ISA_PROBES = {
+    "avx512f": ("<8 x double> @f" + _SUM.format("8 x double", "fadd").replace(") {", ") #0 {", 1), r"%zmm"),
+    "avx": ("<4 x double> @f" + _SUM.format("4 x double", "fadd"), r"%ymm"),
+    "avx2": ("<8 x i32> @f" + _SUM.format("8 x i32", "add"), r"vpaddd\s+%ymm"),
+    "fma": (_FMA, r"vfn?m(add|sub)\d{3}"),
+    "fma4": (_FMA, r"vfn?m(add|sub)p[sd]\s"),
+    "xop": ("<4 x i32> @f(<4 x i32> %a, <4 x i32> %b) { %r = call <4 x i32> @llvm.fshl.v4i32(<4 x i32> %a, "
+            "<4 x i32> %a, <4 x i32> %b)\n ret <4 x i32> %r }", r"vprotd"),
+    "f16c": ("<4 x float> @f(<4 x half> %a) { %r = fpext <4 x half> %a to <4 x float>\n ret <4 x float> %r }",
+             r"vcvtph2ps"),
+    "sse4.1": ("<2 x double> @f(<2 x double> %a) { %r = call <2 x double> @llvm.floor.v2f64(<2 x double> %a)\n"
+               " ret <2 x double> %r }", r"roundpd"),
+    "sse4.2": ("<2 x i1> @f(<2 x i64> %a, <2 x i64> %b) { %r = icmp sgt <2 x i64> %a, %b\n ret <2 x i1> %r }",
+               r"pcmpgtq"),
+    "ssse3": ("<4 x i32> @f(<4 x i32> %a) { %r = call <4 x i32> @llvm.abs.v4i32(<4 x i32> %a, i1 false)\n"
+              " ret <4 x i32> %r }", r"pabsd"),
+    "popcnt": ("i64 @f(i64 %a) { %r = call i64 @llvm.ctpop.i64(i64 %a)\n ret i64 %r }", r"popcnt"),
+    "lzcnt": ("i64 @f(i64 %a) { %r = call i64 @llvm.ctlz.i64(i64 %a, i1 false)\n ret i64 %r }", r"lzcnt"),
+    "bmi": ("i64 @f(i64 %a) { %r = call i64 @llvm.cttz.i64(i64 %a, i1 false)\n ret i64 %r }", r"tzcnt"),
+    "bmi2": ("i64 @f(i64 %a, i64 %b) { %r = shl i64 %a, %b\n ret i64 %r }", r"shlx"),
+    "movbe": ("i64 @f(ptr %p) { %a = load i64, ptr %p\n %r = call i64 @llvm.bswap.i64(i64 %a)\n ret i64 %r }",
+              r"movbe"),
+}
+
+
+def _beyond_the_host(name: str | None, features: str | None, host: dict) -> str | None:
+    """Code numba would compile for CPU `name` (None: this one's) with `features` (None: this
+    CPU's, as numba takes them where NUMBA_CPU_FEATURES is unset) that this process cannot run:
+    a feature of x86-64's baseline removed, one of UNRUNNABLE asked for, or one that `host` (LLVM's
+    reading of this CPU) lacks, asked for by name or brought by the CPU's own (with
+    NUMBA_CPU_FEATURES set, even empty, LLVM starts from the named CPU's features: a hunt's
+    NUMBA_CPU_NAME=skylake-avx512 NUMBA_CPU_FEATURES="" on an AVX2 machine, and NUMBA_CPU_FEATURES=""
+    alone on a virtual machine that hides its Zen 4's AVX-512, ended by SIGILL, nothing said).
+    What the CPU brings is read from the code LLVM emits for ISA_PROBES."""
+    given = ", ".join(f"{v}={_shown(x)}" for v, x in (("NUMBA_CPU_NAME", name), ("NUMBA_CPU_FEATURES", features))
+                      if x is not None)
+    for item in filter(None, (features or "").split(",")):
+        sign, feature = item[0], item[1:]
+        if sign == "-" and feature in X86_64_BASELINE:
+            return (f"{given} removes {feature}, which every x86-64 CPU has and LLVM's code for one needs; "
+                    f"leave -{feature} out")
+        if sign == "+" and feature in UNRUNNABLE:
+            return (f"{given} asks for {feature} ({UNRUNNABLE[feature]}), code this process cannot run; "
+                    f"leave +{feature} out")
+        if sign == "+" and host.get(feature) is False:
+            return (f"{given} asks for {feature}, which this machine's CPU does not have: numba's code would stop "
+                    f"at its first {feature} instruction (SIGILL); leave +{feature} out")
+    lacking = [f for f in ISA_PROBES if not host.get(f)]
+    if features is None or not lacking:
+        return None
+    import llvmlite.binding as llvm
+    llvm.initialize_native_asmprinter()
+    cpu = llvm.get_host_cpu_name() if name is None else name
+    functions = [ISA_PROBES[f][0].replace("@f(", f'@"probe {f}"(', 1) for f in lacking]
+    module = "".join(f"define {f}\n" for f in functions) + 'attributes #0 = { "min-legal-vector-width"="512" }\n'
+    machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=2)
+    code = machine.emit_assembly(llvm.parse_assembly(module))
+    for part in re.split(r'^"probe ', code, flags=re.M)[1:]:
+        feature, _, body = part.partition("\n")
+        feature = feature.split('"', 1)[0]
+        if re.search(ISA_PROBES[feature][1], body.split(".Lfunc_end", 1)[0]):
+            hidden = (f" (LLVM names this CPU {cpu}, whose {feature} this machine does not offer: a virtual "
+                      f"machine may hide it)" if name is None else "")
+            return (f"{given} has numba compile for {cpu or 'a generic x86-64'} with its own features, {feature} "
+                    f"among them, which this machine's CPU does not have{hidden}: numba's code would stop at its "
+                    f"first {feature} instruction (SIGILL); unset NUMBA_CPU_FEATURES (numba then keeps this CPU's "
+                    f"features) or add -{feature} to it")
     return None
 
 

@@ -230,6 +230,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"NUMBA_CPU_NAME": os.fsdecode(b"\xff")}, ["info"]),  # a hunt: bytes that are not UTF-8, llvmlite's traceback
     ({"NUMBA_CPU_FEATURES": os.fsdecode(b"+avx2,+\xff")}, ["info"]),
     ({"NUMBA_CPU_FEATURES": "+avx2, +fma"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"NUMBA_CPU_FEATURES": "-sse2"}, ["run", "--n", "16", "--steps", "1"]),      # a hunt: LLVM's assertion, SIGABRT
+    ({"NUMBA_CPU_FEATURES": "+16bit-mode"}, ["run", "--n", "16", "--steps", "1"]),    # a hunt: SIGSEGV
     ({"OMP_WAIT_POLICY": "fast"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),   # libgomp's warning
     ({"GOMP_SPINCOUNT": "abc"}, ["info"]),
     ({"OMP_STACKSIZE": "1"}, ["run", "--version", "B", "--n", "16", "--steps", "1"]),         # "less than 16k"
@@ -638,16 +640,55 @@ def test_an_mpi_that_cannot_start_at_all_is_not_blamed_on_the_settings(tmp_path,
     assert "MPIR_CVAR_NOLOCAL='abc': MPICH cannot start" in environment._mpi_problem(["MPIR_CVAR_NOLOCAL"])
 
 
+# LLVM's reading of two CPUs' features, for the checks of the code NUMBA_CPU_* make numba compile
+AVX512_HOST = {**dict.fromkeys(environment.ISA_PROBES, True), "fma4": False, "xop": False}     # a Zen 4's
+AVX2_HOST = {**AVX512_HOST, "avx512f": False}                                                 # a Zen 3's
+
+
 def test_llvm_is_asked_which_cpus_and_features_it_knows():
     """What the check of NUMBA_CPU_NAME and NUMBA_CPU_FEATURES accepts: the names numba's users
     give (the fixed targets of `nbsymple cpu-asm`, generic) and known features; a name or a
     feature LLVM would ignore is named."""
     for name, features in (("znver3", ""), ("haswell", "+avx512f"), ("skylake-avx512", ""), ("generic", ""),
-                           ("", "+avx2,+fma")):
-        assert environment._llvm_cpu_problem(name, features) is None, (name, features)
+                           ("", "+avx2,+fma"), ("znver4", None), (None, "-avx512f")):
+        assert environment._llvm_cpu_problem(name, features, AVX512_HOST) is None, (name, features)
     assert "NUMBA_CPU_NAME='zen9'" in environment._llvm_cpu_problem("zen9", "")
     assert "'+fast'" in environment._llvm_cpu_problem("znver3", "+avx2,+fast")
     assert "' +fma', which is not +FEATURE" in environment._llvm_cpu_problem("", "+avx2, +fma")
+
+
+def test_code_the_cpu_cannot_run_is_refused():
+    """A hunt: NUMBA_CPU_NAME=skylake-avx512 NUMBA_CPU_FEATURES="" on an AVX2 machine, and
+    NUMBA_CPU_FEATURES="" alone on a virtual machine hiding its Zen 4's AVX-512, ended by SIGILL
+    with nothing said; -sse2 in LLVM's assertion. Each probe finds its feature in a CPU that has
+    it, where this one lacks it alone, and not in x86-64's baseline."""
+    for name, features in (("znver3", ""), ("haswell", ""), ("x86-64", ""), (None, "-avx512f"), ("znver4", None),
+                           ("skylake-avx512", "-avx512f"), ("znver3", "+avx2,+prefer-128-bit")):
+        assert environment._llvm_cpu_problem(name, features, AVX2_HOST) is None, (name, features)
+    for name, features, said in (("skylake-avx512", "", "avx512f among them"), ("znver4", "", "avx512f among them"),
+                                 ("bdver2", "", "fma4 among them"), (None, "+avx512f", "asks for avx512f"),
+                                 ("haswell", "+avx2,+avx512f", "asks for avx512f"), (None, "-sse2", "removes sse2"),
+                                 (None, "+fma,-x87", "removes x87"), ("x86-64", "+soft-float", "asks for soft-float")):
+        assert said in (environment._llvm_cpu_problem(name, features, AVX2_HOST) or ""), (name, features)
+    owner = {"avx512f": "znver4", "fma4": "bdver2", "xop": "bdver2"}
+    for feature in environment.ISA_PROBES:
+        host = {**AVX512_HOST, "fma4": True, "xop": True, feature: False}
+        found = environment._llvm_cpu_problem(owner.get(feature, "haswell"), "", host) or ""
+        assert f"{feature} among them" in found, (feature, found)
+        assert environment._llvm_cpu_problem("x86-64", "", host) is None, feature
+
+
+def test_a_cpu_setting_whose_code_this_machine_cannot_run_is_named(tmp_path):
+    """End to end on this machine: a feature it lacks, asked for by name or brought by a CPU's
+    own features, is refused before any code runs (the run ended by SIGILL before)."""
+    import llvmlite.binding as llvm
+    host = llvm.get_host_cpu_features()
+    lacking = next(f for f in ("fma4", "avx512f", "egpr") if not host.get(f))    # no CPU has all three
+    cpu = {"fma4": "bdver2", "avx512f": "skylake-avx512", "egpr": "diamondrapids"}[lacking]
+    for variables in ({"NUMBA_CPU_FEATURES": f"+{lacking}"}, {"NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": ""}):
+        p = launch(NBSYMPLE + ["run", "--n", "16", "--steps", "1"], cwd=tmp_path, env=variables)
+        assert_refused(p, "NUMBA_CPU_FEATURES", lacking, "SIGILL")
+    assert sorted(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("name", ["NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "NBSYMPLE_MAX_DAYS", "PMI_RANK"])
