@@ -54,11 +54,28 @@ def test_an_untracked_file_leaves_the_commit_clean(tmp_path):
     assert git_commit(repo) == head + "+dirty"
 
 
-def test_git_words_that_are_not_text_of_the_locale_leave_the_commit_unknown(tmp_path, monkeypatch):
-    """A hunt: git's words naming a path of bytes that are not UTF-8 (GIT_DIR here; a checkout's
+def test_git_words_that_are_not_text_of_the_locale_leave_the_commit_unknown(tmp_path):
+    """A hunt: git's words naming a path of bytes that are not UTF-8 (GIT_DIR then; a checkout's
     folder alike) ended `nbsymple info`, `paper` and every record in a UnicodeDecodeError."""
-    monkeypatch.setenv("GIT_DIR", os.fsdecode(b"/nonexistent-\xff"))
-    assert git_commit(tmp_path) == "unknown"
+    folder = tmp_path / os.fsdecode(b"not-a-checkout-\xff")
+    folder.mkdir()
+    assert git_commit(folder) == "unknown"
+
+
+def test_the_commit_is_the_checkouts_whatever_git_variables_name(tmp_path, monkeypatch):
+    """A hunt: GIT_DIR recorded another repository's commit, GIT_INDEX_FILE=/dev/null (git's
+    status failing) a changed checkout as clean, GIT_CONFIG_PARAMETERS of garbage no commit."""
+    repo, head = _one_commit(tmp_path)
+    (tmp_path / "other").mkdir()
+    other, _ = _one_commit(tmp_path / "other")
+    (other / "f.txt").write_text("three\n")
+    _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "two", cwd=other)
+    for name, value in (("GIT_DIR", str(other / ".git")), ("GIT_WORK_TREE", str(other)),
+                        ("GIT_CONFIG_PARAMETERS", "garbage"), ("GIT_INDEX_FILE", "/dev/null")):
+        monkeypatch.setenv(name, value)
+        assert git_commit(repo) == head, name
+    (repo / "f.txt").write_text("two\n")
+    assert git_commit(repo) == head + "+dirty"
 
 
 TINY_SCIENCE = ["--tidal-n", "48", "--tidal-dt", "0.125", "--tidal-orbits", "0.5", "--bh-n", "32",

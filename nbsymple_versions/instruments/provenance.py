@@ -185,18 +185,22 @@ def pin_commit(root: Path = REPO) -> str:
 
 
 def git_commit(root: Path = REPO) -> str:
-    """Short commit of the checkout at `root`, with '+dirty' where tracked files differ from it
-    ('unknown' outside git); the pinned one where `pin_commit` pinned it."""
+    """Short commit of the checkout at `root`, with '+dirty' where tracked files differ from it or
+    git cannot say ('unknown' outside git); the pinned one where `pin_commit` pinned it. Asked of
+    the checkout the files are in, whatever GIT_* variables name (a hunt: GIT_DIR recorded another
+    repository's commit, GIT_INDEX_FILE=/dev/null a changed checkout as clean, GIT_CONFIG_PARAMETERS
+    of garbage no commit at all)."""
     if root in _PINNED:
         return _PINNED[root]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, capture_output=True,
-                              text=True, errors="replace", timeout=10)
+                              text=True, errors="replace", timeout=10, env=env)
         if head.returncode != 0:
             return "unknown"
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, errors="replace", timeout=10)
-        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+                               capture_output=True, text=True, errors="replace", timeout=10, env=env)
+        return head.stdout.strip() + ("+dirty" if dirty.returncode != 0 or dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
