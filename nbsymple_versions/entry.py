@@ -575,6 +575,9 @@ def _guarded(name: str, body, original, patient) -> int:
         if (path := environment.failed_write(e)) is not None:    # a full disk, a folder made read-only:
             _say(cannot_write(name, path, e))         # a traceback from the tools before (a hunt)
             return FAULT
+        if e.errno in WRITE_FAULTS:      # a write of no output file: a temporary one (a hunt: TMPDIR on a full disk)
+            _say(sentence(f"{name}: {_write_fault(e)}"))
+            return FAULT
         if (status := _said_late(name)) is None:
             raise
         return status
@@ -613,6 +616,19 @@ def cannot_write(name: str, path, error: OSError) -> str:
     disk, a folder made read-only): what was there is left as it was."""
     return sentence(f"{name}: cannot write {path}: {environment.os_reason(error)}; the file there before, if any, "
                     f"is left as it was")
+
+
+# a write the machine refused: a full disk or quota, a read-only file system, a device error, `ulimit -f`
+WRITE_FAULTS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG)
+
+
+def _write_fault(error: OSError) -> str:
+    """What a write the machine refused (WRITE_FAULTS) outside a command's own files was: the
+    file where the error names one, and the folder of temporary files, where the tools write the
+    rest (the compilers' input and output, llvm-mca's loop)."""
+    import tempfile
+    what = f"cannot write {error.filename}" if error.filename else "a write failed"
+    return f"{what}: {environment.os_reason(error)} (temporary files go to {tempfile.gettempdir()}: TMPDIR)"
 
 
 def _said_late(name: str) -> int | None:

@@ -1239,6 +1239,21 @@ def test_a_full_disk_at_the_set_up_is_a_fault_and_leaves_nothing(tmp_path):
     assert not (tmp_path / "run.ck").exists() and not (tmp_path / ".run.ck.lock").exists()
 
 
+@pytest.mark.parametrize("code, filename", [("ENOSPC", None), ("EROFS", "/ro/loop.s"), ("EIO", None)])
+def test_a_write_the_machine_refuses_outside_the_commands_files_is_one_sentence(capsys, code, filename):
+    """A hunt: TMPDIR on a full disk ended `gpu-asm`, `cpu-asm` and `peers` in an OSError's
+    traceback (the compilers' and llvm-mca's temporary files), status 1."""
+    from nbsymple_versions import entry
+
+    def body():
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), filename)
+    assert entry.command("nbsymple gpu-asm", body) == entry.FAULT
+    said = capsys.readouterr().err
+    start = f"cannot write {filename}" if filename else "a write failed"
+    assert said.startswith(f"nbsymple gpu-asm: {start}: {os.strerror(getattr(errno, code))} (temporary files go to ")
+    assert "TMPDIR" in said and said.count("\n") == 1 and "Traceback" not in said
+
+
 def test_a_full_disk_during_a_science_run_of_paper_names_its_checkpoint(tmp_path):
     argv = ["paper", "--full", "--out", "plots", "--tidal-n", "64", "--tidal-dt", "0.0625",
             "--science-version", "A", "--quiet"]
