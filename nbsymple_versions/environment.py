@@ -492,28 +492,71 @@ def _matplotlibrc_candidates(env):
 
 def _matplotlibrc_problem(env) -> str | None:
     """The settings file matplotlib would read at its import (`_matplotlibrc_candidates`) where it
-    cannot be read as one: a FIFO or a device (a hunt: MATPLOTLIBRC naming a FIFO, or /dev/zero,
-    hung `paper` for ever), larger than any settings file, or not UTF-8 (matplotlib's
-    UnicodeDecodeError traceback)."""
+    cannot be read as one (`_settings_file_problem`: a hunt, MATPLOTLIBRC naming a FIFO, or
+    /dev/zero, hung `paper` for ever); then the other files it reads as it starts
+    (`_matplotlib_files_problem`)."""
     for where, path in _matplotlibrc_candidates(env):
+        if not os.path.exists(path) or os.path.isdir(path):
+            continue
+        if (why := _settings_file_problem(path)) is not None:
+            return (f"{where} ({_shown(path)}), which matplotlib reads its settings from when it starts, is {why}; "
+                    f"remove it, or point MATPLOTLIBRC at a settings file")
+        break
+    return _matplotlib_files_problem(env)
+
+
+def _settings_file_problem(path: str) -> str | None:
+    """Why matplotlib cannot read the file at `path` as a settings file, else None: a FIFO or a
+    device, larger than any settings file, or not UTF-8 (matplotlib's UnicodeDecodeError)."""
+    try:
+        mode = os.stat(path)
+        if not stat.S_ISREG(mode.st_mode):
+            return "not a regular file (a FIFO or a device, which it would wait on or read for ever)"
+        if mode.st_size > MATPLOTLIBRC_BYTES:
+            return f"{work.size(mode.st_size)}, larger than any settings file"
+        with open(path, "rb") as f:
+            f.read().decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except OSError as e:
+        return f"unreadable ({os_reason(e)})"
+
+
+def _matplotlib_files_problem(env) -> str | None:
+    """The styles of matplotlib's stylelib folder, all read as `matplotlib.style` loads, and its
+    font cache, read as its fonts load, where matplotlib cannot read them (a hunt: a FIFO for a
+    style or the font cache hung `paper` and `mpi_model --plot`, a style not UTF-8 ended them in a
+    traceback): in MPLCONFIGDIR, else in matplotlib/ under XDG_CONFIG_HOME and XDG_CACHE_HOME or
+    their defaults in the home folder."""
+    def folder(variable):
+        if env.get("MPLCONFIGDIR", ""):
+            return env["MPLCONFIGDIR"]
+        base = env.get(variable, "") or os.path.join(env.get("HOME") or os.path.expanduser("~"),
+                                                     XDG_DEFAULTS[variable])
+        return os.path.join(base, "matplotlib")
+    styles = os.path.join(folder("XDG_CONFIG_HOME"), "stylelib")
+    cache = folder("XDG_CACHE_HOME")
+    try:
+        names = sorted(os.listdir(styles)) if os.path.isdir(styles) else []
+    except OSError:
+        names = []                       # matplotlib finds none there either
+    for name in (n for n in names if n.endswith(".mplstyle")):
+        if (why := _settings_file_problem(os.path.join(styles, name))) is not None:
+            return f"the style {os.path.join(styles, name)}, which matplotlib reads when it starts, is {why}; remove it"
+    try:
+        caches = sorted(n for n in os.listdir(cache) if n.startswith("fontlist-v") and n.endswith(".json"))
+    except OSError:
+        caches = []
+    for name in caches:
+        path = os.path.join(cache, name)
         try:
-            if not os.path.exists(path) or os.path.isdir(path):
-                continue
-            mode = os.stat(path)
-            if not stat.S_ISREG(mode.st_mode):
-                why = "not a regular file (a FIFO or a device, which it would wait on or read for ever)"
-            elif mode.st_size > MATPLOTLIBRC_BYTES:
-                why = f"{work.size(mode.st_size)}, larger than any settings file"
-            else:
-                with open(path, "rb") as f:
-                    f.read().decode("utf-8")
-                return None
-        except UnicodeDecodeError:
-            why = "not UTF-8 text"
-        except OSError as e:
-            why = f"unreadable ({os_reason(e)})"
-        return (f"{where} ({_shown(path)}), which matplotlib reads its settings from when it starts, is {why}; "
-                f"remove it, or point MATPLOTLIBRC at a settings file")
+            mode = os.stat(path).st_mode
+        except OSError:                  # a dangling link: read as no cache, built again
+            continue
+        if not stat.S_ISREG(mode):
+            return (f"matplotlib's font cache {path} is {mode_kind(mode)}, not a file it can read and write; "
+                    f"remove it (matplotlib builds the cache again)")
     return None
 
 
@@ -941,7 +984,7 @@ def _llvm_cpu_problem(name: str | None, features: str | None, host: dict | None 
         if not value.isascii():
             return (f"{variable}={_shown(value)} holds characters other than ASCII letters, digits and signs, "
                     f"which no CPU or feature of LLVM's has; unset it or correct it")
-    if bad := [f for f in (features or "").split(",") if f and f[0] not in "+-"]:    # LLVM asserts on it: the process aborts
+    if bad := [f for f in (features or "").split(",") if f and f[0] not in "+-"]:    # LLVM asserts: the process aborts
         return (f"NUMBA_CPU_FEATURES={_shown(features)} holds {bad[0]!r}, which is not +FEATURE or -FEATURE; "
                 f"unset it or give features such as +avx2,+fma")
     import llvmlite.binding as llvm

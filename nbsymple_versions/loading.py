@@ -37,3 +37,21 @@ def located_by_python_m(package: str) -> bool:
     named = sys.orig_argv[-len(sys.argv)]           # the module's name, where '-m' ends the options
     module = named.partition("m")[2] if named.startswith("-") else named      # '-mtools.gate', '-Im...'
     return module == package or module.startswith(package + ".")
+
+
+def pyplot():
+    """matplotlib's pyplot on Agg, imported without matplotlib's warnings about the user's own
+    settings (a bad value or key in a matplotlibrc or a style of its stylelib, a font cache it
+    cannot save there: a hunt, each a few lines on stderr), which the figures leave out: they
+    draw with matplotlib's defaults (`paper.style.style`, `instruments.mpi_model.plot`)."""
+    import logging
+    logger = logging.getLogger("matplotlib")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    finally:
+        logger.setLevel(level)
+    return plt

@@ -481,6 +481,40 @@ def test_a_matplotlib_settings_file_that_cannot_be_read_is_named_where_it_draws(
     assert not (tmp_path / "plots").exists()
 
 
+@pytest.mark.parametrize("where, make, said", [
+    ("config", lambda f: os.mkfifo(f / "stylelib" / "x.mplstyle"), "the style "),
+    ("config", lambda f: (f / "stylelib" / "y.mplstyle").write_bytes(b"lines.linewidth: \xff\xfe\n"),
+     "is not UTF-8 text"),
+    ("cache", lambda f: os.mkfifo(f / "fontlist-v390.json"), "font cache"),
+    ("cache", lambda f: (f / "fontlist-v390.json").mkdir(), "is a folder"),
+])
+def test_a_file_matplotlib_reads_as_it_starts_that_cannot_be_read_is_named(tmp_path, monkeypatch, where, make, said):
+    """A hunt: a FIFO for a style of matplotlib's stylelib or for its font cache hung `paper` and
+    `mpi_model --plot` for ever, a style not UTF-8 ended them in a traceback, a folder at the
+    font cache's name printed matplotlib's warning: in MPLCONFIGDIR, or matplotlib/ under the XDG
+    folders."""
+    monkeypatch.chdir(tmp_path)
+    for environ, folder in (({"MPLCONFIGDIR": str(tmp_path / "mpl")}, tmp_path / "mpl"),
+                            ({"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_CACHE_HOME": str(tmp_path / "k")},
+                             tmp_path / ("c" if where == "config" else "k") / "matplotlib")):
+        (folder / "stylelib").mkdir(parents=True)
+        assert environment.problem(environ, draws=True) is None
+        make(folder)
+        found = environment.problem(environ, draws=True) or ""
+        assert said in found and str(folder) in found, found
+
+
+def test_matplotlibs_words_on_the_users_settings_are_left_out(tmp_path):
+    """A hunt: a bad value or key in MPLCONFIGDIR's matplotlibrc or a style of its stylelib
+    printed matplotlib's warnings (five lines each), which the figures leave out anyway."""
+    (tmp_path / "mpl" / "stylelib").mkdir(parents=True)
+    (tmp_path / "mpl" / "matplotlibrc").write_text("lines.linewidth: abc\nnot.a.key: 1\n")
+    (tmp_path / "mpl" / "stylelib" / "z.mplstyle").write_text("lines.linewidth: abc\nfoo.bar: 1\n")
+    p = launch([sys.executable, "-m", "nbsymple_versions.instruments.mpi_model", "--plot", str(tmp_path / "m.png"),
+                "--rate", "1e9"], cwd=tmp_path, env={"MPLCONFIGDIR": str(tmp_path / "mpl")})
+    assert p.returncode == 0 and p.stderr == "" and (tmp_path / "m.png").stat().st_size > 0, p.stderr
+
+
 def test_a_matplotlib_settings_file_larger_than_any_is_named(tmp_path, monkeypatch):
     """A matplotlibrc of MATPLOTLIBRC_BYTES is read; one a byte larger is named for its size (a
     mutation hunt: with the check of its size gone, every test passed)."""

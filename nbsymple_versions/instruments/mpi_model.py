@@ -228,9 +228,9 @@ def cpu_rate(measured: list[dict]) -> float | None:
 
 
 def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --rate (B)"):
+    from ..loading import pyplot
+    plt = pyplot()
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     ns = np.logspace(np.log10(256), np.log10(4e6), 200)

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
-import matplotlib.ticker
 import numpy as np
 
 from ..core.vocabulary import TASKS
@@ -16,6 +13,9 @@ from .results import Results
 from .style import (PRECISION_LABELS, PRECISION_MARKERS, PRECISION_ORDER, PRECISION_SIZES, PRECISION_STYLES,
                     PRECISION_WIDTHS, TASK_COLORS, TASK_LABELS, VERSION_COLORS, VERSION_LABELS, plt, save, style,
                     version_line)
+from matplotlib.lines import Line2D  # noqa: E402 - after `style`, which loads matplotlib quietly
+from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 SCHEME_LABELS = {"leapfrog": "leapfrog (2nd order, 1 force/step)", "si6a": "SI6A (6th order, 7 forces/step)"}
 SCHEME_STYLES = {"leapfrog": "-", "si6a": ":"}     # speed-up figure; dashed is for predictions

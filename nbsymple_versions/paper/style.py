@@ -8,10 +8,10 @@ from pathlib import Path
 import textwrap
 import warnings
 
-import matplotlib
+from ..loading import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()
+import matplotlib  # noqa: E402 - (loaded by `pyplot`, quietly)
 
 from ..core.vocabulary import PRECISIONS, TASKS  # noqa: E402
 from ..runs.paths import write_file  # noqa: E402
