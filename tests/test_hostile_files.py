@@ -1201,6 +1201,20 @@ def test_an_asv_machine_file_that_is_not_one_is_refused_before_asv_runs(tmp_path
     refused(tmp_path, ["machine"], [MACHINE_FILE], module="tools.tracking")
 
 
+@pytest.mark.parametrize("code, refused", [("ENOSPC", False), ("EDQUOT", False), ("EACCES", True)])
+def test_a_machine_file_on_a_full_disk_is_the_machines_fault(tmp_path, monkeypatch, code, refused):
+    """A hunt: HOME on a full disk was refused as the user's mistake (status 2, "give HOME a folder
+    this user can write"); a write the machine refuses is its fault (`entry.command`: status 4)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    def full(path, text):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+    monkeypatch.setattr(tracking, "write_file", full)
+    with pytest.raises(FileRefused if refused else OSError) as raised:
+        tracking.register_machine()
+    assert isinstance(raised.value, FileRefused) == refused
+
+
 HOSTILE_CONFIGS = {
     **SPECIAL,
     "cut short": (lambda p: p.write_text("{"), "is not valid JSON"),

@@ -28,7 +28,7 @@ import time
 from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
-from nbsymple_versions.entry import FAULT, cannot_write, child_process, command
+from nbsymple_versions.entry import FAULT, WRITE_FAULTS, cannot_write, child_process, command
 from nbsymple_versions.environment import misread_folder, os_reason, usable_cores
 from nbsymple_versions.runs.errors import in_the_way_of, writable
 from nbsymple_versions.runs.locks import PathBusy, hold
@@ -181,6 +181,8 @@ def register_machine() -> str:
     try:
         write_file(path, json.dumps(machines, indent=4, sort_keys=True))
     except OSError as e:
+        if e.errno in WRITE_FAULTS:      # a full disk: the machine's fault, status 4 (a hunt: "give HOME a folder")
+            raise
         raise FileRefused(f"asv machine file {name} cannot be written ({os_reason(e)}): give HOME a folder "
                           f"this user can write") from None
     return info["machine"]
