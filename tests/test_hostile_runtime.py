@@ -946,6 +946,21 @@ def test_a_write_over_the_file_size_limit_names_the_limit(tmp_path):
             in str(stop.value)), stop.value
 
 
+def test_a_run_that_cannot_fit_is_told_what_would_make_it_fit(tmp_path, monkeypatch):
+    """Fewer snapshots where the run would write some; a checkpoint alone, a folder with more room
+    (a hunt: "write fewer snapshots" to a run that wrote none)."""
+    import types
+    from nbsymple_versions.runs import driver
+    monkeypatch.setattr(driver.os, "statvfs", lambda where: types.SimpleNamespace(f_bavail=1, f_frsize=512))
+    run_ = {"n": 4096, "steps": 10, "every": 5, "snapshots": str(tmp_path)}
+    alone = driver._room_problem({**run_, "snapshots": None}, 0, None, tmp_path / "c.ck") or ""
+    both = driver._room_problem(run_, 0, tmp_path, tmp_path / "c.ck") or ""
+    assert alone.startswith("the run would write a checkpoint into ") and "snapshots" not in alone, alone
+    assert "choose a folder with more room" in alone
+    assert both.startswith("the run would write 2 snapshots of N = 4096 (npz, ") and " and a checkpoint" in both
+    assert "; write fewer snapshots (a larger --every, fewer --steps) or choose a folder with more room" in both
+
+
 def test_a_lock_whose_process_id_cannot_be_written_is_held_and_let_go_quietly(tmp_path):
     """A hunt: on a full disk a run's lock file took its process id into a buffer, whose write failed
     (quietly: the id only names a holder), and failed again when the file was closed, where its

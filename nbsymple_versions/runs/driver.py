@@ -391,10 +391,11 @@ def _room_problem(run_: dict, start: int, folder: Path | None, checkpoint: Path 
         entry[0] += size_
         entry[2].append(what)
     for needed, where, what, free in needs.values():
-        if needed > free:
+        if needed > free:           # fewer snapshots only where it would write some (a hunt: a checkpoint alone)
+            fewer = ("write fewer snapshots (a larger --every, fewer --steps) or " if what[0] != "a checkpoint"
+                     else "")
             return (f"the run would write {' and '.join(what)} into {where}, at least {size(needed)}, and its "
-                    f"file system has {size(free)} free; write fewer snapshots (a larger --every, fewer --steps) "
-                    f"or choose a folder with more room")
+                    f"file system has {size(free)} free; {fewer}choose a folder with more room")
     return None
 
 
