@@ -363,8 +363,20 @@ def _kept_into(keep, what: str):
     if keep is None:
         yield
         return
-    with stop_on_write_fault(f"the {what} written before it is in {keep}"):
+    before = _files_in(keep)
+    kept = lambda: (f"the {what} written before it is in {keep}" if _files_in(keep) != before   # noqa: E731
+                    else f"none was written into {keep}")      # (a hunt: "written before it" of nothing)
+    with stop_on_write_fault(kept):
         yield
+
+
+def _files_in(folder) -> dict:
+    """name -> (size, modification time) of each file in `folder` (none where it cannot be read)."""
+    try:
+        with os.scandir(folder) as entries:
+            return {e.name: (e.stat().st_size, e.stat().st_mtime_ns) for e in entries if e.is_file()}
+    except OSError:
+        return {}
 
 
 def cmd_info(args) -> int:

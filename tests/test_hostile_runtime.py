@@ -961,6 +961,27 @@ def test_a_run_that_cannot_fit_is_told_what_would_make_it_fit(tmp_path, monkeypa
     assert "; write fewer snapshots (a larger --every, fewer --steps) or choose a folder with more room" in both
 
 
+def test_a_keep_or_measure_that_failed_says_what_it_wrote_before(tmp_path):
+    """A hunt: `cpu-asm --keep` and `gpu-asm --keep` on a full disk said "the assembly written
+    before it is in K" of an empty K, `mpi_model --measure` "the runs before it are in F" of no F."""
+    from nbsymple_versions import cli
+    from nbsymple_versions.instruments import mpi_model
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    for first, said in ((False, "none was written into"), (True, "the assembly written before it is in")):
+        keep = tmp_path / f"k{first}"
+        keep.mkdir()
+        (keep / "old.s").write_text("an earlier call's\n")
+        with pytest.raises(RunStop) as stop, cli._kept_into(keep, "assembly"):
+            if first:
+                (keep / "host_pairwise_sp.s").write_text("vfmadd231ps\n")
+            raise full
+        assert stop.value.status == 4 and str(stop.value).endswith(f"; {said} {keep}"), stop.value
+    measured = tmp_path / "m.jsonl"
+    assert mpi_model._kept(measured) == f"no run was written to {measured}"
+    measured.write_text("{}\n")
+    assert mpi_model._kept(measured) == f"the runs before it are in {measured}"
+
+
 def test_a_lock_whose_process_id_cannot_be_written_is_held_and_let_go_quietly(tmp_path):
     """A hunt: on a full disk a run's lock file took its process id into a buffer, whose write failed
     (quietly: the id only names a holder), and failed again when the file was closed, where its

@@ -134,6 +134,16 @@ def measure(path, ns=(1024, 4096, 16384), ranks=(1, 2), repeats=3):
                 write_file(path, runs)          # each run kept as it ends; never through a link at `path`
 
 
+def _kept(path) -> str:
+    """What a --measure that stopped leaves in `path` (each run's write replaces the file whole):
+    the runs before it, where there are some (a hunt: said where the first write failed)."""
+    try:
+        some = os.path.getsize(path) > 0
+    except OSError:
+        some = False
+    return f"the runs before it are in {path}" if some else f"no run was written to {path}"
+
+
 MEASURED = "measured-runs file"
 
 
@@ -303,11 +313,10 @@ def main(argv=None) -> int:
             p.refuse(f"{e}; nothing was measured")
         except subprocess.CalledProcessError as e:
             last = (e.stderr or "").strip().splitlines()[-1:] or ["no output"]
-            p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); the runs before it are in "
-                     f"{a.measure}", 1)
+            p.refuse(f"a timing job failed with status {e.returncode} ({last[0]}); {_kept(a.measure)}", 1)
         except OSError as e:            # a full disk, a folder made read-only while it measured
-            p.refuse(f"--measure stopped: {os_reason(e)} ({written_name(e) or a.measure}); the runs before it "
-                     f"are in {a.measure}", fault_status(e, started=True))
+            p.refuse(f"--measure stopped: {os_reason(e)} ({written_name(e) or a.measure}); {_kept(a.measure)}",
+                     fault_status(e, started=True))
     source = a.measured or a.measure
     measured = _checked(p, read_measured, source) if source else []
     rate = a.rate or (cpu_rate(measured) if measured else None)

@@ -40,15 +40,17 @@ def fault_status(error: OSError, started: bool = False) -> int:
 
 
 @contextmanager
-def stop_on_write_fault(kept: str, started: bool = False):
+def stop_on_write_fault(kept, started: bool = False):
     """An OSError in the block (a full disk, a folder made read-only, a lock file that cannot be
-    written) becomes a RunStop naming the file and what is `kept`, with `fault_status`."""
+    written) becomes a RunStop naming the file and what is `kept` (words, or a function that
+    says them as the block failed), with `fault_status`."""
     try:
         yield
     except OSError as e:
         name = written_name(e)
         what = f"cannot write {name}" if name else "a write failed"
-        raise RunStop(f"{what}: {os_reason(e)}; {kept}", fault_status(e, started)) from None
+        raise RunStop(f"{what}: {os_reason(e)}; {kept() if callable(kept) else kept}", fault_status(e, started)) \
+            from None
 
 
 def in_the_way_of(folder) -> str | None:
