@@ -108,6 +108,8 @@ REFUSED = [   # (instrument, argv, what the sentence names)
     ("mpi_model", ["--rate", "1e9", "--plot", "folder"], "--plot folder"),
     ("mpi_model", ["--rate", "1e9", "--plot", "fifo"], "--plot fifo"),
     ("mpi_model", ["--rate", "1e9", "--plot", "file.txt/m.png"], "file.txt"),
+    ("mpi_model", ["--rate", "1e9", "--plot", "m.pdf"], "--plot m.pdf does not end in .png"),   # a hunt: a PNG
+    ("mpi_model", ["--rate", "1e9", "--plot", "m"], "--plot m does not end in .png"),           # named m.pdf
     ("gpu_report", ["--sizes", "1"], "--sizes"), ("gpu_report", ["--validate-n", "0"], "--validate-n"),
     ("gpu_report", ["--steps", "0"], "--steps"), ("gpu_report", ["--min-seconds", "nan"], "--min-seconds"),
     ("gpu_report", ["--sizes", "99999999999"], "--sizes"),

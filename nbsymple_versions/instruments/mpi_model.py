@@ -296,6 +296,8 @@ def main(argv=None) -> int:
             if (kind := odd_kind(path)) is not None:
                 p.refuse(f"{option} {path} is {kind}, not a file")
             writable(path.parent, "files", p.refuse)
+    if a.plot is not None and a.plot.suffix.lower() != ".png":     # a hunt: plot.pdf held a PNG
+        p.refuse(f"--plot {a.plot} does not end in .png; the figure is a PNG: give it a name that says so")
     if a.measure:
         if mpiexec() is None:
             p.refuse("--measure runs F under mpiexec, which is neither beside this Python nor on the PATH: "
