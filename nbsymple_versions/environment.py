@@ -102,6 +102,10 @@ def _too_many_digits(name: str, value: str) -> str | None:
 
 
 def _positive_number(text: str) -> bool:
+    """A positive finite number in ASCII, as C's strtod reads one (a hunt: Python's float read '1_0',
+    '١٠' and '１０' as 10, which `core.work.max_days` then took)."""
+    if not text.isascii() or "_" in text:
+        return False
     try:
         value = float(text)
     except ValueError:

@@ -211,6 +211,8 @@ def test_only_gpu_versions_run_at_the_simulators_pace(monkeypatch, capsys):
     ({"PMI_RANK": "2", "PMI_SIZE": "2"}, ["run", "--version", "F", "--n", "16", "--steps", "1"]),
     ({"MPLBACKEND": ""}, ["paper", "--no-science"]),
     ({"NBSYMPLE_MAX_DAYS": "nan"}, ["run", "--n", "16", "--steps", "1"]),
+    ({"NBSYMPLE_MAX_DAYS": "1_0"}, ["info"]),            # a hunt: read as 10 days, as '١٠' and '１０'
+    ({"NBSYMPLE_MAX_DAYS": "\u0661\u0660"}, ["info"]),
     ({"NBSYMPLE_BENCH_GRID": "huge"}, ["info"]),
     ({"NBSYMPLE_BENCH_VERSIONS": "XYZ"}, ["cpu-asm", "--target", "host"]),
     ({"NBSYMPLE_BENCH_THREADS": "all"}, ["gpu-asm"]),
