@@ -564,7 +564,7 @@ def _matplotlib_files_problem(env) -> str | None:
     return None
 
 
-def _said_on_stderr(action) -> str:
+def said_on_stderr(action) -> str:
     """What `action()` writes on descriptor 2 (a C library's words: LLVM's, libgomp's), caught
     in memory and returned instead of shown."""
     try:
@@ -993,7 +993,7 @@ def _llvm_cpu_problem(name: str | None, features: str | None, host: dict | None 
                 f"unset it or give features such as +avx2,+fma")
     import llvmlite.binding as llvm
     llvm.initialize_native_target()
-    text = _said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name or "",
+    text = said_on_stderr(lambda: llvm.Target.from_default_triple().create_target_machine(cpu=name or "",
                                                                                           features=features or ""))
     if "not a recognized processor" in text:
         return (f"NUMBA_CPU_NAME={_shown(name)} is not a CPU LLVM knows (it would compile for a generic x86-64); "

@@ -190,6 +190,7 @@ def _warp_rows(cache: Path, what) -> None:
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "skipped" not in p.stdout + p.stderr, (what, p.stdout + p.stderr)
     assert [line.split("|")[-2].strip() for line in p.stdout.splitlines() if line.startswith("| Warp ")] == ["ok"] * 2
+    assert peers_warp.NO_DRIVER not in p.stderr, p.stderr      # a hunt: Warp's words at every run without a GPU
 
 
 @pytest.fixture(scope="module")

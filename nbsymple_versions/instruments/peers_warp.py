@@ -23,6 +23,7 @@ import atexit
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from functools import cache
 
@@ -30,6 +31,7 @@ import numpy as np
 import warp as wp
 
 from ..core import reference
+from ..environment import said_on_stderr
 from ..gpu_pairwise.records import fill_masses, pack, padded
 from ..validation import TOLERANCE, max_relative_error
 
@@ -37,6 +39,7 @@ KERNELS = ("tile", "plain")
 WARP_PRECISIONS = ("sp", "dp")             # Warp has no double-single
 EXAMPLE_TILE = 64                          # example_tile_nbody.py's TILE_SIZE
 WARP_CACHE_ENV = "NBSYMPLE_WARP_CACHE"
+NO_DRIVER = "Could not find or load the NVIDIA CUDA driver"
 _TYPES = {"sp": (wp.float32, wp.vec3, wp.vec4), "dp": (wp.float64, wp.vec3d, wp.vec4d)}
 
 
@@ -66,7 +69,11 @@ def warp_cache_dir() -> str:
 
 wp.config.kernel_cache_dir = warp_cache_dir()
 wp.config.log_level = wp.LOG_WARNING
-wp.init()
+# Warp's words on every machine without a CUDA driver (a hunt: on stderr at every `peers` run), where its rows run on
+# its CPU device, as `peers` says; any other words it has are shown
+for line in said_on_stderr(wp.init).splitlines():
+    if line.strip() and NO_DRIVER not in line:
+        print(line, file=sys.stderr)
 
 
 def _load(kernel, device, block_dim: int):
