@@ -30,6 +30,14 @@ _DROPS_ATTACHED_DOUBLE_DASH = _drops_an_attached_double_dash()
 NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:e[-+]?\d+)?|inf(?:inity)?|nan)$", re.IGNORECASE)
 
 
+LONG_WORD = 120         # characters of a word a refusal echoes whole (a hunt: --scheme of 100000, a 100 kB line)
+
+
+def shortened(word: str) -> str:
+    """`word` as a refusal echoes it: whole up to LONG_WORD characters, else its start and end."""
+    return word if len(word) <= LONG_WORD else f"{word[:80]}...{word[-20:]} ({len(word)} characters)"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one sentence on one line of stderr (a line feed in what was typed
     shown as its escape: `nbsymple info $'x\\ny'`) and exit status 2 (its subcommands' too),
@@ -59,6 +67,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         message += self._taken_for_an_option(message)
+        message = re.sub(rf"[^\s'\"]{{{LONG_WORD + 1},}}", lambda m: shortened(m[0]), message)    # typed at length
         self.exit(2, sentence(f"{self.prog}: {message} (see {self.prog} --help)") + "\n" if speaks() else None)
 
     def _taken_for_an_option(self, message: str) -> str:

@@ -14,7 +14,7 @@ import secrets
 import signal
 import sys
 
-from .arguments import Parser, file_argument, folder_argument, output_file_argument
+from .arguments import Parser, file_argument, folder_argument, output_file_argument, shortened
 from .entry import HELD, command, printable, sentence, stood_still
 from .instruments import provenance
 from .core.checks import COUNT_LIMIT
@@ -258,7 +258,8 @@ def cmd_profile(args) -> int:
     args.n = list(dict.fromkeys(args.n))         # an N given twice is timed once, its row printed once
     unknown = sorted(set(args.versions) - set(LETTERS))
     if unknown:
-        raise UsageError(f"--versions: unknown version {''.join(unknown)!r}; choose letters from {''.join(LETTERS)}")
+        raise UsageError(f"--versions: unknown version {shortened(''.join(unknown))!r}; choose letters from "
+                         f"{''.join(LETTERS)}")
     if problem := next(filter(None, map(memory_problem, args.n)), None):
         raise UsageError(problem)
     with user_values(UsageError):
@@ -320,8 +321,9 @@ def cmd_profile(args) -> int:
 
 def cmd_gpu_asm(args) -> int:
     from .instruments import gpu_asm
-    if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_\d{2,3}", args.arch):
-        raise UsageError(f"--arch: unknown architecture {args.arch!r}; choose sm_XY, e.g. {', '.join(gpu_asm.DEVICES)}")
+    if args.arch not in gpu_asm.DEVICES and not re.fullmatch(r"sm_[0-9]{2,3}", args.arch):   # (a hunt: sm_٩٠)
+        raise UsageError(f"--arch: unknown architecture {shortened(args.arch)!r}; choose sm_XY, e.g. "
+                         f"{', '.join(gpu_asm.DEVICES)}")
     from .gpu_pairwise.options import check_tile
     try:
         check_tile(args.tile)

@@ -1621,6 +1621,7 @@ def test_a_child_ends_with_a_command_killed_by_sigkill(tmp_path):
     (["run", "--version", "E", "--devices", "0"], "--devices"),
     (["profile", "--versions", "XYZ"], "--versions"),
     (["gpu-asm", "--arch", "hopper"], "--arch"),
+    (["gpu-asm", "--arch", "sm_\u0669\u0660"], "--arch: unknown architecture"),     # a hunt: a traceback
     (["paper", "--machine", ""], "--machine"),
     (["paper", "--tidal-n", "1"], "--tidal-n"),
     (["paper", "--bh-ratios", "0"], "--bh-ratios"),
@@ -1628,6 +1629,14 @@ def test_a_child_ends_with_a_command_killed_by_sigkill(tmp_path):
 def test_every_refusal_names_its_option(tmp_path, argv, named):
     p = launch(NBSYMPLE + argv, cwd=tmp_path)
     assert_refused(p, named)
+
+
+@pytest.mark.parametrize("argv", [["run", "--scheme"], ["run", "--dt"], ["gpu-asm", "--arch"]])
+def test_a_value_typed_at_length_is_echoed_short(tmp_path, argv):
+    """A hunt: a value of 100000 characters was echoed whole, a refusal of 100 kB on one line."""
+    p = launch(NBSYMPLE + argv + ["x" * 100000], cwd=tmp_path)
+    assert_refused(p, argv[-1], "x" * 80 + "..." + "x" * 20 + " (100000 characters)")
+    assert len(p.stderr) < 400, len(p.stderr)
 
 
 # ------------------------------------------------------------ a hunt of streams and signals in the tools
