@@ -132,6 +132,9 @@ def position_problem(state, precision: str) -> str | None:
             "r^-3 starts: keep the bodies closer together")
 
 
+_MARKING = threading.Lock()          # `step`'s check and mark of the thread stepping a Simulation
+
+
 class Simulation:
     """Integrates `state` in place with a version's force pipeline.
 
@@ -168,7 +171,7 @@ class Simulation:
         typed = self.version.options_from(self.options)          # as plain JSON values, in the code's spelling
         self.options = {name: _plain(getattr(typed, name)) for name in self.options}    # (np.int64(64): a hunt)
         self.compile_seconds = self.forces.warm_up(state.x)
-        self.steps_done, self._stepping, self._cut_short = 0, False, None
+        self.steps_done, self._stepping, self._cut_short = 0, None, None      # (_stepping: the stepping thread)
         self.t0 = state.t                 # time at step 0: t = t0 + steps_done * dt, exactly
         self._built_for = self._cluster()
         self._acc = np.zeros_like(state.x)
@@ -178,6 +181,13 @@ class Simulation:
                              f"(W = {self.energy_parts0.potential:g}, E = {self.energy_parts0.total:g})")
         self.energy0 = self.energy_parts0.total if diagnostics else None
         self.angular_momentum0 = self.angular_momentum() if diagnostics else None
+
+    def __reduce_ex__(self, protocol):
+        """A Simulation holds compiled kernels, devices and MPI's world: no copy or pickle of it (a
+        hunt: "cannot pickle 'module' object")."""
+        raise TypeError("a Simulation cannot be copied or pickled (it holds compiled kernels and devices): keep a "
+                        "copy of its state (state.copy()) and its record(), and Simulation.restore(state, record) "
+                        "makes it again")
 
     def step(self, steps: int = 1, on_step=None):
         """Advance by `steps` steps of dt; `on_step(k)` after each (k counts from 1 in this
@@ -192,8 +202,20 @@ class Simulation:
         check_time(self.state.n, steps, "Simulation.step", "fewer steps",
                    simulated(self.version.letter, self.options))
         callable_or_none(on_step, "on_step")
-        if self._stepping:                 # the bodies would move on while steps_done and t did not
-            raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns")
+        with _MARKING:                   # checked and marked at once: two threads cannot both pass
+            if self._stepping is not None:     # the bodies would move on while steps_done and t did not
+                raise RuntimeError("Simulation.step was called from its own on_step; step again after it returns"
+                                   if self._stepping == threading.get_ident() else
+                                   "Simulation.step was called from another thread while this Simulation steps; "
+                                   "step one Simulation from one thread at a time")     # (a hunt: "its own on_step")
+            self._stepping = threading.get_ident()
+        try:
+            self._steps(steps, on_step)
+        finally:
+            self._stepping = None
+
+    def _steps(self, steps: int, on_step):
+        """`step`'s work, this thread marked as the one stepping."""
         self._check_state()
         base = self.steps_done
         # a Ctrl-C lands at the end of the step under way, so that the bodies are always a whole
@@ -221,7 +243,6 @@ class Simulation:
         hold = threading.current_thread() is threading.main_thread() \
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler     # (not a command's own)
         previous = signal.signal(signal.SIGINT, held) if hold else None
-        self._stepping = True
         try:
             between[0] = False
             advance(self.state, self.forces, self.scheme, self.dt, steps, self._acc, after, base, self.t0)
@@ -230,7 +251,6 @@ class Simulation:
                 self._cut_short = self.steps_done + 1
             raise
         finally:
-            self._stepping = False
             if hold:
                 signal.signal(signal.SIGINT, previous)
         if asked:          # during the last step, or after it until `previous` was back (a hunt: it was lost there)
@@ -253,10 +273,22 @@ class Simulation:
         s.check()
         for name, a in zip(("x", "v"), c_ordered(s)):
             writable(a, f"state.{name}")
+        self._check_cluster()
+        self._check_time()
+
+    def _check_cluster(self):
+        """ValueError in one sentence where N, the masses, eps or the units changed since the
+        pipeline was built: its forces, and the errors against E0 and L0, would be of another
+        cluster (a hunt: `accelerations`, `errors` and `record` took them in silence, dp's forces
+        with the new masses, sp's with the old)."""
         if (now := self._cluster()) != self._built_for:
             changed = [name for name, a, b in zip(("N", "masses", "eps", "units"), now, self._built_for) if a != b]
             raise ValueError(f"state.{'/'.join(changed)} changed since the Simulation was built for it, which its "
                              f"forces do not follow: make a new Simulation of the state")
+
+    def _check_time(self):
+        """ValueError in one sentence where state.t is not t0 + steps_done * dt."""
+        s = self.state
         if s.t != self.t0 + self.steps_done * self.dt:
             raise ValueError(f"state.t = {s.t!r} is not this simulation's t0 + steps_done * dt = "
                              f"{self.t0 + self.steps_done * self.dt!r}: another Simulation stepped the state, or t "
@@ -315,6 +347,7 @@ class Simulation:
         'pairwise' include the Galaxy)."""
         compute = {"total": self.forces.accelerations, "pairwise": self.forces.pairwise,
                    "galactic": self.forces.galactic}[one_of(kind, ACCELERATION_KINDS, "acceleration kind")]
+        self._check_cluster()
         out = np.zeros_like(self.state.x)
         with self.forces.off_the_clock():     # not a step: keep seconds_per_step honest
             compute(self.state.x, out)
@@ -345,6 +378,7 @@ class Simulation:
         if self.energy_parts0 is None:
             raise ValueError("this Simulation was made with diagnostics=False, so it has no initial energy and "
                              "angular momentum to compare with; make it with diagnostics=True")
+        self._check_cluster()
 
     def internal_energy_error(self) -> float | None:
         """|E - E0| / |K_int0 + W0|: the change of the same total in units of the cluster's
@@ -387,6 +421,8 @@ class Simulation:
         `restore` knows the cluster and the moment again. Refused (ValueError) after a step cut
         short: its bodies are partway through a step its count omits."""
         self._not_cut_short("no record of a whole step can be taken")     # (a hunt: restore went on from there)
+        self._check_cluster()            # (a hunt: a record of a cluster the forces were not of, or of a time its
+        self._check_time()               # own `restore` refused)
         return {"n": self.state.n, "masses_sha256": _masses_digest(self.state.m), "bodies_sha256": self.state.digest(),
                 "version": self.version.letter, "eps": self.state.eps, "units": self.state.units.as_dict(),
                 "scheme": self.scheme.name, "precision": self.precision, "dt": self.dt, "options": dict(self.options),

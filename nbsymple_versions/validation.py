@@ -16,6 +16,7 @@ from .core.galaxy import SUN_RADIUS_KPC
 from .core.checks import instance, positive_number
 from .core.integrator import built_for, pipeline_mismatch
 from .core.ics import State, make_cluster
+from .core.pipeline import ForcePipeline
 from .core.vocabulary import precision_name
 from .versions import get_version
 
@@ -50,6 +51,7 @@ def max_relative_error(acc, ref) -> float:
 
 def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
     """Compare a force pipeline's pairwise accelerations of `state` with the reference."""
+    instance(forces, ForcePipeline, "forces", "a force pipeline (Version.pipeline)")     # (a hunt: AttributeError)
     instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
     tolerance = positive_number(tolerance, "tolerance")
     if (built := getattr(forces, "built_for", None)) is not None and not built_for(built, state, masses=False):

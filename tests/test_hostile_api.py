@@ -200,6 +200,53 @@ def test_the_stepping_loop_and_the_validation_check_theirs(small):
     for tolerance in (math.nan, -1.0, "x"):
         refused(lambda: check_pipeline(sim.forces, state, tolerance), ValueError, "tolerance")
     refused(lambda: check_pipeline(sim.forces, None, 1e-12), TypeError, "state")
+    for forces in (None, "x"):             # a hunt: AttributeError
+        refused(lambda: check_pipeline(forces, state, 1e-12), TypeError, "forces", "force pipeline")
+
+
+def test_what_step_refuses_of_a_changed_cluster_the_others_refuse_too():
+    """A hunt: after the masses changed, `step` refused to go on, while `record`, `errors` and
+    `accelerations` went on with the old cluster (dp's forces of the new masses, sp's of the old;
+    errors of 2 and 10 against E0; a record that `restore` took), and after state.t was set,
+    `record` gave what its own `restore` refused."""
+    state = make_cluster(16, seed=1)
+    sim = Simulation(state, "A", dt=1e-3)
+    sim.step(2)
+    state.m[:] *= 3
+    for call in (sim.record, sim.errors, sim.energy_error, lambda: sim.accelerations("pairwise"), lambda: sim.step(1)):
+        refused(call, ValueError, "state.masses changed since the Simulation was built")
+    state.m[:] /= 3
+    assert sim.errors()["energy_error"] < 1e-6
+    state.t = 7.0
+    refused(sim.record, ValueError, "state.t = 7.0 is not this simulation's t0 + steps_done * dt")
+
+
+def test_a_simulation_is_stepped_from_one_thread_and_not_copied():
+    """A hunt: a second thread stepping a Simulation while another stepped it was told it called
+    `step` from its own `on_step`; a copy or a pickle of one failed with "cannot pickle 'module'"."""
+    import copy
+    import pickle
+    import threading
+    sim = Simulation(make_cluster(16, seed=2), "A", dt=1e-3)
+    said = []
+
+    def other():
+        try:
+            sim.step(1)
+        except RuntimeError as e:
+            said.append(str(e))
+
+    def on_step(k):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        with pytest.raises(RuntimeError, match="from its own on_step"):
+            sim.step(1)
+    sim.step(1, on_step)
+    assert said == ["Simulation.step was called from another thread while this Simulation steps; step one "
+                    "Simulation from one thread at a time"] and sim.steps_done == 1
+    for call in (copy.copy, copy.deepcopy, pickle.dumps):
+        refused(lambda: call(sim), TypeError, "a Simulation cannot be copied or pickled", "Simulation.restore")
 
 
 def test_arrays_that_share_memory_are_refused_not_integrated():
