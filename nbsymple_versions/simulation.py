@@ -162,6 +162,7 @@ class Simulation:
         self.clock = TaskClock()
         self.world = self.version.world()
         share_state(state, self.world)
+        self._same_on_every_rank(diagnostics=diagnostics)
         heaviest = float(state.m.max())
         if problem := (energy_problem(state) or softening_problem(state.eps, self.precision, heaviest)
                        or position_problem(state, self.precision)):
@@ -217,6 +218,7 @@ class Simulation:
     def _steps(self, steps: int, on_step):
         """`step`'s work, this thread marked as the one stepping."""
         self._check_state()
+        self._same_on_every_rank(steps=steps)
         base = self.steps_done
         # a Ctrl-C lands at the end of the step under way, so that the bodies are always a whole
         # step's (a hunt: in a notebook they were left partway through one, and the next step went
@@ -255,6 +257,23 @@ class Simulation:
                 signal.signal(signal.SIGINT, previous)
         if asked:          # during the last step, or after it until `previous` was back (a hunt: it was lost there)
             raise KeyboardInterrupt
+
+    def _same_on_every_rank(self, **more):
+        """ValueError on every rank together where a rank was given settings other than rank 0's
+        (`share_state` gives every rank rank 0's bodies): its scheme, precision, dt, the version's
+        options and `more` (a hunt: F's ranks given different dt stepped a wrong trajectory in
+        silence, different precisions mixed them, different schemes hung). Collective."""
+        if self.world.size == 1:
+            return
+        ours = {"scheme": self.scheme.name, "precision": self.precision, "dt": self._dt, "options": self.options,
+                **more}
+        root = self.world.broadcast_object(ours)
+        differ = [name for name in ours if repr(ours[name]) != repr(root.get(name))]
+        same, reason = self.world.agree(not differ, f"its {' and '.join(differ)} "
+                                                    f"{'differs' if len(differ) == 1 else 'differ'} from rank 0's")
+        if not same:
+            raise ValueError(f"the ranks were given different settings ({reason}): give every rank the same "
+                             f"Simulation arguments and steps")
 
     def _cluster(self) -> tuple:
         """What the force pipeline was built for, beside the bodies' positions: N, the masses'

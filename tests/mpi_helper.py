@@ -7,6 +7,8 @@
                                       what the ranks saw to OUT.json
     fail RANK CALL -- RUN-ARGS...     `nbsymple run RUN-ARGS` in which rank RANK raises at
                                       its CALL-th kick (a bug in one rank, mid-run)
+    differ OUT                        F's `Simulation` with rank 1 given another dt, precision,
+                                      scheme, then steps: rank R writes what it raised to OUT.R
 """
 import json
 import sys
@@ -60,10 +62,26 @@ def fail(rank, call, run_args):
     return main(["run", *run_args])
 
 
+def differ(out):
+    other = {"dt": {"dt": 2e-3}, "precision": {"precision": "sp"}, "scheme": {"scheme": "si6a"}, "steps": {}}
+    rank, said = world().rank, []
+    for what, settings in other.items():
+        try:
+            sim = Simulation(make_cluster(8, seed=4), "F", **{"dt": 1e-3, **(settings if rank == 1 else {})})
+            sim.step(5 if rank == 1 else 4)
+            said.append(f"{what}: stepped")
+        except ValueError as e:
+            said.append(f"{what}: {e}")
+    with open(f"{out}.{rank}", "w") as f:          # (lines the ranks print to one stdout interleave)
+        f.write("\n".join(said) + "\n")
+
+
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "compare":
         compare(*args)
+    elif command == "differ":
+        differ(*args)
     elif command == "fail":
         split = args.index("--")
         sys.exit(fail(int(args[0]), int(args[1]), args[split + 1:]))

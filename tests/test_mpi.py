@@ -67,6 +67,20 @@ def mpirun(ranks, *args, env=None, timeout=TIMEOUT):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@JOB
+def test_ranks_given_other_settings_than_rank_0s_refuse_together(tmp_path):
+    """A hunt: F's ranks given different dt stepped a wrong trajectory in silence (0.34 off B's),
+    different precisions mixed them, different schemes hung the job. Every rank now raises the
+    same sentence, together, before a step."""
+    p = mpirun(2, HELPER, "differ", str(tmp_path / "said"))
+    assert p.returncode == 0, p.stderr
+    for rank in (0, 1):
+        said = (tmp_path / f"said.{rank}").read_text().splitlines()
+        assert said == [f"{what}: the ranks were given different settings (rank 1: its {what} differs from rank 0's): "
+                        f"give every rank the same Simulation arguments and steps"
+                        for what in ("dt", "precision", "scheme", "steps")], (rank, said)
+
+
 def relative_change(after, before, start):
     """max_i |after_i - before_i| / max_i |before_i - start_i| (as the conformance battery)."""
     return float(np.linalg.norm(after - before, axis=0).max() / np.linalg.norm(before - start, axis=0).max())
