@@ -81,6 +81,31 @@ def test_python_and_the_cli_refuse_alike(tmp_path, monkeypatch, spec, argv, sent
     assert list(tmp_path.iterdir()) == []                 # nothing written
 
 
+@pytest.mark.parametrize("spec, said", [
+    (dict(checkpoint="-"), "--checkpoint: '-' stands for standard input or output"),
+    (dict(checkpoint="~/x.ck"), "--checkpoint: '~/x.ck' starts with '~', which no shell expanded"),
+    (dict(checkpoint="nodir/"), "--checkpoint 'nodir/' ends in '/', which names a folder, not a file"),
+    (dict(checkpoint="a\nb.ck"), "--checkpoint: 'a\\nb.ck' holds a line feed"),
+    (dict(snapshots="-", every=1), "--snapshots: '-' stands for standard input or output"),
+    (dict(snapshots="~snap", every=1), "--snapshots: '~snap' starts with '~snap', which no shell expanded"),
+    (dict(checkpoint="a" * 250), "--checkpoint: a name in the path is 250 bytes long"),
+    (dict(snapshots="a\0b", every=1), "--snapshots holds a NUL byte, which no file name can"),
+    (dict(resume="x.ck/"), "--resume 'x.ck/' ends in '/', which names a folder, not a file"),
+    (dict(given="nsteps"), "given must be a set of the names of the fields and options set"),
+])
+def test_a_path_the_command_line_refuses_python_refuses_too(tmp_path, monkeypatch, spec, said):
+    """A hunt: `run(RunSpec(checkpoint='-'))` wrote a file '-', '~/x.ck' made a folder '~',
+    'nodir/' wrote a file 'nodir', a name too long raised OSError, a NUL byte ValueError from
+    os.stat; `given='nsteps'` was taken as the letters n, s, t, e, p."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RunStop) as e:
+        run(RunSpec(**{"n": 8, "steps": 1, **spec}))
+    assert str(e.value).startswith(said) and e.value.status == 2, str(e.value)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(RunStop, match="run needs a RunSpec, got NoneType"):
+        run(None)
+
+
 @pytest.mark.parametrize("field, value, sentence", [
     ("n", 1, "--n must be a whole number of at least 2, got 1"),
     ("dt", float("nan"), "--dt must be a positive finite number, got nan"),

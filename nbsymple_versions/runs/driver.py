@@ -567,6 +567,8 @@ def run(spec: RunSpec) -> int:
     are answered from the first line (`StopSignals`). Under an MPI launcher a signal caught before
     the ranks are joined waits for them to be (a rank that ended alone would leave the others
     waiting in `MPI_Init`), then stops every rank together."""
+    if not isinstance(spec, RunSpec):   # (a hunt: run(None) raised AttributeError)
+        raise RunStop(f"run needs a RunSpec, got {type(spec).__name__}")
     ranks = {}
     joining = launched()                 # under mpiexec: until `version.world()`, signals wait
 

@@ -8,7 +8,8 @@ builds it directly:
 
 A value that cannot be used raises `RunStop` (one sentence, status 2), as the CLI's refusals do.
 """
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -89,7 +90,11 @@ class RunSpec:
                 if (value := getattr(self, name)) is not None:
                     if not isinstance(value, (str, Path)) or not str(value).strip():
                         raise ValueError(f"{flag(name)} needs a file or folder name, got {value!r}")
-                    checked[name] = Path(value)
+                    checked[name] = _path(name, value)
+            if self.given is not None and (isinstance(self.given, str) or not isinstance(self.given, Iterable)
+                                           or not all(isinstance(g, str) for g in self.given)):
+                raise ValueError(f"given must be a set of the names of the fields and options set (as the command "
+                                 f"line's flags typed), got {self.given!r}")      # (a hunt: 'nsteps' taken as letters)
             for name in ("json", "progress"):
                 if not isinstance(getattr(self, name), bool):
                     raise ValueError(f"{flag(name)} must be True or False, got {getattr(self, name)!r}")
@@ -103,6 +108,25 @@ class RunSpec:
         checked["given"] = frozenset(self.given or ()) | differ
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+
+def _path(name: str, value) -> Path:
+    """A path field as the command line's option takes it (`arguments`: no '-', no leading '~',
+    no line feed, each name within what the file system takes, a folder's files within PATH_MAX),
+    the same sentence as a ValueError (a hunt: `run(RunSpec(checkpoint='-'))` wrote a file '-',
+    '~/x.ck' made a folder '~', 'nodir/' wrote a file, a name too long raised OSError)."""
+    import argparse
+    from ..arguments import file_argument, folder_argument, output_file_argument
+    text = os.fspath(value)
+    if "\0" in text:
+        raise ValueError(f"{flag(name)} holds a NUL byte, which no file name can")
+    if name != "snapshots" and text.endswith("/"):
+        raise ValueError(f"{flag(name)} {text!r} ends in '/', which names a folder, not a file")
+    kind = {"snapshots": folder_argument, "checkpoint": output_file_argument}.get(name, file_argument)
+    try:
+        return kind(text)
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"{flag(name)}: {e}") from None
 
 
 _dataclass_init = RunSpec.__init__
