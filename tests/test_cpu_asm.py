@@ -291,6 +291,18 @@ def test_without_llvm_mca_the_report_says_so(counted, monkeypatch):
     assert f"llvm-mca, haswell (haswell): {r.mca_note}" in report.notes([r])
 
 
+def test_an_llvm_mca_that_reports_no_iterations_is_said_to_model_nothing(counted, tmp_path):
+    """A hunt: an llvm-mca first on PATH answering "Iterations: 0" ended `cpu-asm` in a
+    ZeroDivisionError."""
+    _, keep = counted
+    fake = tmp_path / "llvm-mca"
+    fake.write_text("#!/bin/sh\necho 'Iterations: 0'\necho 'Total Cycles: 5'\n")
+    fake.chmod(0o755)
+    text = (keep / "haswell_pairwise_sp.s").read_text()
+    r = cpu_asm.count("haswell", "haswell", "pairwise", "sp", text, tool=(str(fake), 99))
+    assert r.mca_cycles_per_interaction is None and r.mca_note.startswith("llvm-mca 99 cannot model this loop")
+
+
 # ------------------------------------------------------------------ the command
 
 def test_cli_json_table_and_keep(counted, monkeypatch, tmp_path):

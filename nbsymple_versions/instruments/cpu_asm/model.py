@@ -138,7 +138,7 @@ def mca(loop: Loop, interactions: int, cpu_name: str, tool: tuple[str, int] | No
     if "not a recognized processor" in p.stderr:
         return None, f"not modelled by llvm-mca {version}"
     total, iterations = _TOTAL.search(p.stdout), _ITERATIONS.search(p.stdout)
-    if p.returncode != 0 or not total or not iterations:
-        first = (p.stderr.strip().splitlines() or ["no output"])[0]
-        return None, f"llvm-mca {version} cannot model this loop for {cpu_name}: {first}"
+    if p.returncode != 0 or not total or not iterations or int(iterations.group(1)) == 0:    # (a hunt: 0 iterations
+        first = (p.stderr.strip().splitlines() or ["no output"])[0]                          # from an llvm-mca on PATH
+        return None, f"llvm-mca {version} cannot model this loop for {cpu_name}: {first}"    # divided by zero)
     return int(total.group(1)) / int(iterations.group(1)) / interactions, None
