@@ -771,3 +771,15 @@ def test_p_is_a_probability_at_many_degrees_of_freedom():
     for f, d1, d2 in ((0.2, 40, 2000), (2.5, 200, 200), (1.1, 300, 50)):
         p = stats.f_sf(f, d1, d2)
         assert 0.0 <= p <= 1.0 and p + stats.f_sf(1.0 / f, d2, d1) == pytest.approx(1.0, abs=1e-12), (f, d1, d2)
+
+
+def test_the_tails_panels_span_at_least_the_cluster():
+    """A hunt: a damaged snapshot of every body at one point gave the panels an extent of 1e-11 pc,
+    and `paper` drew the Jacobi circle at 1e12 times the panel for ever (SIGTERM unanswered); at one
+    point exactly, a math domain error. The extent is the bodies' 99.5th percentile, rounded up,
+    and at least the cluster's radius."""
+    rng = np.random.default_rng(5)
+    spread = rng.normal(scale=40.0, size=(2000, 3))
+    assert science_plots.panel_extent(spread, 10.0) in (100.0, 200.0)
+    for degenerate in (np.zeros((64, 3)), np.full((64, 3), 1e-12)):
+        assert science_plots.panel_extent(degenerate, 10.0) == 10.0

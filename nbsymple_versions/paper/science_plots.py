@@ -60,6 +60,15 @@ def _nice(x: float) -> float:
     return next(m * e for m in (1, 2, 5, 10) if m * e >= x)
 
 
+def panel_extent(offsets_pc: np.ndarray, floor_pc: float) -> float:
+    """Half-width (pc) of the tails' panels: 1.05 times the 99.5th percentile of the bodies' |x|
+    and |y| from the cluster's centre (N, 3), rounded up (`_nice`), and at least `floor_pc`, the
+    cluster's radius (a hunt: a damaged snapshot of every body at one point gave 1e-11 pc, and Agg
+    drew the Jacobi circle, tens of pc, at 1e12 times the panel for ever; at one point exactly,
+    log10(0))."""
+    return _nice(max(float(np.percentile(np.abs(offsets_pc[:, :2]), 99.5)) * 1.05, floor_pc))
+
+
 def run_summary(label: str, run: dict, total: float | None, internal: float | None, internal_max: float | None,
                 **extra) -> dict:
     """One science run's numbers for plots/science_runs.json: its set-up, both energy errors at
@@ -99,7 +108,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     pc = units.r_cl_pc
     centres = [density_centre(s.positions) for s, _ in chosen]
     offsets = [(s.positions - c) * pc for (s, _), c in zip(chosen, centres)]
-    extent = _nice(float(np.percentile(np.abs(offsets[-1][:, :2]), 99.5)) * 1.05)
+    extent = panel_extent(offsets[-1], pc)
     rt_pc = jacobi_radius(units, p.get("radius_kpc", SUN_RADIUS_KPC)) * pc
     with style():
         fig = plt.figure(figsize=(9.0, 4.8), layout="constrained")

@@ -111,13 +111,16 @@ class RunSpec:
 
 
 def _path(name: str, value) -> Path:
-    """A path field as the command line's option takes it (`arguments`: no '-', no leading '~',
-    no line feed, each name within what the file system takes, a folder's files within PATH_MAX),
-    the same sentence as a ValueError (a hunt: `run(RunSpec(checkpoint='-'))` wrote a file '-',
-    '~/x.ck' made a folder '~', 'nodir/' wrote a file, a name too long raised OSError)."""
+    """A path field as the command line's option takes it, a str as typed (`arguments`: no '-',
+    no leading '~', no line feed, each name within what the file system takes, a folder's files
+    within PATH_MAX; a Path names its file as it is), the same sentence as a ValueError (a hunt:
+    `run(RunSpec(checkpoint='-'))` wrote a file '-', '~/x.ck' made a folder '~', 'nodir/' wrote a
+    file, a name too long raised OSError)."""
     import argparse
     from ..arguments import file_argument, folder_argument, output_file_argument
     text = os.fspath(value)
+    if isinstance(value, Path) and text.startswith(("-", "~")):   # a Path names that file: the command line's
+        text = os.path.join(".", text)                            # './-' and './~/c.ck' are Paths '-' and '~/c.ck'
     if "\0" in text:
         raise ValueError(f"{flag(name)} holds a NUL byte, which no file name can")
     if name != "snapshots" and text.endswith("/"):
