@@ -2,7 +2,9 @@
 argparse, resumes it bit for bit, and refuses what the CLI refuses with the same sentence
 (`RunStop`, status 2); the CLI parses its flags into the same frozen `RunSpec`."""
 import dataclasses
+import errno
 import json
+import os
 import re
 import signal
 
@@ -104,6 +106,28 @@ def test_a_path_the_command_line_refuses_python_refuses_too(tmp_path, monkeypatc
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(RunStop, match="run needs a RunSpec, got NoneType"):
         run(None)
+
+
+def test_a_checkpoint_replaced_while_the_run_stepped_is_not_offered_to_resume(tmp_path, monkeypatch):
+    """A hunt: the checkpoint replaced by a folder while the run stepped, the next write's fault
+    said "the last good checkpoint, t.ck (step 4700), is kept; continue with: nbsymple run --resume
+    t.ck", which refused it ("is a folder, not a file")."""
+    real, calls = driver.save, []
+    ck = tmp_path / "t.ck"
+
+    def save(target, run_, sim):
+        calls.append(sim.steps_done)
+        if len(calls) == 1:
+            return real(target, run_, sim)
+        ck.unlink()
+        ck.mkdir()
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(ck))
+    monkeypatch.setattr(driver, "save", save)
+    with pytest.raises(RunStop) as e:
+        run(RunSpec(n=8, steps=3, seed=1, checkpoint=ck, checkpoint_every=1))
+    assert e.value.status == 4 and str(e.value).endswith(
+        f"; the last good checkpoint, {ck} (step 0), is no longer there (a folder stands there now): nothing is "
+        f"left to continue from"), str(e.value)
 
 
 @pytest.mark.parametrize("field, value, sentence", [

@@ -753,6 +753,10 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
         if saved["step"] is None:
             return (f"; {spec.resume} is unchanged; continue with: {resume_command(spec.resume)}" if spec.resume
                     else f"; no checkpoint was written yet ({checkpoint} does not exist)")
+        if not checkpoint.is_file():     # (a hunt: replaced by a folder while the run stepped, the hint named it)
+            now = f"{kind} stands there now" if (kind := odd_kind(checkpoint)) else "it was removed"
+            return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is no longer there ({now}): "
+                    f"nothing is left to continue from")
         return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
                 f"{resume_command(checkpoint)}")
 
