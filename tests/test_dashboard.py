@@ -6,6 +6,7 @@ import errno
 import importlib.util
 import itertools
 import json
+import shutil
 import os
 import re
 import sys
@@ -162,6 +163,28 @@ def test_offline_replaces_a_link_under_vendor_and_refuses_an_index_that_is_not_t
     assert offline.main([str(html)]) == 2
     err = capsys.readouterr().err
     assert "not UTF-8" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_offline_says_in_one_line_what_a_page_still_loads_and_what_stands_in_vendors_place(tmp_path, capsys):
+    """A hunt: a line feed in a script's address split offline.py's sentence in two, and an escape
+    in it reached the terminal raw; a file where vendor/ goes was said to be "File exists"."""
+    html = _published(tmp_path)
+    index = html / "index.html"
+    index.write_text(index.read_text().replace("</head>", '<script src="http://evil.example/a\nb\x1b[31mRED.js">'
+                                                           "</script></head>", 1))
+    assert offline.main([str(html)]) == 1
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "http://evil.example/a\\nb" in err, err
+    assert "\x1b" not in out, out
+    for name in ("vendor", "vendor/jquery-3.3.1"):
+        if (html / "vendor").is_file():
+            (html / "vendor").unlink()
+        shutil.rmtree(html / "vendor", ignore_errors=True)
+        (html / name).parent.mkdir(exist_ok=True)
+        (html / name).write_text("a file\n")
+        assert offline.main([str(html)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"offline.py: {html / name} is a file, not a folder; move it away\n", err
 
 
 @pytest.mark.parametrize("tool", ["views", "offline"])

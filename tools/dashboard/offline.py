@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 from nbsymple_versions.arguments import script_folder
+from nbsymple_versions.entry import printable, sentence
+from nbsymple_versions.environment import blocking
 from nbsymple_versions.runs.errors import fault_status
 from nbsymple_versions.runs.paths import FileRefused, read_bytes, write_file, written_name
 
@@ -106,19 +108,23 @@ def main(argv) -> int:
         html = read_bytes(index, KIND).decode("utf-8")
     except (FileRefused, UnicodeDecodeError) as e:
         reason = str(e) if isinstance(e, FileRefused) else f"{index} is not UTF-8 text, so not asv's index.html"
-        print(f"offline.py: {reason}; nothing changed", file=sys.stderr)
+        print(sentence(f"offline.py: {reason}; nothing changed"), file=sys.stderr)
         return 2
     html, report = rewrite(html)
     try:
         copy_vendor(out)
         write_file(index, html)
     except OSError as e:           # a folder or a file in the way, a full disk
-        print(f"offline.py: cannot write {written_name(e)}: {e.strerror or e}", file=sys.stderr)
+        name = written_name(e)
+        if isinstance(e, FileExistsError) and (found := blocking(name)) is not None:    # (a hunt: "File exists")
+            print(sentence(f"offline.py: {found[0]} is {found[1]}, not a folder; move it away"), file=sys.stderr)
+            return 2
+        print(sentence(f"offline.py: cannot write {name}: {e.strerror or e}"), file=sys.stderr)
         return fault_status(e)
-    print("\n".join(report))
+    print("\n".join(map(printable, report)))      # (a hunt: an escape a page held, written raw to the terminal)
     left = remote(html)
-    if left:
-        print(f"offline.py: {index} still loads {', '.join(left)} from the network", file=sys.stderr)
+    if left:                       # one line however the page's addresses are written (a hunt: a line feed in one)
+        print(sentence(f"offline.py: {index} still loads {', '.join(left)} from the network"), file=sys.stderr)
         return 1
     print(f"offline.py: {index} loads every script and style from {out}/vendor/")
     return 0
