@@ -187,6 +187,28 @@ def test_offline_says_in_one_line_what_a_page_still_loads_and_what_stands_in_ven
         assert err == f"offline.py: {html / name} is a file, not a folder; move it away\n", err
 
 
+def test_views_reads_everything_before_it_writes_and_refuses_graphs_that_are_a_link(tmp_path, capsys, monkeypatch):
+    """A hunt: graphs/ a link to / had views.py walk the machine's files and, at a vanished /proc
+    entry, say "cannot write" after it had changed two scripts."""
+    html = _published(tmp_path)
+    (html / "index.json").write_text(json.dumps({"benchmarks": {"a.B.time_x": {"params": [["1"]],
+                                                                               "param_names": ["n"]}}}))
+    before = {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()}
+    (html / "graphs").symlink_to(tmp_path, target_is_directory=True)
+    assert views.main([str(html)]) == 2
+    assert "is a symbolic link, not the folder asv publish writes; nothing changed" in capsys.readouterr().err
+    (html / "graphs").unlink()
+    (html / "graphs").mkdir()
+
+    def gone(*args):
+        raise FileNotFoundError(2, "No such file or directory", str(html / "graphs" / "x"))
+    monkeypatch.setattr(views, "measured", gone)
+    assert views.main([str(html)]) == 2
+    assert capsys.readouterr().err == (f"views.py: cannot read {html / 'graphs' / 'x'}: No such file or directory; "
+                                       f"nothing changed\n")
+    assert {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()} == before
+
+
 @pytest.mark.parametrize("tool", ["views", "offline"])
 def test_a_full_disk_is_one_sentence_and_status_4(tmp_path, capsys, monkeypatch, tool):
     html = _published(tmp_path)

@@ -130,6 +130,16 @@ def main(argv) -> int:
             print(f"views.py: {out / name} is not asv 0.6's (the line to change is not there once); "
                   f"nothing changed", file=sys.stderr)
             return 1
+    if (out / "graphs").is_symlink():      # asv writes a folder there; a link's tree is not its (a hunt: one to /)
+        print(f"views.py: {out / 'graphs'} is a symbolic link, not the folder asv publish writes; nothing changed",
+              file=sys.stderr)
+        return 2
+    try:                            # everything read before anything is written (a hunt: graphs/ a link to /,
+        _views(out, index)          # a vanished /proc entry said "cannot write" after two scripts were changed)
+    except OSError as e:
+        print(f"views.py: cannot read {e.filename or out / 'graphs'}: {e.strerror or e}; nothing changed",
+              file=sys.stderr)
+        return 2
     try:
         return _apply(out, index, scripts)
     except OSError as e:            # a folder in a file's place, a full disk
@@ -138,10 +148,16 @@ def main(argv) -> int:
 
 
 def _apply(out: Path, index: dict, scripts: dict) -> int:
-    """asv's scripts changed, and each benchmark's view written into index.json."""
+    """asv's scripts changed, and index.json with each benchmark's view (`_views`) written."""
     for name, (old, new) in PATCHES.items():
         if new not in scripts[name]:
             write_file(out / name, scripts[name].replace(old, new).encode("utf-8", "surrogateescape"))
+    write_file(out / "index.json", json.dumps(index))
+    return 0
+
+
+def _views(out: Path, index: dict):
+    """Each benchmark's view, from the graphs it reads, into `index` (in memory), said on stdout."""
     for name, bench in sorted(index["benchmarks"].items()):
         if not BENCHMARK_NAME.fullmatch(name):      # a path ('/etc/passwd', 'a/../b') is no name to look up
             print(f"{name!r}: not the name of an asv benchmark (module.Class.method); left as it is")
@@ -157,8 +173,6 @@ def _apply(out: Path, index: dict, scripts: dict) -> int:
         elif chosen:
             bench[DEFAULTS_KEY] = chosen
             print(f"{name}: opens on {address(name, chosen)}")
-    write_file(out / "index.json", json.dumps(index))
-    return 0
 
 
 if __name__ == "__main__":
