@@ -1719,6 +1719,27 @@ def test_a_run_record_that_its_snapshots_contradict_is_refused(tmp_path, finishe
         load_run(folder)
 
 
+@pytest.mark.parametrize("damage, said", [
+    (lambda x: x.__setitem__((0, 3), 1e300), "beyond the"),
+    (lambda x: x.__setitem__(slice(None), x[:, :1]), "all its bodies stand at one point, which is no cluster"),
+])
+def test_a_snapshot_of_bodies_no_run_steps_to_is_refused(tmp_path, finished, damage, said):
+    """A hunt: a snapshot with a coordinate of 1e300 was drawn, with NumPy's overflow warnings on
+    stderr, and one of every body at one point hung `paper` in Agg for ever (SIGTERM unanswered)."""
+    from nbsymple_versions.paper.science_runs import load_run
+    from nbsymple_versions.runs.paths import FileRefused
+    from nbsymple_versions.runs.snapshots import read_snapshot, write_snapshot
+    shutil.copytree(finished / "out", tmp_path / "out")
+    folder = tmp_path / "out" / "runs" / "tidal_tails"
+    last = json.loads((folder / "run.json").read_text())["snapshots"][-1]
+    state, step = read_snapshot(folder / last)
+    damage(state.x)
+    write_snapshot(folder, state, step)
+    with pytest.raises(FileRefused, match=re.escape(f"snapshot tidal_tails/{last}: ")) as refusal:
+        load_run(folder)
+    assert said in str(refusal.value) and str(refusal.value).endswith("; no run of nbsymple writes it")
+
+
 def test_the_run_records_paper_writes_pass_its_checks(finished):
     from nbsymple_versions.paper.science_runs import run_record
     assert run_record(finished / "out" / "runs" / "tidal_tails")["params"]["kind"] == "tidal_tails"
