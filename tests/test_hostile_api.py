@@ -557,7 +557,10 @@ def test_a_scratch_folder_that_is_a_file_or_a_link_is_named(tmp_path, kind, args
     (["publish"], "results/m/0123abcd-existing-py3.11.json", "malformed (its durations is not an object of numbers)"),
     (["publish"], "results/m/0123abcd-existing-py3.11.json", 'not valid JSON (the key "env_name" is given twice'),
     (["publish"], "results/m/machine.json", "not an asv machine file"),
-    (["publish"], "results/benchmarks.json", "not asv's benchmarks.json")])
+    (["publish"], "results/benchmarks.json", "not asv's benchmarks.json"),
+    (["publish"], "results/m/0123abcd-existing-py3.11.json", "not UTF-8 text"),       # a hunt: asv's traceback
+    (["publish"], "results/m/machine.json", "not valid JSON"),                        # a hunt: said on stdout alone
+    (["publish"], "results/m/loop-existing-py3.11.json", "a symbolic-link loop")])    # a hunt: asv's traceback
 def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path, args, place, kind):
     """A FIFO among the results made `make dashboard` (asv publish) and `benchmarks-json` wait
     for ever, and a folder at benchmarks.json ended in a traceback (a hunt): one sentence naming
@@ -575,6 +578,12 @@ def test_a_special_file_where_asv_reads_results_is_named_before_it_runs(tmp_path
         (root / place).write_text('{"version": 1, "cpu": "x"}')        # no machine: asv's KeyError
     elif kind == "not asv's benchmarks.json":
         (root / place).write_text('{"version": 2, "tasks.Tasks.time_pairwise": 5}')      # asv's TypeError
+    elif kind == "not UTF-8 text":
+        (root / place).write_bytes(b'{"version": 2, "\xff": 1}')
+    elif kind == "not valid JSON":
+        (root / place).write_text('{"version": 1, "m')
+    elif kind == "a symbolic-link loop":
+        (root / place).symlink_to(root / place)
     else:
         fixture = REPO / "tests" / "data" / "asv_fixture" / "fixture-2core-nogpu"
         data = json.loads(next(p for p in fixture.glob("*.json") if p.name != "machine.json").read_text())

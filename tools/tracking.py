@@ -761,11 +761,13 @@ def special_results(results_dir: Path) -> str | None:
     types (`paper.results.ResultFile`: an env_name of 5, results or durations that are lists) or a
     machine.json without its machine's name or format version ended it in asv's traceback, and a key
     given twice (`runs.paths.KeyTwice`) had asv take its last value; else None.
-    A file that is not JSON asv skips, saying so."""
+    So is any other file the suite's reader refuses (not JSON, not UTF-8, a link loop)."""
     from nbsymple_versions.paper.results import ResultFile, ResultsError
     if (problem := results_folder_problem(results_dir)) is not None:
         return problem
     for path in sorted([results_dir / "benchmarks.json", *results_dir.glob("*/*.json")]):
+        if not os.path.lexists(path):            # no benchmarks.json yet: asv's run writes it
+            continue
         if (kind := odd_kind(path)) is not None:
             return f"{os.path.relpath(path, ROOT)} is {kind}, not a file of asv's: move it out of {results_dir.name}/"
         try:
@@ -789,9 +791,9 @@ def special_results(results_dir: Path) -> str | None:
             return f"{e}: move it out of {results_dir.name}/"
         except ResultsError as e:
             return f"{str(e).rstrip('.')}, which asv cannot read: move it out of {results_dir.name}/"
-        except FileRefused:
-            continue
-    return None
+        except FileRefused as e:     # (a hunt: a link loop and a byte not UTF-8 in a results file ended in asv's
+            return f"{e}, which asv cannot read: move it out of {results_dir.name}/"    # traceback, a machine.json
+    return None                                                                        # cut short in its stdout
 
 
 def _result_files(paths):
