@@ -998,6 +998,29 @@ def _results_file(folder: Path) -> Path:
     return next(p for p in sorted(folder.glob("*.json")) if p.name != "machine.json")
 
 
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d.__setitem__("result_columns", ["params", "result", *d["result_columns"][2:]]), "is malformed"),
+    (lambda d: d.__setitem__("provenance", {"a": 1}), "provenance"),
+    (lambda d: d.__setitem__("commit_hash", "d59f\x1b[31m\nzz"), "commit_hash"),
+    (lambda d: d.__setitem__("date", "yesterday"), "date"),
+])
+def test_migrate_refuses_a_results_file_paper_refuses(tmp_path, change, said):
+    """A hunt: results in the wrong columns and a provenance that is no list ended `tools.migrate` in
+    tracebacks; a commit hash holding an escape and a line feed, and a date of "yesterday", passed
+    and were renamed into the new machine's folder, where `paper` refuses them."""
+    folder = tmp_path / "res" / "fixture-2core-nogpu"
+    shutil.copytree(REPO / "tests" / "data" / "asv_fixture" / "fixture-2core-nogpu", folder)
+    first = next(p for p in sorted(folder.glob("*.json")) if p.name != "machine.json")
+    data = json.loads(first.read_text())
+    change(data)
+    first.write_text(json.dumps(data))
+    before = sorted(p.name for p in folder.iterdir())
+    refused(tmp_path, [f"res/{folder.name}", "--uarch", "znver3b", "--isa", "avx2"], [first.name, said],
+            module="tools.migrate")
+    assert sorted(p.name for p in folder.iterdir()) == before and sorted(p.name for p in (tmp_path / "res").iterdir()) \
+        == [folder.name]
+
+
 @pytest.mark.parametrize("case", ["two environments", "into another machine's file", "a row cut short",
                                   "onto another machine.json", "a link to the folder"])
 def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
@@ -1039,7 +1062,7 @@ def test_migrate_refuses_what_would_lose_or_shift_results(tmp_path, case):
         name = next(k for k, row in data["results"].items() if isinstance(row[0], list) and len(row[0]) > 2)
         data["results"][name][0] = data["results"][name][0][1:]
         first.write_text(json.dumps(data))
-        named = [name, "values for its", "combinations"]
+        named = [name, "values for", "combinations"]      # (`paper`'s reader says it first now)
     for dry in ([], ["--dry-run"]):
         refused(tmp_path, [f"res/{folder.name}", *args, *dry], named, module="tools.migrate")
 

@@ -109,6 +109,7 @@ def migrate(folder: Path, isa: str | None = None, uarch: str | None = None, dry_
 def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, evidence: str | None) -> Path:
     from asv import util
     from asv.results import Results
+    from nbsymple_versions.paper.results import ResultFile, ResultsError
     root = folder.parent
     if isa is not None and not ISA_NAME.fullmatch(isa):
         raise ValueError(f"--isa {isa!r} is not a vector ISA's name (lower-case letters, digits, '.', '_' or '-', "
@@ -139,6 +140,10 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
         if path.name == "machine.json":
             continue
         data = read_json(path, "asv results file")          # a regular file of JSON, before asv reads it
+        try:                      # with the fields `paper` reads (a hunt: results in the wrong columns, a
+            ResultFile.read(path)         # provenance that is no list ended in tracebacks; a commit hash holding an
+        except ResultsError as e:         # escape, a date of "yesterday", results as text passed, renamed)
+            raise ValueError(f"{str(e).rstrip('.')}; nothing was written") from None
         try:
             old = Results.load(str(path))
         except Exception as e:  # noqa: BLE001 - asv's own errors (UserError, KeyError...): one sentence
