@@ -366,8 +366,10 @@ def _kept_into(keep, what: str):
         yield
         return
     before = _files_in(keep)
-    kept = lambda: (f"the {what} written before it is in {keep}" if _files_in(keep) != before   # noqa: E731
-                    else f"none was written into {keep}")      # (a hunt: "written before it" of nothing)
+
+    def kept():                          # (a hunt: "written before it" of nothing)
+        return f"the {what} written before it is in {keep}" if _files_in(keep) != before else \
+            f"none was written into {keep}"
     with stop_on_write_fault(kept):
         yield
 

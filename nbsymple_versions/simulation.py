@@ -265,8 +265,8 @@ class Simulation:
         silence, different precisions mixed them, different schemes hung). Collective."""
         if self.world.size == 1:
             return
-        ours = {"scheme": self.scheme.name, "precision": self.precision, "dt": self._dt, "options": self.options,
-                **more}
+        ours = {"scheme": self.scheme.name, "precision": self.precision, "dt": self._dt,
+                "options": sorted(self.options.items(), key=lambda kv: str(kv[0])), **more}    # (in any order given)
         root = self.world.broadcast_object(ours)
         differ = [name for name in ours if repr(ours[name]) != repr(root.get(name))]
         same, reason = self.world.agree(not differ, f"its {' and '.join(differ)} "
