@@ -21,7 +21,7 @@ from cli_call import call
 from nbsymple_versions.instruments import cpu_asm
 from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
 from nbsymple_versions.serial import avx512
-from nbsymple_versions.serial.kernels import ROW_CPUS, DIVIDER_CPUS
+from nbsymple_versions.serial.kernels import ROW_CPUS, DIVIDER_CPUS, choosing_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -136,11 +136,11 @@ def test_float32_loops_hold_no_float64_and_dp_fmas_are_float64(counted):
         fmas = [i.mnemonic for i in dp if x86.classify(i) == "fma"]
         if target in AVX512_TARGETS or (target == "host" and avx512.on_host()):     # cpu-asm's host: this CPU
             assert fmas and all(m.endswith("pd") for m in fmas)      # the IR row: float64 only
-        elif target == "host" and "dp" in ROW_CPUS.get(llvm.get_host_cpu_name(), ()):
+        elif target == "host" and "dp" in ROW_CPUS.get(choosing_for(), ()):
             # the AVX2 row: float64 FMAs only, two conversions per 8 interactions (half the lanes)
             assert fmas and all(m.endswith("pd") for m in fmas) and rows[target, "pairwise", "dp"].mix_per_interaction[
                 "convert"] == 0.25
-        elif target == "host" and llvm.get_host_cpu_name() in DIVIDER_CPUS:   # the divider's route: float64 only
+        elif target == "host" and choosing_for() in DIVIDER_CPUS:   # the divider's route: float64 only
             assert fmas and all(m.endswith("pd") for m in fmas) and rows[target, "pairwise", "dp"].mix_per_interaction[
                 "convert"] == 0
         else:

@@ -214,11 +214,28 @@ ROW_CPUS = {
 }
 
 
+# a CPU whose code has no AVX-512 though LLVM's name of it has (a virtual machine that hides it: numba
+# compiles AVX2 for it) runs AVX2 code on its own pipes, and takes the choices measured for that
+WITHOUT_AVX512 = {
+    # a 2-core AMD EPYC Zen 4 VM hiding AVX-512 (LLVM: znver4), N = 16384, three quiet runs: dsp's row 1.34-1.53x
+    # numba's loop, dp's row 1.30-1.37x the seed (the divider 1.03-1.08x), sp's row 1.27-1.29x: znver3's choices,
+    # which were measured as AVX2 code on a Zen 4's pipes
+    "znver4": "znver3",
+}
+
+
 def compiled_for() -> str:
     """LLVM's name of the CPU numba compiles for: NUMBA_CPU_NAME, else the host's."""
     import llvmlite.binding as llvm
     name = numba.config.CPU_NAME
     return llvm.get_host_cpu_name() if name in (None, "", "host") else name
+
+
+def choosing_for() -> str:
+    """The CPU whose measured choices (`ROW_CPUS`, `DIVIDER_CPUS`) the kernels take: the one
+    numba compiles for, or WITHOUT_AVX512's AVX2 CPU where its code has no AVX-512."""
+    name = compiled_for()
+    return WITHOUT_AVX512[name] if name in WITHOUT_AVX512 and not avx512.available() else name
 
 
 class CpuKernels:
@@ -237,19 +254,19 @@ class CpuKernels:
     (`_inverse_cube_dp_sqrt`) instead of the float32 seed and its third-order step: the divider
     instead of two conversions, a float32 estimate and five multiply-adds (AVX2 and older; an
     AVX-512 host's dp loop is the IR row either way). By default (None) the divider's route is
-    taken where the CPU compiled for is one of `DIVIDER_CPUS`. `peers` times both routes as
+    taken where the CPU compiled for is one of `DIVIDER_CPUS` (`choosing_for`). `peers` times both routes as
     `A-dp-seed` and `A-dp-sqrt`.
 
     `rows` names the precisions ("sp", "dp", "dsp") whose kernel is the row (`avx2.pairwise_row`;
     sp's and dsp's on 16 lanes where the CPU compiled for has AVX-512) instead of numba's loop,
     where that CPU runs it (`avx2.available()`; dp's only without AVX-512, whose own row it
-    keeps); by default (None) those `ROW_CPUS` gives for that CPU. `peers` times sp's and dsp's
+    keeps); by default (None) those `ROW_CPUS` gives for that CPU (`choosing_for`). `peers` times sp's and dsp's
     as `A-row` and `A-loop`, dp's row as `A-dp-row`."""
 
     def __init__(self, parallel: bool, fused: bool = True, dp_seed: bool | None = None,
                  rows: tuple[str, ...] | None = None):
-        dp_seed = compiled_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
-        rows = ROW_CPUS.get(compiled_for(), ()) if rows is None else tuple(rows)
+        dp_seed = choosing_for() not in DIVIDER_CPUS if dp_seed is None else dp_seed
+        rows = ROW_CPUS.get(choosing_for(), ()) if rows is None else tuple(rows)
         rows = tuple(p for p in ("sp", "dp", "dsp") if p in rows and not (p == "dp" and avx512.available())) \
             if rows and avx2.available() else ()
         self.parallel, self.fused, self.dp_seed, self.rows = parallel, fused, dp_seed, rows
