@@ -74,7 +74,6 @@ def test_dp_takes_the_divider_route_on_the_cpus_measured_faster_so(monkeypatch, 
     elsewhere; an explicit `dp_seed` wins (numba's loop: where `ROW_CPUS` gives dp the AVX2
     row, A's kernel is that). The loop each route compiles to is checked in
     `test_the_dp_sqrt_route_divides_where_the_seed_route_estimates`."""
-    import llvmlite.binding as llvm
     from nbsymple_versions.serial import avx512, kernels
     monkeypatch.setattr(numba.config, "CPU_NAME", cpu)
     if seed is None or (cpu in kernels.WITHOUT_AVX512 and not avx512.available()):    # (a VM hiding AVX-512)
