@@ -127,6 +127,17 @@ def energy_problem(state) -> str | None:
     return None
 
 
+def cluster_problem(state) -> str | None:
+    """One sentence when `state` holds bodies no run steps to, else None (O(N)): energies float64
+    cannot represent (`energy_problem`), or every body at one point, which is no cluster (an
+    initial-condition file, a checkpoint, a snapshot `paper` reads)."""
+    if (problem := energy_problem(state)) is not None:
+        return problem
+    if state.n > 1 and (state.x == state.x[:, :1]).all():
+        return f"all {state.n} bodies stand at one point, which is no cluster"
+    return None
+
+
 def kinetic_energy(state) -> float:
     return 0.5 * float(state.m @ (state.v * state.v).sum(axis=0))
 

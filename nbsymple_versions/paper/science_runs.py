@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import Simulation, add_black_hole, make_cluster
 from ..core import galaxy
-from ..core.diagnostics import energy_problem
+from ..core.diagnostics import cluster_problem
 from ..core.ics import default_softening
 from ..core.units import Units
 from ..core.work import check_memory, check_time
@@ -412,10 +412,7 @@ def load_run(folder) -> tuple[dict, list]:
         raise FileRefused(f"{folder.name}/{RUN_FILE} gives {run['steps']} steps, but its last snapshot is of step "
                           f"{snaps[-1][1]}: the run's record and its snapshots disagree")
     for path, (state, _) in zip(paths, snaps):    # bodies no run steps to (a hunt: a coordinate of 1e300 drawn with
-        problem = energy_problem(state) or (      # NumPy's overflow warnings, every body at one point hung Agg)
-            "all its bodies stand at one point, which is no cluster"
-            if state.n > 1 and (state.x == state.x[:, :1]).all() else None)
-        if problem is not None:
+        if (problem := cluster_problem(state)) is not None:    # NumPy's warnings, every body at one point hung Agg)
             raise FileRefused(f"snapshot {folder.name}/{path.name}: {problem}; no run of nbsymple writes it")
     return run, snaps
 

@@ -43,7 +43,7 @@ import uuid
 import numpy as np
 
 from ..core.checks import positive_number
-from ..core.diagnostics import energy_problem
+from ..core.diagnostics import cluster_problem
 from ..core.ics import make_cluster
 from ..core.ranks import launcher_rank, one_process_problem
 from ..core.schemes import get_scheme
@@ -227,12 +227,10 @@ def _check_record(record):
 
 
 def _state_problem(state, what):
-    """RunStop where the bodies of `state` (from `what`) have energies float64 cannot hold, or
-    all stand at one point (no cluster: a checkpoint of them is refused as one, `checkpoint.AGREEMENTS`)."""
-    if (problem := energy_problem(state)) is not None:
+    """RunStop where the bodies of `state` (from `what`) are none a run steps (`cluster_problem`: a
+    checkpoint of bodies all at one point is refused as one too, `checkpoint.AGREEMENTS`)."""
+    if (problem := cluster_problem(state)) is not None:
         raise RunStop(f"{what}: {problem}")
-    if state.n > 1 and (state.x == state.x[:, :1]).all():
-        raise RunStop(f"{what}: all {state.n} bodies stand at one point, which is no cluster")
 
 
 def _resumed(spec, world, loaded):
