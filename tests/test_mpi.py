@@ -268,7 +268,8 @@ def test_f_joins_its_ranks_after_the_warm_up_and_records_its_node_version(monkey
     from nbsymple_versions.mpi import pipeline
     monkeypatch.setattr(pipeline, "_SAID", set())
     for options, said in (({"tile": 1024}, "--tile 1024 is"), ({"backend": "cupy", "kernel": "plain"},
-                                                              "--gpu-kernel plain and --gpu-backend cupy are")):
+                                                              "--gpu-kernel plain and --gpu-backend cupy are"),
+                          ({"tile": 256}, "--tile 256 is")):       # a hunt: its default value was taken in silence
         with pytest.raises(VersionUnavailable) as e:
             Simulation(make_cluster(16, seed=1), "F", diagnostics=False, node_version="B", **options)
         assert str(e.value) == (f"version F is not available: {said} for a GPU node version (D, E), and "

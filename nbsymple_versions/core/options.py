@@ -48,11 +48,20 @@ class NoOptions:
         if unknown:
             takes = ", ".join(cls.names()) or "none"
             raise ValueError(f"version {letter} takes no option {', '.join(unknown)} (its options: {takes})")
-        return cls(**given)
+        options = cls(**given)
+        object.__setattr__(options, "_named", frozenset(given))     # (not a field: equality ignores it)
+        return options
 
     def given(self) -> dict:
         """The options that differ from their defaults (what a checkpoint records)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
+
+    def asked(self) -> dict:
+        """The options given by name to `from_dict` (at their defaults too: `--tile 256`) or that
+        differ from their defaults: what a version with no use for them refuses (a hunt: F's node
+        version B took `--tile 256` in silence, and refused `--tile 128`)."""
+        named = getattr(self, "_named", frozenset())
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in named} | self.given()
 
 
 def whole_number_argument(minimum: int, below: int | None = None, below_text: str = ""):

@@ -127,7 +127,7 @@ def build(state, precision, clock, world, options) -> MpiPipeline:
     from .. import gpu_full, gpu_threaded, threaded
     node = options.node_version or default_node_version(world, options.backend)
     package = {"B": threaded, "D": gpu_threaded, "E": gpu_full}[node]
-    if not package.GPU and (unused := {k: v for k, v in options.given().items() if k != "node_version"}):
+    if not package.GPU and (unused := {k: v for k, v in options.asked().items() if k != "node_version"}):
         flags = {d["name"]: d["flag"] for d in options.describe()}
         given = [f"{flags[k]} {v}" for k, v in unused.items()]
         given = ", ".join(given[:-1]) + " and " + given[-1] + " are" if len(given) > 1 else given[0] + " is"
