@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,8 +171,10 @@ def test_a_machine_folder_given_as_the_results_folder_is_named_with_the_folder_a
                                            f"\\.\\., and --machine {machine.name}\\.$"):
         load_results(".")
     (machine.parent / "empty").mkdir()
-    with pytest.raises(ResultsError, match="^results folder empty holds no machine folder with asv results\\.$"):
-        load_results("../empty")
+    with pytest.raises(ResultsError, match="^results folder \\.\\./empty holds no machine folder with asv results\\.$"):
+        load_results("../empty")         # named as given (a hunt: `--results /tmp/x/xx` was "results folder xx")
+    with pytest.raises(ResultsError, match="^results folder \\.\\./none does not exist; "):
+        load_results("../none")
 
 
 def test_a_folder_of_other_json_files_is_no_machine_folder(tmp_path):
@@ -179,7 +182,8 @@ def test_a_folder_of_other_json_files_is_no_machine_folder(tmp_path):
     folder itself" (any *.json counted; a hunt's leftover): only asv's machine.json makes one."""
     (tmp_path / "snaps").mkdir()
     (tmp_path / "snaps" / "nbsymple-run.json").write_text("{}")
-    with pytest.raises(ResultsError, match="^results folder snaps holds no machine folder with asv results\\.$"):
+    with pytest.raises(ResultsError, match=f"^results folder {re.escape(str(tmp_path / 'snaps'))} holds no machine "
+                                           f"folder with asv results\\.$"):
         load_results(tmp_path / "snaps")
 
 

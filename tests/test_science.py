@@ -388,6 +388,13 @@ def test_not_converged_is_marked_above_one_percent_of_the_binding_energy():
     assert convergence.largest([3e-3, None]) is None and convergence.largest([]) is None     # unknown: not converged
     assert "NOT CONVERGED" in convergence.internal_sentence(5e-3, 2e-2)
     assert "converged: <= 0.01" in convergence.internal_sentence(5e-3, 1e-2)
+    # near the limit, digits enough to be on its side (a hunt: "largest 1.0e-02 > 0.01: NOT CONVERGED")
+    assert "largest 1.004e-02 > 0.01: NOT CONVERGED" in convergence.internal_sentence(1.004e-2, 1.004e-2)
+    assert "largest 9.96e-03; converged" in convergence.internal_sentence(9.96e-3, 9.96e-3)
+    assert "largest 1.0e-02; converged" in convergence.internal_sentence(1e-2, 1e-2)
+    assert [convergence.error_text(x, ".2g") for x in (1.004e-2, 9.9999e-3, 0.11, None)] == \
+        ["0.01004", "0.0099999", "0.11", "unknown"]
+    assert convergence.error_text(1e-2 + 1e-18) == "1.0000000000000002e-02"      # the float above the limit
     with science_plots.style():
         fig = science_plots.plt.figure()
         assert not science_plots.mark_not_converged(fig, 5e-3) and not fig.texts
@@ -690,6 +697,9 @@ def test_a_run_without_its_internal_error_leaves_out_the_fall_with_dt():
     fall of the error per halving of dt (a mutation hunt: without the check, np.mean of None raised)."""
     series = _seeded({2 ** -8: [0.020], 2 ** -9: [0.021]}, {2 ** -8: 0.005, 2 ** -9: 0.002})
     assert "falls by 2.5 per halving" in "\n".join(dt_series.verdict(series))
+    apart = _seeded({2 ** -8: [0.020], 2 ** -10: [0.021]}, {2 ** -8: 0.005, 2 ** -10: 0.0008})
+    assert "falls by 2.5 per halving of dt (5.0e-03 at 2^-8 T; 8.0e-04 at 2^-10 T)" in "\n".join(
+        dt_series.verdict(apart))       # two halvings apart, a fall of 6.25: 2.5 per halving (a hunt: "6.2 per")
     series[1]["rows"][0]["internal_energy_error"] = None
     text = "\n".join(dt_series.verdict(series))
     assert "Verdict:" in text and "per halving" not in text

@@ -13,6 +13,22 @@ def largest(errors) -> float | None:
     return None if not errors or any(e is None for e in errors) else max(errors)
 
 
+def error_text(internal: float | None, spec: str = ".1e") -> str:
+    """An internal-energy error as the reports write it (`spec`: ".1e", ".2g"), with more digits
+    where those would put it at INTERNAL_LIMIT or on its other side: 0.01004 is '1.004e-02', not
+    the '1.0e-02' that read "largest 1.0e-02 > 0.01: NOT CONVERGED" (a hunt); 'unknown' for None."""
+    if internal is None:
+        return "unknown"
+    kind, digits = spec[-1], int(spec[1:-1])
+    while True:
+        text = format(internal, f".{digits}{kind}")
+        shown = float(text)
+        if digits >= 17 or ((shown <= INTERNAL_LIMIT) == (internal <= INTERNAL_LIMIT)
+                            and (shown != INTERNAL_LIMIT or internal == INTERNAL_LIMIT)):
+            return text
+        digits += 1
+
+
 def not_converged(internal: float | None) -> bool:
     """True where the internal-energy error exceeds INTERNAL_LIMIT (or is unknown): the time step
     heated the cluster by more than 1 % of its binding energy, so its tails, escapes and passage
@@ -23,8 +39,7 @@ def not_converged(internal: float | None) -> bool:
 def internal_sentence(internal: float | None, most: float | None) -> str:
     """'internal energy error 3.1e-03 at the end (largest 3.2e-03; converged: <= 0.01)' or its
     not-converged form; `most`: the largest over the run's snapshots, which decides."""
-    value = "unknown" if internal is None else f"{internal:.1e}"
-    worst = "unknown" if most is None else f"{most:.1e}"
+    value, worst = error_text(internal), error_text(most)
     if not_converged(most):
         return (f"internal energy error {value} at the end, largest {worst} > {INTERNAL_LIMIT:g}: NOT CONVERGED (the "
                 f"step heated the cluster; what follows is shaped by numerical heating and is not a physical result)")

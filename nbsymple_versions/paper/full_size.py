@@ -18,7 +18,7 @@ from ..core.diagnostics import energy_parts, internal_energy_error, relative_err
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
 from .records import markdown_text
-from .convergence import INTERNAL_LIMIT, largest, not_converged
+from .convergence import INTERNAL_LIMIT, error_text, largest, not_converged
 from .science_plots import density_centre, mark_not_converged, source_line
 from ..runs.paths import read_bytes, write_file
 from .science_runs import FULL_ORBITS, RUN_FILE, finished_runs, fmt_dt, fmt_wall, load_run, run_record
@@ -84,7 +84,7 @@ def table(summary: dict) -> str:
              "|---:|---:|---:|---:|---:|"]
     for r in summary["rows"]:
         mark = " (**not converged**)" if not_converged(r["internal_energy_error"]) else ""
-        internal = "-" if r["internal_energy_error"] is None else f"{r['internal_energy_error']:.1e}"
+        internal = "-" if r["internal_energy_error"] is None else error_text(r["internal_energy_error"])
         lines.append(f"| {r['orbits']:g} | {r['t_myr']:.0f} | {100 * r['beyond']:.1f} % | {r['energy_error']:.1e} | "
                      f"{internal}{mark} |")
     lines += ["",
@@ -112,7 +112,7 @@ def _verdict(summary: dict) -> list[str]:
     if not not_converged(worst):
         return []
     p = summary["run"]["params"]
-    value = "an unknown value" if worst is None else f"{worst:.2g}"
+    value = "an unknown value" if worst is None else error_text(worst, ".2g")
     return [f"- **Not converged.** At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {value} of the "
             f"cluster's binding energy by {_orbits(rows[-1]['orbits'])} (above {INTERNAL_LIMIT:g}), while the "
             f"total-energy error stays at {rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, "
@@ -195,7 +195,7 @@ def plot(summary: dict, folder, path) -> Path:
         p = run["params"]
         last = summary["rows"][-1] if summary["rows"] else None
         errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
-                  f"{last['internal_energy_error']:.1e} (internal)") if last else ""
+                  f"{error_text(last['internal_energy_error'])} (internal)") if last else ""
         mark_not_converged(fig, largest(r["internal_energy_error"] for r in summary["rows"]))
         fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
                      f"(cf. paper Figs. 6-8)\n"

@@ -17,7 +17,7 @@ from .data import (ALL_CORES, load_problem, GPU_RANGE, MEASURED, PAPER_GPU, PAPE
 from .prediction import LAUNCH, acceleration_bytes, host_version, record_bytes
 from .records import code_span, markdown_note, markdown_text
 from .results import Results, join_words
-from .convergence import INTERNAL_LIMIT
+from .convergence import INTERNAL_LIMIT, error_text
 
 
 def _fmt_ram(ram) -> str:
@@ -301,9 +301,9 @@ def science_record_line(run: dict) -> str:
     """One science run's energy errors in words, its verdict first where it is not converged."""
     internal, total = run.get("internal_energy_error"), run.get("energy_error_total")
     most = run.get("internal_energy_error_max", internal)
-    value = "unknown" if internal is None else f"{internal:.1e}"
+    value = error_text(internal)
     head = "NOT CONVERGED: " if not run.get("converged") else ""
-    largest = "" if most is None or most == internal else f" (largest {most:.1e})"
+    largest = "" if most is None or most == internal else f" (largest {error_text(most)})"
     total_text = "" if total is None else f", total {total:.1e}"
     return f"{head}internal energy error {value} at the end{largest}{total_text}"
 

@@ -584,7 +584,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     (naming the file)."""
     root, needs = Path(results_dir), need_groups(needs)      # (a generator was used up by the first machine)
     if (why := not_a_folder(root)) == "does not exist":
-        raise ResultsError(f"results folder {root.name or results_dir} does not exist; run `make bench` "
+        raise ResultsError(f"results folder {_printable(str(results_dir))} does not exist; run `make bench` "
                            f"(or `asv run`) first.")
     if why is not None:                                          # /dev/null, a file, a link to one
         raise ResultsError(f"results folder {results_dir} {why}; give --results the folder of asv results "
@@ -597,7 +597,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
             here = root.resolve()
             above = (f"; it is a machine's folder itself: give --results the folder above it, "
                      f"{_printable(os.path.relpath(here.parent))}, and --machine {_printable(here.name)}.")
-            raise ResultsError(f"results folder {_printable(here.name or str(here))} holds no machine folder with asv "
+            raise ResultsError(f"results folder {_printable(str(results_dir))} holds no machine folder with asv "
                                f"results"
                                + (f" ({'; '.join(warnings)})" if warnings else "") + (above if itself else "."))
         if len(names) == 1:
@@ -613,7 +613,7 @@ def load_results(results_dir="results", machine: str | None = None, commit: str 
     if not (root / machine).is_dir():    # its letters typed in another Unicode form (a hunt: "has no machine
         same = [m for m in machines(root) if _letters(m) == _letters(machine)]     # 'café' (it has: café)")
         if len(same) != 1:
-            raise ResultsError(f"results folder {root.name} has no machine {machine!r} "
+            raise ResultsError(f"results folder {_printable(str(results_dir))} has no machine {machine!r} "
                                f"(it has: {', '.join(machines(root)) or 'none'}).")
         machine = same[0]
     folder = root / machine

@@ -14,7 +14,7 @@ from . import science_runs
 from .science_runs import RUN_FILE, fmt_dt, load_run, step_rule
 from .style import plt, save, style, wrapped
 from .tides import fraction_beyond, jacobi_radius
-from .convergence import INTERNAL_LIMIT, internal_sentence, largest, not_converged
+from .convergence import INTERNAL_LIMIT, error_text, internal_sentence, largest, not_converged
 
 
 def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
@@ -22,8 +22,7 @@ def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
     returns whether it did."""
     if not not_converged(internal):
         return False
-    value = "unknown" if internal is None else f"{internal:.1e}"
-    fig.text(0.5, 0.5, f"NOT CONVERGED{what}\ninternal energy error {value} > {INTERNAL_LIMIT:g}",
+    fig.text(0.5, 0.5, f"NOT CONVERGED{what}\ninternal energy error {error_text(internal)} > {INTERNAL_LIMIT:g}",
              ha="center", va="center", fontsize=15, weight="bold", color="tab:red", alpha=0.75, rotation=12,
              bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "tab:red", "alpha": 0.6}, zorder=100)
     return True
@@ -188,7 +187,7 @@ def _title_lines(text: str, fig, points: float) -> str:
 
 
 def _e(x: float | None) -> str:
-    return "unknown" if x is None else f"{x:.1e}"
+    return error_text(x)
 
 
 def _internal_energy_errors(states: list) -> np.ndarray:
