@@ -38,7 +38,8 @@ bench-smoke: $(STAMP)
 benchmarks-json: $(STAMP)
 	$(BIN)/python -m tools.tracking benchmarks-json
 
-# gate: exit 0 no regression, 1 regression, 2 a usage or set-up problem (its sentence says which).
+# gate: exit 0 no regression, 1 regression, 2 a usage problem, 3 a set-up problem or no verdict on a machine
+# this busy (its sentence says which; with --report-timings the timing tier's verdicts are printed alone).
 # make gives any failing recipe status 2, so the gate runs while this file is read, and a
 # regression turns on question mode (-q), whose status 1 means "not up to date".
 # a variable's value as given, as one word of the shell's: a branch name may hold ' and $, a
@@ -57,7 +58,7 @@ GATE_STATUS := $(.SHELLSTATUS)
 ifeq ($(GATE_STATUS),1)
 MAKEFLAGS += -q
 else ifneq ($(GATE_STATUS),0)
-$(error gate: not run to the end (status $(GATE_STATUS)); the line above says why)
+$(error gate: no verdict (status $(GATE_STATUS)); the line above says why)
 endif
 endif
 endif

@@ -522,6 +522,18 @@ def test_report_timings_prints_a_timing_regression_without_failing_the_gate(monk
         assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, False) == 1
     assert "the timing tier is reported, not gated (--report-timings)" in capsys.readouterr().err
 
+    def busy(*args):                 # a hunt: the busy runner's "inconclusive" (status 3) failed hosted CI
+        raise gate.Inconclusive("gate: inconclusive: 2 benchmarks slower ...")
+    monkeypatch.setattr(gate, "timing_tier", busy)
+    for counted in (0, 1):
+        monkeypatch.setattr(gate, "counts_tier", lambda tree, root, label, c=counted: c)
+        assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, True) == counted
+        with pytest.raises(gate.Inconclusive) as stopped:
+            gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, False)
+        assert stopped.value.status == gate.SETUP
+    err = capsys.readouterr().err
+    assert "gate: inconclusive: 2 benchmarks" in err and "reported, not gated (--report-timings)" in err, err
+
 
 def test_the_counts_tier_names_the_kernels_counted_at_base_only_and_needs_head_s_counts(monkeypatch, tmp_path,
                                                                                          capsys):
