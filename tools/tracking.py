@@ -952,16 +952,19 @@ def main(argv=None) -> int:
     p = Parser(prog="python -m tools.tracking", doc=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("machine", help="register this machine with asv and print its name")
-    r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid")
+    r = sub.add_parser("run", help="asv run --python=same of HEAD on this grid", epilog="Other arguments go to asv "
+                       "run (ASV_ARGS of make bench), except those run sets itself: --set-commit-hash, --machine, "
+                       "--python, -E and a range of commits.")
     r.add_argument("--results", type=name_argument, help="a scratch results folder under .asv/ (its name) instead of "
                                                   "results/")
     r.add_argument("--bench", "-b", type=regex, action="append",
                    help="only benchmarks whose name(params) matches this regex (given again: any of them)")
-    r.add_argument("--quick", action="store_true")
+    r.add_argument("--quick", action="store_true", help="each benchmark once (asv --quick)")
     sub.add_parser("smoke", help="asv check and the smoke grid, nothing saved")
     sub.add_parser("benchmarks-json", help="rewrite results/benchmarks.json from discovery")
     s = sub.add_parser("select", help="print the -b patterns, one a line")
-    s.add_argument("--gate", action="store_true")
+    s.add_argument("--gate", action="store_true", help="the gate's timing benchmarks alone, each version at its "
+                                                       "largest N running here")
     h = sub.add_parser("history", help="asv run of every commit since the reference that results/<machine>/ "
                                         "lacks (resumable: the same command goes on)")
     h.add_argument("--since", type=commit,

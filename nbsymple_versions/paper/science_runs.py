@@ -138,7 +138,8 @@ def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tu
         raise ValueError(f"--tidal-dt {dt:g} is too long for a snapshot every 1/{snapshots_per_orbit} orbit "
                          f"({spacing:.3g} T): its snapshots would fall every {every * dt:.3g} T, so the run would not "
                          f"span the {orbits:g} orbits asked for; choose --tidal-dt of at most "
-                         f"{2 * SNAPSHOT_TOLERANCE * spacing:.2g} T")
+                         f"{2 * SNAPSHOT_TOLERANCE * spacing:.2g} T (any such step fits it; a longer one only where "
+                         f"whole steps do)")        # (a hunt: "at most 0.31 T" of a command that takes 0.5 T)
     if abs(orbits * snapshots_per_orbit - snaps) > 1e-9 * snaps:      # (a hunt: run as the nearest, recorded as asked)
         lower, upper = math.floor(orbits * snapshots_per_orbit), math.ceil(orbits * snapshots_per_orbit)
         nearest = " or ".join(f"{k / snapshots_per_orbit:g}" for k in (lower, upper) if k >= 1)
@@ -159,7 +160,8 @@ def black_hole_steps(dt: float, t_end: float) -> int:
     if abs(steps * dt - t_end) > SNAPSHOT_TOLERANCE * t_end:     # (dt = 100: one step to 100 T, recorded as 3.5)
         raise ValueError(f"--bh-dt {dt:g} is too long for --bh-t-end {t_end:g}: whole steps would end the run at "
                          f"{steps * dt:.3g} T, not {t_end:g} T; choose --bh-dt of at most "
-                         f"{2 * SNAPSHOT_TOLERANCE * t_end:.2g} T")
+                         f"{2 * SNAPSHOT_TOLERANCE * t_end:.2g} T (any such step fits it; a longer one only where "
+                         f"whole steps do)")
     return steps
 
 
