@@ -748,15 +748,18 @@ def _steps(spec, run_, sim, folder, checkpoint, signals, held=()):
     def resume_hint() -> str:
         if checkpoint is None:
             return ""
+        # a snapshot folder no longer there: a resume needs another (a hunt: `--resume FILE` alone was refused)
+        more = " --snapshots DIR (where the folder is now, or a new one for the rest)" \
+            if folder is not None and not os.path.isdir(folder) else ""
         if saved["step"] is None:
-            return (f"; {spec.resume} is unchanged; continue with: {resume_command(spec.resume)}" if spec.resume
+            return (f"; {spec.resume} is unchanged; continue with: {resume_command(spec.resume)}{more}" if spec.resume
                     else f"; no checkpoint was written yet ({checkpoint} does not exist)")
         if not checkpoint.is_file():     # (a hunt: replaced by a folder while the run stepped, the hint named it)
             now = f"{kind} stands there now" if (kind := odd_kind(checkpoint)) else "it was removed"
             return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is no longer there ({now}): "
                     f"nothing is left to continue from")
         return (f"; the last good checkpoint, {checkpoint} (step {saved['step']}), is kept; continue with: "
-                f"{resume_command(checkpoint)}")
+                f"{resume_command(checkpoint)}{more}")
 
     progress = Progress(f"version {sim.version.letter}" + (f", {world.size} ranks" if world.size > 1 else ""),
                         total - start, enabled=world.is_root and (spec.progress or launcher_on_terminal()))
