@@ -30,6 +30,7 @@
   another thread (`_signal_watch`): without it, a SIGTERM followed by a SIGCONT (`timeout`,
   systemd, Slurm) was lost 6 times in 10, the command running on.
 """
+import atexit
 import codecs
 import contextlib
 from contextlib import contextmanager
@@ -454,6 +455,7 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, loading.leave):   # (its modules loaded)
             handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_interrupt)
         handlers[signal.SIGCONT] = signal.signal(signal.SIGCONT, lambda signum, frame: _CONTINUED.append(signum))
+    handlers_taken = set(handlers)       # (`_restore` empties `handlers`)
     sys.unraisablehook = _unraisable(unraisablehook)
     _STOPS.clear()
     _CONTINUED.clear()
@@ -492,6 +494,9 @@ def command(name: str, body, draws: bool = False, ranks: bool = False) -> int:
         _STOPS.clear()                   # the command's own: `stop_pending` outside one sees none (a test
         sys.unraisablehook = unraisablehook      # calling `paper.main` after another command's signal was stopped)
         _restore(handlers)
+        if signal.SIGXCPU in handlers_taken:
+            atexit.unregister(_ignore_cpu_limit)     # the last registered runs first: before numba's, matplotlib's
+            atexit.register(_ignore_cpu_limit)
         if patient is not original:
             _flush_or_drop(patient, original)
 
@@ -519,6 +524,15 @@ def _signal_watch():
         yield
     finally:
         done.set()
+
+
+def _ignore_cpu_limit():
+    """At the interpreter's exit, after a command: a CPU-time limit's SIGXCPU (sent every CPU second
+    past the soft limit) ignored, where `command` answered it: by default it ends the process with a
+    core dump, after the command's work was done and said (a hunt: `paper`'s "wrote 11 files", then
+    status -24 and a core of 276 MB). The hard limit's SIGKILL still ends the process."""
+    if signal.getsignal(signal.SIGXCPU) is signal.SIG_DFL:
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
 
 
 def _restore(handlers: dict):

@@ -1427,6 +1427,26 @@ def test_a_ctrl_c_while_the_modules_load_ends_quietly():
         signal.signal(signal.SIGINT, previous)
 
 
+# a CPU-time limit's SIGXCPU during the interpreter's exit, after the command: from an exit handler that
+# runs after those of the command (registered before it: the last registered runs first)
+CPU_LIMIT_AT_EXIT = """
+import atexit, os, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+atexit.register(lambda: os.kill(os.getpid(), signal.SIGXCPU))
+from nbsymple_versions.entry import command
+sys.exit(command("nbsymple x", lambda: print("done") or 0))
+"""
+
+
+def test_a_cpu_time_limit_reached_as_a_finished_command_exits_leaves_its_status():
+    """A hunt: `paper` said "wrote 11 files", then a CPU-time limit's SIGXCPU during the interpreter's
+    exit (its handlers given back) ended it by the signal, status -24 and a core dump of 276 MB. The
+    work done and said, the limit's SIGXCPU is ignored from there (`entry._ignore_cpu_limit`)."""
+    p = subprocess.run([sys.executable, "-c", CPU_LIMIT_AT_EXIT], cwd=REPO, capture_output=True, text=True,
+                       timeout=HANG_GUARD, preexec_fn=signals_default)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "done\n", ""), (p.returncode, p.stderr)
+
+
 # a Ctrl-C as the command's modules load: raised when `entry`'s first import is looked for (Python's
 # site imports sitecustomize before the command's own code)
 CTRL_C_WHILE_LOADING = """
