@@ -9,9 +9,12 @@ measured in the same run, turns seconds into cycles. Three replays explain where
 cycles go:
 
 - `class_costs`: each class of the mix alone (`SAMPLES`: a 512-, 256- and 128-bit FMA,
-  multiply, add, reciprocal square root estimate, divide and square root, conversion, shuffle,
-  load, store), `BLOCK` independent copies: the reciprocal throughput of the class on this core,
-  cycles per instruction.
+  multiply, add, reciprocal square root estimate, divide, square root, conversion to float32,
+  widening to float64, shuffle, load, store), `BLOCK` independent copies: the reciprocal
+  throughput of the class on this core, cycles per instruction. A class of the mix that holds
+  instructions of different costs is sampled per kind (`cost_class`): its divides and square
+  roots, its narrowing and widening conversions (a hunt: their mean, charged to each, put a
+  bound's part at 109 % of it).
 - `independent`: the hot loop's own vector instructions, with every dependency between them
   removed (sources renamed to registers that are never written, destinations rotated over the
   others, memory operands moved into the buffer): what the core's pipes allow for this mix of
@@ -49,8 +52,10 @@ SAMPLES = {
     "mul": ["vmulps {s0}, {s1}, {d}"],
     "add": ["vaddps {s0}, {s1}, {d}"],
     "rsqrt": ["vrsqrtps {s0}, {d}"],                      # 512-bit: vrsqrt14ps
-    "sqrt_div": ["vdivpd {s0}, {s1}, {d}", "vsqrtpd {s0}, {d}"],
-    "convert": ["vcvtps2pd {h}, {d}", "vcvtpd2ps {s0}, {dh}"],  # half-width operand: {h} {dh}
+    "div": ["vdivpd {s0}, {s1}, {d}"],                   # the mix's sqrt_div: `cost_class`
+    "sqrt": ["vsqrtpd {s0}, {d}"],
+    "convert": ["vcvtpd2ps {s0}, {dh}"],                  # half-width operand: {h} {dh}
+    "widen": ["vcvtps2pd {h}, {d}"],                      # the mix's convert, to a wider element
     "shuffle": ["vshufps $27, {s0}, {s1}, {d}"],
     "load": ["vmovups {m}, {d}"],
     "store": ["vmovups {s0}, {m}"],
@@ -64,6 +69,20 @@ _MASK = re.compile(r"\{%k\d\}|\{z\}")
 _VEX_ONLY = re.compile(r"v(rsqrt|rcp)(ps|ss)|vp?blendv?(p[sd]|b|d)|vdpp[sd]|vp?maskmov\w*|vp?test\w*"
                        r"|vh(add|sub)p[sd]|vround\w+|vaddsubp[sd]|v(insert|extract|perm2|broadcast)[fi]128"
                        r"|vp?cmp\w*")
+
+
+_WIDENING = re.compile(r"vcvt(ps2pd|ss2sd|ph2ps)")
+
+
+def cost_class(ins: Instruction) -> str:
+    """The `SAMPLES` class whose measured cost is `ins`'s: its mix class (`x86.classify`), its
+    divide or square root apart, its widening conversion apart."""
+    kind = classify(ins)
+    if kind == "sqrt_div":
+        return "sqrt" if "sqrt" in ins.mnemonic else "div"
+    if kind == "convert" and _WIDENING.match(ins.mnemonic):
+        return "widen"
+    return kind
 
 
 def runs_here() -> bool:

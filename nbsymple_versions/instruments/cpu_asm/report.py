@@ -79,12 +79,13 @@ def count(target: str, cpu: str, kernel: str, precision: str, asm: str, tool,
 
 
 def _charges(loop, costs: dict, n: int) -> dict[str, float]:
-    """Cycles per interaction each class of the loop costs at the measured cost of its width."""
+    """Cycles per interaction each class of the loop costs, each instruction at the measured cost
+    of its kind (`replay.cost_class`) and width."""
     charge: dict[str, float] = {}
     for i in filter(replay.replayable, loop.body):
-        key = (classify(i), max(i.bits, 128))
+        key = (replay.cost_class(i), max(i.bits, 128))
         if key in costs:
-            charge[key[0]] = charge.get(key[0], 0.0) + costs[key] / n
+            charge[classify(i)] = charge.get(classify(i), 0.0) + costs[key] / n
     return charge
 
 
