@@ -195,3 +195,20 @@ def test_a_time_within_10_percent_of_the_bound_is_explained_by_it():
     chains = "the loop's dependency chains (latency): as compiled, in L1, it takes 3.00x the bound"
     assert peers._share(2.85, 1.0, 3.0) == ("35%", chains)          # within 10 % of its loop, either way
     assert peers._share(3.2, 1.0, 3.0) == ("31%", chains)
+
+
+@pytest.mark.parametrize("level", ["0", "2", "max"])
+def test_no_bound_is_printed_for_code_of_another_optimisation_level(monkeypatch, level):
+    """A hunt: under NUMBA_OPT=0 the core clock's chain ran at 13 times its cycles (a clock of 0.21
+    GHz), and A, compiled unoptimised, was held against the bound of the code `cpu-asm` counts at
+    numba's default level: every row "contradicted". No bound is printed there, and why is said;
+    nothing is counted or replayed for it."""
+    import numba
+    from numba.core.config import _OptLevel
+    from nbsymple_versions.instruments import cpu_asm
+    monkeypatch.setattr(numba.config, "OPT", _OptLevel(level if level == "max" else int(level)))
+    monkeypatch.setenv("NUMBA_OPT", level)
+    monkeypatch.setattr(cpu_asm, "count_all", lambda *a, **k: pytest.fail("counted"))
+    row = peers.Row("A", "sp", 16, 1e9, 10.0, "ok", 1e-7, 1e-4, 1, 1e-6)
+    said = peers._pipe_bound([row])
+    assert said.startswith(f"No pipe bound: NUMBA_OPT={level} compiled A at another optimisation level"), said

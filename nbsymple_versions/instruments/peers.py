@@ -500,7 +500,12 @@ def _pipe_bound(rows: list[Row]) -> str | None:
             r.candidate == "A" and r.interactions_per_second > 0 for r in rows):
         return None
     from .cpu_asm import HOST, count_all
-    from .cpu_asm.frequency import core_frequency_hz
+    from .cpu_asm.frequency import CHAIN_CYCLES, core_frequency_hz
+    if numba.config.OPT != 3 or numba.config.OPT.is_opt_max:      # (a hunt: NUMBA_OPT=0, a clock of 0.21 GHz)
+        return (f"No pipe bound: NUMBA_OPT={os.environ.get('NUMBA_OPT', '')} compiled A at another optimisation "
+                f"level than the code `cpu-asm` counts (numba's default, 3), and the core clock's chain with it "
+                f"(`cpu_asm.frequency`: {CHAIN_CYCLES} cycles a step as the default compiles it); unset NUMBA_OPT "
+                f"for the bound.")
     other = compiled_for_another_cpu()
     timed = {k: v for k, v in (("NUMBA_CPU_NAME", numba.config.CPU_NAME),
                                ("NUMBA_CPU_FEATURES", numba.config.CPU_FEATURES)) if v is not None} if other else None
