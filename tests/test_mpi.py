@@ -905,6 +905,24 @@ def test_the_model_s_rate_is_the_fastest_one_rank_run_at_the_largest_n():
     assert m.cpu_rate(runs) == pytest.approx(4096 ** 2 * 5 / 1.0, rel=1e-12)
 
 
+def test_the_model_s_plot_shows_only_what_it_draws(tmp_path, monkeypatch):
+    """A hunt: `mpi_model --rate 1.534e9 --plot` listed "measured: 1 rank" and "measured: 2 ranks" in its
+    legend, and "measured points" in its title, with no point drawn, and titled its CPU panel "1.5e+09"."""
+    import matplotlib.figure
+    from nbsymple_versions.instruments import mpi_model as m
+    drawn = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: drawn.append(
+        ([t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()],
+         [ax.get_title() for ax in fig.axes], fig.get_suptitle())))
+    one = {"ranks": 1, "n": 4096, "steps": 5, "seconds_per_step": 0.3, "task_seconds": {"pairwise": 1.0}}
+    for measured in ([], [one]):
+        m.plot(tmp_path / "m.png", measured, 1.534e9)     # (an empty file: the stub draws no PNG)
+        labels, titles, heading = drawn.pop()
+        assert ("measured: 1 rank" in labels) == bool(measured) and "measured: 2 ranks" not in labels, labels
+        assert heading.endswith("measured points") == bool(measured), heading
+        assert titles[0] == "nodes: the CPU of --rate (B), 1.53e+09 dp interactions/s each", titles
+
+
 def test_the_model_s_cpu_node_is_named_by_the_threads_of_its_one_rank_runs():
     """`mpi_model.cpu_node`: the measured CPU is named by the threads of the 1-rank runs its rate comes from,
     not those of the 2-rank runs (a mutation hunt)."""
