@@ -6,6 +6,7 @@ number of the right sign at a tiny configuration. No timing assertions (the gate
 tests/test_gate.py)."""
 import ast
 import errno
+import itertools
 import json
 import math
 import os
@@ -678,6 +679,27 @@ def test_time_benchmarks_run_at_tiny_n(letter):
     step.time_step_leapfrog(letter, N, "dsp")
     step.time_step_si6a(letter, N, "dsp")
     assert step.state.t == pytest.approx(t0 + 2 * grid.DT)
+
+
+def test_asv_times_each_call_after_one_validation_and_build_per_process(monkeypatch):
+    """A hunt: asv_runner >= 0.3 runs `setup` before every timed call (asv#966, one call a sample),
+    and each validated against the NumPy reference and built the pipeline anew, so every sample
+    was the first call after that work (A's integrate task 1.3-4.6x its time inside a step). Driven
+    as asv drives it, the benchmark validates and builds once per process, whatever asv_runner
+    does between its samples, and each timed call does the same work."""
+    from asv_runner.benchmarks.time import TimeBenchmark
+    import benchmarks.tasks as tasks
+    validated, built = [], []
+    monkeypatch.setattr(common.Benchmark, "validate", lambda self, letter, precision: validated.append(letter))
+    made = common.timing_state
+    monkeypatch.setattr(common, "timing_state", lambda n: built.append(n) or made(n))
+    host = HostTasks()
+    host.repeat, host.warmup_time = (4, 4, 10.0), 0.0          # four samples, no warm-up calls
+    timed = TimeBenchmark("tasks.HostTasks.time_integrate", host.time_integrate, [host.time_integrate, host, tasks])
+    timed.set_param_idx(next(i for i, p in enumerate(itertools.product(*timed._params)) if p == ("A", 256)))
+    timed.do_setup()
+    result = timed.run(*timed._current_params)
+    assert len(result["samples"]) == 4 and validated == ["A"] and built == [256], (result, validated, built)
 
 
 def test_threads_are_recorded():
