@@ -89,6 +89,21 @@ def test_reader_reads_the_fixture():
     assert load_results(FIXTURE, commit=res.commit[:8]).commit == res.commit
 
 
+def test_results_of_a_changed_working_tree_are_said_to_be(tmp_path):
+    """A hunt: results `tools.tracking` filed from a working tree that differed from HEAD (their
+    provenance's commit '+dirty') were stamped with the clean commit in REPORT.md and every figure."""
+    import dataclasses
+    from nbsymple_versions.paper.data import source_line
+    from nbsymple_versions.paper.report import write_report
+    res = load_results(FIXTURE)
+    assert not res.changed and res.code == res.commit[:8] and f"commit {res.commit[:8]};" in source_line(res)
+    changed = dataclasses.replace(res, provenance=[*res.provenance, {"commit": res.commit[:8] + "+dirty"}])
+    assert changed.changed and f"commit {res.commit[:8]} with uncommitted changes;" in source_line(changed)
+    write_report(tmp_path, changed, {}, [], None, {})
+    row = next(line for line in (tmp_path / "REPORT.md").read_text().splitlines() if line.startswith("| commit |"))
+    assert row.endswith("with uncommitted changes: the working tree a run timed differed from it |"), row
+
+
 def test_a_later_file_of_the_commit_fills_gaps_and_never_erases_a_value(tmp_path):
     """Found by a hunt: a later results file of the same commit whose row of a benchmark was all
     null (a run of a few other benchmarks) erased the measured values, and `paper` said the

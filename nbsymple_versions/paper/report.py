@@ -199,7 +199,7 @@ def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
               f"| host tasks | the table below, version {' / '.join(sorted({host_version(v) for v in letters}))}'s "
               f"host kernels ({', '.join(f'{v}: {host_version(v)}' for v in letters)}; a threaded time at most the "
               f"serial one at its N, a slower one being a parallel region that waited for a descheduled thread) | "
-              f"`{TASK_TIMES['galactic'][0]}`, `{TASK_TIMES['integrate'][0]}`, commit {res.commit[:8]} |", ""]
+              f"`{TASK_TIMES['galactic'][0]}`, `{TASK_TIMES['integrate'][0]}`, commit {res.code} |", ""]
     hosts = sorted({host_version(v) for v in letters})
     ns = sorted({n for h in hosts for n in prediction.host.get(h, {})})
     lines += ["Host-task times used (seconds; integrate: one drift and one kick, a leapfrog step makes 1.5 of them, "
@@ -355,7 +355,9 @@ def write_report(out: Path, res: Results | None, written: dict, notes: list[str]
                   f"| CPU | {m['cpu']} ({m['num_cpu']} cores, {m['arch']}), {m['ram']} RAM, {m['os']} |",
                   f"| GPU | {m['device']} |",
                   f"| threads (B, D, E host work) | {m['threads']} |",
-                  f"| commit | {markdown_text(res.commit)} (committed {res.commit_date_text}) |",
+                  f"| commit | {markdown_text(res.commit)} (committed {res.commit_date_text})"
+                  + (" with uncommitted changes: the working tree a run timed differed from it" if res.changed else "")
+                  + " |",
                   f"| benchmarks run | {res.date_text} |",
                   f"| Python | {markdown_text(_python(res))} |",
                   f"| asv results files | {', '.join(code_span(f) for f in res.files)} |", ""]

@@ -377,6 +377,17 @@ class Results:
             return list(names)
         return list(CONTRACT_PARAM_NAMES.get(name, ()))
 
+    @property
+    def changed(self) -> bool:
+        """Whether a run of these results timed a working tree that differed from the commit (its
+        provenance's '+dirty', which `tools.tracking` records; a hunt: `paper` named the clean commit)."""
+        return any(str(p.get("commit", "")).endswith("+dirty") for p in self.provenance)
+
+    @property
+    def code(self) -> str:
+        """What was measured, in a few words: the commit's first 8 characters, and whether changed."""
+        return self.commit[:8] + (" with uncommitted changes" if self.changed else "")
+
     def param_values(self, name: str) -> list[list]:
         """The benchmark's parameter value lists (Python values)."""
         if name not in self._rows:
