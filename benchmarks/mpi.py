@@ -3,7 +3,8 @@ with 1 and 2 ranks (`mpiexec -n 1`, `-n 2`) at every N of the grid.
 
 MPI cannot start inside asv's benchmark process, so `setup_cache` launches one job per
 (ranks, N): `mpiexec -n RANKS python -m <the public mpi_timing> --n N` (the timing state
-of this suite, seed 2011; warm steps until the clock holds a second, rank 0's TaskClock) and
+of this suite, seed 2011; warm steps until the clock holds a second or 1000 steps are done,
+at least 3, rank 0's TaskClock) and
 keeps its JSON line; the `track_` methods report it. Seconds per step are lower-is-better; the
 communicate share reads neither way (a faster kernel raises it: asv.conf.json keeps it out of the
 regression search). Ranks share the machine's cores (numba threads = cores / ranks on a node,
