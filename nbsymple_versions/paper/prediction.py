@@ -270,9 +270,10 @@ def measured_host_times(res: Results) -> dict[str, dict[int, HostTimes]]:
 
 def bounded_by_serial(host: dict[str, dict[int, HostTimes]]) -> dict[str, dict[int, HostTimes]]:
     """The threaded host times (B's), each at most the serial one (A's) at the same N: the
-    threaded kernel is the serial source on more cores, and a slower timing is a parallel region
-    that waited for a descheduled thread on a shared machine (their ~30 us timings swing 100-fold
-    there, docs/tracking_performance.md), not the kernel."""
+    threaded kernel is the serial source on more cores, and a slower timing is the parallel
+    region's own cost (waking and joining its threads, at the small N of these ~10 us tasks) or a
+    wait for a descheduled thread on a shared machine (their timings swing 100-fold there,
+    docs/tracking_performance.md), not the kernel's work."""
     kinds = {v.letter: v.host_kernels for v in TABLE if not v.gpu and not v.distributed}
     serial = next((host[v] for v, kind in kinds.items() if kind == "serial" and v in host), {})
     out = dict(host)
