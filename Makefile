@@ -49,7 +49,9 @@ quoted = '$(subst ','\'',$(value $(1)))'
 # and GATE_ARGS='--noise 3' (which compares nothing) is not refused for a --base the user never gave (`unexport`
 # above defines it, empty, as the Makefile's own: origin "file")
 GATE_BASE = $(if $(filter undefined file,$(origin BASE)),,--base $(call quoted,BASE))
-DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))     # make -n: say the gate's command, run nothing
+# make -n: say the gate's command, run nothing (no comment on the line below: make would keep the
+# blanks before it in the value, never empty then, and the gate ran as the recipe: a regression's 1 became 2)
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
 ifneq ($(filter gate,$(MAKECMDGOALS)),)
 ifeq ($(DRY_RUN),)
 GATE_VENV := $(shell $(MAKE) -s --no-print-directory venv >&2)
