@@ -180,17 +180,17 @@ def test_counts_tier_fails_where_heads_kernels_of_a_kind_no_longer_compile(monke
         heads = head if missing_head else base
         counted = {k: v for k, v in base.items() if not (missing_base and k.startswith("gpu-asm"))}
         monkeypatch.setattr(code_counts, "count_trees", lambda *trees, c=counted, mb=missing_base, h=heads,
-                            mh=missing_head: [(c, mb), (h, mh)])
+                            mh=missing_head, **_: [(c, mb), (h, mh)])
         assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == status, (missing_base, missing_head)
     # a BASE from before the counts (or whose kernels none is HEAD's) compares nothing: a set-up problem, not a pass
     for counted in ({}, {"cpu-asm znver4 pairwise_old sp": 1.0}):
         monkeypatch.setattr(code_counts, "count_trees",
-                            lambda *trees, c=counted: [(c, {"cpu": "no cpu_asm"}), (head, {})])
+                            lambda *trees, c=counted, **_: [(c, {"cpu": "no cpu_asm"}), (head, {})])
         with pytest.raises(gate.GateError, match="nothing to compare") as refused:
             gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
         assert refused.value.status == gate.SETUP
     # ... but where HEAD lost a kind BASE's code gave, and so compared nothing, that is HEAD's regression
-    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [({"gpu-asm sm_90 numba tiled sp": 20.0}, {}),
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: [({"gpu-asm sm_90 numba tiled sp": 20.0}, {}),
                                                                       (head, broken)])
     assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 1
 
@@ -205,10 +205,10 @@ def test_counts_tier_fails_on_one_instruction_a_trip_of_the_longest_loops(monkey
     for name, trip in (("cpu-asm znver4 galactic dp", 8), ("gpu-asm sm_90 cuda-c fused dsp", 32)):
         head = {**base, name: base[name] + 1 / trip}
         assert code_counts.compare(base, head)[1] == [name]
-        monkeypatch.setattr(code_counts, "count_trees", lambda *trees, h=head: [(base, {}), (h, {})])
+        monkeypatch.setattr(code_counts, "count_trees", lambda *trees, h=head, **_: [(base, {}), (h, {})])
         assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 1
         assert f"REGRESSION in the instruction counts: {name} rose." in capsys.readouterr().err
-    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [(base, {}), (dict(base), {})])
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: [(base, {}), (dict(base), {})])
     assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 0
 
 
@@ -298,11 +298,20 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
     (bare / "nbsymple_versions").mkdir(parents=True)
     (bare / "nbsymple_versions" / "__init__.py").write_text("")
     [(counts, missing)] = code_counts.count_trees(bare)
-    assert counts == {} and "No module named 'nbsymple_versions.instruments'" in missing["cpu"], missing
+    assert counts == {} and "No module named 'nbsymple_versions.cpu_asm'" in missing["cpu"], missing
+    # ... and one of before 8f81b92, its instruments at the package's root, is counted (a hunt: no BASE before
+    # it gave counts), as a tree whose kernels do not compile gives no counts of that kind, a reason
+    old = _fake_tree(tmp_path, "old", "")
+    (old / "nbsymple_versions" / "instruments" / "cpu_asm.py").rename(old / "nbsymple_versions" / "cpu_asm.py")
+    failing = _fake_tree(tmp_path, "failing", "")
+    (failing / "nbsymple_versions" / "instruments" / "cpu_asm.py").write_text(
+        "FIXED_TARGETS = ('haswell',)\ndef count_all(targets):\n    raise RuntimeError('no compile')\n")
+    [(old_counts, _), (_, failed)] = code_counts.count_trees(old, failing)
+    assert old_counts == {"cpu-asm haswell pairwise sp": 3.0} and failed["cpu"] == "RuntimeError: no compile"
     pid_file = tmp_path / "pid"
     broken = _fake_tree(tmp_path, "broken", f"import pathlib, time\n"
                                             f"while not pathlib.Path({str(pid_file)!r}).exists():\n"
-                                            "    time.sleep(0.01)\nraise RuntimeError('a broken package')\n")
+                                            "    time.sleep(0.01)\nraise SystemExit('a broken package')\n")
     endless = _fake_tree(tmp_path, "endless", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r})"
                                               ".write_text(str(os.getpid()))\ntime.sleep(3600)\n")
 
@@ -312,7 +321,7 @@ def test_trees_are_counted_at_once_and_a_failure_ends_the_others(tmp_path):
     signal.alarm(300)                         # a hang guard, not a timing
     try:
         with pytest.raises(code_counts.CountsFailed,
-                           match=r"the kernels of broken could not be counted \(RuntimeError: a broken"):
+                           match=r"the kernels of broken could not be counted \(a broken package\)"):
             code_counts.count_trees(broken, endless)
     finally:
         signal.alarm(0)
@@ -402,7 +411,7 @@ def test_a_full_disk_as_bases_tree_is_extracted_is_one_sentence(monkeypatch, tmp
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
     monkeypatch.setattr(tarfile.TarFile, "extractall", full)
-    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: pytest.fail("the trees were counted"))
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: pytest.fail("the trees were counted"))
     assert gate.main(["--base", "HEAD", "--tiers", "counts"]) == gate.SETUP
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1] == (f"gate: cannot write {tmp_path / '.asv' / 'gate-base-tree'}: {os.strerror(errno.ENOSPC)}; "
@@ -420,7 +429,7 @@ def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatc
     here.mkdir()
     monkeypatch.chdir(here)
 
-    def folder_removed(*trees):
+    def folder_removed(*trees, **_):
         here.rmdir()
         os.getcwd()                      # FileNotFoundError, no file named: what a relative path meets
     monkeypatch.setattr(tracking, "SCRATCH", tmp_path / ".asv")
@@ -430,7 +439,7 @@ def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatc
     err = capsys.readouterr().err
     assert "current folder" in err and "cannot write" not in err, err
     monkeypatch.setattr(code_counts, "count_trees",
-                        lambda *trees: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
+                        lambda *trees, **_: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
     with pytest.raises(PermissionError):     # a read refused: not said to be a write
         gate.main(["--base", "HEAD", "--tiers", "counts"])
 
@@ -541,6 +550,9 @@ def test_report_timings_prints_a_timing_regression_without_failing_the_gate(monk
     for counted in (0, 1):
         monkeypatch.setattr(gate, "counts_tier", lambda tree, root, label, c=counted: c)
         assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, True) == counted
+        if counted:                  # a hunt: the counts' regression was lost to the timings' status 3
+            assert gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, False) == 1
+            continue
         with pytest.raises(gate.Inconclusive) as stopped:
             gate._tiers("b", "c", "HEAD against BASE", gate.TIERS, None, 1, None, False)
         assert stopped.value.status == gate.SETUP
@@ -551,17 +563,21 @@ def test_report_timings_prints_a_timing_regression_without_failing_the_gate(monk
 def test_the_counts_tier_names_the_kernels_counted_at_base_only_and_needs_head_s_counts(monkeypatch, tmp_path,
                                                                                          capsys):
     """`counts_tier`: the kernels BASE has and HEAD does not are named as renamed or removed (not HEAD's new
-    ones); a HEAD whose kernels could not be counted at all is a set-up problem (status 3), not a
-    regression (a mutation hunt)."""
+    ones); a HEAD whose kernels could not be counted at all, where BASE's were by the same tools, is HEAD's
+    regression (a hunt: status 3 for CPU kernels that no longer compiled), and a set-up problem (status 3)
+    where neither side was counted (a mutation hunt)."""
     from tools import code_counts, gate
     base = {"cpu-asm znver4 pairwise sp": 1.0, "cpu-asm znver4 old dp": 2.0}
     head = {"cpu-asm znver4 pairwise sp": 1.0, "cpu-asm znver4 new dp": 2.0}
-    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [(base, {}), (head, {})])
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: [(base, {}), (head, {})])
     assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 0
     assert "1 kernels compared in" in (err := capsys.readouterr().err), err
     assert "; counted at BASE only (renamed or removed): cpu-asm znver4 old dp\n" in err, err
     nothing = {"cpu": "RuntimeError: no LLVM", "gpu": "CompileFailed: no NVRTC"}
-    monkeypatch.setattr(code_counts, "count_trees", lambda *trees: [(base, {}), ({}, nothing)])
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: [(base, {}), ({}, nothing)])
+    assert gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE") == 1
+    assert "REGRESSION: HEAD's CPU kernels could not be counted, where BASE's were" in capsys.readouterr().err
+    monkeypatch.setattr(code_counts, "count_trees", lambda *trees, **_: [({}, nothing), ({}, nothing)])
     with pytest.raises(gate.GateError, match="HEAD's kernels could not be counted") as stopped:
         gate.counts_tier(tmp_path, tmp_path, "HEAD against BASE")
     assert stopped.value.status == gate.SETUP
