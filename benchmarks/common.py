@@ -87,6 +87,13 @@ class Benchmark:
             raise ValidationError(
                 f"version {letter} {precision}: max relative pairwise-force error {err:.3g} at "
                 f"N = {self.validation_n} exceeds the tolerance {tol:.0e}; refusing to time a wrong kernel")
+        if public.has("check_host_tasks"):     # (its galactic, drift and kick; a commit before it: the forces alone)
+            host, ok = public.check_host_tasks(forces, state, tol)
+            if not ok:
+                raise ValidationError(
+                    f"version {letter} {precision}: max relative error {host:.3g} of the host tasks (galactic, "
+                    f"drift, kick) at N = {self.validation_n} exceeds the tolerance {tol:.0e}; refusing to time "
+                    f"a wrong kernel")
         return err
 
     def prepare(self, letter: str, n: int, precision: str):

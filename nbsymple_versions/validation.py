@@ -4,7 +4,9 @@ The error measure is max_i |a_i - a_ref_i| / max_i |a_ref_i| over the pairwise a
 (vector norms). dp and dsp are checked on a cluster placed 850 cluster radii from the origin
 (8.5 kpc), where float32 positions lose the cluster; sp near the origin, where it is fine.
 For version E, whose kernel fuses the Galaxy, the float64 reference galactic acceleration is
-subtracted first, so the same pairwise tolerance applies.
+subtracted first, so the same pairwise tolerance applies. The host tasks (`check_host_tasks`): the
+galactic acceleration of the host kernels against the reference, a drift and a kick against
+NumPy's y + h x, each by the same measure.
 """
 from dataclasses import asdict, dataclass
 import numbers
@@ -62,6 +64,31 @@ def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
     if forces.backend.includes_galactic:
         acc = acc - reference.galactic_acceleration(state.positions, state.units)
     err = max_relative_error(acc, reference.pairwise_acceleration(state.positions, state.m, state.eps))
+    return err, bool(np.isfinite(err) and err <= tolerance)
+
+
+HOST_STEP = 0.375         # the h of the drift and the kick checked (any: h = 0 would check nothing)
+
+
+def check_host_tasks(forces, state, tolerance) -> tuple[float, bool]:
+    """Compare a force pipeline's host tasks on `state` with float64 NumPy: its galactic
+    acceleration (where its kernel does not add it, E) with the reference's, and a drift
+    x += h v and a kick v += h a with NumPy's (a hunt: the asv suite timed a galactic kernel
+    off by 2x, the pairwise forces alone checked). The largest error of the three, and whether
+    it is within `tolerance`."""
+    instance(forces, ForcePipeline, "forces", "a force pipeline (Version.pipeline)")
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+    tolerance = positive_number(tolerance, "tolerance")
+    errors = []
+    if not forces.backend.includes_galactic:
+        out = np.zeros_like(state.x)
+        forces.galactic(state.x, out)
+        errors.append(max_relative_error(out.T, reference.galactic_acceleration(state.positions, state.units)))
+    for step in (forces.drift, forces.kick):         # y += h x on (3, N) arrays, float64 on the host
+        y, x = state.x.copy(), state.v.copy()
+        step(y, x, HOST_STEP)
+        errors.append(max_relative_error(y.T, (state.x + HOST_STEP * state.v).T))
+    err = max(errors)
     return err, bool(np.isfinite(err) and err <= tolerance)
 
 

@@ -586,6 +586,25 @@ def _wrong_factory(factor):
     return make_pipeline
 
 
+class _WrongHost:
+    """Host kernels whose galactic acceleration is added twice (a hunt: the suite timed such a kernel)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def galactic(self, *args):
+        self._inner.galactic(*args)
+        self._inner.galactic(*args)
+
+
+def _wrong_host_factory(self, letter, state, precision, clock=None):
+    good = build_pipeline(letter, state, precision, clock)
+    return ForcePipeline(good.backend, _WrongHost(good.host), good.units, good.clock)
+
+
 def _setups(letter, precision):
     """(class, callable running that class's setup at a tiny configuration)."""
     def cached(cls, params, args, **attrs):
@@ -624,6 +643,15 @@ def test_setup_rejects_a_wrong_kernel(monkeypatch, letter, precision, factor):
     monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_factory(factor))
     for cls, run in _setups(letter, precision):
         with pytest.raises(ValidationError, match="refusing to time"):
+            run()
+
+
+def test_setup_rejects_a_wrong_host_kernel(monkeypatch):
+    """A hunt: `validate` checked the pairwise forces alone, and HostTasks and Step timed a galactic
+    kernel off by 2x (the gate passed it). The host tasks are checked too (`check_host_tasks`)."""
+    monkeypatch.setattr(common.Benchmark, "make_pipeline", _wrong_host_factory)
+    for cls, run in _setups("A", "dp"):
+        with pytest.raises(ValidationError, match="of the host tasks .* refusing to time"):
             run()
 
 

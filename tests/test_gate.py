@@ -439,7 +439,8 @@ def test_an_error_of_the_gate_that_is_no_write_keeps_its_own_sentence(monkeypatc
     err = capsys.readouterr().err
     assert "current folder" in err and "cannot write" not in err, err
     monkeypatch.setattr(code_counts, "count_trees",
-                        lambda *trees, **_: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied", "x")))
+                        lambda *trees, **_: (_ for _ in ()).throw(PermissionError(errno.EACCES, "Permission denied",
+                                                                                  "x")))
     with pytest.raises(PermissionError):     # a read refused: not said to be a write
         gate.main(["--base", "HEAD", "--tiers", "counts"])
 

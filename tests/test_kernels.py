@@ -148,6 +148,24 @@ def test_the_dp_inverse_cube_from_the_float32_seed_is_float64_exact():
     assert np.abs(np.array([inverse_cube(v) for v in r2]) / r2 ** -1.5 - 1.0).max() < 1e-15
 
 
+def test_the_host_tasks_are_checked_against_numpy():
+    """`check_host_tasks`: the host kernels' galactic acceleration against the reference, a drift and
+    a kick against y + h x (float64: 4e-16 here); each made wrong in turn fails it at its size."""
+    from nbsymple_versions import validation
+    state = make_cluster(128, seed=3, radius_kpc=validation.FRAME_KPC["dp"])
+    forces = get_version("A").pipeline(state, "dp")
+    err, passed = validation.check_host_tasks(forces, state, TOLERANCE["dp"])
+    assert passed and err < 1e-14, err
+    right = {name: getattr(forces, name) for name in ("galactic", "drift", "kick")}
+    for name, wrong in (("galactic", lambda x, out: right["galactic"](x, out) or right["galactic"](x, out)),
+                        ("drift", lambda x, v, h: right["drift"](x, v, 1.001 * h)),
+                        ("kick", lambda v, a, h: None)):
+        setattr(forces, name, wrong)
+        err, passed = validation.check_host_tasks(forces, state, TOLERANCE["dp"])
+        assert not passed and err > 1e-5, (name, err)
+        setattr(forces, name, right[name])
+
+
 def test_validation_fails_a_dsp_kernel_off_by_1e_4():
     """dsp's measured error is below 3e-6 at every N (validation.TOLERANCE's note); forces off by
     1e-4 everywhere are a wrong kernel, which the check measures as 1e-4 and fails (a mutation
