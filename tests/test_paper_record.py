@@ -525,6 +525,24 @@ def test_the_black_hole_title_fits_the_figure_when_both_runs_are_not_converged(t
     assert inside.x0 <= box.x0 and box.x1 <= inside.x1, (box, inside)
 
 
+def test_black_hole_runs_of_other_settings_redrawn_together_are_each_said(tmp_path, monkeypatch):
+    """A hunt: `paper --no-science` redraws every finished run in the folder, and titled and summed
+    them up with the first run's N and dt (a run of N = 16 at 2^-6 T said to be N = 32 at 2^-7 T).
+    What they share is said once; what differs, for each run."""
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole
+    kept = _kept_figures(monkeypatch, science_plots)
+    run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -7, t_end=1.0, ratios=(1.0,), version="A", progress=False)
+    run_black_hole(tmp_path / "bh", n=16, dt=2.0 ** -6, t_end=1.0, ratios=(3.0,), version="A", progress=False)
+    _, summary = science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    text = summary["summary"]
+    assert text.startswith("leapfrog, version A dp. M_BH/M_cl = 1 (N = 32, dt = 2^-7 T): "), text
+    assert "; M_BH/M_cl = 3 (N = 16, dt = 2^-6 T): " in text, text
+    assert kept[0]._suptitle.get_text().splitlines()[1].startswith("start 1 kpc with "), kept[0]._suptitle.get_text()
+    _, alone = science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png", ratios=(3.0,))
+    assert alone["summary"].startswith("N = 16, dt = 2^-6 T, leapfrog, version A dp. M_BH/M_cl = 3: "), alone
+
+
 def test_a_black_hole_run_that_recedes_from_the_start_is_no_passage(tmp_path, monkeypatch):
     """run_black_hole(speed_kms=300): above the 232 km/s circular speed at 1 kpc the cluster moves
     away from the black hole from the start, so its centre is closest at t = 0. The summary said

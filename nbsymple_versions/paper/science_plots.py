@@ -223,11 +223,12 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
                                        gridspec_kw={"width_ratios": [1, 1.25]})
         zoom = ax0.inset_axes([0.56, 0.04, 0.42, 0.36])
         first_run = None
-        summary, records, ends = [], [], []
+        summary, records, ends, drawn = [], [], [], []
         for sub, col in zip(subs, colors):
             run, snaps = load_run(sub)
             first_run = first_run or run
             p = run["params"]
+            drawn.append(p)
             units = snaps[0][0].units
             pc = units.r_cl_pc
             t = np.array([units.to_myr(s.t) for s, _ in snaps])
@@ -295,12 +296,12 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
                             plt.Line2D([], [], color="0.3", ls="--", lw=1.0,
                                        label=r"... $|K_{int,0} + W_0|$ of the stars (internal)")],
                    loc="upper left", fontsize=6.5)
-        p = first_run["params"]
         u = snaps[0][0].units
-        fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\nN = {p['n']}, "
-                     f"start {p['radius_kpc']:g} kpc with {p['speed_kms']:g} km/s tangential, "
-                     f"dt = {fmt_dt(p['dt'])} T = {u.to_myr(p['dt']) * 1e3:.1f} kyr, {p['scheme']}, "
-                     f"version {p['version']} {p['precision']}\n"
+        shared, own = _setting(drawn)
+        if any(own):                     # runs of other settings in the folder, redrawn (--no-science): each said
+            summary = [line.replace(":", f" ({_setting_text(mine, u)}):", 1) for line, mine in zip(summary, own)]
+        fig.suptitle(f"Nearly radial passage through a central black hole (cf. paper Table 8, Fig. 9)\n"
+                     f"{_setting_text(shared, u, kyr=True)}\n"
                      + _title_lines("internal energy error at the end: " + "; ".join(
                          f"M_BH/M_cl = {ratio:g}: {_e(end)} (largest {_e(most)}: "
                          f"{'NOT CONVERGED' if not_converged(most) else 'converged'})" for ratio, end, most in ends),
@@ -310,6 +311,30 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
             mark_not_converged(fig, max(most for _, most in hot),
                                " (M_BH/M_cl = " + ", ".join(f"{ratio:g}" for ratio, _ in hot) + ")")
         path = save(fig, path, source_line(first_run))
-    return path, {"summary": (f"N = {p['n']}, dt = {fmt_dt(p['dt'])} T, {p['scheme']}, version {p['version']} "
-                              f"{p['precision']}. " + "; ".join(summary) + "."), "runs": records}
+    head = _setting_text({k: v for k, v in shared.items() if k not in ("radius_kpc", "speed_kms")}, u)
+    return path, {"summary": (f"{head}. " if head else "") + "; ".join(summary) + ".", "runs": records}
+
+
+BLACK_HOLE_SETTING = ("n", "radius_kpc", "speed_kms", "dt", "scheme", "version", "precision")
+
+
+def _setting(params: list[dict]) -> tuple[dict, list[dict]]:
+    """(the settings every black-hole run drawn shares, each run's own where they differ): a hunt
+    found `--no-science` titling a run of N = 32 at 2^-6 T with the first run's N = 64, 2^-7 T."""
+    shared = {k: params[0][k] for k in BLACK_HOLE_SETTING if all(p[k] == params[0][k] for p in params)}
+    return shared, [{k: p[k] for k in BLACK_HOLE_SETTING if k not in shared} for p in params]
+
+
+def _setting_text(s: dict, units, kyr: bool = False) -> str:
+    """'N = 64, start 3 kpc with 20 km/s tangential, dt = 2^-7 T, leapfrog, version A dp' of the
+    settings in `s` (those it holds; `kyr`: the step in kyr too)."""
+    parts = [f"N = {s['n']}"] if "n" in s else []
+    if "radius_kpc" in s or "speed_kms" in s:
+        parts.append("start" + (f" {s['radius_kpc']:g} kpc" if "radius_kpc" in s else "")
+                     + (f" with {s['speed_kms']:g} km/s tangential" if "speed_kms" in s else ""))
+    if "dt" in s:
+        parts.append(f"dt = {fmt_dt(s['dt'])} T" + (f" = {units.to_myr(s['dt']) * 1e3:.1f} kyr" if kyr else ""))
+    parts += [s["scheme"]] if "scheme" in s else []
+    code = " ".join(filter(None, (f"version {s['version']}" if "version" in s else "", s.get("precision", ""))))
+    return ", ".join(parts + ([code] if code else []))
 
