@@ -358,6 +358,10 @@ def test_one_seed_per_step_is_tested_against_the_counting_noise():
     assert "as measured at N = 4096, 2.00 times the counting noise (estimated from 6 degrees of freedom), chi^2 " \
            f"would be 1.84 and p the F(2, 6) tail of chi^2 / 2: p = {stats.f_sf(7.349 / 4 / 2, 2, 6):.3g}" in text
     assert "only 2^-10 T kept the internal-energy error at or below 0.01" in text
+    cool = [_entry(e["params"]["dt"], [r["beyond"] for r in e["rows"]], (1e-3, 2e-3, 3e-3)) for e in series]
+    every = "\n".join(dt_series.verdict(cool, scatter=(2.0, 4096, 6)))   # a hunt: "only" every step, "that run"
+    assert "every step kept the internal-energy error at or below 0.01; the smallest, 2^-10 T, is the one" in every
+    assert "only" not in every.partition("What it does show")[2], every
     # a scatter no larger than the counting noise, known well: the same shares depend on dt; known from 6
     # degrees of freedom: still not decided (p = F(2, 6) tail of 7.35 / 2 = 0.09)
     known = "\n".join(dt_series.verdict(series, (1.0, 4096, 10 ** 6)))
