@@ -157,6 +157,26 @@ def test_full_runs_of_other_orbits_or_precision_write_their_own_files(tmp_path, 
     assert run_folder(tmp_path / "older", 16, 0.125, 0.5, 1, "dsp").name == "tidal_tails_n16_dt2^-3_0.5orb_dsp"
 
 
+def test_the_full_size_table_has_the_runs_end_and_its_verdict_every_snapshot():
+    """A hunt: the `--full` table, its verdict and its figure's stamp read the snapshots at 0.5, 1 and
+    1.5 orbits alone: a run of 0.75 orbits lost its end (its error 2.07 and 57.8 % beyond r_J), and
+    a run whose error peaked between them (0.012 at 0.75 orbits) was called converged, where its
+    series marked it not converged."""
+    from nbsymple_versions.paper import full_size
+
+    def row(orbits, internal):
+        return {"orbits": orbits, "t_myr": 237.4 * orbits, "beyond": 0.1, "energy_error": 1e-9,
+                "internal_energy_error": internal}
+    every = [row(0, 0.0), row(0.25, 0.002), row(0.5, 0.004), row(0.75, 0.012), row(1.0, 0.006)]
+    summary = {"run": {"params": {"dt": 2 ** -8}}, "rows": [every[2], every[4]], "all_rows": every}
+    assert full_size._table_rows(summary) == [every[2], every[4]]          # the end is a row already
+    [said] = full_size._verdict(summary)
+    assert "reaches 0.012 of the cluster's binding energy by 0.75 orbits" in said, said
+    ended = {**summary, "rows": [every[2]], "all_rows": every[:4]}          # a run of 0.75 orbits
+    assert full_size._table_rows(ended) == [every[2], every[3]]
+    assert full_size._verdict({**summary, "all_rows": [*every[:3], row(0.75, 0.009), every[4]]}) == []
+
+
 def test_the_committed_full_size_series_have_their_files():
     """Every series in the committed `tidal_tails_n<N>_series.json` has its table and figures
     under the name `paper --full` gives them (`dt_series.stem`), which REPORT.md shows."""

@@ -18,7 +18,7 @@ from ..core.diagnostics import energy_parts, internal_energy_error, relative_err
 from ..core.galaxy import SUN_RADIUS_KPC
 from . import dt_series
 from .records import markdown_text
-from .convergence import INTERNAL_LIMIT, error_text, largest, not_converged
+from .convergence import INTERNAL_LIMIT, error_text, not_converged
 from .science_plots import density_centre, mark_not_converged, source_line
 from ..runs.paths import read_bytes, write_file
 from .science_runs import FULL_ORBITS, RUN_FILE, finished_runs, fmt_dt, fmt_wall, load_run, run_record
@@ -82,7 +82,7 @@ def table(summary: dict) -> str:
              f"{sessions - 1} time{'s' if sessions != 2 else ''}.", "",
              "| orbits | t [Myr] | stars beyond r_J | energy error, total | energy error, internal |",
              "|---:|---:|---:|---:|---:|"]
-    for r in summary["rows"]:
+    for r in _table_rows(summary):
         mark = " (**not converged**)" if not_converged(r["internal_energy_error"]) else ""
         internal = "-" if r["internal_energy_error"] is None else error_text(r["internal_energy_error"])
         lines.append(f"| {r['orbits']:g} | {r['t_myr']:.0f} | {100 * r['beyond']:.1f} % | {r['energy_error']:.1e} | "
@@ -104,18 +104,33 @@ def table(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _table_rows(summary: dict) -> list[dict]:
+    """The table's rows: those at FULL_ORBITS, and the run's end where it is none of them (a hunt:
+    a run of 0.75 orbits had its 0.5-orbit row alone)."""
+    rows, end = summary["rows"], summary["all_rows"][-1]
+    return rows + [end] if not rows or end["orbits"] > rows[-1]["orbits"] + 1e-9 else rows
+
+
+def _worst(summary: dict) -> dict:
+    """The row of the largest internal-energy error over every snapshot after the start (its
+    error None where one is unknown): what decides convergence, as for the series (a hunt: the
+    0.5, 1 and 1.5-orbit rows alone called a run whose error peaked between them converged)."""
+    rows = [r for r in summary["all_rows"] if r["orbits"] > 0] or summary["all_rows"][-1:]
+    unknown = next((r for r in rows if r["internal_energy_error"] is None), None)
+    return unknown or max(rows, key=lambda r: r["internal_energy_error"])
+
+
 def _verdict(summary: dict) -> list[str]:
     """A sentence when the internal-energy error says the run is not converged."""
-    rows = summary["rows"]
-    errors = [r["internal_energy_error"] for r in rows]
-    worst = None if any(e is None for e in errors) else max(errors, default=0.0)
+    row = _worst(summary)
+    worst = row["internal_energy_error"]
     if not not_converged(worst):
         return []
     p = summary["run"]["params"]
     value = "an unknown value" if worst is None else error_text(worst, ".2g")
     return [f"- **Not converged.** At dt = {fmt_dt(p['dt'])} T the internal-energy error reaches {value} of the "
-            f"cluster's binding energy by {_orbits(rows[-1]['orbits'])} (above {INTERNAL_LIMIT:g}), while the "
-            f"total-energy error stays at {rows[-1]['energy_error']:.1e}: the step does not resolve the collapsed, "
+            f"cluster's binding energy by {_orbits(row['orbits'])} (above {INTERNAL_LIMIT:g}), while the "
+            f"total-energy error stays at {row['energy_error']:.1e}: the step does not resolve the collapsed, "
             f"dense core, so the cluster's internal evolution (and with it the rate at which stars escape into the "
             f"tails) carries that heating, and the shares above are not physical results; a smaller `--tidal-dt` "
             f"lowers it."]
@@ -193,10 +208,10 @@ def plot(summary: dict, folder, path) -> Path:
         dens.set_title("Star counts along the tails: the peaks away from s = 0 are the clumps", fontsize=8.5)
         dens.legend(loc="upper right")
         p = run["params"]
-        last = summary["rows"][-1] if summary["rows"] else None
+        last = summary["all_rows"][-1]          # the run's end
         errors = (f"; energy error at {_orbits(last['orbits'])} {last['energy_error']:.1e} (total), "
-                  f"{error_text(last['internal_energy_error'])} (internal)") if last else ""
-        mark_not_converged(fig, largest(r["internal_energy_error"] for r in summary["rows"]))
+                  f"{error_text(last['internal_energy_error'])} (internal)")
+        mark_not_converged(fig, _worst(summary)["internal_energy_error"])
         fig.suptitle(f"Tidal tails of a cluster of N = {p['n']} on its circular orbit at 8.5 kpc "
                      f"(cf. paper Figs. 6-8)\n"
                      f"{p['scheme']}, dt = {fmt_dt(p['dt'])} T, version {p['version']} {p['precision']}, "
