@@ -772,6 +772,7 @@ def test_the_predicted_pericentre_is_the_passage_at_1_4_t_at_any_step():
     coarse = predicted_pericentre_step(state, 2.0 ** -6, 224)
     assert coarse * 2.0 ** -6 == pytest.approx(1.4, abs=0.05)
     assert abs(predicted_pericentre_step(state, 2.0 ** -8, 896) - 4 * coarse) <= 4
+    assert predicted_pericentre_step(state, 2.0 ** -6, 768) == coarse    # 12 T, four passages: the first (a hunt)
 
 
 def test_orbits_a_whole_number_of_snapshots_in_decimal_are_accepted():

@@ -238,7 +238,7 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
             centres = np.array([density_centre(s.positions[:-1]) for s, _ in snaps]) * pc
             bh = np.array([s.positions[-1] for s, _ in snaps]) * pc
             r = np.linalg.norm(centres - bh, axis=1)
-            i_peri = int(np.argmin(r))
+            i_peri = _first_passage(r, [k for _, k in snaps], run)
             passed = 0 < i_peri < len(r) - 1      # else the run ended before its pericentre (a hunt: "passage"),
             receding = i_peri == 0 < len(r) - 1    # or the centre was closest at the start: it moved away
             mass = p["ratio"] * units.mass_msun
@@ -313,6 +313,15 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
         path = save(fig, path, source_line(first_run))
     head = _setting_text({k: v for k, v in shared.items() if k not in ("radius_kpc", "speed_kms")}, u)
     return path, {"summary": (f"{head}. " if head else "") + "; ".join(summary) + ".", "runs": records}
+
+
+def _first_passage(r: np.ndarray, steps: list[int], run: dict) -> int:
+    """The snapshot of the cluster's closest approach at its first passage: the least distance `r`
+    among the snapshots taken every step around the run's predicted first pericentre (where its
+    record has it), else among all (a hunt: a longer `--bh-t-end` reported the deepest of four)."""
+    peri, dense = run.get("predicted_pericentre_step"), run["params"].get("dense_steps", 0)
+    near = [i for i, k in enumerate(steps) if peri is not None and abs(k - peri) <= dense]
+    return near[int(np.argmin(r[near]))] if near else int(np.argmin(r))
 
 
 BLACK_HOLE_SETTING = ("n", "radius_kpc", "speed_kms", "dt", "scheme", "version", "precision")

@@ -369,7 +369,9 @@ def run_black_hole(folder, ratios=BH_DEFAULTS["ratios"], progress: bool = True, 
 
 def predicted_pericentre_step(state, dt: float, steps: int) -> int:
     """Step at which the cluster's centre of mass, moved as a point in the Galaxy plus the black
-    hole (body N, held at its start), comes closest to the black hole (leapfrog, same dt)."""
+    hole (body N, held at its start), first comes closest to the black hole (leapfrog, same dt):
+    its first pericentre, else (still falling at the end) its last step. A hunt: with a longer
+    `t_end` the deepest of four passages was taken, the first (the paper's) sampled every 13 steps."""
     m = state.m[:-1]
     x = (state.x[:, :-1] @ m / m.sum())[None, :]
     v = (state.v[:, :-1] @ m / m.sum())[None, :]
@@ -385,8 +387,9 @@ def predicted_pericentre_step(state, dt: float, steps: int) -> int:
         v = v + dt * acc(x)
         x = x + 0.5 * dt * v
         r = float(np.linalg.norm(x[0] - bh))
-        if r < best:
-            best, best_k = r, k
+        if r >= best:                    # moving away: the first pericentre was the step before
+            return best_k
+        best, best_k = r, k
     return best_k
 
 
