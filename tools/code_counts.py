@@ -46,7 +46,9 @@ def instrument(name):
     every BASE before it gave no counts, and the gate no verdict)."""
     try:
         return importlib.import_module(f"nbsymple_versions.instruments.{name}")
-    except ImportError:
+    except ModuleNotFoundError as e:     # that module itself absent; a broken import inside it is its own error
+        if e.name not in ("nbsymple_versions.instruments", f"nbsymple_versions.instruments.{name}"):
+            raise
         return importlib.import_module(f"nbsymple_versions.{name}")
 
 
