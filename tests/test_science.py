@@ -702,7 +702,8 @@ def test_the_run_to_run_scatter_is_compared_with_the_rms_counting_noise():
     counting = math.sqrt(sum(f * (1 - f) for f in runs) / len(runs) / 4096)
     assert test.counting == pytest.approx(counting, rel=1e-12) and test.sigma == pytest.approx(0.002)
     assert test.scatter_over_counting == pytest.approx(0.002 / counting)
-    assert f"({0.002 / counting:.1f} times the counting noise" in "\n".join(dt_series.share_test_lines(test))
+    assert f"({0.002 / counting:.2f} times the counting noise" in "\n".join(dt_series.share_test_lines(test))   # to
+    # the digits of the same ratio where another series borrows it (a hunt: "1.0 times" and "0.98 times" in REPORT.md)
 
 
 def test_the_quoted_share_is_the_converged_steps_and_the_resolvable_change_twice_its_noise():

@@ -266,7 +266,7 @@ def share_test_lines(test: ShareTest, scatter: tuple[float, int, int] | None = N
                        for dt, m, s, n in zip(test.dts, test.means, test.errors, test.seeds))
     if test.sigma_dof:
         against = (f"the run-to-run scatter of the seeds, pooled over the steps: ±{_pct(test.sigma)} points per run "
-                   f"from {test.sigma_dof} degrees of freedom ({test.scatter_over_counting:.1f} times the counting "
+                   f"from {test.sigma_dof} degrees of freedom ({test.scatter_over_counting:.2f} times the counting "
                    f"noise ±{_pct(test.counting)}), so p is the F({test.dof}, {test.sigma_dof}) tail of chi^2 / "
                    f"{test.dof}")
     elif max(test.seeds) > 1:      # more seeds than steps, and each step's seeds ended on one share
