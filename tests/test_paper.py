@@ -187,7 +187,7 @@ def test_a_machine_folder_given_as_the_results_folder_is_named_with_the_folder_a
         load_results(".")
     (machine.parent / "empty").mkdir()
     with pytest.raises(ResultsError, match="^results folder \\.\\./empty holds no machine folder with asv results\\.$"):
-        load_results("../empty")         # named as given (a hunt: `--results /tmp/x/xx` was "results folder xx")
+        load_results("../empty")         # named as given (a hunt: `--results /x/y` was "results folder y")
     with pytest.raises(ResultsError, match="^results folder \\.\\./none does not exist; "):
         load_results("../none")
 
