@@ -51,11 +51,16 @@ def max_relative_error(acc, ref) -> float:
     return float(np.linalg.norm(acc - ref, axis=1).max() / scale)
 
 
+def _checked(forces, state, tolerance) -> float:
+    """The checks' arguments as given, TypeError or ValueError in one sentence (a hunt: AttributeError)."""
+    instance(forces, ForcePipeline, "forces", "a force pipeline (Version.pipeline)")
+    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
+    return positive_number(tolerance, "tolerance")
+
+
 def check_pipeline(forces, state, tolerance) -> tuple[float, bool]:
     """Compare a force pipeline's pairwise accelerations of `state` with the reference."""
-    instance(forces, ForcePipeline, "forces", "a force pipeline (Version.pipeline)")     # (a hunt: AttributeError)
-    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
-    tolerance = positive_number(tolerance, "tolerance")
+    tolerance = _checked(forces, state, tolerance)
     if (built := getattr(forces, "built_for", None)) is not None and not built_for(built, state, masses=False):
         raise ValueError(pipeline_mismatch(built, state))        # a right kernel said to fail, or a traceback
     out = np.zeros_like(state.x)
@@ -76,9 +81,7 @@ def check_host_tasks(forces, state, tolerance) -> tuple[float, bool]:
     x += h v and a kick v += h a with NumPy's (a hunt: the asv suite timed a galactic kernel
     off by 2x, the pairwise forces alone checked). The largest error of the three, and whether
     it is within `tolerance`."""
-    instance(forces, ForcePipeline, "forces", "a force pipeline (Version.pipeline)")
-    instance(state, State, "state", "a State (make_cluster, State.from_arrays)")
-    tolerance = positive_number(tolerance, "tolerance")
+    tolerance = _checked(forces, state, tolerance)
     errors = []
     if not forces.backend.includes_galactic:
         out = np.zeros_like(state.x)

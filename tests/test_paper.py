@@ -96,7 +96,7 @@ def test_results_of_a_changed_working_tree_are_said_to_be(tmp_path):
     from nbsymple_versions.paper.data import source_line
     from nbsymple_versions.paper.report import write_report
     res = load_results(FIXTURE)
-    assert not res.changed and res.code == res.commit[:8] and f"commit {res.commit[:8]};" in source_line(res)
+    assert not res.changed and res.commit_label == res.commit[:8] and f"commit {res.commit[:8]};" in source_line(res)
     changed = dataclasses.replace(res, provenance=[*res.provenance, {"commit": res.commit[:8] + "+dirty"}])
     assert changed.changed and f"commit {res.commit[:8]} with uncommitted changes;" in source_line(changed)
     write_report(tmp_path, changed, {}, [], None, {})

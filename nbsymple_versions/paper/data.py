@@ -315,7 +315,7 @@ def source_line(res: Results) -> str:
     """The provenance footer of a benchmark figure or table: machine, CPU, threads, device, commit, date."""
     m = describe_machine(res)
     return (f"asv results: machine {res.machine} ({m['cpu']}, {m['threads']} threads); device: {m['device']}; "
-            f"commit {res.code}; run {res.date_text}; {load_phrase(res)}")
+            f"commit {res.commit_label}; run {res.date_text}; {load_phrase(res)}")
 
 
 def load_phrase(res: Results) -> str:

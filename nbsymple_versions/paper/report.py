@@ -199,7 +199,7 @@ def prediction_lines(res: Results, prediction, busy: bool = False) -> list[str]:
               f"| host tasks | the table below, version {' / '.join(sorted({host_version(v) for v in letters}))}'s "
               f"host kernels ({', '.join(f'{v}: {host_version(v)}' for v in letters)}; a threaded time at most the "
               f"serial one at its N, a slower one being the parallel region's own cost or its wait for a thread) | "
-              f"`{TASK_TIMES['galactic'][0]}`, `{TASK_TIMES['integrate'][0]}`, commit {res.code} |", ""]
+              f"`{TASK_TIMES['galactic'][0]}`, `{TASK_TIMES['integrate'][0]}`, commit {res.commit_label} |", ""]
     hosts = sorted({host_version(v) for v in letters})
     ns = sorted({n for h in hosts for n in prediction.host.get(h, {})})
     lines += ["Host-task times used (seconds; integrate: one drift and one kick, a leapfrog step makes 1.5 of them, "

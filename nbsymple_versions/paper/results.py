@@ -384,8 +384,8 @@ class Results:
         return any(str(p.get("commit", "")).endswith("+dirty") for p in self.provenance)
 
     @property
-    def code(self) -> str:
-        """What was measured, in a few words: the commit's first 8 characters, and whether changed."""
+    def commit_label(self) -> str:
+        """The commit measured as the figures name it: its first 8 characters, and whether changed."""
         return self.commit[:8] + (" with uncommitted changes" if self.changed else "")
 
     def param_values(self, name: str) -> list[list]:
