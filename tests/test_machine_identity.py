@@ -154,6 +154,23 @@ def test_migrate_renames_a_machine_and_keeps_its_history(tmp_path):
         migrate.migrate(new_folder, dry_run=True)
 
 
+def test_migrating_todays_results_again_changes_nothing(tmp_path):
+    """A hunt: `tools.migrate` of a folder already named as today renamed the `history` runs' files
+    (virtualenv-py3.11, asv's name for them) to existing-py3.11, out of the series history adds
+    to, and gave every file one more provenance entry saying its machine was renamed. Every
+    committed folder, migrated, is left byte for byte as it was; so is one migrated twice."""
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    before = {p: p.read_bytes() for p in results.rglob("*.json")}
+    assert any("-virtualenv-" in p.name for p in before), "no history run's file: the case tests nothing"
+    for folder in sorted(p for p in results.iterdir() if p.is_dir()):
+        assert migrate.migrate(folder) == folder
+    assert {p: p.read_bytes() for p in results.rglob("*.json")} == before
+    renamed = migrate.migrate(results / REFERENCE_MACHINE, uarch="znver5")
+    once = {p: p.read_bytes() for p in renamed.rglob("*.json")}
+    assert migrate.migrate(renamed) == renamed and {p: p.read_bytes() for p in renamed.rglob("*.json")} == once
+
+
 @pytest.mark.parametrize("key, value", [("ram", "abc"), ("ram", "24 GB"), ("ram", "\u0663"), ("ram", "-5"),
                                         ("num_cpu", "abc"), ("num_cpu", "2 "), ("num_cpu", "0")])
 def test_migrate_refuses_a_count_that_is_none(tmp_path, key, value):

@@ -32,6 +32,8 @@ from nbsymple_versions.runs.paths import not_a_folder, read_json, write_file
 from . import tracking
 from .arguments import Parser, folder_argument, name as name_argument
 
+# the environments asv names today (`tracking.fixed_env_name`, `tracking.history_env_name`)
+CURRENT_ENV = re.compile(r"(existing|virtualenv)-py[0-9]+\.[0-9]+")
 ISA_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")     # avx512, avx2, sse4.2: one folder-name-safe word
 MACHINE_NEEDS = ("arch", "cpu", "num_cpu", "os")    # the fields of machine.json the new name and file are made of
 # the counts of machine.json, as a whole number or its digits: the new machine's name and ram are made of them
@@ -133,8 +135,8 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
             or target.parent.resolve() != root.resolve():      # every file it writes lies in one machine folder
         raise ValueError(f"the machine name {info['machine']!r} made from --isa, --uarch and "
                          f"{folder.name}/machine.json is not one folder name inside {root.name}/")
-    print(printable(f"{folder.name} -> {target.name}" + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} "
-                                                         f"given)" if given else "")))
+    print(printable((f"{folder.name} -> {target.name}" if target != folder else f"{folder.name}: today's name already")
+                    + (f" ({', '.join(f'{k} {v}' for k, v in given.items())} given)" if given else "")))
     written = []
     for path in sorted(folder.glob("*.json")):
         if path.name == "machine.json":
@@ -150,29 +152,38 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
             raise ValueError(f"{folder.name}/{path.name} is not an asv results file asv can read "
                              f"({type(e).__name__}: {' '.join(str(e).split())[:200]})") from None
         try:
-            written.append((path, *_migrated(old, folder, path, data, info, given, benchmarks, evidence)))
+            new, runs = _migrated(old, folder, path, data, info, given, benchmarks, evidence)
         except ValueError as e:
             raise ValueError(f"{folder.name}/{path.name}: {e}; nothing was written") from None
-    _check_targets(folder, target, [(path, new._filename) for path, new, _ in written], info)
-    if dry_run:
-        return target
-    for path, new, runs in written:
         with tempfile.TemporaryDirectory() as scratch:    # asv's layout, then placed whole: asv writes through a link
             new.save(scratch)                             # (a link at the name had its target outside rewritten)
-            data = read_json(Path(scratch) / new._filename, "asv results file")
-        data["provenance"] = runs
-        out = root / new._filename
+            migrated = read_json(Path(scratch) / new._filename, "asv results file")
+        if root / new._filename == path and _without_provenance(migrated) == _without_provenance(data):
+            print(f"  {path.name}: today's already, left as it is")     # a second migration adds nothing
+            continue
+        written.append((path, new._filename, dict(migrated, provenance=runs)))
+    _check_targets(folder, target, [(path, name) for path, name, _ in written], info)
+    if dry_run:
+        return target
+    for path, name, data in written:
+        out = root / name
         tracking.write_results(out, data)
         if out != path:
             path.unlink()
     target.mkdir(exist_ok=True)          # no results file made it where there is none (asv's write_json did)
-    write_file(target / "machine.json", json.dumps({**info, "version": 1}, indent=4, sort_keys=True))   # as asv's
+    machine = json.dumps({**info, "version": 1}, indent=4, sort_keys=True)      # as asv's
+    if target != folder or read_json(folder / "machine.json", "asv machine file") != json.loads(machine):
+        write_file(target / "machine.json", machine)
     if target != folder:
         (folder / "machine.json").unlink()
         if not any(folder.iterdir()):
             folder.rmdir()
     tracking.write_benchmarks_json(root / "benchmarks.json", held=True)
     return target
+
+
+def _without_provenance(data) -> dict:
+    return {k: v for k, v in data.items() if k != "provenance"} if isinstance(data, dict) else data
 
 
 def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benchmarks: dict, evidence):
@@ -182,8 +193,10 @@ def _migrated(old, folder: Path, path: Path, data, info: dict, given: dict, benc
     from asv.results import Results
     version = str(old.params.get("python") or f"{sys.version_info.major}.{sys.version_info.minor}")
     # an old asv recorded the interpreter's path, not its version: asv's file name of it, never
-    # "existing-py" + the path as folders (the file's name made folders: a hunt)
-    env = util.sanitize_filename(tracking.fixed_env_name(version))
+    # "existing-py" + the path as folders (the file's name made folders: a hunt). Today's names
+    # stay: a `history` run's virtualenv kept its name (it was renamed "existing" in a second run)
+    env = old.env_name if CURRENT_ENV.fullmatch(old.env_name or "") else \
+        util.sanitize_filename(tracking.fixed_env_name(version))
     new = Results(dict(info, python=version), {}, old.commit_hash, old.date, version, env, {})   # the run's Python
     new._duration.update({k: v for k, v in old._duration.items() if k.startswith("<")})
     for name in old.get_all_result_keys():
