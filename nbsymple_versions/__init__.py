@@ -23,7 +23,7 @@ _PUBLIC = {"TaskClock": ".core.clock", "State": ".core.ics", "add_black_hole": "
            "internal_energy_error": ".core.diagnostics", "relative_error": ".core.diagnostics",
            # validation against the float64 reference (`nbsymple check`)
            "check_pipeline": ".validation", "check_host_tasks": ".validation", "TOLERANCE": ".validation",
-           "FRAME_KPC": ".validation",
+           "HOST_TOLERANCE": ".validation", "FRAME_KPC": ".validation",
            # the kernels' machine code counted for fixed targets, and the peer codes side by side
            "cpu_asm": ".instruments.cpu_asm", "gpu_asm": ".instruments.gpu_asm", "peers": ".instruments.peers",
            "mpi_timing": ".instruments.mpi_timing"}

@@ -126,6 +126,41 @@ def test_check_json_and_table():
     assert p.returncode == 0 and "max rel. error" in p.stdout and "(drawn; --seed repeats it)" in p.stdout
 
 
+def test_check_fails_a_galactic_kernel_off_by_2x(monkeypatch, capsys):
+    """A hunt's leftover: `nbsymple check` compared the pairwise forces alone, and a galactic
+    kernel adding the Galaxy twice passed in every version. Each check takes the host tasks too
+    (`check_host_tasks`: the galactic acceleration, a drift and a kick, float64 in every precision)."""
+    from nbsymple_versions.core.pipeline import ForcePipeline
+    from nbsymple_versions.validation import HOST_TOLERANCE, validate
+    from nbsymple_versions.versions import Version
+    good = Version.pipeline
+
+    class Twice:
+        def __init__(self, host):
+            self.host = host
+
+        def __getattr__(self, name):
+            return getattr(self.host, name)
+
+        def galactic(self, *args):
+            self.host.galactic(*args)
+            self.host.galactic(*args)
+
+    def wrong(self, *args, **kwargs):
+        forces = good(self, *args, **kwargs)
+        return ForcePipeline(forces.backend, Twice(forces.host), forces.units, forces.clock)
+
+    assert cli.main(["check", "--n", "32", "--seed", "1"]) == 0
+    right = capsys.readouterr().out
+    assert f"tolerance {HOST_TOLERANCE:.0e}" in right and " NO" not in right, right
+    monkeypatch.setattr(Version, "pipeline", wrong)
+    assert cli.main(["check", "--n", "32", "--seed", "1"]) == 1
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line[:1] in CPU_LETTERS]
+    assert rows and all(row[-1] == "NO" and float(row[-2]) > 0.5 for row in rows), rows
+    check = validate("A", "sp", n=32, seed=1)
+    assert not check.passed and check.max_relative_error <= check.tolerance and check.host_tasks_error > 0.5
+
+
 def test_info():
     """What `nbsymple info` says, OpenMP's settings with numba's threads (they change how B waits)."""
     p = nbsymple("info", env={"OMP_WAIT_POLICY": "passive"})

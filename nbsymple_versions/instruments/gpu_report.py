@@ -78,7 +78,7 @@ def main(argv=None, *, prog=PROG, validate_flag="--validate-n", **options) -> in
     """The report; `options` (the versions' options, as `nbsymple check` parsed them) stand in for
     the flags of the same names, and `nbsymple check --gpu-report` names itself `prog` and its
     validation bodies `validate_flag` (its --n) in what it refuses. Exit status 0, 1 (a check
-    failed, or no GPU), 2 (bad input)."""
+    failed), 2 (bad input, or no GPU: the GPU versions not available here)."""
     p = _parser(prog)
     args = p.parse_args(argv)
     sim = cuda_simulator()
@@ -134,7 +134,7 @@ def main(argv=None, *, prog=PROG, validate_flag="--validate-n", **options) -> in
             c = validate(letter, precision, n=validate_n, seed=args.seed, **options, **extra)
             failed += not c.passed
             print(f"  {letter} {precision:3s}  max relative error {c.max_relative_error:.2e}"
-                  f"  tolerance {c.tolerance:.0e}  {'ok' if c.passed else 'FAILED'}")
+                  f"  tolerance {c.tolerance:.0e}  host tasks {c.host_tasks_error:.2e}  {'ok' if c.passed else 'FAILED'}")
 
     print("\nperformance (warm, synchronised; rate and transfer of the C/D kernel; step = leapfrog, all tasks, "
           f"the median of {args.steps})")

@@ -1,6 +1,6 @@
 """Snapshots: one `.npz` file per saved state, written atomically.
 
-Format (all arrays float64, cluster units G = M = r_cl = 1): `positions` (N, 3),
+Format (numbers float64 but `step`, an int64; cluster units G = M = r_cl = 1): `positions` (N, 3),
 `velocities` (N, 3), `masses` (N,), `time` (), `softening` (), `step` (), the unit system
 `r_cl_pc`, `mass_msun`, `velocity_kms`, `time_myr` (scalars) to convert to pc, Msun, km/s and
 Myr, `constants` (a string: `core.units.CONSTANTS`, the ones they were computed with; absent in

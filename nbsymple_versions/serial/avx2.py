@@ -9,7 +9,7 @@ e = 1 - r2 s^2,
 
     m r^-3 = m s^3 (1 - e)^(-3/2) ~ m s^3 (1 + 3/2 e) = 3/2 m s^3 (5/3 - r2 s^2),
 
-whose first neglected term, 15/8 e^2 <= 1.0e-6, is below float32 summation noise over a cluster.
+whose first neglected term, 15/8 e^2 <= 1.01e-6, is below float32 summation noise over a cluster.
 The 3/2 is applied once, to the sums. Per 8 interactions: 3 subtractions (dsp: 9 subtractions and
 additions), 11 FMA-pipe operations after the estimate where numba's loop takes 13 (r2: 3 fma;
 s^2, m s, m s^3, the step's fma and its product: 5; the sums: 3 fma) and one `vrsqrtps`: a
