@@ -134,7 +134,8 @@ def main(argv=None, *, prog=PROG, validate_flag="--validate-n", **options) -> in
             c = validate(letter, precision, n=validate_n, seed=args.seed, **options, **extra)
             failed += not c.passed
             print(f"  {letter} {precision:3s}  max relative error {c.max_relative_error:.2e}"
-                  f"  tolerance {c.tolerance:.0e}  host tasks {c.host_tasks_error:.2e}  {'ok' if c.passed else 'FAILED'}")
+                  f"  tolerance {c.tolerance:.0e}  host tasks {c.host_tasks_error:.2e}"
+                  f"  {'ok' if c.passed else 'FAILED'}")
 
     print("\nperformance (warm, synchronised; rate and transfer of the C/D kernel; step = leapfrog, all tasks, "
           f"the median of {args.steps})")
