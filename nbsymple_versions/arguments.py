@@ -211,7 +211,7 @@ def output_file_argument(text) -> Path:
 
 
 def script_paths(prog: str, argv: list[str]) -> list[Path] | None:
-    """The paths a script takes as its arguments (the dashboard tools': `views.py HTML_DIR`),
+    """The paths a script takes as its arguments (`screenshot.py`'s OUT.png; its HTML_DIR: `script_folder`),
     each checked as `path_argument` checks an option's; None where one is refused, which is
     then said in one sentence on stderr."""
     try:

@@ -472,6 +472,109 @@ def _kept_figures(monkeypatch, module):
     return kept
 
 
+def _drawn_texts(fig, renderer) -> list:
+    """(text, its box in pixels) of every text `fig` draws: titles, axis labels, the tick labels in
+    view, legends, texts; not the NOT CONVERGED stamp, drawn across the panels on purpose."""
+    texts = [*fig.texts, *([fig._suptitle] if fig._suptitle is not None else [])]
+    legends = list(fig.legends)
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        legends += [ax.get_legend()] if ax.get_legend() is not None else []
+        for axis in (ax.xaxis, ax.yaxis):
+            texts += [label for tick in axis._update_ticks() for label in (tick.label1, tick.label2)]
+    texts += [t for lg in legends for t in (*lg.get_texts(), lg.get_title())]
+    return [(t, t.get_window_extent(renderer)) for t in {id(t): t for t in texts}.values()
+            if t.get_visible() and t.get_text().strip() and t.get_gid() != "stamp"]
+
+
+def unreadable(fig) -> list[str]:
+    """What keeps `fig` from reading at a glance: a text on another or cut at the figure's edge, an
+    inset reaching out of its panel, a panel whose x values are labelled with no x label on it or
+    on a panel below it."""
+    from matplotlib.transforms import Bbox
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts, found = _drawn_texts(fig, renderer), []
+    for i, (a, box) in enumerate(texts):
+        inside = Bbox.intersection(box, fig.bbox)
+        if inside is None or inside.width < box.width - 1 or inside.height < box.height - 1:
+            found.append(f"{a.get_text()!r} is cut at the figure's edge")
+        for b, other in texts[i + 1:]:
+            both = Bbox.intersection(box, other)
+            if both is not None and both.width > 1 and both.height > 1:
+                found.append(f"{a.get_text()!r} lies on {b.get_text()!r}")
+    insets = [child for ax in fig.axes for child in ax.child_axes]
+    for ax in fig.axes:
+        panel = ax.get_window_extent(renderer)
+        for child in ax.child_axes:
+            tight = child.get_tightbbox(renderer)
+            if tight.x0 < panel.x0 - 1 or tight.y0 < panel.y0 - 1 or tight.x1 > panel.x1 + 1 or tight.y1 > panel.y1 + 1:
+                found.append(f"an inset of {ax.get_title()!r} reaches out of its panel")
+        box = ax.get_position()
+        below = [b for b in fig.axes if b is not ax and b.get_xlabel().strip() and b.get_position().y1 <= box.y0
+                 and min(b.get_position().x1, box.x1) - max(b.get_position().x0, box.x0) > 0.5 * box.width]
+        labelled = any(t.label1.get_visible() and t.label1.get_text().strip() for t in ax.xaxis._update_ticks())
+        if ax not in insets and labelled and not ax.get_xlabel().strip() and not below:
+            found.append(f"panel {ax.get_title()!r} has x values and no x label")
+    return found
+
+
+def test_no_benchmark_figure_of_any_committed_machine_has_a_text_on_another(tmp_path, monkeypatch):
+    """A hunt: the H200's task shares labelled N = 16384, 65536, 131072, 262144 as one run of
+    digits ("65536131072262144"), and their legend listed the MPI exchange, which no bar has. Every
+    figure `paper` draws of each committed machine's results, and of the fixture's, reads at a
+    glance (`unreadable`), and no legend names a task without a bar."""
+    from nbsymple_versions import cli
+    from nbsymple_versions.paper import figures
+    from nbsymple_versions.paper.style import TASK_LABELS, plt
+    kept = _kept_figures(monkeypatch, figures)
+    folders = [(REPO / "results", p.name) for p in sorted((REPO / "results").iterdir()) if p.is_dir()]
+    seen = set()
+    for results, machine in [*folders, (FIXTURE, None)]:
+        kept.clear()
+        assert cli.main(["paper", "--results", str(results), *(["--machine", machine] if machine else []),
+                         "--no-science", "--out", str(tmp_path / (machine or "fixture")), "--quiet"]) in (0, 1)
+        assert kept, machine
+        titles = [(fig._suptitle or fig.axes[0].title).get_text() for fig in kept]
+        for fig, title in zip(kept, titles):
+            assert not unreadable(fig), (machine, title, unreadable(fig))
+        seen.update(titles)
+        shares = next(fig for fig, title in zip(kept, titles) if title.startswith("Where a step's time goes"))
+        named = {t.get_text() for lg in shares.legends for t in lg.get_texts()}
+        assert TASK_LABELS["pairwise"] in named and TASK_LABELS["communicate"] not in named, (machine, named)
+        for fig in kept:
+            plt.close(fig)
+        out = tmp_path / (machine or "fixture")
+        notes = {line.split(" not written: ")[0]: line for line in (out / "REPORT.md").read_text().splitlines()
+                 if " not written: " in line}     # each with the reason its data has (the H200's speedup.png:
+        if "no step timings in dp" in notes.get("- time_per_step.png", ""):       # "no version besides A")
+            assert "no step timings in dp" in notes["- speedup.png"], notes
+        conservation = (out / "conservation.md").read_text() if (out / "conservation.md").exists() else ""
+        if "the internal error measures the ratio" in conservation:      # (said where no such ratio followed)
+            assert "conserves energy (internal)" in conservation, conservation
+    assert len(seen) >= 4, seen
+
+
+def test_no_science_figure_has_a_text_on_another(tmp_path, monkeypatch):
+    """A hunt: the black-hole track's zoom drew its tick labels across the panel's x axis, and a
+    tidal-tails run of 2 or 3 snapshots left panels with x values and no x label (the label was
+    drawn on the second row alone). Runs of 0.25 to 1.5 orbits and a black hole of two masses,
+    each not converged (N = 32: their stamp lies across the panels on purpose)."""
+    from nbsymple_versions.paper import science_plots
+    from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
+    from nbsymple_versions.paper.style import plt
+    kept = _kept_figures(monkeypatch, science_plots)
+    for orbits in (0.25, 0.5, 1.0, 1.5):
+        run_tidal_tails(tmp_path / f"t{orbits}", n=32, dt=0.25, orbits=orbits, version="A", progress=False)
+        science_plots.plot_tidal_tails(tmp_path / f"t{orbits}", tmp_path / "t.png")
+    run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -6, t_end=2.0, ratios=(1.0, 10.0), version="A", progress=False)
+    science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
+    assert len(kept) == 5 and [len(fig.axes) for fig in kept[:4]] == [3, 3, 4, 5]        # 2, 2, 3, 4 snapshots
+    for fig in kept:
+        assert not unreadable(fig), (fig._suptitle.get_text()[:60], unreadable(fig))
+        plt.close(fig)
+
+
 def test_benchmark_legends_lie_off_the_panels_and_coinciding_curves_stay_visible(tmp_path, monkeypatch):
     from nbsymple_versions.paper import figures
     from nbsymple_versions.paper.results import load_results

@@ -105,6 +105,9 @@ def speedup(res: Results, path: Path, prediction=None) -> Path:
     panel = next((p for s, _, p in step_curves(res, prediction) if s == "leapfrog"), {}) if prediction else {}
     predicted = speedups(res, "leapfrog", curves=panel) if panel else {}
     if not curves and not predicted:
+        if not any(STEP[s] in res for s in STEP):     # (they said "no version besides A" of results without A)
+            raise MissingData(f"the results of commit {res.commit[:8]} have no step timings in dp "
+                              f"({STEP['leapfrog']}, {STEP['si6a']})")
         raise MissingData(f"the results of commit {res.commit[:8]} have no version besides A to compare with A")
     with style():
         fig, ax = plt.subplots(figsize=(7.2, 3.5), layout="constrained")
@@ -203,14 +206,17 @@ def task_shares(table: list[dict], path: Path, source: str) -> Path:
                     ax.text(xi, r["pairwise"] / 2, f"{r['pairwise']:.1f}", rotation=90, ha="center", va="center",
                             color="white", fontsize=6.5,
                             bbox={"facecolor": TASK_COLORS["pairwise"], "edgecolor": "none", "pad": 0.6})
-            ax.set_xticks(x, [str(r["n"]) for r in rows], rotation=45 if len(rows) > 4 else 0)
+            ticks = [str(r["n"]) for r in rows]      # 4 of 6 digits ran into one another (65536131072262144)
+            ax.set_xticks(x, ticks, rotation=45 if len(rows) > 4 or sum(map(len, ticks)) > 18 else 0)
             ax.set_xlabel("N")
             ax.set_title(VERSION_LABELS.get(v, v) + ("\n(predicted)" if any(hatch) else ""), fontsize=8)
             ax.set_ylim(0, 100)
             ax.set_xlim(-0.6, max(len(rows), 2) - 0.4)
             ax.grid(axis="x", visible=False)
         axes[0][0].set_ylabel("share of a dp leapfrog step [%]")
-        handles, labels = axes[0][0].get_legend_handles_labels()
+        drawn = {TASK_LABELS[t] for r in table for t in TASKS if np.isfinite(r[t]) and r[t] > 0}
+        pairs = [(h, lab) for h, lab in zip(*axes[0][0].get_legend_handles_labels()) if lab in drawn]
+        handles, labels = [h for h, _ in pairs], [lab for _, lab in pairs]     # no entry for a task no bar has
         if any(r.get("source", MEASURED) != MEASURED for r in table):
             handles.append(Patch(facecolor="0.6", edgecolor="white", hatch=PREDICTED_HATCH))
             labels.append("predicted")

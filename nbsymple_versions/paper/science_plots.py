@@ -18,13 +18,14 @@ from .convergence import INTERNAL_LIMIT, error_text, internal_sentence, largest,
 
 
 def mark_not_converged(fig, internal: float | None, what: str = "") -> bool:
-    """Stamp NOT CONVERGED across `fig` (red, over the panels) when `not_converged(internal)`;
-    returns whether it did."""
+    """Stamp NOT CONVERGED across `fig` (red, over the panels, gid "stamp": the one text meant to
+    lie on others) when `not_converged(internal)`; returns whether it did."""
     if not not_converged(internal):
         return False
     fig.text(0.5, 0.5, f"NOT CONVERGED{what}\ninternal energy error {error_text(internal)} > {INTERNAL_LIMIT:g}",
              ha="center", va="center", fontsize=15, weight="bold", color="tab:red", alpha=0.75, rotation=12,
-             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "tab:red", "alpha": 0.6}, zorder=100)
+             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "tab:red", "alpha": 0.6}, zorder=100,
+             gid="stamp")
     return True
 
 
@@ -141,7 +142,7 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
             ax.set_aspect("equal")
             ax.set_title(f"t = {units.to_myr(s.t):.0f} Myr = {s.t / run['orbital_period']:.2f} orbits",
                          fontsize=8, color=col * 0.8)
-            ax.set_xlabel(r"$x - x_c$ [pc]" if i >= 2 else "")
+            ax.set_xlabel(r"$x - x_c$ [pc]" if i + 2 >= len(chosen) else "")     # no panel below it
             ax.set_ylabel(r"$y - y_c$ [pc]" if i % 2 == 0 else "")
         verdict = (f"NOT CONVERGED: largest {_e(worst)}" if not_converged(worst)
                    else f"converged: largest {_e(worst)} <= {INTERNAL_LIMIT:g}")
@@ -221,7 +222,7 @@ def plot_black_hole(folder, path, ratios=None) -> tuple[Path, dict]:
     with style():
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.6, 3.9), layout="constrained",
                                        gridspec_kw={"width_ratios": [1, 1.25]})
-        zoom = ax0.inset_axes([0.56, 0.04, 0.42, 0.36])
+        zoom = ax0.inset_axes([0.56, 0.1, 0.42, 0.32])     # its tick labels above the panel's x axis
         first_run = None
         summary, records, ends, drawn = [], [], [], []
         for sub, col in zip(subs, colors):

@@ -182,6 +182,8 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
                      f"Its angular-momentum error is {_sci(si.get('angular', math.nan), zero='0', resolution=False)} "
                      f"(the paper quotes L_x and L_y; "
                      f"ours is that of L_z, the component the Galaxy conserves).")
+        sp_internal, dp_internal = table.get(("si6a", "sp"), {}).get("internal", math.nan), si.get("internal", math.nan)
+        ratio_of_internal = math.isfinite(sp_internal) and math.isfinite(dp_internal) and dp_internal > 0
         for key, what in (("after_1000", "total"), ("internal", "internal")):
             sp, dp = table.get(("si6a", "sp"), {}).get(key, math.nan), si.get(key, math.nan)
             if math.isfinite(sp) and math.isfinite(dp) and dp > 0:
@@ -189,8 +191,9 @@ def write_conservation(res: Results, md_path: Path, source: str) -> dict:
                 lines.append(f"After {setup['steps']} steps SI6A dp conserves energy ({what}) "
                              f"{'at least ' if floor else ''}"
                              f"{math.log10(sp / dp):.1f} orders of magnitude better than sp ("
-                             + ("dp's figure is within two float64 roundings of E, so this is a lower bound, and the "
-                                "internal error measures the ratio; " if floor else "")
+                             + ("dp's figure is within two float64 roundings of E, so this is a lower bound"
+                                + (", and the internal error measures the ratio" if ratio_of_internal else "")
+                                + "; " if floor else "")
                              + f"paper: {PAPER_SI6A_SP_DP_ORDERS[0]} to "
                              f"{PAPER_SI6A_SP_DP_ORDERS[1]}, from an sp build that is not public).")
     write_file(md_path, "\n".join(lines) + "\n")

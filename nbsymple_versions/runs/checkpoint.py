@@ -112,7 +112,7 @@ def _count(minimum, limit: int = COUNT_LIMIT):
 
 
 # a count each session adds to (kernel calls, stops, sessions): below 2**53 it can grow for ever (9e15 calls of
-# a nanosecond are 285 years); one of 2**63 - 1 loaded, then grown, made the next checkpoint unwritable, a traceback
+# a microsecond are 285 years); one of 2**63 - 1 loaded, then grown, made the next checkpoint unwritable, a traceback
 GROWING_LIMIT = 2**53
 
 

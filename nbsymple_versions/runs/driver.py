@@ -680,8 +680,8 @@ def _run(spec, world, signals, loaded) -> int:
 
 
 def _set_up_stop(signum: int, resume) -> str:
-    """The sentence of a signal that stopped the run at once: before the first step (which loses
-    nothing), or, without a checkpoint, during a step."""
+    """The sentence of a signal that stopped the run at once during the set-up, before the first
+    step (which loses nothing); one during a step is `_steps`' own."""
     kept = f"; {resume} is unchanged" if resume else "; no step had run: the same command starts it again"
     return f"stopped by {signal.Signals(signum).name} during the set-up, before the first step{kept}"
 

@@ -357,7 +357,7 @@ def write_file(path, data: bytes | str) -> Path:
     replaced, never written through, and a kill leaves the old file or the new one (and its
     temporary, removed by the next write of `path`: `remove_stale_temporaries`). A character
     UTF-8 cannot hold (the undecodable byte of a path the user named, as Python reads it) is
-    written as its escape, \\udcff, as stderr shows it."""
+    written as its escape, \\udcff (stderr shows that byte as \\xff: `entry.escaped`)."""
     body = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else bytes(data)
     written = write_atomically(path, lambda f: f.write(body), f".{Path(path).name}.")
     remove_stale_temporaries(written.parent, written.name)     # a killed writer's of this name: left for good
