@@ -2,7 +2,9 @@
 machine's name, without re-running anything: benchmarks renamed or reshaped onto the current
 parameters (rows matched by value, new combinations empty), the current explicit `version`
 stamped on rows whose measurement is unchanged, the machine folder, machine.json and the machine
-fields of every result renamed to today's identity, and the fixed `--python=same` environment name.
+fields of every result renamed to today's identity, and the fixed `--python=same` environment name
+(the names asv gives today kept: a `history` run's virtualenv). A file already as today's is left as
+it is, so a second migration changes nothing.
 
     python -m tools.migrate FOLDER [--uarch UARCH] [--isa ISA] [--evidence TEXT] [--dry-run]
 
