@@ -4,7 +4,7 @@ parameters (rows matched by value, new combinations empty), the current explicit
 stamped on rows whose measurement is unchanged, the machine folder, machine.json and the machine
 fields of every result renamed to today's identity, and the fixed `--python=same` environment name
 (the names asv gives today kept: a `history` run's virtualenv). A file already as today's is left as
-it is, so a second migration changes nothing.
+it is, so a second migration changes nothing (but a link at its name, replaced by the file).
 
     python -m tools.migrate FOLDER [--uarch UARCH] [--isa ISA] [--evidence TEXT] [--dry-run]
 
@@ -160,7 +160,8 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
         with tempfile.TemporaryDirectory() as scratch:    # asv's layout, then placed whole: asv writes through a link
             new.save(scratch)                             # (a link at the name had its target outside rewritten)
             migrated = read_json(Path(scratch) / new._filename, "asv results file")
-        if root / new._filename == path and _without_provenance(migrated) == _without_provenance(data):
+        if root / new._filename == path and not path.is_symlink() \
+                and _without_provenance(migrated) == _without_provenance(data):
             print(f"  {path.name}: today's already, left as it is")     # a second migration adds nothing
             continue
         written.append((path, new._filename, dict(migrated, provenance=runs)))
@@ -174,7 +175,8 @@ def _migrate(folder: Path, isa: str | None, uarch: str | None, dry_run: bool, ev
             path.unlink()
     target.mkdir(exist_ok=True)          # no results file made it where there is none (asv's write_json did)
     machine = json.dumps({**info, "version": 1}, indent=4, sort_keys=True)      # as asv's
-    if target != folder or read_json(folder / "machine.json", "asv machine file") != json.loads(machine):
+    if target != folder or (folder / "machine.json").is_symlink() \
+            or read_json(folder / "machine.json", "asv machine file") != json.loads(machine):
         write_file(target / "machine.json", machine)
     if target != folder:
         (folder / "machine.json").unlink()
