@@ -161,6 +161,23 @@ def test_check_fails_a_galactic_kernel_off_by_2x(monkeypatch, capsys):
     assert not check.passed and check.max_relative_error <= check.tolerance and check.host_tasks_error > 0.5
 
 
+def test_dsp_is_checked_where_float32_positions_lose_the_cluster(monkeypatch):
+    """A mutation hunt: `validate` building every cluster at the origin passed every test, its rows
+    still saying "8.5 kpc". At the origin a dsp kernel fallen back to sp passes dsp's 1e-5 (sp's
+    forces are good to 1e-6 there); at 8.5 kpc, where dsp is checked, it fails by far."""
+    from nbsymple_versions.validation import TOLERANCE, validate
+    from nbsymple_versions.versions import Version
+    good = Version.pipeline
+
+    def sp_for_dsp(self, state, precision="dp", **options):
+        return good(self, state, "sp" if precision == "dsp" else precision, **options)
+
+    assert validate("A", "dsp", n=256, seed=1).passed
+    monkeypatch.setattr(Version, "pipeline", sp_for_dsp)
+    check = validate("A", "dsp", n=256, seed=1)
+    assert not check.passed and check.max_relative_error > 100 * TOLERANCE["dsp"], check
+
+
 def test_info():
     """What `nbsymple info` says, OpenMP's settings with numba's threads (they change how B waits)."""
     p = nbsymple("info", env={"OMP_WAIT_POLICY": "passive"})

@@ -357,6 +357,18 @@ def test_the_table_marks_each_row_by_the_verdict_with_the_ratio_head_over_base(c
         assert float(cells[2]) == pytest.approx(head[name][0] / base[name][0], abs=0.005) and float(cells[3]) == 1.5
 
 
+def test_the_counts_table_marks_a_rise_and_a_fall_and_nothing_else():
+    """`code_counts.table`: "+" a count that rose (the verdict's), "-" one that fell beyond the
+    tolerance, no mark for one unchanged (a mutation hunt: every unchanged count marked fallen passed)."""
+    import io
+    from tools import code_counts
+    out = io.StringIO()
+    rows = [("same", 2.0, 2.0, 1.0), ("fell", 2.0, 1.8, 0.9), ("rose", 2.0, 2.2, 1.1)]
+    code_counts.table(rows, ["rose"], out)
+    marks = {line.split()[-1]: line[:2].strip() for line in out.getvalue().splitlines()[1:]}
+    assert marks == {"same": "", "fell": "-", "rose": "+"}, out.getvalue()
+
+
 def test_a_slowdown_only_a_busy_machines_factor_lets_pass_is_inconclusive():
     """2x slower passes the busy factor (3.0) but not the quiet one (1.5): on a busy machine the timing tier
     names it (`hidden_by_load`: status 3, "inconclusive"), not a pass; quiet, or with --factor given, the

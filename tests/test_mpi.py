@@ -108,6 +108,36 @@ def test_slices_cover_any_n_on_any_number_of_ranks():
             assert sizes.max() - sizes.min() <= 1, (n, k, sizes)
 
 
+def test_ranks_on_one_node_share_its_cores_and_its_gpus(monkeypatch):
+    """A mutation hunt: F's ranks given each all of their node's cores (2 ranks of 2 threads on 2
+    cores: its MPI tests ten times as long, `mpi_timing` recording the threads wrongly), and every
+    rank of a node put on its GPU 0, passed every test. The ranks of a node share its cores
+    (`threads_per_rank`) and its GPUs (`gpu_slice_pairwise`: GPU local rank % GPUs)."""
+    import types
+    from nbsymple_versions.gpu_pairwise import backends
+    from nbsymple_versions.mpi import engines, pipeline
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: set(range(4)))
+    monkeypatch.setattr(pipeline.numba.config, "NUMBA_NUM_THREADS", 4)
+    chosen = []
+    monkeypatch.setattr(pipeline.numba, "set_num_threads", chosen.append)
+    monkeypatch.setattr(pipeline.numba, "get_num_threads", lambda: chosen[-1] if chosen else 4)
+    for local_size, threads in ((1, 4), (2, 2), (3, 1), (8, 1)):
+        chosen.clear()
+        assert pipeline.threads_per_rank(types.SimpleNamespace(local_size=local_size)) == threads, local_size
+
+    class Engine:
+        device_count = staticmethod(lambda: 2)
+
+        def __init__(self, *args, gpus, **kwargs):
+            self.gpus = gpus
+    monkeypatch.setattr(backends, "engine_class", lambda backend: Engine)
+    options = types.SimpleNamespace(backend="numba", tile=64, kernel="tiled")
+    gpus = [engines.gpu_slice_pairwise(None, 0.1, "dp", 0, 8, rank, galactic, None, options).gpus
+            for rank in range(4) for galactic in (False, True)]
+    assert gpus == [[0], [0], [1], [1], [0], [0], [1], [1]], gpus
+
+
 def test_one_rank_outside_mpi_is_b_bit_for_bit(version_b):
     """Outside mpiexec F is one rank (MPI's singleton start): B's numbers, communicate timed."""
     for precision in PRECISIONS:
@@ -921,6 +951,30 @@ def test_the_model_s_plot_shows_only_what_it_draws(tmp_path, monkeypatch):
         assert ("measured: 1 rank" in labels) == bool(measured) and "measured: 2 ranks" not in labels, labels
         assert heading.endswith("measured points") == bool(measured), heading
         assert titles[0] == "nodes: the CPU of --rate (B), 1.53e+09 dp interactions/s each", titles
+
+
+def test_the_model_s_plot_draws_each_curve_the_model_gives(tmp_path, monkeypatch):
+    """A mutation hunt: every K-node curve drawn as the 1-node one, or every curve on the first network,
+    passed every test (the one above reads labels and titles). Each curve is `step_seconds` of its K,
+    network and panel's node rate; the measured point is its run's seconds per step."""
+    import matplotlib.figure
+    from nbsymple_versions.instruments import mpi_model as m
+    drawn = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: drawn.append(
+        [[(line.get_label(), np.asarray(line.get_xdata()), np.asarray(line.get_ydata())) for line in ax.lines]
+         for ax in fig.axes]))
+    one = {"ranks": 1, "n": 4096, "steps": 5, "seconds_per_step": 0.3, "task_seconds": {"pairwise": 1.0}}
+    m.plot(tmp_path / "m.png", [one], 1.534e9)
+    panels = drawn.pop()
+    curves = {"1 node"} | {f"{k} nodes, {net}" for k in m.KS for net in m.NETWORKS}
+    for lines, rate in zip(panels, (1.534e9, m.NODE_RATES["H200 (E, predicted)"]), strict=True):
+        assert {label for label, _, _ in lines} - {"measured: 1 rank"} == curves, lines
+        for label, xs, ys in lines:
+            if label.startswith("measured"):
+                assert rate == 1.534e9 and list(xs) == [4096] and list(ys) == [0.3]
+                continue
+            k, net = (1, next(iter(m.NETWORKS))) if label == "1 node" else (int(label.split()[0]), label.split(", ")[1])
+            assert np.allclose(ys, [m.step_seconds(n, k, rate, net) for n in xs], rtol=1e-12), label
 
 
 def test_the_model_s_cpu_node_is_named_by_the_threads_of_its_one_rank_runs():
