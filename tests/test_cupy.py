@@ -168,6 +168,106 @@ def test_cuda_c_dsp_keeps_the_low_words(host_kernels):
     assert err["dsp"] <= TOLERANCE["dsp"] and err["sp"] >= 100 * err["dsp"], err
 
 
+@pytest.mark.parametrize("name", [k for k in KERNELS if k.startswith("fused")])
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_cuda_c_single_body_feels_just_the_galaxy(host_kernels, precision, name):
+    """One body at (850.1, 1.1, 2.1), whose float32 low words are not zero: E's CUDA C kernels give
+    the Galaxy's pull alone, float64's to 1e-12 (sp: its float32 position, 1e-6), as
+    test_versions.py's TestE checks of the numba twin (a mutation hunt: fused.cu's dsp Galaxy of the
+    high words alone passed every test, the cluster's galactic error hidden in its pairwise tolerance)."""
+    from nbsymple_versions.core.ics import State
+    s = State.from_arrays([[850.1, 1.1, 2.1]], [[0, 0, 0]], [1.0], eps=1e-3)
+    bodies = records(s, precision)
+    assert precision != "dsp" or np.all(bodies[0, 4:7] != 0)
+    out = np.full((3, 1), np.nan)
+    scales = (s.units.galaxy_length_scale, s.units.galaxy_acceleration_scale)
+    run_host(host_kernels[precision], name, bodies, layout.real_type(precision)(s.eps ** 2), scales, 0, 1, out)
+    galaxy = reference.galactic_acceleration(s.positions, s.units)
+    err = max_relative_error(out.T, galaxy)
+    assert err <= (1e-6 if precision == "sp" else 1e-12), (err, out.T - galaxy)
+
+
+@pytest.fixture(scope="module")
+def host_inverse_cube(tmp_path_factory):
+    """nbody.cu's dp `inverse_cube` alone, compiled for the host as `host_kernels` compiles the kernels."""
+    out = tmp_path_factory.mktemp("cuda_c_inverse_cube")
+    head = PRELUDE.split('#include "nbody.cu"')[0]
+    (out / "inverse_cube.cpp").write_text(head + '#include "nbody.cu"\n'
+                                          'extern "C" double dp_inverse_cube(double r2) { return inverse_cube(r2); }\n')
+    defines = [o for o in cupy_backend.options("dp", TILE) if o.startswith("-D")]
+    lib = out / "inverse_cube.so"
+    p = subprocess.run([compiler(), "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", *defines,
+                        f"-I{cupy_backend.resources.files('nbsymple_versions.gpu_pairwise')}",
+                        str(out / "inverse_cube.cpp"), "-o", str(lib)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-4000:]
+    f = ctypes.CDLL(str(lib)).dp_inverse_cube
+    f.argtypes, f.restype = [ctypes.c_double], ctypes.c_double
+    return f
+
+
+def test_cuda_c_dp_inverse_cube_is_float64_exact(host_inverse_cube):
+    """nbody.cu's dp r^-3 (a float32 rsqrt seed, one third-order step with FMAs) is float64-exact over
+    r^2 in 1e-30 .. 1e30, as gpu_sim_checks.py checks of the numba twin: a slip in a coefficient of the
+    step leaves ~6e-15 here, inside dp's 1e-12 kernel tolerance (a mutation hunt: 1.875 as 1.75 passed)."""
+    r2 = 10.0 ** np.random.default_rng(1).uniform(-30, 30, 4096)
+    out = np.array([host_inverse_cube(v) for v in r2])
+    err = np.abs(out / r2 ** -1.5 - 1.0).max()
+    print(f"{err:.2e}")
+    assert err < 1e-15, err
+
+
+_PAST_THE_RECORDS = r"""
+import ctypes, mmap, sys
+import numpy as np
+lib_path, records_path, out_path = sys.argv[1:4]
+which, grid, start, stop = map(int, sys.argv[4:8])
+eps2, ls, acc = map(float, sys.argv[8:11])
+bodies = np.load(records_path)
+page = mmap.PAGESIZE
+size = -(-bodies.nbytes // page) * page
+region = mmap.mmap(-1, size + page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+mprotect = ctypes.CDLL(None, use_errno=True).mprotect
+mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+assert mprotect(base + size, page, 0) == 0, ctypes.get_errno()      # PROT_NONE: the page after the records
+guarded = np.frombuffer(region, bodies.dtype, bodies.size, size - bodies.nbytes).reshape(bodies.shape)
+guarded[...] = bodies
+out = np.full((3, stop - start), np.nan, dtype=np.float64 if which >= 2 else bodies.dtype)
+lib = ctypes.CDLL(lib_path)
+lib.launch.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
+                       ctypes.c_double, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_void_p]
+lib.launch(which, grid, guarded.ctypes.data, bodies.shape[0], eps2, ls, acc, start, stop,
+           out.ctypes.data)
+np.save(out_path, out)
+"""
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_cuda_c_slice_whose_block_runs_past_the_records_reads_none_past_them(host_kernels, precision, tmp_path):
+    """N = 64 at tile 32, targets [40, 64): the slice's block runs threads for targets 40 .. 71, past
+    the 64 records; they compute on the slice's last target and write nothing. Every kernel, its
+    records ending at an unreadable page (a child process, which a read past them kills), gives
+    the full run's forces bit for bit (a mutation hunt: nbody.cu's KERNEL_HEAD loading target i
+    itself, past the records, passed every test; the numba twin's is
+    gpu_sim_checks.py's test_a_slice_whose_block_runs_past_the_records_agrees)."""
+    state = make_cluster(64, seed=5, radius_kpc=FRAME_KPC[precision])
+    bodies, eps2 = records(state, precision), layout.real_type(precision)(state.eps ** 2)
+    assert bodies.shape[0] == 64
+    np.save(tmp_path / "records.npy", bodies)
+    scales = (state.units.galaxy_length_scale, state.units.galaxy_acceleration_scale)
+    for which, name in enumerate(KERNELS):
+        fused = name.startswith("fused")
+        full = np.full((3, 64), np.nan, dtype=np.float64 if fused else bodies.dtype)
+        run_host(host_kernels[precision], name, bodies, eps2, scales if fused else (), 0, 64, full)
+        p = subprocess.run([sys.executable, "-c", _PAST_THE_RECORDS, host_kernels[precision]._name,
+                            str(tmp_path / "records.npy"), str(tmp_path / "out.npy"),
+                            *map(str, (which, -(-24 // TILE), 40, 64)),
+                            *map(repr, (float(eps2), *(scales if fused else (0.0, 0.0))))],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, (name, p.returncode, p.stderr[-2000:])    # -11: SIGSEGV, a read past them
+        np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), full[:, 40:64], err_msg=name)
+
+
 # ------------------------------------------------------------------ CupyPairwise on a stand-in for cupy
 
 C_SIGNATURE = {   # kernel argument types after the body records, as nbody.cu declares them
