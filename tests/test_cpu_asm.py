@@ -19,7 +19,7 @@ import pytest
 
 from cli_call import call
 from nbsymple_versions.instruments import cpu_asm
-from nbsymple_versions.instruments.cpu_asm import model, report, toolchain, x86
+from nbsymple_versions.instruments.cpu_asm import model, replay, report, toolchain, x86
 from nbsymple_versions.serial import avx512
 from nbsymple_versions.serial.kernels import ROW_CPUS, DIVIDER_CPUS, choosing_for
 
@@ -104,6 +104,10 @@ def test_znver4_uses_zmm_and_haswell_no_avx512(counted):
     assert {i.mnemonic for i in sp.body if x86.classify(i) == "rsqrt"} == {"vrsqrt14ps"}
     assert all(i.bits == 512 for i in sp.body if x86.classify(i) in ("fma", "mul", "add", "rsqrt"))
     assert rows["znver4", "pairwise", "sp"].lanes == 16 and rows["haswell", "pairwise", "sp"].lanes == 8
+    # every precision's lanes: dsp counts float32 lanes, as sp does (a mutation hunt: dsp at 64 bits passed)
+    assert {(t, p): rows[t, "pairwise", p].lanes for t in ("haswell", "znver4") for p in ("sp", "dsp", "dp")} == {
+        ("haswell", "sp"): 8, ("haswell", "dsp"): 8, ("haswell", "dp"): 4,
+        ("znver4", "sp"): 16, ("znver4", "dsp"): 16, ("znver4", "dp"): 8}
     avx512 = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]|\{1to|vrsqrt14|vrcp14|[xyz]mm\d+\{")
     for kernel, precision in cpu_asm.KERNELS:
         text = (keep / f"haswell_{kernel}_{precision}.s").read_text()
@@ -503,3 +507,28 @@ def test_one_rows_figures_per_interaction():
     assert row.instructions_per_interaction == 0.5625 and row.memory_reads_per_interaction == 0.125
     assert row.predicted_cycles_per_interaction == 0.25 and row.bound == "fma" and row.costs == "table"
     assert row.mca_cycles_per_interaction is None and row.mca_note.startswith("llvm-mca not found")
+
+
+def test_the_lanes_of_each_precision_are_its_floats_in_the_widest_arithmetic():
+    """`report.count`'s lanes: of float32 for sp and dsp (whose loop computes in float32), of
+    float64 for dp, in the widest arithmetic instruction: 16, 16, 8 in 512 bits and 8, 8, 4 in
+    256 (a mutation hunt: dsp counted in 64-bit lanes passed, only sp's lanes were asserted)."""
+    avx2 = LOOP.replace("%zmm", "%ymm").replace("vrsqrt14ps", "vrsqrtps")
+    got = {(bits, p): report.count("znver4", "znver4", "pairwise", p, asm, None).lanes
+           for bits, asm in ((512, LOOP), (256, avx2)) for p in ("sp", "dsp", "dp")}
+    assert got == {(512, "sp"): 16, (512, "dsp"): 16, (512, "dp"): 8, (256, "sp"): 8, (256, "dsp"): 8, (256, "dp"): 4}
+
+
+def test_the_hosts_row_takes_its_prediction_from_the_independent_replay_and_as_compiled_from_the_other():
+    """`report.count` with the host's replays (`replay.Measured`, per loop: cycles per turn of its
+    independent replay, then of its replay as compiled): the prediction is the first per
+    interaction, "as comp" the second, the bound the class whose measured charge is the largest
+    part of the prediction (a mutation hunt: the two figures swapped passed, no test handed
+    `count` a measurement)."""
+    costs = {("fma", 512): 1.0, ("mul", 512): 0.5}
+    measured = replay.Measured(3e9, costs, {"pairwise_sp": (8.0, 24.0)})
+    row = report.count("host", "znver4", "pairwise", "sp", LOOP, None, measured)
+    assert row.interactions_per_loop == 16 and row.costs == "measured" and row.costs_note is None
+    assert row.predicted_cycles_per_interaction == 0.5 and row.compiled_cycles_per_interaction == 1.5
+    assert row.bound == "fma 25%"               # two FMAs at 1 cycle per 16 interactions: 0.125 of 0.5
+    assert row.measured_costs == {"fma 512": 1.0, "mul 512": 0.5}

@@ -10,6 +10,7 @@ float32 pairwise kernels hold no float64 instruction. The plain kernels (global 
 shared tile, no barrier) are checked against the tiled ones in the simulator, in a child
 process (`tests/gpu_plain_sim_checks.py`).
 """
+import io
 import itertools
 import json
 import os
@@ -429,3 +430,48 @@ def test_occupancy_by_shared_memory_threads_and_blocks_and_the_count_of_one_loop
     assert row.bound == "mufu" and row.clocks_per_interaction == 0.0625 and row.float64_instructions == 1
     assert row.predicted_interactions_per_second == pytest.approx(132 * 1.98e9 / 0.0625)
     assert (row.blocks_per_sm, row.occupancy) == (8, 1.0)
+
+
+def test_the_ratio_is_numba_over_cuda_c_where_both_were_counted(monkeypatch):
+    """`report.ratios` and the command's ratio line: numba's instructions per interaction over
+    CUDA C's, per precision and kernel counted for both (a mutation hunt: the ratio inverted
+    passed, only the line's start was asserted). Counts of the loop above: numba 9 instructions
+    per 2 interactions, CUDA C one more, 0.90x; numba's dp has no CUDA C row and no ratio."""
+    from nbsymple_versions.instruments.gpu_asm.toolchain import Resources
+    longer = SASS.replace("        /*0070*/", "        /*0068*/                   FMUL R11, R9, R9 ;\n        /*0070*/")
+    res = Resources(32, 0, 0, 0, 4096)
+    rows = [gpu_asm.count("numba", "sp", "tiled", "sm_90", 256, res, SASS),
+            gpu_asm.count("cupy", "sp", "tiled", "sm_90", 256, res, longer),
+            gpu_asm.count("numba", "dp", "tiled", "sm_90", 256, res, SASS)]
+    assert [r.instructions_per_interaction for r in rows] == [4.5, 5.0, 4.5]
+    assert gpu_asm.report.ratios(rows) == {("sp", "tiled"): pytest.approx(0.9)}
+    monkeypatch.setattr(gpu_asm.report, "count_all", lambda arch, tile, keep=None: rows)
+    out = io.StringIO()
+    assert gpu_asm.report.main("sm_90", 256, out=out) == 0
+    assert "numba / CUDA C instructions per interaction, tiled: sp 0.90x\n" in out.getvalue()
+
+
+PTXAS_LOG = """ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for helper
+    24 bytes stack frame, 16 bytes spill stores, 20 bytes spill loads
+ptxas info    : Compiling entry function 'kern' for 'sm_90'
+ptxas info    : Function properties for kern
+    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 400 bytes cmem[0]
+ptxas info    : Compile time = 2.445 ms
+"""
+
+
+def test_ptxas_resources_are_read_field_by_field(monkeypatch, tmp_path):
+    """`ptxas -v`'s log (its format as ptxas 13 prints it) read into `Resources`: the stack frame,
+    spill stores and spill loads in that order on one line, registers and shared memory on the
+    next, per function (a mutation hunt: the stack frame and the spill stores swapped passed, no
+    kernel of the suite spills or has a stack frame). The tools are stubbed: no ptxas runs."""
+    from nbsymple_versions.instruments.gpu_asm import toolchain
+    monkeypatch.setattr(toolchain, "tool", lambda name: name)
+    monkeypatch.setattr(toolchain, "_run", lambda args: PTXAS_LOG if args[0] == "ptxas" else "")
+    resources, sass = toolchain._assemble_one(".version 8.0\n", "sm_90", tmp_path)
+    assert resources == {"helper": toolchain.Resources(0, 16, 20, 24, 0),
+                         "kern": toolchain.Resources(40, 4, 12, 8, 4096)}
+    assert (resources["kern"].stack, resources["kern"].spill_stores, resources["kern"].spill_loads) == (8, 4, 12)
+    assert sass == {}
