@@ -192,8 +192,9 @@ def test_a_threaded_host_task_is_set_against_the_fastest_serial_kernel():
     have waited, whichever serial version is slower (a mutation hunt: the slowest serial time passed)."""
     from nbsymple_versions.paper.data import _waited
     times = {("A", 256): {"galactic": 1e-3}, ("B", 256): {"galactic": 5e-3}, ("C", 256): {"galactic": 1e-2}}
-    [said] = _waited(times)
+    [said], cells = _waited(times)
     assert said.startswith("B's threaded host tasks took more than the serial kernel's (galactic at N = 256 5x A's)")
+    assert cells == {("B", 256)}
 
 
 def test_a_one_core_machine_and_the_threads_of_the_threaded_versions_are_shown():

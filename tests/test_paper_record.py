@@ -270,6 +270,22 @@ def test_a_threaded_host_task_far_slower_than_the_serial_one_is_said_to_have_wai
     assert re.search(r"D's threaded host tasks took more than the serial kernel's \(.*integrate at N = 16384 "
                      r"\d+x C's", origin), origin
     assert "C's threaded" not in origin and "shares measure the wait" in origin, origin
+    table = task_share_table(res)[0]
+    assert {(r["version"], r["n"]) for r in table if r.get("waited")} >= {("D", 262144), ("E", 262144)}
+    assert not any(r.get("waited") for r in table if r["version"] == "C"), table
+
+
+def test_the_findings_do_not_credit_the_o_n_work_with_a_parallel_regions_wait(tmp_path):
+    """A hunt: the H200's REPORT.md said "C, D and E below it: the O(N) tasks still weigh more at
+    these N", where D's and E's shares at that N measure their threads' wait (the task shares'
+    source says so). The finding says it of C alone, and of D and E that they waited."""
+    from nbsymple_versions.paper.main import main
+    h200 = "intel-r-xeon-r-processor-emeraldrapids-avx512-16cores-1x-nvidia-h200"
+    assert main(["--results", str(REPO / "results"), "--machine", h200, "--out", str(tmp_path), "--no-science",
+                 "--quiet"]) in (0, 1)
+    report = (tmp_path / "REPORT.md").read_text()
+    assert "; C below it: the O(N) tasks still weigh more at these N; D and E below it too, where their threaded " \
+           "host tasks waited for their threads (those shares measure the wait" in report, report
 
 
 def test_paper_removes_what_a_killed_paper_left_in_out(tmp_path):

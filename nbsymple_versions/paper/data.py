@@ -151,16 +151,20 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
                 incomplete.setdefault(key[0], []).append(f"{key[1]} ({', '.join(missing)})")
             elif total > 0:
                 rows[key] = {k: 100.0 * t.get(k, 0.0) / total for k in TASKS}
+        notes, waited = _waited(times)
+        for key in waited & rows.keys():
+            rows[key]["waited"] = True
         origin = "the tasks.* timings in dp, as many of each as a leapfrog step makes (share of their sum)" + "".join(
             f"; {v} left out at N = {', '.join(ns)}: no timing of that task" for v, ns in sorted(incomplete.items())) \
-            + "".join(f"; {note}" for note in _waited(times))
+            + "".join(f"; {note}" for note in notes)
 
     else:
         raise MissingData(f"the results of commit {res.commit[:8]} have neither {SHARE} nor "
                           f"{TASK_TIMES['pairwise'][0]}")
     table = []
     for (version, n), shares in sorted(rows.items()):
-        table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}, "source": MEASURED})
+        table.append({"version": version, "n": n, **{k: shares.get(k, math.nan) for k in TASKS}, "source": MEASURED,
+                      **({"waited": True} if shares.get("waited") else {})})
     if not table:
         raise MissingData(f"the results of commit {res.commit[:8]} have no task shares (all skipped)")
     return table, origin
@@ -169,12 +173,13 @@ def task_share_table(res: Results) -> tuple[list[dict], str]:
 WAITED = 3.0       # a threaded host task this many times the serial one's: it waited, it did not compute
 
 
-def _waited(times: dict[tuple, dict]) -> list[str]:
+def _waited(times: dict[tuple, dict]) -> tuple[list[str], set]:
     """A sentence per version whose threaded host task (galactic, integrate) took more than WAITED
     times the serial kernel's at the same N: the same source on more cores, so a parallel region
     that waited for its threads (the prediction caps such times; measured rows showed them as
-    shares without a word: a hunt)."""
-    out = []
+    shares without a word: a hunt); and the (version, N) where one did (`waited` in the table's
+    rows)."""
+    out, cells = [], set()
     for v in sorted({k[0] for k in times}):
         if get_version(v).host_kernels != "threaded":
             continue
@@ -188,11 +193,12 @@ def _waited(times: dict[tuple, dict]) -> list[str]:
                 best = min(((s[task], u) for u, s in serial.items() if s.get(task, 0) > 0), default=None)
                 if best and t.get(task, 0) > WAITED * best[0]:
                     slow.append(f"{task} at N = {n} {t[task] / best[0]:.0f}x {best[1]}'s")
+                    cells.add((v, n))
         if slow:
             out.append(f"{v}'s threaded host tasks took more than the serial kernel's ({', '.join(slow)}), the same "
                        f"source on more cores: its parallel regions waited (threads woken or descheduled), so those "
                        f"shares measure the wait, not its kernels' work")
-    return out
+    return out, cells
 
 
 def with_predicted(table: list[dict], predicted: list[dict]) -> list[dict]:

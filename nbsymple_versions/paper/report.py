@@ -88,6 +88,9 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
         if big:
             side = {v: _side(p, PAPER_PAIRWISE_SHARE, 2) for v, n, p in big}
             low = [v for v in side if side[v] < 0]
+            waited = {r["version"] for r in shares if r.get("waited") and (r["version"], r["n"]) in
+                      {(v, n) for v, n, _ in big}}          # the largest N's shares of a parallel region's wait
+            plain, waits = [v for v in low if v not in waited], [v for v in low if v in waited]
             at = [v for v in side if side[v] == 0]
             out.append("At the largest N, task 1 (pairwise) takes " + ", ".join(f"{p:.2f} % of the step for {v} "
                                                                              f"(N = {n})" for v, n, p in big)
@@ -95,7 +98,12 @@ def findings(res: Results, shares: list | None, prediction=None) -> list[str]:
                        + ("" if low or at else ", and so do all versions here")
                        + (f"; {join_words(at)} {'is' if len(at) == 1 else 'are'} at it to the 0.01 % shown"
                           if at else "")
-                       + (f"; {join_words(low)} below it: the O(N) tasks still weigh more at these N" if low else "")
+                       + (f"; {join_words(plain)} below it: the O(N) tasks still weigh more at these N"
+                          if plain else "")
+                       + (f"; {join_words(waits)} below it{' too' if plain else ''}, where "
+                          f"{'its' if len(waits) == 1 else 'their'} threaded host tasks waited for their threads "
+                          f"(those shares measure the wait, not the O(N) work: the task shares' source)"
+                          if waits else "")
                        + ".")
     try:
         dsp = series(res, STEP["leapfrog"], "dsp")
