@@ -373,7 +373,11 @@ def problem(environ=None, draws: bool = False) -> str | None:
     a value its reader cannot use, else None; `draws`: the command draws with matplotlib, whose
     folders under the home folder are checked too. numba's settings file in the current folder
     (NUMBA_CONFIG_FILE) is read as numba reads it, as NUMBA_* variables below those set
-    (`_numba_config`), and a setting of it that is refused is said to be its."""
+    (`_numba_config`), and a setting of it that is refused is said to be its. Which NUMBA_*,
+    OMP_*/GOMP_* and MPI variables are set is read from `environ`, but their values are read by
+    numba's own import (`_numba_problem`) and by libgomp's and MPICH's children from this
+    process's environment (os.environ), and shown from it (`_settings`): a value given in another
+    `environ` alone is not checked there."""
     env = os.environ if environ is None else environ
     settings, found = _numba_config()
     if found is not None:
@@ -591,7 +595,8 @@ def said_on_stderr(action) -> str:
 
 
 def _openmp_problem(names: list[str], env) -> str | None:
-    """The OMP_* and GOMP_* variables `names` as libgomp reads them when it loads (it parses
+    """The OMP_* and GOMP_* variables `names` (their values this process's, os.environ, which the
+    child inherits) as libgomp reads them when it loads (it parses
     them once, then reports what it cannot use on stderr, e.g. `libgomp: Invalid value for
     environment variable OMP_WAIT_POLICY`, and goes on without it), and the CPUs it binds its
     threads to (`_bound_to_fewer_cpus`, under numba's settings `env`). Asked of libgomp in a
@@ -798,13 +803,16 @@ def _fewer_openmp_threads(env, started: int) -> str | None:
 
 
 def _may_use_openmp(env) -> bool:
-    """Whether numba's threads may be OpenMP's (libgomp's) under NUMBA_THREADING_LAYER and its
-    order of preference: the omp layer named, or a default or threadsafe choice that tries omp
-    before workqueue (and before tbb where Intel TBB is installed)."""
+    """Whether numba's threads may be OpenMP's (libgomp's) under NUMBA_THREADING_LAYER: the omp
+    layer named; the default choice, which tries the layers in NUMBA_THREADING_LAYER_PRIORITY's
+    order, where omp comes before workqueue (and before tbb where Intel TBB is installed); or
+    threadsafe, which numba takes as tbb, else omp, whatever that order (it never falls back on
+    workqueue)."""
     layer = env.get("NUMBA_THREADING_LAYER", "").strip().lower() or "default"
     if layer != "default" and layer != "threadsafe":
         return layer == "omp"
-    order = env.get("NUMBA_THREADING_LAYER_PRIORITY", "").split() or list(LAYER_LIBRARIES)
+    order = (["tbb", "omp"] if layer == "threadsafe"          # numba's own choice for threadsafe, not the priority's
+             else env.get("NUMBA_THREADING_LAYER_PRIORITY", "").split() or list(LAYER_LIBRARIES))
     from importlib.util import find_spec
     tried = [name for name in order if name != "tbb" or find_spec("tbb") is not None]
     return "omp" in tried and (tried.index("omp") < tried.index("workqueue") if "workqueue" in tried else True)

@@ -320,6 +320,8 @@ def test_a_stack_size_of_as_many_digits_as_its_readers_take_is_read_as_a_size(tm
     ({"OMP_DYNAMIC": "true", "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, None),
     ({"OMP_DYNAMIC": "true", "NUMBA_NUM_THREADS": "1"}, None),            # one thread: none fewer to run
     ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "threadsafe"}, "OMP_THREAD_LIMIT"),   # omp before workqueue
+    ({"OMP_THREAD_LIMIT": "1", "NUMBA_THREADING_LAYER": "threadsafe",       # a hunt: threadsafe is numba's tbb, else
+      "NUMBA_THREADING_LAYER_PRIORITY": "workqueue omp tbb"}, "OMP_THREAD_LIMIT"),   # omp, whatever the priority says
     ({"GOMP_CPU_AFFINITY": "0"}, "GOMP_CPU_AFFINITY"), ({"OMP_PROC_BIND": "primary"}, "OMP_PROC_BIND"),
     ({"OMP_PLACES": "{0}", "OMP_PROC_BIND": "close"}, "OMP_PLACES"),          # both named: libgomp binds by both
     ({"OMP_PROC_BIND": "primary", "NUMBA_THREADING_LAYER": "workqueue"}, None),

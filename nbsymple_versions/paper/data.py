@@ -107,10 +107,12 @@ def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curv
 # ----------------------------------------------------------------------------- task shares
 
 def task_share_table(res: Results) -> tuple[list[dict], str]:
-    """Rows {version, n, pairwise, galactic, integrate, transfer} in % of a dp leapfrog step, and
-    where they came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark
-    is absent, from the four `tasks.Tasks.time_*` timings in dp, each times the number a leapfrog
-    step makes of it (share of their sum: one force evaluation, 1.5 of integrate's drift and kick)."""
+    """Rows {version, n, pairwise, galactic, integrate, transfer, communicate, source} in % of a dp
+    leapfrog step (and `waited`, where a threaded host task waited: `_waited`), and where they
+    came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark is absent, from the four task timings of `TASK_TIMES` (`tasks.Tasks.time_pairwise` and
+    `tasks.Transfer.time_transfer` in dp, `tasks.HostTasks.time_galactic` and `time_integrate`,
+    which have no precision), each times the number a leapfrog step makes of it (share of their
+    sum: one force evaluation, 1.5 of integrate's drift and kick)."""
     rows: dict[tuple, dict] = {}
     if SHARE in res:
         cells: dict[tuple, dict] = {}
@@ -286,8 +288,10 @@ def _count(value):
 def describe_machine(res: Results) -> dict:
     """{'cpu', 'num_cpu', 'ram', 'os', 'arch', 'threads', 'device'} from machine.json and the results.
 
-    asv's machine.json has no GPU field: the device is the machine file's 'gpu' entry if the suite
-    wrote one, else 'GPU' if the GPU versions (C-E) have results, else 'no GPU (CPU only)'."""
+    asv's machine.json has no GPU field: the device is the machine file's 'gpu' (else 'device')
+    entry if the suite wrote one ('none' read as 'no GPU (CPU only)'), else what follows 'cores-'
+    in the machine's name where that is not 'nogpu', else 'GPU (model not recorded in
+    machine.json)' if the GPU versions (C-E) have results, else 'no GPU (CPU only)'."""
     # machine.json first; the results file's environment params (asv copies the machine there) fill gaps
     info = {k: v for k, v in (res.env_params or {}).items() if k != "python"}
     info.update({k: v for k, v in (res.machine_info or {}).items() if v not in (None, "")})

@@ -25,12 +25,14 @@ def _fmt_ram(ram) -> str:
         value = int(ram)
     except (TypeError, ValueError):
         return str(ram)
-    # asv's default is bytes (from /proc/meminfo or psutil); hand-entered values may be in kB
+    # asv's default is bytes (Linux: /proc/meminfo's MemTotal; macOS: sysctl hw.memsize); hand-entered
+    # values may be in kB
     return f"{value / 1024 ** 3:.0f} GiB" if value > 1e8 else f"{value / 1024 ** 2:.0f} GiB"
 
 
 def _python(res: Results) -> str:
-    """asv stores the interpreter's path for `--python=same` runs; show no machine paths."""
+    """The results' Python: asv 0.6 stores its version ('3.11', for `--python=same` too), older or
+    hand-made files may hold the interpreter's path; show no machine paths."""
     py = res.python or "?"
     return "the installed interpreter (asv --python=same)" if ("/" in py or "\\" in py) else py
 

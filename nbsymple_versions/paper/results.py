@@ -151,8 +151,9 @@ MACHINE_FIELDS = {key: (_text_or_number, "text") for key in ("arch", "cpu", "os"
                                                               "uarch", "isa")}
 MACHINE_FIELDS["machine"] = (_line, "text")
 PLAUSIBLE = (1e-30, 1e30)   # no measurement the suite records (seconds, relative errors, %, counts) lies outside
-# values on one parameter axis: the suite's grids have at most 6 N (benchmarks/grid.py), 6 versions and 3
-# precisions; each is a tick, a bar or a row of the paper's (20000 N kept `paper` drawing for hours)
+# values on one parameter axis: the suite's n axis holds the 7 N of all its grids (benchmarks/grid.py), its
+# version axis 6 versions, its precision axis 3; each is a tick, a bar or a row of the paper's (20000 N kept
+# `paper` drawing for hours)
 AXIS_LIMIT = 24
 
 
@@ -451,7 +452,7 @@ _VNP = ("version", "n", "precision")
 CONTRACT_PARAM_NAMES = {
     "tasks.Tasks.time_pairwise": _VNP, "tasks.HostTasks.time_galactic": ("version", "n"),
     "tasks.HostTasks.time_integrate": ("version", "n"),
-    "tasks.Transfer.time_transfer": ("gpu_version", "n", "precision"),
+    "tasks.Transfer.time_transfer": ("version", "n", "precision"),     # grid.axes names gpu_version "version"
     "steps.Step.time_step_leapfrog": _VNP, "steps.Step.time_step_si6a": _VNP,
     "steps.TaskShares.track_share": ("version", "n", "task"),
     "throughput.Throughput.track_interactions_per_second": _VNP,

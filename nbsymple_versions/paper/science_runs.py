@@ -118,7 +118,8 @@ SNAPSHOT_TOLERANCE = 0.01    # a tidal run's snapshot spacing (whole steps) with
 
 def tidal_schedule(dt: float, orbits: float, snapshots_per_orbit: int = 4) -> tuple[int, int]:
     """(steps between snapshots, total steps) of a tidal-tail run; ValueError (one sentence) for
-    settings that give no snapshot (fewer orbits than 1/(2 x snapshots_per_orbit)), a step count
+    settings that give no snapshot (at most 1/(2 x snapshots_per_orbit) orbits: round() takes a
+    half to 0), a step count
     no integer holds (a time step too small for the orbits asked for) or a step so long that whole
     steps miss the snapshot spacing by more than SNAPSHOT_TOLERANCE (the run would not span the
     orbits asked for: at most 2 SNAPSHOT_TOLERANCE of the spacing, 0.31 T, is always within it)."""
