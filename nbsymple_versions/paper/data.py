@@ -109,7 +109,8 @@ def speedups(res: Results, scheme: str = "leapfrog", precision: str = "dp", curv
 def task_share_table(res: Results) -> tuple[list[dict], str]:
     """Rows {version, n, pairwise, galactic, integrate, transfer, communicate, source} in % of a dp
     leapfrog step (and `waited`, where a threaded host task waited: `_waited`), and where they
-    came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark is absent, from the four task timings of `TASK_TIMES` (`tasks.Tasks.time_pairwise` and
+    came from. From `steps.TaskShares.track_share` (the TaskClock); if that benchmark is absent,
+    from the four task timings of `TASK_TIMES` (`tasks.Tasks.time_pairwise` and
     `tasks.Transfer.time_transfer` in dp, `tasks.HostTasks.time_galactic` and `time_integrate`,
     which have no precision), each times the number a leapfrog step makes of it (share of their
     sum: one force evaluation, 1.5 of integrate's drift and kick)."""
