@@ -574,8 +574,10 @@ def test_no_benchmark_figure_of_any_committed_machine_has_a_text_on_another(tmp_
 def test_no_science_figure_has_a_text_on_another(tmp_path, monkeypatch):
     """A hunt: the black-hole track's zoom drew its tick labels across the panel's x axis, and a
     tidal-tails run of 2 or 3 snapshots left panels with x values and no x label (the label was
-    drawn on the second row alone). Runs of 0.25 to 1.5 orbits and a black hole of two masses,
-    each not converged (N = 32: their stamp lies across the panels on purpose)."""
+    drawn on the second row alone), and its orbit panel drew the cluster after 1 orbit on the one
+    at 0 (each snapshot's centre now has a ring, smaller for each later one). Runs of 0.25 to 1.5
+    orbits and a black hole of two masses, each not converged (N = 32: their stamp lies across the
+    panels on purpose)."""
     from nbsymple_versions.paper import science_plots
     from nbsymple_versions.paper.science_runs import run_black_hole, run_tidal_tails
     from nbsymple_versions.paper.style import plt
@@ -586,6 +588,11 @@ def test_no_science_figure_has_a_text_on_another(tmp_path, monkeypatch):
     run_black_hole(tmp_path / "bh", n=32, dt=2.0 ** -6, t_end=2.0, ratios=(1.0, 10.0), version="A", progress=False)
     science_plots.plot_black_hole(tmp_path / "bh", tmp_path / "bh.png")
     assert len(kept) == 5 and [len(fig.axes) for fig in kept[:4]] == [3, 3, 4, 5]        # 2, 2, 3, 4 snapshots
+    for fig, snapshots in zip(kept, (2, 2, 3, 4)):      # (a hunt: after whole orbits a cluster hid another)
+        rings = [line for line in fig.axes[0].lines if line.get_marker() == "o" and line.get_mfc() == "none"]
+        sizes = [ring.get_markersize() for ring in rings]
+        assert len(rings) == snapshots and sizes == sorted(sizes, reverse=True), sizes
+        assert len(set(sizes)) == snapshots, sizes
     for fig in kept:
         assert not unreadable(fig), (fig._suptitle.get_text()[:60], unreadable(fig))
         plt.close(fig)

@@ -119,10 +119,13 @@ def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
         ax0.plot(r_orb * np.cos(phi), r_orb * np.sin(phi), color="0.75", lw=0.8, ls="--", label="circular orbit")
         ax0.plot(0, 0, marker="+", color="k", ms=8, mew=1.2)
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(chosen)))
-        for (s, _), col in zip(chosen, colors):
+        for i, ((s, _), col, c) in enumerate(zip(chosen, colors, centres)):
             xy = s.positions[:, :2] / units.kpc
             ax0.scatter(xy[:, 0], xy[:, 1], s=1.5, color=col, lw=0, rasterized=True,
                         label=f"t = {units.to_myr(s.t):.0f} Myr ({s.t / run['orbital_period']:.2f} orbits)")
+            # a ring at its centre, smaller for each later one: whole orbits apart, clusters meet at one
+            # place (1 orbit on 0, 1.5 on 0.5), where the rings stay apart and every colour shows
+            ax0.plot(*(c[:2] / units.kpc), "o", mfc="none", mec=col, mew=1.1, ms=14 - 3 * i, zorder=3)
         ax0.set_aspect("equal")
         ax0.set_xlim(-10.5, 10.5)
         ax0.set_ylim(-10.5, 10.5)
