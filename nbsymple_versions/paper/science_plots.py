@@ -86,7 +86,7 @@ def run_summary(label: str, run: dict, total: float | None, internal: float | No
 
 def plot_tidal_tails(folder, path) -> tuple[Path, dict]:
     """Left: the orbit in the Galactic x-y plane (kpc) with the cluster's stars at 0, 0.5, 1 and
-    1.5 orbits, the last panel the run's end where it ends elsewhere. Right: each of those
+    1.5 orbits (each centre ringed), the last panel the run's end where it ends elsewhere. Right: each of those
     snapshots centred on the cluster (pc), in the Galactic frame, showing the leading and
     trailing tails. The title gives the energy error at the end in both definitions; a run whose
     internal error exceeds INTERNAL_LIMIT is stamped NOT CONVERGED. Returns (path, {"summary":
