@@ -1039,3 +1039,26 @@ def test_asvs_log_file_is_made_anew_never_written_through_a_link(tmp_path, link)
     log.symlink_to(victim) if link == "symbolic" else os.link(victim, log)
     assert tracking.asv("--version", log_file=log) == 0
     assert victim.read_text() == "precious\n" and not log.is_symlink() and "asv" in log.read_text()
+
+
+def test_the_gate_times_a_threaded_kernel_at_gate_threaded_least_n_itself(monkeypatch):
+    """`selected(gate=True)`: a threaded kernel is gated from `GATE_THREADED_LEAST_N` bodies on, that N
+    included: with it set to B's largest N, B is still timed there (a mutation hunt: "from" read as "beyond",
+    which dropped B from the gate, passed every test)."""
+    def ns(version):
+        return {int(i.split(", ")[1]) for name, ids in tracking.selected(gate=True)
+                if name == "tasks.Tasks.time_pairwise" for i in ids if i.startswith(version)}
+    [largest] = ns("'B'")
+    monkeypatch.setattr(tracking, "GATE_THREADED_LEAST_N", largest)
+    assert ns("'B'") == {largest}
+
+
+def test_a_benchmark_pattern_matches_anywhere_in_a_name_and_a_retired_one_is_matched_too():
+    """`selected(bench=...)` and `matching`: the pattern is searched in `name(params)`, as asv's -b does, not
+    anchored at its start; a benchmark taken out of the suite (RETIRED) is still matched, so `find` can bisect
+    its recorded history (a mutation hunt: re.match for re.search, and the retired names left out, passed)."""
+    chosen = tracking.selected(bench=r"time_pairwise\('A'")
+    assert [name for name, _ in chosen] == ["tasks.Tasks.time_pairwise"]
+    assert chosen[0][1] and all(i.startswith("'A', ") for i in chosen[0][1])
+    name = "throughput.Throughput.track_gflops"
+    assert name in tracking.RETIRED and tracking.matching(r"\.track_gflops$") == [name]

@@ -254,3 +254,28 @@ def test_a_folder_whose_index_is_no_file_is_taken_and_its_index_named(tmp_path, 
     assert offline.main([str(tmp_path / "html")]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path / 'html' / 'index.html'} is a folder, not a file" in err and "holds no" not in err, err
+
+
+def test_a_page_opens_on_dp_and_task_1_wherever_they_stand_among_the_values(tmp_path):
+    """`view`: among equally full views, the paper's dp and task 1 even where they are not the last value of
+    their parameter; `measured` reads the machines' graphs, not asv's summary of them (a mutation hunt: the
+    preference dropped, the last value winning, and a summary's point taken for the first combination's,
+    passed every test)."""
+    params = [["'A'", "'B'"], ["256"], ["'pairwise'", "'galactic'"], ["'dp'", "'sp'"]]
+    names = ["version", "n", "task", "precision"]
+    assert views.view(params, names, [True] * 8) == {"p-version": ["'A'", "'B'"], "p-n": ["256"],
+                                                     "p-task": ["'pairwise'"], "p-precision": ["'dp'"]}
+    graphs = tmp_path / "graphs"
+    (graphs / "summary").mkdir(parents=True)
+    (graphs / "machine-m").mkdir()
+    (graphs / "summary" / "steps.Step.time_step.json").write_text(json.dumps([[1, 5.0]]))
+    (graphs / "machine-m" / "steps.Step.time_step.json").write_text(json.dumps([[1, [None, 2.0]]]))
+    assert views.measured(graphs, "steps.Step.time_step", 2) == [False, True]
+
+
+def test_a_stylesheet_still_loaded_from_the_network_is_named():
+    """`offline.remote`: a style sheet from a CDN is named as well as a script (a mutation hunt: only scripts
+    named, a stylesheet left on the network said to load from vendor/, passed every test)."""
+    html = ('<link rel="stylesheet" href="https://cdn.example/x.css">\n'
+            '<link rel="icon" href="https://cdn.example/i.png">\n<script src="https://cdn.example/y.js"></script>')
+    assert offline.remote(html) == ["https://cdn.example/x.css", "https://cdn.example/y.js"]

@@ -201,3 +201,24 @@ def test_migrate_keeps_the_python_a_run_had(tmp_path):
         assert new["params"]["python"] == "3.12" and new["python"] == "3.12"
         assert new["env_name"] == tracking.fixed_env_name("3.12") == "existing-py3.12"
         assert new["results"] == data["results"]
+
+
+def test_migrate_in_place_rewrites_an_old_machine_file_and_names_only_what_was_given(tmp_path):
+    """A folder already of today's name whose machine.json is asv's older form (the full os string, ram in
+    bytes) is migrated in place into today's form, not refused as another machine's; and the provenance of a
+    renamed folder names only the values given that machine.json did not hold (a mutation hunt: the folder's
+    own machine.json refused, the os kept whole, and an --isa equal to its own recorded as given, passed)."""
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    folder = results / REFERENCE_MACHINE
+    machine = json.loads((folder / "machine.json").read_text())
+    (folder / "machine.json").write_text(json.dumps({**machine, "os": "Linux 6.8.0-1015-aws", "ram": str(24 * 2**30)}))
+    assert migrate.migrate(folder) == folder
+    assert json.loads((folder / "machine.json").read_text()) == machine
+    renamed = migrate.migrate(folder, isa="avx512", uarch="znver5")
+    files = sorted(renamed.glob("*-existing-*.json"))
+    assert files and renamed != folder
+    for path in files:
+        assert json.loads(path.read_text())["provenance"][-1] == {
+            "migrated_from": f"{REFERENCE_MACHINE}/{path.name}", "uarch": "znver5",
+            "note": "machine renamed to today's identity; values untouched"}

@@ -216,3 +216,55 @@ def test_a_machine_named_nogpu_has_no_gpu_and_one_named_by_its_gpu_has_it():
     for machine, device in (("amd-epyc-znver3-avx2-2cores-nogpu", "no GPU (CPU only)"),
                             ("amd-epyc-9r14-znver4-avx512-16cores-1x-nvidia-h200", "1x-nvidia-h200")):
         assert describe_machine(Results(machine, "a" * 40, 0, "3.11", {}))["device"] == device
+
+
+def test_a_gpu_version_with_results_is_compared_and_not_said_to_have_none():
+    """C measured beside B (D and E not): C is set against B, and no sentence says the GPU versions have no
+    results (a mutation hunt: "No GPU versions (C-E) have results" where only some lacked them passed)."""
+    from nbsymple_versions.paper.data import STEP
+    from nbsymple_versions.paper.report import findings
+    res = results({STEP["leapfrog"]: ([["B", "C"], [1024], ["dp"]], [2e-3, 1e-3])})
+    text = " ".join(findings(res, None))
+    assert "Version C is faster than B at every N measured (no noise recorded: by the values alone)." in text, text
+    assert "No GPU versions" not in text, text
+
+
+def test_task_1_s_share_is_said_above_at_or_below_the_papers_as_shown():
+    """REPORT.md's task-1 sentence: a share shown as 99.80 % is at the paper's 99.8 %, one of 99.90 % above it,
+    one of 99.50 % below it, each version named once on its side (a mutation hunt: a version at it also said
+    below it, one above it said at it, and "so do all versions here" beside one at it, passed every test)."""
+    from nbsymple_versions.paper.data import MEASURED
+    from nbsymple_versions.paper.report import findings
+
+    def said(**pairwise):
+        shares = [{"version": v, "n": 1024, "pairwise": p, "source": MEASURED} for v, p in pairwise.items()]
+        return [s for s in findings(results({}), shares) if s.startswith("At the largest N, task 1")]
+
+    head = "At the largest N, task 1 (pairwise) takes 99.90 % of the step for A (N = 1024), "
+    assert said(A=99.9, B=99.7983) == [head + "99.80 % of the step for B (N = 1024); the paper reports above 99.8 % "
+                                       "at its largest N; B is at it to the 0.01 % shown."]
+    assert said(A=99.9, B=99.5) == [head + "99.50 % of the step for B (N = 1024); the paper reports above 99.8 % at "
+                                    "its largest N; B below it: the O(N) tasks still weigh more at these N."]
+    assert said(A=99.9, B=99.95)[0].endswith("; the paper reports above 99.8 % at its largest N, and so do all "
+                                             "versions here.")
+
+
+def test_a_threaded_host_task_at_exactly_3x_the_serial_one_is_not_said_to_have_waited():
+    """`data._waited`: more than WAITED (3) times the serial kernel's time is a wait, 3 times itself is not (a
+    mutation hunt: "more than" read as "at least" passed every test)."""
+    from nbsymple_versions.paper.data import _waited
+    assert _waited({("A", 256): {"integrate": 1.0}, ("B", 256): {"integrate": 3.0}}) == ([], set())
+    [said], _ = _waited({("A", 256): {"integrate": 1.0}, ("B", 256): {"integrate": 3.5}})
+    assert said.startswith("B's threaded host tasks took more than the serial kernel's (integrate at N = 256 4x A's)")
+
+
+def test_a_gpu_step_measured_without_its_pairwise_task_is_set_beside_the_prediction():
+    """`predicted_vs_measured`: C's step measured at N = 1024, its task 1 not: the row is kept, task 1 NaN (shown
+    "not measured") (a mutation hunt: a row kept only where both were measured passed every test)."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.data import STEP, predicted_vs_measured
+    prediction = SimpleNamespace(letters=("C",), ns=lambda v: [1024], step=lambda v, n: 1e-3,
+                                 tasks=lambda v, n: {"pairwise": 5e-4})
+    [row] = predicted_vs_measured(results({STEP["leapfrog"]: ([["C"], [1024], ["dp"]], [2e-3])}), prediction)
+    assert (row["version"], row["n"], row["step"]) == ("C", 1024, (1e-3, 2e-3))
+    assert row["pairwise"][0] == 5e-4 and math.isnan(row["pairwise"][1])

@@ -862,3 +862,34 @@ def test_a_science_run_s_largest_error_is_named_only_where_it_is_not_the_last():
     assert science_record_line(run) == "internal energy error 3.1e-03 at the end, total 2.0e-09"
     assert science_record_line({**run, "internal_energy_error_max": 4e-3}) == \
         "internal energy error 3.1e-03 at the end (largest 4.0e-03), total 2.0e-09"
+
+
+def test_two_versions_at_the_largest_n_are_ranked_and_two_n_give_a_slope():
+    """REPORT.md's findings with two versions, each measured at two N: the fastest named at the largest N, and
+    each version's slope between its two N (a mutation hunt: "no other version was measured at this N" said
+    beside A's time, and no slope for a version of exactly two N, passed every test)."""
+    from nbsymple_versions.paper.report import findings
+    text = " ".join(findings(_two_versions(), None))
+    assert "16 ms (A), 4 ms (B); version B is the fastest (no noise recorded: by the values alone)." in text, text
+    assert "(A: 2.00 (N = 256 to 1024), B: 1.50 (N = 256 to 1024); 2 is" in text, text
+
+
+def test_a_predicted_host_share_tie_names_the_paper_s_version_only_where_it_is_in_the_tie():
+    """`prediction_findings`: "(the paper has C, one core, alone there)" where C is among those tied for the
+    largest host share, a plain full stop where it is not (a mutation hunt: the two swapped passed every test)."""
+    from nbsymple_versions.paper.report import prediction_findings
+    with_c = prediction_findings(_prediction({"C": 63.5, "D": 63.52, "E": 18.8}))[1]
+    assert with_c.endswith("C and D are tied at 63.5 %, the largest share outside task 1 (the paper has C, one "
+                           "core, alone there)."), with_c
+    without_c = prediction_findings(_prediction({"C": 18.8, "D": 63.5, "E": 63.52}))[1]
+    assert without_c.endswith("D and E are tied at 63.5 %, the largest share outside task 1."), without_c
+
+
+def test_ram_in_bytes_or_in_kb_is_shown_in_gib():
+    """REPORT.md's RAM: asv's byte count and a hand-entered kB count, each in GiB (a mutation hunt: the bytes of
+    an 8 GiB machine read as kB, "8192 GiB", passed every test)."""
+    from nbsymple_versions.paper.report import _fmt_ram
+    assert _fmt_ram(8 * 1024 ** 3) == "8 GiB" and _fmt_ram(str(2 * 1024 ** 3)) == "2 GiB"
+    assert _fmt_ram(16 * 1024 ** 2) == "16 GiB" and _fmt_ram("24 GiB") == "24 GiB"
+    assert _fmt_ram(128 * 1024 ** 2) == "128 GiB" and _fmt_ram(512 * 1024 ** 2) == "512 GiB"   # a hunt: "0 GiB"
+    assert _fmt_ram(2 * 1024 ** 4) == "2048 GiB"

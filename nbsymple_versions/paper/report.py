@@ -26,8 +26,9 @@ def _fmt_ram(ram) -> str:
     except (TypeError, ValueError):
         return str(ram)
     # asv's default is bytes (Linux: /proc/meminfo's MemTotal; macOS: sysctl hw.memsize); hand-entered
-    # values may be in kB
-    return f"{value / 1024 ** 3:.0f} GiB" if value > 1e8 else f"{value / 1024 ** 2:.0f} GiB"
+    # values may be in kB: below 1 GiB as bytes (no machine this suite runs on) it is kB, of up to 1 TiB
+    # (a hunt: 1e8 read the kB of a 128 GiB machine as bytes, "0 GiB")
+    return f"{value / 1024 ** 3:.0f} GiB" if value >= 1024 ** 3 else f"{value / 1024 ** 2:.0f} GiB"
 
 
 def _python(res: Results) -> str:
