@@ -30,6 +30,7 @@ from benchmarks.validation import ValidationError  # noqa: E402
 from benchmarks.compile import Compile  # noqa: E402
 from benchmarks.steps import Step, TaskShares  # noqa: E402
 from benchmarks.tasks import HostTasks, Tasks, Transfer  # noqa: E402
+from wrong_host import with_galaxy_twice  # noqa: E402
 from benchmarks.throughput import Threads  # noqa: E402
 import nbsymple_versions  # noqa: E402
 from nbsymple_versions.core.pipeline import ForcePipeline  # noqa: E402
@@ -586,23 +587,8 @@ def _wrong_factory(factor):
     return make_pipeline
 
 
-class _WrongHost:
-    """Host kernels whose galactic acceleration is added twice (a hunt: the suite timed such a kernel)."""
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def galactic(self, *args):
-        self._inner.galactic(*args)
-        self._inner.galactic(*args)
-
-
 def _wrong_host_factory(self, letter, state, precision, clock=None):
-    good = build_pipeline(letter, state, precision, clock)
-    return ForcePipeline(good.backend, _WrongHost(good.host), good.units, good.clock)
+    return with_galaxy_twice(build_pipeline(letter, state, precision, clock))
 
 
 def _setups(letter, precision):

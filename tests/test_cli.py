@@ -130,25 +130,13 @@ def test_check_fails_a_galactic_kernel_off_by_2x(monkeypatch, capsys):
     """A hunt's leftover: `nbsymple check` compared the pairwise forces alone, and a galactic
     kernel adding the Galaxy twice passed in every version. Each check takes the host tasks too
     (`check_host_tasks`: the galactic acceleration, a drift and a kick, float64 in every precision)."""
-    from nbsymple_versions.core.pipeline import ForcePipeline
     from nbsymple_versions.validation import HOST_TOLERANCE, validate
     from nbsymple_versions.versions import Version
+    from wrong_host import with_galaxy_twice
     good = Version.pipeline
 
-    class Twice:
-        def __init__(self, host):
-            self.host = host
-
-        def __getattr__(self, name):
-            return getattr(self.host, name)
-
-        def galactic(self, *args):
-            self.host.galactic(*args)
-            self.host.galactic(*args)
-
     def wrong(self, *args, **kwargs):
-        forces = good(self, *args, **kwargs)
-        return ForcePipeline(forces.backend, Twice(forces.host), forces.units, forces.clock)
+        return with_galaxy_twice(good(self, *args, **kwargs))
 
     assert cli.main(["check", "--n", "32", "--seed", "1"]) == 0
     right = capsys.readouterr().out
