@@ -917,6 +917,14 @@ def test_the_model_s_terms_thresholds_and_tables_are_docs_mpi_md_s():
     docs = (REPO / "docs" / "mpi.md").read_text()
     rows = [line for line in m.tables(1.5e9).splitlines() if line.startswith("| H200 (E, predicted)")]
     assert len(rows) == 2 + 2 * 3 and all(line in docs for line in rows), rows
+    # and the CPU's rows those of the committed runs its rate and docs/mpi_model.png's points came from (the figure
+    # and the tables were once of runs never committed, and of another rate than the text's)
+    measured = m.read_measured(REPO / "docs" / "mpi_measured.jsonl")
+    rate = m.cpu_rate(measured)
+    rows = [line for line in m.tables(rate, m.cpu_node(measured, False)).splitlines()
+            if line.startswith("| the measured CPU")]
+    assert len(rows) == 2 + 2 * 3 and all(line in docs for line in rows), rows
+    assert f"({rate:.3g}".replace("e+09", "e9") + " interactions/s" in docs, rate
 
 
 def test_the_model_s_rate_is_the_fastest_one_rank_run_at_the_largest_n():
