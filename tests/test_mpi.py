@@ -900,7 +900,7 @@ def test_the_model_keeps_its_runs_and_never_writes_through_a_link(tmp_path, monk
 def test_the_model_s_terms_thresholds_and_tables_are_docs_mpi_md_s():
     """`mpi_model`: compute N^2 / (K R), communicate (K - 1) alpha + (K - 1)/K 24 N / beta (none on one node),
     N_break where K nodes take as long as one, N_half where compute is communicate (the same N for K = 2),
-    and the H200 rows of its tables, which no measured rate enters, docs/mpi.md's (a mutation hunt: no test
+    and the H200 rows of its tables, which no --measured run enters, docs/mpi.md's (a mutation hunt: no test
     read a number of the model)."""
     from nbsymple_versions.instruments import mpi_model as m
     net, rate = (1e9, 1e-6), 1e9
@@ -915,7 +915,7 @@ def test_the_model_s_terms_thresholds_and_tables_are_docs_mpi_md_s():
         assert m.compute_seconds(n_half, k, rate) == pytest.approx(m.communicate_seconds(n_half, k, net), rel=1e-9)
     assert m.n_break(2, rate, net) == pytest.approx(m.n_half(2, rate, net), rel=1e-9)
     docs = (REPO / "docs" / "mpi.md").read_text()
-    rows = [line for line in m.tables(1.5e9).splitlines() if line.startswith("| H200 (E, predicted)")]
+    rows = [line for line in m.tables(1.5e9).splitlines() if line.startswith(f"| {m.GPU_NODE}")]
     assert len(rows) == 2 + 2 * 3 and all(line in docs for line in rows), rows
     # and the CPU's rows those of the committed runs its rate and docs/mpi_model.png's points came from (the figure
     # and the tables were once of runs never committed, and of another rate than the text's)
@@ -975,7 +975,7 @@ def test_the_model_s_plot_draws_each_curve_the_model_gives(tmp_path, monkeypatch
     m.plot(tmp_path / "m.png", [one], 1.534e9)
     panels = drawn.pop()
     curves = {"1 node"} | {f"{k} nodes, {net}" for k in m.KS for net in m.NETWORKS}
-    for lines, rate in zip(panels, (1.534e9, m.NODE_RATES["H200 (E, predicted)"]), strict=True):
+    for lines, rate in zip(panels, (1.534e9, m.NODE_RATES[m.GPU_NODE]), strict=True):
         assert {label for label, _, _ in lines} - {"measured: 1 rank"} == curves, lines
         for label, xs, ys in lines:
             if label.startswith("measured"):

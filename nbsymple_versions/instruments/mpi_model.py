@@ -41,8 +41,11 @@ NETWORKS = {                        # (bandwidth bytes/s, latency s): assumed, t
     "100 Gb/s InfiniBand": (12.5e9, 1.5e-6),
     "25 Gb/s Ethernet": (3.125e9, 20e-6),
 }
+GPU_NODE = "H200 (E, measured)"
 NODE_RATES = {                      # dp pair interactions per second per node, besides the CPU's (measured or --rate)
-    "H200 (E, predicted)": 1.05e12,     # docs/gpu.md: numba dp tiled kernel, FP64-bound prediction
+    # E's dp pairwise task at N = 262144, 89.3 ms, in the H200's committed asv results (results/intel-r-xeon-r-
+    # processor-emeraldrapids-avx512-16cores-1x-nvidia-h200/): 0.73 of `nbsymple gpu-asm`'s 1.05e12 (docs/gpu.md)
+    GPU_NODE: 7.7e11,
 }
 KS = (2, 8, 64)
 RATES = (1e3, FASTEST_RATE)         # dp pair interactions per second a node may do (core/work.py's fastest)
@@ -250,7 +253,7 @@ def plot(path, measured: list[dict], rate_cpu: float, cpu: str = "the CPU of --r
 
 def _draw(path, plt, ns, measured: list[dict], rate_cpu: float, cpu: str):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True, layout="constrained")
-    for ax, (node, rate) in zip(axes, ((cpu, rate_cpu), ("H200 (E, predicted)", NODE_RATES["H200 (E, predicted)"]))):
+    for ax, (node, rate) in zip(axes, ((cpu, rate_cpu), (GPU_NODE, NODE_RATES[GPU_NODE]))):
         ax.plot(ns, [step_seconds(n, 1, rate, next(iter(NETWORKS))) for n in ns], "k-", label="1 node")
         for k, color in zip(KS, ("#1f77b4", "#2ca02c", "#d62728")):
             for net, style in zip(NETWORKS, ("-", "--")):
