@@ -190,23 +190,36 @@ def test_the_committed_full_size_series_have_their_files():
             assert (plots / name).is_file() and f"({name})" in report_text, name
 
 
+def _cheap_argv(out: Path) -> list[str]:
+    """`paper` with science runs of seconds (8 bodies, a quarter orbit, one black-hole ratio) into `out`."""
+    return ["--results", str(Path(__file__).parent / "data" / "asv_fixture"), "--out", str(out), "--tidal-n", "8",
+            "--tidal-dt", "0.5", "--tidal-orbits", "0.25", "--bh-n", "8", "--bh-dt", "0.5", "--bh-t-end", "1",
+            "--bh-ratios", "1", "--science-version", "A", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def cheap_paper(tmp_path_factory) -> Path:
+    """The folder `_cheap_argv` writes, its runs finished (no path inside it names the folder): made
+    once, and each test that damages it takes a copy (a `paper` call of 2-3 s each before)."""
+    out = tmp_path_factory.mktemp("cheap-paper") / "out"
+    assert paper.main(_cheap_argv(out)) == 0
+    return out
+
+
 @pytest.mark.parametrize("damage, said", [
     ("a snapshot gone", "a finished run of these parameters that lacks 1 of the snapshots its run.json lists"),
     ("run.json cut short", "a run record that cannot be read (run record"),
     ("another run's checkpoint", "a checkpoint nbsymple cannot resume ("),
 ])
 def test_a_finished_run_paper_cannot_reuse_is_kept_and_named_before_anything_is_written(tmp_path, capsys, damage,
-                                                                                        said):
+                                                                                        said, cheap_paper):
     """A hunt: a finished science run one of whose snapshots was gone, or whose run.json was cut
     short, was removed and made again in silence (status 0: hours, at full size), and so was a
     folder holding `nbsymple run`'s checkpoint. Each is named and kept, status 2, nothing written;
     --rerun replaces it."""
-    fixture = Path(__file__).parent / "data" / "asv_fixture"
     out = tmp_path / "out"
-    argv = ["--results", str(fixture), "--out", str(out), "--tidal-n", "8", "--tidal-dt", "0.5", "--tidal-orbits",
-            "0.25", "--bh-n", "8", "--bh-dt", "0.5", "--bh-t-end", "1", "--bh-ratios", "1", "--science-version", "A",
-            "--quiet"]
-    assert paper.main(argv) == 0, capsys.readouterr().err
+    argv = _cheap_argv(out)
+    shutil.copytree(cheap_paper, out, symlinks=True)
     folder = out / "runs" / "tidal_tails"
     if damage == "a snapshot gone":
         list_snapshots(folder)[-1].unlink()
@@ -228,7 +241,7 @@ def test_a_finished_run_paper_cannot_reuse_is_kept_and_named_before_anything_is_
     assert json.loads((folder / "run.json").read_text())["finished"]
 
 
-def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
+def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys, cheap_paper):
     """A hunt: a science run refused for its other parameters ended with status 2 after the
     benchmarks' figures were rewritten (then status 1, REPORT.md rewritten without the run's
     section; refused before anything is written now, status 2); a checkpoint that cannot be read
@@ -238,12 +251,8 @@ def test_what_paper_cannot_resume_or_read_is_kept_and_named(tmp_path, capsys):
     --no-science beside a stopped run said to run the simulation first; the black-hole figure of
     --bh-ratios 2 drew the folder's earlier ratio-1 run beside it, under its title."""
     from nbsymple_versions.paper.science_runs import check_black_hole_work
-    fixture = Path(__file__).parent / "data" / "asv_fixture"
-    argv = ["--results", str(fixture), "--out", str(tmp_path / "out"), "--tidal-n", "8", "--tidal-dt", "0.5",
-            "--tidal-orbits", "0.25", "--bh-n", "8", "--bh-dt", "0.5", "--bh-t-end", "1", "--bh-ratios", "1",
-            "--science-version", "A", "--quiet"]
-    assert paper.main(argv) == 0, capsys.readouterr().err
-    capsys.readouterr()
+    argv = _cheap_argv(tmp_path / "out")
+    shutil.copytree(cheap_paper, tmp_path / "out", symlinks=True)
     report = (tmp_path / "out" / "REPORT.md").read_bytes()
     assert paper.main([*argv, "--tidal-orbits", "0.5"]) == 2
     err = capsys.readouterr().err
