@@ -751,3 +751,25 @@ def test_a_file_an_artefact_is_made_from_that_cannot_be_read_is_not_said_unwrita
     assert paper.main(["--results", str(FIXTURE), "--out", str(out), "--quiet", "--no-science"]) == 1
     err = capsys.readouterr().err
     assert f"conservation.md not written: Permission denied ({source})." in err, err
+
+
+def test_a_figure_laid_out_then_drawn_once_has_savefigs_own_pixels(tmp_path, monkeypatch):
+    """`style.save` lays a figure out, then draws it once, where savefig drew it twice (the first
+    draw only to lay it out): the same bytes as savefig's own way, for the figure of most panels
+    (shared log axes, notes, a legend beside, a footer)."""
+    import io
+    from nbsymple_versions.paper import figures, style
+    res = load_results(FIXTURE)
+    figures.dp_vs_dsp(res, tmp_path / "once.png")
+
+    def savefigs_way(fig, path, source):
+        with style.quiet_glyphs():
+            style.footer(fig, source)
+            image = io.BytesIO()
+            fig.savefig(image, format="png", dpi=style.DPI)
+        style.plt.close(fig)
+        path.write_bytes(image.getvalue())
+        return path
+    monkeypatch.setattr(figures, "save", savefigs_way)
+    figures.dp_vs_dsp(res, tmp_path / "savefig.png")
+    assert (tmp_path / "once.png").read_bytes() == (tmp_path / "savefig.png").read_bytes()
