@@ -279,3 +279,89 @@ def test_a_stylesheet_still_loaded_from_the_network_is_named():
     html = ('<link rel="stylesheet" href="https://cdn.example/x.css">\n'
             '<link rel="icon" href="https://cdn.example/i.png">\n<script src="https://cdn.example/y.js"></script>')
     assert offline.remote(html) == ["https://cdn.example/x.css", "https://cdn.example/y.js"]
+
+
+def test_each_asset_points_at_its_vendored_file_and_keeps_every_hash_it_matches():
+    """`offline.rewrite`: each CDN address becomes vendor/<its file>, a hash the vendored file matches
+    is kept whatever its algorithm (sha512 as well as sha256), and an address it does not know is left
+    and said (a mutation hunt: the vendor/ prefix dropped, every hash checked as sha256, the line for
+    an address left alone dropped, each passed every test)."""
+    page = ASV_INDEX.read_text(encoding="utf-8") + '<script src="https://cdn.example/y.js"></script>\n'
+    html, report = offline.rewrite(page)
+    for url, file in offline.ASSETS.items():
+        assert url not in html and html.count(f'="vendor/{file}"') == 1, url
+    kept = {line.split(": integrity ")[0]: line.split()[2] for line in report
+            if line.endswith("(same file as the CDN's)")}
+    assert kept == {"vendor/jquery-3.3.1/dist/jquery.min.js": "sha256",
+                    "vendor/flot-orderbars-1.0.0/js/jquery.flot.orderBars.js": "sha256",
+                    "vendor/blueimp-md5-2.19.0/js/md5.min.js": "sha512",
+                    "vendor/bootstrap-3.1.1/dist/js/bootstrap.min.js": "sha256",
+                    "vendor/bootstrap-3.1.1/dist/css/bootstrap.min.css": "sha256"}, report
+    assert report[-1] == "left alone (not an asset asv loads from a CDN): https://cdn.example/y.js", report
+
+
+def test_offline_copies_every_vendored_file(tmp_path, capsys):
+    """`offline.main` copies all of vendor/, byte for byte: the scripts and styles, and each package's
+    package.json and licence beside them (a mutation hunt: the .json files left out passed every test)."""
+    html = _published(tmp_path)
+    assert offline.main([str(html)]) == 0
+
+    def files(root):
+        return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert files(html / "vendor") == files(offline.VENDOR)
+
+
+def test_a_page_opens_on_the_view_with_the_most_curves_before_the_papers_dp():
+    """`view`: the paper's dp and task 1 only break a tie; a view with more curves wins over them
+    (a mutation hunt: the preference put before the count of curves passed every test)."""
+    params = [["'A'", "'B'"], ["'sp'", "'dp'"]]
+    seen = [True, True, True, False]                   # (A, sp), (A, dp), (B, sp), (B, dp): B has no dp
+    assert views.view(params, ["version", "precision"], seen) == {"p-version": ["'A'", "'B'"],
+                                                                  "p-precision": ["'sp'"]}
+
+
+def test_the_address_a_view_is_said_with_is_quoted_and_joined_as_the_dashboard_reads_it():
+    """`address`, the line views.py prints for each benchmark: each value quoted, the pairs joined by &
+    (a mutation hunt: quoting dropped, or the pairs joined by commas, passed every test)."""
+    selection = {"p-version": ["'A'", "'B'"], "p-n": ["256"]}
+    assert views.address("a.A.time_x", selection) == "#a.A.time_x?p-version=%27A%27&p-version=%27B%27&p-n=256"
+    assert views.address("a.A.time_x", {}) == "#a.A.time_x"
+
+
+def test_a_benchmark_without_parameters_keeps_its_page_and_only_numbers_are_data(tmp_path, capsys):
+    """asv's graph of a benchmark without parameters holds [date, value] with a bare number: that is
+    data, so the benchmark stays in index.json, with no view to open on and no line said; a true,
+    a NaN or an infinity is no data (a mutation hunt: a bare value read as none dropped such a
+    benchmark from the dashboard; a view of {} written for it; true and NaN counted as measured)."""
+    html = _published(tmp_path)
+    bench = {"params": [], "param_names": []}
+    (html / "index.json").write_text(json.dumps({"benchmarks": {"a.A.time_x": bench}}))
+    graphs = html / "graphs" / "machine-m"
+    graphs.mkdir(parents=True)
+    (graphs / "a.A.time_x.json").write_text(json.dumps([[1, 2.5]]))
+    assert views.main([str(html)]) == 0
+    assert json.loads((html / "index.json").read_text())["benchmarks"] == {"a.A.time_x": bench}
+    assert "a.A.time_x" not in capsys.readouterr().out
+    (graphs / "a.A.time_y.json").write_text("[[1, [true, NaN, Infinity, 1.0]]]")
+    assert views.measured(html / "graphs", "a.A.time_y", 4) == [False, False, False, True]
+
+
+def test_a_second_run_changes_nothing_and_a_script_with_the_line_twice_is_refused(tmp_path, capsys):
+    """views.py run again leaves asv's scripts byte for byte, and refuses (status 1, nothing changed)
+    a script that holds the line it changes twice, which is not asv 0.6's (a mutation hunt: the
+    change applied again, and the line's count not checked to be one, passed every test)."""
+    html = _published(tmp_path)
+    (html / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    assert views.main([str(html)]) == 0
+    once = {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()}
+    assert views.main([str(html)]) == 0
+    assert {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()} == once
+    (tmp_path / "twice").mkdir()
+    html = _published(tmp_path / "twice")
+    (html / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    (html / "graphdisplay.js").write_text((html / "graphdisplay.js").read_text(encoding="utf-8") + views.HOOK,
+                                          encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()}
+    assert views.main([str(html)]) == 1
+    assert {p.name: p.read_bytes() for p in html.iterdir() if p.is_file()} == before
+    assert "is not asv 0.6's" in capsys.readouterr().err

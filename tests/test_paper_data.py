@@ -268,3 +268,134 @@ def test_a_gpu_step_measured_without_its_pairwise_task_is_set_beside_the_predict
     [row] = predicted_vs_measured(results({STEP["leapfrog"]: ([["C"], [1024], ["dp"]], [2e-3])}), prediction)
     assert (row["version"], row["n"], row["step"]) == ("C", 1024, (1e-3, 2e-3))
     assert row["pairwise"][0] == 5e-4 and math.isnan(row["pairwise"][1])
+
+
+def test_the_task_shares_tables_number_the_tasks_from_1_and_show_each_share_as_written(tmp_path):
+    """task_shares.md: the tasks numbered 1 to 5 as the paper and the text number them, each share to two
+    decimals in the table and in the largest-N sentence, a predicted row said so there, the sentence for one
+    version as for several; task_shares.csv: six digits (a mutation hunt: tasks numbered from 0, one decimal in
+    the sentence, the sentence only for several versions, each passed every test)."""
+    from nbsymple_versions.paper.data import MEASURED
+    from nbsymple_versions.paper.tables import write_task_shares_csv, write_task_shares_md
+
+    def row(v, n, pairwise, galactic, integrate, source=MEASURED):
+        return {"version": v, "n": n, "pairwise": pairwise, "galactic": galactic, "integrate": integrate,
+                "transfer": 0.0, "communicate": math.nan, "source": source}
+    a = [row("A", 256, 95.1234, 3.0, 1.8766), row("A", 1024, 99.4563, 0.3, 0.2437)]
+    c = [row("C", 1024, 98.7654, 0.6, 0.6346, "predicted (H100)")]
+    write_task_shares_md(a + c, "test", tmp_path / "task_shares.md", "test")
+    lines = (tmp_path / "task_shares.md").read_text().splitlines()
+    assert "| version | N | 1 pairwise [%] | 2 galactic [%] | 3 integrate [%] | 4 transfer [%] | 5 communicate [%] " \
+           "| source |" in lines
+    assert "| A | 1024 | 99.46 | 0.30 | 0.24 | 0.00 |  | measured |" in lines
+    assert "| C | 1024 | 98.77 | 0.60 | 0.63 | 0.00 |  | predicted (H100) |" in lines
+    assert lines[-1] == ("At the largest N of each version, task 1 takes 99.46 % (A, N = 1024), 98.77 % (C, N = 1024, "
+                         "predicted) of the step (paper: above 99.8 % at its largest N).")
+    write_task_shares_md(a, "test", tmp_path / "task_shares.md", "test")
+    assert (tmp_path / "task_shares.md").read_text().splitlines()[-1] == (
+        "At the largest N of each version, task 1 takes 99.46 % (A, N = 1024) of the step (paper: above 99.8 % at "
+        "its largest N).")
+    write_task_shares_csv(a + c, tmp_path / "task_shares.csv")
+    assert (tmp_path / "task_shares.csv").read_text().splitlines()[2] == "A,1024,99.4563,0.3,0.2437,0,,measured"
+
+
+def test_the_conservation_table_shows_each_row_in_order_and_each_figure_as_written(tmp_path):
+    """conservation.md as a user reads it: the rows leapfrog then SI6A, sp then dp, each figure in its column
+    to three digits, an angular error of 0 as 0 and one of 2e-16 as a number (E's resolution is the energy's),
+    a row not measured as skipped, the internal column of results without it said so; the paper's L_x, L_y
+    range; SI6A dp's per-step error at the paper's upper bound within its range; the orders of magnitude,
+    total and internal, to one decimal (a mutation hunt: the rows in another order, an angular 0 or 2e-16
+    said at E's resolution, the upper bound left out of the range, the L range replaced by the energy's,
+    "at least" said of the internal ratio, the paper's 7 to 8 as 7 to 7, N for the step count in the text,
+    each passed every test)."""
+    from nbsymple_versions.paper.data import ANGULAR, ENERGY, ENERGY_STEP, INTERNAL
+    from nbsymple_versions.paper.tables import write_conservation
+    params = [["leapfrog", "si6a"], ["sp", "dp"]]
+    rows = {ENERGY_STEP: (params, [3.33e-9, 4.44e-15, 5.55e-10, 8.8e-14]),
+            ENERGY: (params, [1.11e-6, 2.22e-12, 3.33e-7, 3.33e-14]),
+            INTERNAL: (params, [1.5e-5, math.nan, 4.5e-6, 4.5e-14]), ANGULAR: (params, [0.0, 1.23e-15, 2e-16, 3e-15])}
+    path = tmp_path / "conservation.md"
+    write_conservation(results(rows), path, "test")
+    text = path.read_text()
+    lines = text.splitlines()
+    assert "about the Galactic centre after 1000 steps (the axisymmetric" in text
+    at = lines.index("| leapfrog | sp | 3.33e-09 | 1.11e-06 | 1.50e-05 | 0 |")
+    assert lines[at:at + 4] == ["| leapfrog | sp | 3.33e-09 | 1.11e-06 | 1.50e-05 | 0 |",
+                                "| leapfrog | dp | 4.44e-15 | 2.22e-12 | skipped | 1.23e-15 |",
+                                "| SI6A | sp | 5.55e-10 | 3.33e-07 | 4.50e-06 | 2.00e-16 |",
+                                "| SI6A | dp | 8.80e-14 | 3.33e-14 | 4.50e-14 | 3.00e-15 |"]
+    assert "| reported range | dp | 1.4e-14 to 8.8e-14 | | | 1.4e-13 to 6.0e-11 |" in lines
+    assert "| none | leapfrog, SI6A | their Makefile builds no leapfrog in dp or dsp and no SI6A in sp" in text
+    assert "| not known | leapfrog dp, dsp; SI6A sp | not known |" in text
+    assert ("here SI6A dp (float64 throughout) has 8.80e-14 per step (within the paper's range); its internal-energy "
+            "error after 1000 steps is 4.50e-14. Its angular-momentum error is 3.00e-15 (the paper") in text
+    assert ("After 1000 steps SI6A dp conserves energy (total) 7.0 orders of magnitude better than sp (paper: 7 to 8, "
+            "from an sp build that is not public).") in lines
+    assert ("After 1000 steps SI6A dp conserves energy (internal) 8.0 orders of magnitude better than sp (paper: 7 "
+            "to 8, from an sp build that is not public).") in lines
+    rows[ENERGY] = (params, [1.11e-6, 2.22e-12, 4.27e-10, 2.01e-16])       # dp's total at E's resolution, ...
+    rows[INTERNAL] = (params, [1.5e-5, 2.5e-11, 1.84e-5, 3.0e-16])         # its internal error below it
+    write_conservation(results(rows), path, "test")
+    text = path.read_text()
+    assert ("conserves energy (total) at least 6.3 orders of magnitude better than sp (dp's figure is within two "
+            "float64 roundings of E, so this is a lower bound, and the internal error measures the ratio; paper: "
+            "7 to 8,") in text
+    assert "conserves energy (internal) 10.8 orders of magnitude better than sp (paper: 7 to 8," in text
+    del rows[INTERNAL]
+    write_conservation(results(rows), path, "test")
+    assert ("| SI6A | dp | 8.80e-14 | 2.01e-16 (at E's float64 resolution) | not measured in these results "
+            "| 3.00e-15 |") in path.read_text().splitlines()
+
+
+
+def test_the_speed_up_over_a_is_said_to_two_digits():
+    """REPORT.md's speed-up of B over A: 3.456 at N = 1024 reads 3.5 (a mutation hunt: three digits passed every
+    test, whose speed-ups were whole numbers)."""
+    from nbsymple_versions.paper.data import STEP
+    from nbsymple_versions.paper.report import findings
+    res = results({STEP["leapfrog"]: ([["A", "B"], [256, 1024], ["dp"]], [1e-3, 1.6e-2, 5e-4, 4.63e-3])})
+    assert any(s.endswith(" over A (1 thread): 2 at N = 256, 3.5 at N = 1024.") for s in findings(res, None))
+
+
+def test_a_machine_with_a_gpu_named_in_machine_json_is_not_said_to_have_none():
+    """No GPU version measured on a machine whose machine.json names its GPU: it has one, and their
+    benchmarks were skipped or failed (a mutation hunt: any device naming "GPU" read as none passed)."""
+    from nbsymple_versions.paper.data import STEP
+    from nbsymple_versions.paper.report import findings
+    res = Results("m", "0123abcd", 0, "py", {"gpu": "Radeon Pro GPU"})
+    res._rows[STEP["leapfrog"]] = {"params": [["'A'"], ["256"], ["'dp'"]], "result": [1e-3]}
+    assert ("No GPU versions (C-E) have results on this machine: it has a GPU (Radeon Pro GPU), but their step "
+            "benchmarks were skipped or failed there.") in findings(res, None)
+
+
+def test_task_1_s_share_is_compared_as_shown_and_of_measured_rows_alone():
+    """REPORT.md's task-1 sentence: 99.76 % is below the paper's 99.8 % (shown to two decimals, not one), and a
+    predicted row is left out of it (a mutation hunt: one decimal, and the predicted rows taken, each passed
+    every test)."""
+    from nbsymple_versions.paper.data import MEASURED
+    from nbsymple_versions.paper.report import findings
+
+    def said(*rows):
+        shares = [{"version": v, "n": 1024, "pairwise": p, "source": source} for v, p, source in rows]
+        return next(s for s in findings(results({}), shares) if s.startswith("At the largest N, task 1"))
+
+    assert said(("A", 99.76, MEASURED)).endswith("; A below it: the O(N) tasks still weigh more at these N.")
+    assert said(("A", 99.9, MEASURED), ("C", 50.0, "predicted (H100)")) == (
+        "At the largest N, task 1 (pairwise) takes 99.90 % of the step for A (N = 1024); the paper reports above "
+        "99.8 % at its largest N, and so do all versions here.")
+
+
+def test_a_version_is_said_the_fastest_beyond_the_intervals_only_where_every_one_was_recorded():
+    """`fastest_sentence`: B's time without a recorded interval makes the verdict by the values alone, even where
+    A's has one (a mutation hunt: any one interval with width taken for all passed every test)."""
+    from nbsymple_versions.paper.report import fastest_sentence
+    assert fastest_sentence({"A": 2.0, "B": 1.0}, {"A": (1.9, 2.1), "B": (1.0, 1.0)}) == \
+        "version B is the fastest (no noise recorded: by the values alone)"
+
+
+def test_an_interpreter_path_of_any_system_is_not_shown():
+    """REPORT.md's Python row: a Windows path to the interpreter is no version to show, as a POSIX one is not
+    (a mutation hunt: only "/" looked for passed every test)."""
+    from nbsymple_versions.paper.report import _python
+    assert _python(Results("m", "0123abcd", 0, "C:\\Python311\\python.exe", {})) == \
+        "the installed interpreter (asv --python=same)"

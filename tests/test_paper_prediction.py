@@ -230,3 +230,30 @@ def test_the_kernel_row_gives_the_rate_of_the_whole_gpu(tmp_path, stated_kernels
     res = load_results(results_copy(tmp_path))
     text = "\n".join(prediction_lines(res, predict(res, H200)))
     assert "0.25 SM clocks per interaction: 1.05e+12 interactions/s on the whole GPU" in text, text
+
+
+
+def test_the_predicted_step_table_and_host_shares_read_as_the_model_computes_them(tmp_path, stated_kernels):
+    """REPORT.md's predicted step of each GPU version: the sum of its tasks, E's galactic force in task 1;
+    the share of the host tasks to one decimal (a mutation hunt: the step as tasks 1 and 4 alone, E's
+    galactic time shown, two decimals, each passed every test); one block said as one ("the 1 blocks ... occupy")."""
+    from nbsymple_versions.paper.report import prediction_lines
+    res = load_results(results_copy(tmp_path))
+    lines = prediction_lines(res, predict(res, H200))
+    assert "| C | 256 | 28.3 us | 12 us | 13 us | 20.2 us | 73.6 us |" in lines
+    assert "| E | 256 | 28.3 us | in task 1 | 13 us | 20.2 us | 61.6 us |" in lines
+    assert ("- Share of the O(N) host tasks (2 galactic, 3 integrate): 34.1 % (C), 31.0 % (D), 21.2 % (E): as in "
+            "the paper, C (one core) spends the largest share outside task 1.") in lines
+    assert any("at N = 256 the 1 block of 256 threads occupies 1 of the 132 SMs" in line for line in lines), lines
+
+
+def test_the_n_where_task_1_would_pass_the_paper_s_share_is_said_to_two_digits():
+    """`prediction_findings`: the N from which the model puts task 1 above the paper's share, 5.14e7, reads 5.1e7
+    (a mutation hunt: three digits passed every test)."""
+    from types import SimpleNamespace
+    from nbsymple_versions.paper.report import prediction_findings
+    model = SimpleNamespace(letters=("C",), ns=lambda v: [1024], n_for_share=lambda v: 5.14e7,
+                            shares=lambda v, n: {"pairwise": 99.5, "galactic": 0.3, "integrate": 0.2},
+                            gpu=SimpleNamespace(device=SimpleNamespace(clock_ghz=1.98, sms=132)),
+                            kernels={"C": SimpleNamespace(tile=256)})
+    assert prediction_findings(model)[0].endswith("the model puts task 1 above 99.8 % from N = 5.1e7 (C).")

@@ -287,10 +287,15 @@ def prediction_findings(prediction, busy: bool = False) -> list[str]:
     blocks = -(-max(top.values()) // k.tile)
     out.append(f"Not in the model, so not predicted: clocks below the {d.clock_ghz:g} GHz boost; occupancy and "
                f"latency limits (an SM is taken to issue at its full rate whatever warps it holds: at N = "
-               f"{max(top.values())} the {blocks} blocks of {k.tile} threads occupy {min(blocks, d.sms)} of the "
+               f"{max(top.values())} {_blocks(blocks, k.tile)} {min(blocks, d.sms)} of the "
                f"{d.sms} SMs); PCIe contention; the host's packing of body records and copying of accelerations, "
                f"which a GPU run counts in task 4; E's Galaxy inside the kernel (O(N) per thread).")
     return out
+
+
+def _blocks(blocks: int, tile: int) -> str:
+    """'the 4 blocks of 256 threads occupy', 'the 1 block of 256 threads occupies'."""
+    return f"the {blocks} blocks of {tile} threads occupy" if blocks != 1 else f"the 1 block of {tile} threads occupies"
 
 
 def _n(n: float) -> str:
