@@ -1,7 +1,7 @@
 """Planning past one machine: a performance model of version F, and its plot (docs/mpi.md).
 
-Per force evaluation on K nodes of rate R (pair interactions per second, measured by the
-suite for B, predicted by `nbsymple gpu-asm` for a GPU):
+Per force evaluation on K nodes of rate R (pair interactions per second, measured: this CPU's B
+by `--measure`, E on an H200 by its committed asv results):
 
     compute      N^2 / (K R)                                   each node its N/K targets
     communicate  (K - 1) alpha + (K - 1)/K * 24 N / beta       Allgatherv of float64 positions:

@@ -116,7 +116,7 @@ def footer(fig, text: str):
 def save(fig, path: Path, source: str) -> Path:
     """`fig` with its footer, saved as a PNG at `DPI` (written whole, never through a link at
     `path`). Laid out here, then drawn once: savefig lays out a figure of a layout engine in a draw
-    of its own before the one it renders (which then keeps that layout), a tenth of `paper`'s time
+    of its own before the one it renders (which then keeps that layout), 8 % of `paper`'s time
     for the same pixels (every committed machine's figures and the science figures, byte for byte)."""
     with quiet_glyphs():
         footer(fig, source)
