@@ -6,6 +6,7 @@ import sys
 
 from ...entry import printable
 from ...runs.paths import write_file
+from ...serial import avx512
 from . import replay
 from .model import CPUS, mca, predict
 from .toolchain import HOST, KERNELS, TARGETS, compile_targets, llvm_mca
@@ -186,6 +187,12 @@ def notes(rows: list[KernelCount]) -> list[str]:
         if r.mca_note and ("mca", r.cpu, r.mca_note) not in seen:
             seen.add(("mca", r.cpu, r.mca_note))
             lines.append(f"llvm-mca, {r.target} ({r.cpu}): {r.mca_note}")
+    host = [r for r in rows if r.target == HOST]
+    model = CPUS.get(host[0].cpu) if host else None
+    if model is not None and "512-bit" in model.description and not avx512.on_host():
+        lines.append(f"{HOST} ({host[0].cpu}): this CPU's flags list no AVX-512 (a virtual machine may hide it): its "
+                     f"code is at most {max(r.vector_bits for r in host)}-bit, and its model line's 512-bit operations "
+                     "are none of this host's")
     calls = sorted({r.mix_per_interaction["call"] for r in rows if r.kernel == "galactic"})
     if any(calls):
         lines.append(f"galactic: what its {' or '.join(f'{c:g}' for c in calls)} calls per element (pow) run is "
