@@ -116,8 +116,8 @@ def footer(fig, text: str):
 def save(fig, path: Path, source: str) -> Path:
     """`fig` with its footer, saved as a PNG at `DPI` (written whole, never through a link at
     `path`). Laid out here, then drawn once: savefig lays out a figure of a layout engine in a draw
-    of its own before the one it renders (which then keeps that layout), 8 % of `paper`'s time
-    for the same pixels (every committed machine's figures and the science figures, byte for byte)."""
+    of its own before the one it renders (which then keeps that layout), 9-10 % of a `paper`
+    call's CPU for the same pixels (every committed machine's figures and the science figures, byte for byte)."""
     with quiet_glyphs():
         footer(fig, source)
         fig.get_layout_engine().execute(fig)
