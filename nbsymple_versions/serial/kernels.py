@@ -195,10 +195,11 @@ def _device_function(fn):
 # (`dp_seed=False`) where `peers --only A-dp-seed A-dp-sqrt` measured it faster than the float32
 # seed's, on a quiet machine; the seed's elsewhere (docs/how_fast.md). znver3's entries here and
 # below were measured on a Zen 4 (same 256-bit pipes) with NUMBA_CPU_NAME=znver3 NUMBA_CPU_FEATURES=""
-# (with the name alone numba keeps the host's AVX-512); a Zen 3 itself is still to time them
+# (with the name alone numba keeps the host's AVX-512), then confirmed on a Zen 3 itself
 DIVIDER_CPUS = frozenset({
     "znver1",       # AMD EPYC Zen 1, N = 16384: 6.6 cycles per interaction against the seed's 9.3
-    "znver3",       # a Zen 4 running code compiled for znver3 (AVX2), N = 16384: 3.55 against 3.94
+    "znver3",       # a Zen 4 running code compiled for znver3 (AVX2), N = 16384: 3.55 against 3.94;
+                    # AMD EPYC Zen 3, three runs: 1.12-1.17x the seed
 })
 
 
@@ -209,7 +210,9 @@ DIVIDER_CPUS = frozenset({
 # it faster on a quiet machine (docs/how_fast.md)
 ROW_CPUS = {
     "znver1": ("sp",),  # AMD EPYC Zen 1, N = 16384: sp 1.27x numba's loop; dsp 0.96-0.99x, kept on the loop
-    "znver3": ("sp", "dp", "dsp"),  # a Zen 4 running znver3 code, N = 16384: sp 1.33x, dsp 1.37x, dp 1.29x the divider
+    # a Zen 4 running znver3 code, N = 16384: sp 1.33x, dsp 1.37x, dp 1.29x the divider; AMD EPYC Zen 3,
+    # three runs: sp 1.32-1.42x, dsp 1.28-1.30x (two of them), dp 1.14-1.23x
+    "znver3": ("sp", "dp", "dsp"),
     "znver4": ("sp",),  # AMD EPYC Zen 4, N = 16384, 16 lanes: sp 1.17-1.22x; dsp 1.03-1.11x, kept on the loop
 }
 
