@@ -15,7 +15,22 @@ where LLVM 14 models the CPU, predicts cycles per interaction. Files:
   frequency.py  the core clock, measured (`core_frequency_hz`), to turn cycles into rates
   replay.py     the host's costs, measured: each class and each hot loop replayed on this core
 """
-from .model import CPUS, Cpu, Pipes, cycles_per_iteration  # noqa: F401
-from .report import KernelCount, count, count_all, main, table  # noqa: F401
-from .toolchain import FIXED_TARGETS, HOST, KERNELS, TARGETS, CompileFailed, llvm_mca  # noqa: F401
-from .x86 import MIX, classify, element_loop, pairwise_loop, parse  # noqa: F401
+from importlib import import_module
+
+# the package's names, each loaded with its module when first asked for: `nbsymple`'s parser names
+# the targets (`toolchain`) without importing numba (`report` compiles kernels), so that a command
+# refused for its arguments does not wait for numba to load
+_NAMES = {"model": ("CPUS", "Cpu", "Pipes", "cycles_per_iteration"),
+          "report": ("KernelCount", "count", "count_all", "main", "table"),
+          "toolchain": ("FIXED_TARGETS", "HOST", "KERNELS", "TARGETS", "CompileFailed", "llvm_mca"),
+          "x86": ("MIX", "classify", "element_loop", "pairwise_loop", "parse")}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value
