@@ -22,7 +22,9 @@ exactly the negative of the other orientation's, and the sums are the same bits.
 one vector per trip (`ir_row.loops(unrolled=False)`): dsp's body alone holds 6 target words,
 eps^2, the step's constant, 3 sums and its temporaries in AVX2's 16 vector registers, and a
 second copy spilled them. Both, on a Zen 4 running code compiled for znver3: dsp 1.3-1.6x, sp
-1.05-1.1x the row without them (docs/how_fast.md).
+1.05-1.1x the row without them (docs/how_fast.md). sp's and dsp's last n mod 8 sources are a
+function of their own (`ir_row.masked_tail`): in the row's function, LLVM rotated dsp's values
+through the 16 registers every trip for them (13 moves of 37 instructions; now 25, one move).
 
 dsp's separation, target minus source as above, (hi_i - hi_j) + (lo_i - lo_j), is three IR
 instructions without fast-math flags, so LLVM keeps it as written. The sources past the last
@@ -205,13 +207,14 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
         raise ValueError("dp's AVX2 row has 8 lanes and the hardware's estimate")
     scalar = "double" if precision == "dp" else "float"
     vector = f"<{lanes} x {scalar}>"
-    rows = ", ".join(f"ptr noalias nocapture readonly %{r}" for r in ("x", "y", "z", "xl", "yl", "zl", "m"))
-    values = ", ".join(f"{scalar} %{v}" for v in ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
+    defined, passed = ir_row.parameters(("x", "y", "z", "xl", "yl", "zl", "m"), scalar,
+                                        ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
     function = row_name(precision, fused, lanes, error)
-    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{function}({rows}, i64 %n, {values}) #0 {{", "entry:"]
-    for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",):
-        body += ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)
-    if precision == "dp":
+    tail = function + "_tail"         # sp, dsp: their masked vector in a function of its own (`ir_row`)
+    setup = [line for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",)
+             for line in ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)]
+    body = [f"define {{{scalar}, {scalar}, {scalar}}} @{function}({defined}) #0 {{", "entry:", *setup]
+    if precision == "dp":           # its masked vector inline: apart, its loop took 1.03-1.04x as long
         body += ir_row.loops(_H, partial(_dp_interactions, fused=fused), unrolled=False)  # 8 a trip, 4-lane sums
         body += ir_row.returned(_H, "double", "v4f64")
         body += [f"declare {_D_FMA}({_D}, {_D}, {_D})", f"declare {_H_FMA}({_H}, {_H}, {_H})",
@@ -219,9 +222,10 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
                  f"declare {_D} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_D})"]
     else:
         v = _vector(lanes)
-        body += ir_row.loops(v, partial(_interactions, dsp=precision == "dsp", fused=fused, lanes=lanes, error=error),
-                             unrolled=False, lanes=lanes)
+        interactions = partial(_interactions, dsp=precision == "dsp", fused=fused, lanes=lanes, error=error)
+        body += ir_row.loops(v, interactions, unrolled=False, lanes=lanes, tail=(tail, passed))
         body += ir_row.returned(v, "float", f"v{lanes}f32", scale=_hex(SCALE))
+        body += ir_row.masked_tail(tail, defined, setup, v, interactions, lanes, width=32 * lanes)
         estimate = f"declare {v} @llvm.sqrt.v{lanes}f32({v})" if error is not None else \
             f"declare {v} @llvm.x86.avx.rsqrt.ps.256({v})" if lanes == 8 else \
             f"declare {v} @llvm.x86.avx512.rsqrt14.ps.512({v}, {v}, i16)"

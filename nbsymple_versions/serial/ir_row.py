@@ -5,8 +5,13 @@ loads, the three sums reduced and returned as a struct.
 
 A row's own part is `interactions(tag, mask)`: the lines for one vector of sources at index
 %j.<tag> (masked loads where `mask`), from the accumulators %ax.in.<tag>, %ay.in.<tag>,
-%az.in.<tag> to %ax.<tag>, %ay.<tag>, %az.<tag>. On numba's side, `call_row` is a row's
-intrinsic codegen: the IR linked into the kernel and the row called (and inlined) there.
+%az.in.<tag> to %ax.<tag>, %ay.<tag>, %az.<tag>. The masked vector may be a function of its
+own (`masked_tail`), never inlined: in the row's function, LLVM allocates the loop's registers
+for it too, and in AVX2's 16 registers it rotated AVX2 dsp's values through each other every
+trip (in the kernel compiled for a Zen 3: 37 instructions a trip instead of 25, 13 of them moves;
+AVX-512's 32 registers, and dp's row, lose nothing to it: `avx2.py`). On numba's side,
+`call_row` is a row's intrinsic codegen: the IR linked into the kernel and the row called (and
+inlined) there.
 """
 from functools import lru_cache
 
@@ -74,13 +79,46 @@ NOT_UNROLLED = ['!90 = distinct !{!90, !91}', '!91 = !{!"llvm.loop.unroll.disabl
 """The metadata `loops(..., unrolled=False)` names, for the end of the module."""
 
 
-def loops(vector: str, interactions, unrolled: bool = True, lanes: int = LANES) -> list[str]:
+def parameters(pointers: tuple[str, ...], scalar_type: str, scalars: tuple[str, ...]) -> tuple[str, str]:
+    """A row's parameters, (`pointers`..., n, `scalars`...): as its definition lists them, and as
+    a call passes the same values on (`masked_tail`)."""
+    def listed(pointer: str) -> str:
+        return ", ".join([*(f"{pointer}%{p}" for p in pointers), "i64 %n", *(f"{scalar_type} %{s}" for s in scalars)])
+    return listed("ptr noalias nocapture readonly "), listed("ptr ")
+
+
+def _sums(vector: str) -> str:
+    return f"{{{vector}, {vector}, {vector}}}"
+
+
+def _sums_in(vector: str) -> str:
+    """The masked vector's accumulators, as a call passes them and its function takes them."""
+    return ", ".join(f"{vector} %a{a}.in.tail" for a in "xyz")
+
+
+def _mask(lanes: int) -> list[str]:
+    """%mask: lane k is one of the %left sources still to add."""
+    indices = ", ".join(f"i64 {k}" for k in range(lanes))
+    return [f"  %left.0 = insertelement <{lanes} x i64> undef, i64 %left, i32 0",
+            f"  %left8 = shufflevector <{lanes} x i64> %left.0, <{lanes} x i64> undef, <{lanes} x i32> zeroinitializer",
+            f"  %mask = icmp slt <{lanes} x i64> <{indices}>, %left8"]
+
+
+def loops(vector: str, interactions, unrolled: bool = True, lanes: int = LANES,
+          tail: tuple[str, str] | None = None) -> list[str]:
     """The blocks after `entry`'s set-up, ending in block `done` with the summed vectors %ax.v,
     %ay.v, %az.v (of type `vector`, which may hold fewer lanes than the `lanes` sources a trip
-    reads): `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j).
-    `unrolled=False` asks LLVM to keep one vector per trip (the module ends with `NOT_UNROLLED`):
-    where one body already holds most of the registers, a second copy spills them."""
-    indices = ", ".join(f"i64 {k}" for k in range(lanes))
+    reads): `loop` over the full vectors, then `masked` for the rest (%mask: lanes < n - j), or,
+    `tail` given (`masked_tail`'s name and the row's parameters as a call passes them,
+    `parameters`), a call of that function. `unrolled=False` asks LLVM to keep one vector per trip
+    (the module ends with `NOT_UNROLLED`): where one body already holds most of the registers, a
+    second copy spills them."""
+    if tail is None:
+        masked = [*_mask(lanes), interactions("tail", "%mask")]
+    else:
+        name, passed = tail
+        masked = [f"  %tail.sums = call {_sums(vector)} @{name}({passed}, i64 %j.tail, {_sums_in(vector)})",
+                  *(f"  %a{a}.tail = extractvalue {_sums(vector)} %tail.sums, {k}" for k, a in enumerate("xyz"))]
     again = "  br i1 %again, label %loop, label %tail" + ("" if unrolled else ", !llvm.loop !90")
     return [
         f"  %full = and i64 %n, -{lanes}",
@@ -100,14 +138,26 @@ def loops(vector: str, interactions, unrolled: bool = True, lanes: int = LANES) 
         "  %some = icmp sgt i64 %left, 0",
         "  br i1 %some, label %masked, label %done",
         "masked:",
-        f"  %left.0 = insertelement <{lanes} x i64> undef, i64 %left, i32 0",
-        f"  %left8 = shufflevector <{lanes} x i64> %left.0, <{lanes} x i64> undef, <{lanes} x i32> zeroinitializer",
-        f"  %mask = icmp slt <{lanes} x i64> <{indices}>, %left8",
-        interactions("tail", "%mask"),
+        *masked,
         "  br label %done",
         "done:",
         *(f"  %a{a}.v = phi {vector} [%a{a}.in.tail, %tail], [%a{a}.tail, %masked]" for a in "xyz"),
     ]
+
+
+def masked_tail(name: str, defined: str, setup: list[str], vector: str, interactions, lanes: int = LANES,
+                width: int = 256) -> list[str]:
+    """The function `loops` calls for the last n - j < `lanes` sources: `interactions` with masked
+    loads, from the sums it is given to the sums it returns; `defined`, the row's parameters
+    (`parameters`), then j and the three sums; `setup`, the row's `entry` lines it needs (its
+    splats); `width`, the row's "min-legal-vector-width". Never inlined (see the module)."""
+    returned_sums = [f"  %r.{k} = insertvalue {_sums(vector)} {'undef' if k == 0 else f'%r.{k - 1}'}, "
+                     f"{vector} %a{a}.tail, {k}" for k, a in enumerate("xyz")]
+    return [f"define internal {_sums(vector)} @{name}({defined}, i64 %j.tail, {_sums_in(vector)}) #1 {{",
+            "entry:", *setup,
+            "  %left = sub i64 %n, %j.tail", *_mask(lanes), interactions("tail", "%mask"), *returned_sums,
+            f"  ret {_sums(vector)} %r.2", "}",
+            f'attributes #1 = {{ noinline nounwind "min-legal-vector-width"="{width}" }}']
 
 
 def returned(vector: str, scalar_type: str, suffix: str, scale: str | None = None) -> list[str]:
