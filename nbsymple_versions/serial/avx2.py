@@ -210,7 +210,6 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
     defined, passed = ir_row.parameters(("x", "y", "z", "xl", "yl", "zl", "m"), scalar,
                                         ("xi", "yi", "zi", "xli", "yli", "zli", "eps2"))
     function = row_name(precision, fused, lanes, error)
-    tail = function + "_tail"         # sp, dsp: their masked vector in a function of its own (`ir_row`)
     setup = [line for name in ("xi", "yi", "zi") + (("xli", "yli", "zli") if precision == "dsp" else ()) + ("eps",)
              for line in ir_row.splat(vector, scalar, f"{name}8", "eps2" if name == "eps" else name)]
     body = [f"define {{{scalar}, {scalar}, {scalar}}} @{function}({defined}) #0 {{", "entry:", *setup]
@@ -221,7 +220,7 @@ def row_ir(precision: str, fused: bool = True, lanes: int = 8, error: float | No
                  f"declare {_H} @llvm.sqrt.v4f64({_H})", "declare <4 x float> @llvm.x86.sse.rsqrt.ps(<4 x float>)",
                  f"declare {_D} @llvm.masked.load.v8f64.p0(ptr, <8 x i1>, {_D})"]
     else:
-        v = _vector(lanes)
+        v, tail = _vector(lanes), function + "_tail"      # the masked vector in a function of its own
         interactions = partial(_interactions, dsp=precision == "dsp", fused=fused, lanes=lanes, error=error)
         body += ir_row.loops(v, interactions, unrolled=False, lanes=lanes, tail=(tail, passed))
         body += ir_row.returned(v, "float", f"v{lanes}f32", scale=_hex(SCALE))
