@@ -90,11 +90,8 @@ def row_ir(error: float | None = None) -> str:
     """The LLVM IR module of the row, seeded as `_seed(error)` says: `{double, double, double}
     <row_name(error)>(x*, y*, z*, m*, n, xi, yi, zi, eps2)`, the sums over sources j < n of
     m_j (x_j - x_i) r^-3 (the loops: `ir_row`)."""
-    body = [f"define {{double, double, double}} @{row_name(error)}(ptr noalias nocapture readonly %x, "
-            "ptr noalias nocapture readonly %y, ptr noalias nocapture readonly %z, "
-            "ptr noalias nocapture readonly %m, i64 %n, double %xi, double %yi, double %zi, double %eps2) "
-            "#0 {",
-            "entry:"]
+    defined, _ = ir_row.parameters(("x", "y", "z", "m"), "double", ("xi", "yi", "zi", "eps2"))
+    body = [f"define {{double, double, double}} @{row_name(error)}({defined}) #0 {{", "entry:"]
     for name, scalar in (("xi8", "xi"), ("yi8", "yi"), ("zi8", "zi"), ("eps8", "eps2")):
         body += ir_row.splat(_V, "double", name, scalar)
     body += ir_row.loops(_V, lambda tag, mask: _interactions(tag, mask, error))
