@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # on every core (pytest-xdist, dealing tests in conftest.py's order: one at a time, a few modules
-# whole; a test marked `unshared` runs alone), the slowest 15 listed at the end (docs/testing.md)
+# whole; no two tests marked `unshared` at once), the slowest 15 listed at the end (docs/testing.md)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --durations=15
 

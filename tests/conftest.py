@@ -9,8 +9,9 @@ suite starts inherits it (xdist workers, `nbsymple` CLI runs, mpiexec ranks, CUD
 pytests, asv benchmark processes). A test of compilation itself (`cpu-asm`'s children,
 `benchmarks/compile.py`, the cache's own test) sets or drops the variable, and compiles.
 
-Tests marked `unshared` (MPI jobs of 2 and 3 ranks, which poll the cores while they wait) run
-with no other test beside them; tests marked `long` start first.
+No two tests marked `unshared` (MPI jobs of 2 to 4 ranks, which poll the cores while they wait)
+run at once: `test_mpi.py`'s are dealt to one worker, one after another, beside the rest of the
+suite on the other cores; tests marked `long` start first.
 """
 import atexit
 import contextlib
@@ -27,12 +28,15 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION_FOLDER = "NBSYMPLE_TEST_SESSION"       # the session's folder, inherited by its processes
-UNSHARED = "unshared"                          # tests that load the machine: one at a time
+UNSHARED = "unshared"                          # MPI jobs: never two at once
 LONG = "long"                                  # tests of tens of seconds: started first
 # modules whose costly module fixture (every kernel compiled for every target, C++ compiles, Warp's
 # kernel cache) is much of the module's time: under xdist one worker runs each whole, so that the
-# fixture is made once
-WHOLE_MODULES = ("tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py", "tests/test_peers_warp.py")
+# fixture is made once; and test_mpi.py, whose `unshared` jobs then run one after another on one
+# worker while the others run the rest (alone, with the other worker waiting, the suite took 1.1x
+# as long: docs/testing.md)
+WHOLE_MODULES = ("tests/test_mpi.py", "tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py",
+                 "tests/test_peers_warp.py")
 
 
 def _session_folder() -> str:
@@ -92,8 +96,8 @@ def pytest_configure(config):
     if seed and not (seed.isdigit() and int(seed) < 2**32):
         raise pytest.UsageError(f"NBSYMPLE_TEST_SEED must be a whole number below 2**32 (a printed seed), got {seed!r}")
     _refuse_a_checkout_without_commits()
-    config.addinivalue_line("markers", f"{UNSHARED}: loads the machine (MPI jobs of 2 or 3 ranks): runs with no "
-                                       "other test beside it")
+    config.addinivalue_line("markers", f"{UNSHARED}: an MPI job (2 to 4 ranks that poll the cores): never beside "
+                                       "another one")
     config.addinivalue_line("markers", f"{LONG}: takes tens of seconds (a child pytest in the CUDA simulator, "
                                        "the gate): started first, so that no worker is left with it at the end")
 
@@ -114,8 +118,7 @@ def _module(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The `unshared` tests first (so that the workers wait for each other only at the start),
-    then the `long` ones, then `WHOLE_MODULES`, then the rest as collected: the order in which
+    """The `unshared` tests first (their worker starts with its long module), then the `long` ones, then `WHOLE_MODULES`, then the rest as collected: the order in which
     xdist deals them (`pytest_xdist_make_scheduler`)."""
     items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None,
                                  _module(item.nodeid) not in WHOLE_MODULES))
@@ -141,26 +144,20 @@ def pytest_xdist_make_scheduler(config, log):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Under xdist, a test marked `unshared` runs with no other test beside it: it holds the
-    machine lock exclusively, every other test holds it shared (a reader-writer lock on two files
-    in the session's folder; the turnstile lets a waiting exclusive test in before new shared
-    ones). Taken around the whole test, so a wait is not counted in its durations."""
-    if not hasattr(item.config, "workerinput"):         # not an xdist worker (a child pytest is not one)
-        yield
+    """Under xdist, a test marked `unshared` holds the session's jobs lock (a file in its folder),
+    so that no two run at once: an MPI job beside another slows both, and their ranks poll the
+    cores while they wait. Beside the rest of the suite they run: on two cores, the jobs alone
+    left the other worker idle (docs/testing.md). Taken around the whole test, so a wait is not
+    counted in its durations."""
+    if not hasattr(item.config, "workerinput") or item.get_closest_marker(UNSHARED) is None:
+        yield                                  # (not a worker: a plain run, or a child pytest)
         return
-    folder = os.environ[SESSION_FOLDER]
-    alone = item.get_closest_marker(UNSHARED) is not None
-    with open(os.path.join(folder, "turnstile.lock"), "a") as turnstile, \
-            open(os.path.join(folder, "machine.lock"), "a") as machine:
-        fcntl.flock(turnstile, fcntl.LOCK_EX)
-        fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        if not alone:
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+    with open(os.path.join(os.environ[SESSION_FOLDER], "jobs.lock"), "a") as jobs:
+        fcntl.flock(jobs, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(machine, fcntl.LOCK_UN)
-            fcntl.flock(turnstile, fcntl.LOCK_UN)
+            fcntl.flock(jobs, fcntl.LOCK_UN)
 
 
 @pytest.fixture
