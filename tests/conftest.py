@@ -118,8 +118,9 @@ def _module(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The `unshared` tests first (their worker starts with its long module), then the `long` ones, then `WHOLE_MODULES`, then the rest as collected: the order in which
-    xdist deals them (`pytest_xdist_make_scheduler`)."""
+    """The `unshared` tests first (their worker starts with its long module), then the `long`
+    ones, then `WHOLE_MODULES`, then the rest as collected: the order in which xdist deals them
+    (`pytest_xdist_make_scheduler`)."""
     items.sort(key=lambda item: (item.get_closest_marker(UNSHARED) is None, item.get_closest_marker(LONG) is None,
                                  _module(item.nodeid) not in WHOLE_MODULES))
 
