@@ -33,8 +33,7 @@ LONG = "long"                                  # tests of tens of seconds: start
 # modules whose costly module fixture (every kernel compiled for every target, C++ compiles, Warp's
 # kernel cache) is much of the module's time: under xdist one worker runs each whole, so that the
 # fixture is made once; and test_mpi.py, whose `unshared` jobs then run one after another on one
-# worker while the others run the rest (alone, with the other worker waiting, the suite took 1.1x
-# as long: docs/testing.md)
+# worker while the others run the rest, not alone with the other worker waiting (docs/testing.md)
 WHOLE_MODULES = ("tests/test_mpi.py", "tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py",
                  "tests/test_peers_warp.py")
 
