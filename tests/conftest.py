@@ -33,7 +33,7 @@ LONG = "long"                                  # tests of tens of seconds: start
 # modules whose costly module fixture (every kernel compiled for every target, C++ compiles, Warp's
 # kernel cache) is much of the module's time: under xdist one worker runs each whole, so that the
 # fixture is made once; and test_mpi.py, whose `unshared` jobs then run one after another on one
-# worker while the others run the rest, not alone with the other worker waiting (docs/testing.md)
+# worker while the other workers run the rest, not alone with them waiting (docs/testing.md)
 WHOLE_MODULES = ("tests/test_mpi.py", "tests/test_cpu_asm.py", "tests/test_gpu_asm.py", "tests/test_cupy.py",
                  "tests/test_peers_warp.py")
 
@@ -150,7 +150,7 @@ def pytest_runtest_protocol(item, nextitem):
     left the other worker idle (docs/testing.md). Taken around the whole test, so a wait is not
     counted in its durations."""
     if not hasattr(item.config, "workerinput") or item.get_closest_marker(UNSHARED) is None:
-        yield                                  # (not a worker: a plain run, or a child pytest)
+        yield                        # a plain run or a child pytest (no worker), or any other test
         return
     with open(os.path.join(os.environ[SESSION_FOLDER], "jobs.lock"), "a") as jobs:
         fcntl.flock(jobs, fcntl.LOCK_EX)
