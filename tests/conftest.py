@@ -1,5 +1,5 @@
-"""The suite's session: one numba kernel cache for every process it starts, the tests that load
-or time the machine run alone, no wall-clock limit on hypothesis, reproducible seeds.
+"""The suite's session: one numba kernel cache for every process it starts, no two MPI jobs at
+once, no wall-clock limit on hypothesis, reproducible seeds.
 
 `make test` runs the suite on every core with pytest-xdist (`-n auto`); a plain `python -m
 pytest` runs it in one process. Either way the CPU kernels compile once per session: this module

@@ -8,10 +8,10 @@ A row's own part is `interactions(tag, mask)`: the lines for one vector of sourc
 %az.in.<tag> to %ax.<tag>, %ay.<tag>, %az.<tag>. The masked vector may be a function of its
 own (`masked_tail`), never inlined: in the row's function, LLVM allocates the loop's registers
 for it too, and in AVX2's 16 registers it rotated AVX2 dsp's values through each other every
-trip (in the kernel compiled for a Zen 3: 37 instructions a trip instead of 25, 13 of them moves;
-AVX-512's 32 registers lose nothing to it, and AVX2 dp's row keeps it inline: `avx2.py`). On numba's side,
-`call_row` is a row's intrinsic codegen: the IR linked into the kernel and the row called (and
-inlined) there.
+trip (in the kernel compiled for a Zen 3: 37 instructions a trip instead of 25, 13 of them
+moves; AVX-512's 32 registers lose nothing to it, and AVX2 dp's row keeps it inline: `avx2.py`).
+On numba's side, `call_row` is a row's intrinsic codegen: the IR linked into the kernel and the
+row called (and inlined) there.
 """
 from functools import lru_cache
 
