@@ -1,5 +1,5 @@
-"""The suite's session: one numba kernel cache for every process it starts, no two MPI jobs at
-once, no wall-clock limit on hypothesis, reproducible seeds.
+"""The suite's session: one numba kernel cache for every process it starts, one OpenBLAS thread
+in each, no two MPI jobs at once, no wall-clock limit on hypothesis, reproducible seeds.
 
 `make test` runs the suite on every core with pytest-xdist (`-n auto`); a plain `python -m
 pytest` runs it in one process. Either way the CPU kernels compile once per session: this module
@@ -83,6 +83,11 @@ def _bytecode_for_the_session():
 
 _bytecode_for_the_session()                                                  # before the session's folder is named
 os.environ["NUMBA_CACHE_DIR"] = os.path.join(_session_folder(), "numba")     # before any import of numba
+# OpenBLAS starts a thread per core as numpy loads, and each spins for about 0.1 s of CPU before it
+# sleeps: in every one of the suite's processes (a refused command's 0.45 s of CPU took
+# 0.33 s on one thread; no test times a BLAS call). One thread unless the caller chose otherwise;
+# the test of the least limits runs OpenBLAS's default, as a user does.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # No wall-clock limit on a generated example (hypothesis's default deadline is 200 ms) or on
 # generating one: a busy machine must not fail a property.

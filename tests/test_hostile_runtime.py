@@ -44,8 +44,10 @@ FAULTS = [sys.executable, str(REPO / "tests" / "write_faults.py")]
 
 
 def launch(argv, cwd=None, env=None, **kw) -> subprocess.CompletedProcess:
+    """`argv` run to its end, with the suite's environment and `env` (a value None: left out)."""
     environ = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     environ.update(env or {})
+    environ = {k: v for k, v in environ.items() if v is not None}
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), environ.get("PYTHONPATH"))))
     kw.setdefault("capture_output", True)
     return subprocess.run(argv, cwd=cwd, env=environ, text=True, timeout=HANG_GUARD, **kw)
@@ -921,12 +923,13 @@ def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
         files()
         size()
         stack()
+    blas = {"OPENBLAS_NUM_THREADS": None}                 # a thread per core, each with its buffers, as a user's
     for argv in (NBSYMPLE + ["check", "--n", "16"], PAPER + ["--no-science", *PAPER_BASE, "--out", "plots"]):
-        p = launch(argv, cwd=tmp_path, preexec_fn=least)
+        p = launch(argv, cwd=tmp_path, env=blas, preexec_fn=least)
         assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert (tmp_path / "plots" / "speedup.png").is_file()
     p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
-               cwd=tmp_path, preexec_fn=launcher)        # after `check`: its ranks load F's kernels, not compile them
+               cwd=tmp_path, env=blas, preexec_fn=launcher)        # after `check`: its ranks load F's kernels, not compile them
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
 
 
