@@ -929,7 +929,7 @@ def test_what_mpi_numba_and_matplotlib_need_fits_in_the_least_limits(tmp_path):
         assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert (tmp_path / "plots" / "speedup.png").is_file()
     p = launch([mpiexec, "-n", "4", *NBSYMPLE, "run", "--version", "F", "--n", "16", "--steps", "1"],
-               cwd=tmp_path, env=blas, preexec_fn=launcher)        # after `check`: its ranks load F's kernels, not compile them
+               cwd=tmp_path, env=blas, preexec_fn=launcher)   # after `check`: its ranks load F's kernels
     assert p.returncode == 0 and "energy error" in p.stdout, p.stderr
 
 
