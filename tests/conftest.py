@@ -83,10 +83,10 @@ def _bytecode_for_the_session():
 
 _bytecode_for_the_session()                                                  # before the session's folder is named
 os.environ["NUMBA_CACHE_DIR"] = os.path.join(_session_folder(), "numba")     # before any import of numba
-# OpenBLAS starts a thread per core as numpy loads, and each spins for about 0.1 s of CPU before it
-# sleeps: in every one of the suite's processes (a refused command's 0.45 s of CPU took
-# 0.33 s on one thread; no test times a BLAS call). One thread unless the caller chose otherwise;
-# the test of the least limits runs OpenBLAS's default, as a user does.
+# OpenBLAS starts a thread per core as numpy loads, each spinning for about 0.1 s of CPU before it
+# sleeps, in every process the suite starts (a refused `nbsymple run` took 0.32 s of CPU, 0.23 s on
+# one thread); nothing in the package needs BLAS's threads. One thread unless the caller chose
+# otherwise; the test of the least limits runs OpenBLAS's default, as a user does.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # No wall-clock limit on a generated example (hypothesis's default deadline is 200 ms) or on
