@@ -718,13 +718,23 @@ def _mpi_problem(names: list[str]) -> str | None:
                       f"{': ' + said if said else ''}); unset {it} or correct {it}")
 
 
-def usable_cores() -> int:
-    """The logical CPUs this process may run on (its affinity: `taskset`, a batch system's cpuset,
-    which gives a job some of a node's cores): numba's default thread count."""
+def _affinity() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+_STARTED_ON = _affinity()       # before any parallel kernel ran: see `usable_cores`
+
+
+def usable_cores() -> int:
+    """The logical CPUs this process may run on (its affinity: `taskset`, a batch system's cpuset,
+    which gives a job some of a node's cores): numba's default thread count. Counted as the
+    process started (when this module loaded): under OMP_PROC_BIND or OMP_PLACES, libgomp, loaded
+    by B's first kernel, binds the main thread to its first place, while B's threads run on all
+    of them (a hunt: `peers --only A B` under OMP_PROC_BIND=close said "1 of 2 logical CPUs")."""
+    return _STARTED_ON
 
 
 def _thread_limit() -> tuple[int, str]:

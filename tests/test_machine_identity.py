@@ -47,6 +47,38 @@ def test_this_machines_name_carries_its_microarchitecture(monkeypatch):
     assert provenance.describe(gpu=False)["uarch"] == uarch
 
 
+BOUND_B = """
+import json, os
+import numpy as np
+from nbsymple_versions.environment import usable_cores
+from nbsymple_versions.instruments import provenance
+from nbsymple_versions.threaded.kernels import THREADED
+started = len(os.sched_getaffinity(0))
+THREADED.axpy(np.zeros(64), np.ones(64), 1.0)          # B's first kernel: libgomp loads and binds
+print(json.dumps({"started": started, "main_thread_now": len(os.sched_getaffinity(0)),
+                  "usable": usable_cores(), "line": provenance.machine_line()}))
+"""
+
+
+def test_b_with_its_threads_bound_counts_the_cpus_the_process_started_on():
+    """A hunt: under OMP_PROC_BIND=close, libgomp (loaded by B's first kernel) binds the main
+    thread to its first place, and `peers --only A B` then printed "1 of 2 logical CPUs" for a B
+    that had run on both (the machine's name would say "1of2cores"). The process's CPUs are
+    counted as it started."""
+    import os
+    import subprocess
+    env = {**os.environ, "OMP_PROC_BIND": "close"}
+    env.pop("NUMBA_NUM_THREADS", None)
+    done = subprocess.run([sys.executable, "-c", BOUND_B], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["usable"] == seen["started"], seen
+    cores = seen["started"]
+    assert (f", {cores} logical CPUs;" if cores >= (os.cpu_count() or 1) else f", {cores} of ") in seen["line"], seen
+    if cores > 1:                    # the case itself: the main thread was bound to fewer CPUs than it started on
+        assert seen["main_thread_now"] < cores, seen
+
+
 def test_a_process_held_to_some_cores_names_the_machine_by_them(monkeypatch):
     """Under `taskset` or a batch job's cpuset (Slurm gives a job some of a node's cores) numba starts
     one thread per core this process may use, and B's times are those cores' times: the machine's

@@ -111,6 +111,28 @@ def test_main_prints_one_table(capsys):
     assert out.count("| A |") == 3 and "| NumPy |" in out
 
 
+def _row(candidate, rate=1e9):
+    return peers.Row(candidate, "sp", 16, rate, math.nan, peers.STATUS_OK, 0.0, 1e-4, 1, 1e-3)
+
+
+@pytest.mark.parametrize("rows, layer, threads, env, said", [
+    ([_row("A"), _row("B")], "omp", 2, {}, True),
+    ([_row("A"), _row("B")], "omp", 2, {"OMP_PROC_BIND": "close"}, False),
+    ([_row("B")], "omp", 4, {"GOMP_CPU_AFFINITY": "0-3"}, False),
+    ([_row("B")], "omp", 2, {"OMP_PLACES": "cores", "OMP_PROC_BIND": ""}, False),
+    ([_row("B")], "omp", 2, {"OMP_PROC_BIND": ""}, True),            # empty: unset for libgomp
+    ([_row("B")], "workqueue", 2, {}, False),                         # no OpenMP threads to bind
+    ([_row("B")], "omp", 1, {}, False),
+    ([_row("A"), _row("B", math.nan)], "omp", 2, {}, False),           # B not timed
+    ([_row("A")], "omp", 2, {}, False),
+])
+def test_b_timed_on_unbound_openmp_threads_is_said(rows, layer, threads, env, said):
+    note = peers.binding_note(rows, layer, threads, env)
+    assert (note is not None) == said, note
+    if said:
+        assert note.startswith(f"B's {threads} OpenMP threads were bound to no CPU") and "OMP_PROC_BIND=close" in note
+
+
 def test_progress_names_each_check_and_each_timed_round():
     said = []
     peers.table(ns=(16,), repeats=3, which=["A-dp", "NumPy"], progress=said.append)

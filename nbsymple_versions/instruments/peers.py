@@ -40,7 +40,7 @@ and the share of the bound is the predicted cycles over the measured. Beside the
 compiled replayed in L1, which tells latency (the loop's own chains) from what lies outside the
 loop's instructions; no share is printed from a bound that A beats. A's rates are wall-time
 rates, so the share is only a fair figure on a quiet machine (the section says when the load
-exceeded the cores).
+exceeded the cores). Where B ran on OpenMP threads bound to no CPU, a line says so (`binding_note`).
 """
 import argparse
 import importlib.util
@@ -62,7 +62,7 @@ from ..entry import stood_still
 from ..gpu_pairwise.simulator import cuda_simulator
 from ..validation import TOLERANCE, max_relative_error
 from ..versions import CPU_LETTERS, GPU_LETTERS, VersionUnavailable, get_version
-from .provenance import machine_line
+from .provenance import machine_line, threading as numba_threading
 
 DEFAULT_NS = (4096, 16384)
 DEFAULT_REPEATS = 5
@@ -523,6 +523,20 @@ def _pipe_bound(rows: list[Row]) -> str | None:
     return text
 
 
+def binding_note(rows: list[Row], layer: str, threads: int, env=os.environ) -> str | None:
+    """Where B was timed on OpenMP threads that nothing bound to CPUs, a sentence saying so: on a
+    2-core Zen 3 VM, B's sp kernel called back to back took 41-45 ms on unbound threads and 36-38 ms
+    bound (OMP_PROC_BIND=close; A 72 ms), and `peers` gave B 1.73x A unbound, 1.79x bound (medians
+    of six runs each; docs/how_fast.md)."""
+    from ..environment import BINDING
+    timed = any(r.candidate == "B" and r.interactions_per_second > 0 for r in rows)
+    if not timed or layer != "omp" or threads < 2 or any(env.get(name) for name in BINDING):
+        return None
+    return (f"B's {threads} OpenMP threads were bound to no CPU ({', '.join(BINDING)} unset): where the OS moves "
+            "them between cores during a call, B runs below its cores' rate. OMP_PROC_BIND=close binds them, "
+            "one to a core (docs/how_fast.md, B's threads bound).")
+
+
 def _load() -> str:
     try:
         return f"{os.getloadavg()[0]:.2f}"
@@ -580,6 +594,9 @@ def main(argv=None) -> int:
     print(f"load average (1 min) before / after: {load_before} / {_load()}")
     print()
     print(format_table(rows))
+    if note := binding_note(rows, *numba_threading()):
+        print()
+        print(note)
     bound = _pipe_bound(rows) if args.bound else None
     if bound:
         print()
