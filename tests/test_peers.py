@@ -121,6 +121,9 @@ def _row(candidate, rate=1e9):
     ([_row("B")], "omp", 4, {"GOMP_CPU_AFFINITY": "0-3"}, False),
     ([_row("B")], "omp", 2, {"OMP_PLACES": "cores", "OMP_PROC_BIND": ""}, False),
     ([_row("B")], "omp", 2, {"OMP_PROC_BIND": ""}, True),            # empty: unset for libgomp
+    ([_row("B")], "omp", 2, {"OMP_PLACES": "cores"}, False),          # places alone bind (libgomp)
+    ([_row("B")], "omp", 2, {"OMP_PROC_BIND": "FALSE", "OMP_PLACES": "cores"}, True),   # false wins
+    ([_row("B")], "omp", 2, {"OMP_PROC_BIND": "false", "GOMP_CPU_AFFINITY": "0-1"}, True),
     ([_row("B")], "workqueue", 2, {}, False),                         # no OpenMP threads to bind
     ([_row("B")], "omp", 1, {}, False),
     ([_row("A"), _row("B", math.nan)], "omp", 2, {}, False),           # B not timed
@@ -130,7 +133,7 @@ def test_b_timed_on_unbound_openmp_threads_is_said(rows, layer, threads, env, sa
     note = peers.binding_note(rows, layer, threads, env)
     assert (note is not None) == said, note
     if said:
-        assert note.startswith(f"B's {threads} OpenMP threads were bound to no CPU") and "OMP_PROC_BIND=close" in note
+        assert note.startswith(f"B ran on {threads} OpenMP threads bound to no CPU:") and "OMP_PROC_BIND=close" in note
 
 
 def test_progress_names_each_check_and_each_timed_round():

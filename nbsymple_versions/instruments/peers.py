@@ -530,11 +530,13 @@ def binding_note(rows: list[Row], layer: str, threads: int, env=os.environ) -> s
     of six runs each; docs/how_fast.md)."""
     from ..environment import BINDING
     timed = any(r.candidate == "B" and r.interactions_per_second > 0 for r in rows)
-    if not timed or layer != "omp" or threads < 2 or any(env.get(name) for name in BINDING):
+    bind = env.get("OMP_PROC_BIND", "").strip().lower()       # false: unbound, whatever places are given
+    bound = bind not in ("", "false") or (not bind and any(env.get(name) for name in BINDING))
+    if not timed or layer != "omp" or threads < 2 or bound:
         return None
-    return (f"B's {threads} OpenMP threads were bound to no CPU ({', '.join(BINDING)} unset): where the OS moves "
-            "them between cores during a call, B runs below its cores' rate. OMP_PROC_BIND=close binds them, "
-            "one to a core (docs/how_fast.md, B's threads bound).")
+    return (f"B ran on {threads} OpenMP threads bound to no CPU: where the OS moves them between cores during a "
+            "call, B runs below its cores' rate. OMP_PROC_BIND=close binds them, one to a core (docs/how_fast.md, "
+            "B's threads bound).")
 
 
 def _load() -> str:
