@@ -55,7 +55,8 @@ from nbsymple_versions.instruments import provenance
 from nbsymple_versions.threaded.kernels import THREADED
 started = len(os.sched_getaffinity(0))
 THREADED.axpy(np.zeros(64), np.ones(64), 1.0)          # B's first kernel: libgomp loads and binds
-print(json.dumps({"started": started, "main_thread_now": len(os.sched_getaffinity(0)),
+import numba
+print(json.dumps({"started": started, "main_thread_now": len(os.sched_getaffinity(0)), "layer": numba.threading_layer(),
                   "usable": usable_cores(), "line": provenance.machine_line()}))
 """
 
@@ -72,6 +73,7 @@ def test_b_with_its_threads_bound_counts_the_cpus_the_process_started_on():
     done = subprocess.run([sys.executable, "-c", BOUND_B], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
+    assert seen["layer"] == "omp", seen          # the case: libgomp's threads (the suite's layer)
     assert seen["usable"] == seen["started"], seen
     cores = seen["started"]
     assert (f", {cores} logical CPUs;" if cores >= (os.cpu_count() or 1) else f", {cores} of ") in seen["line"], seen
